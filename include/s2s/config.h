@@ -1,0 +1,90 @@
+// s2s/config.h — typed configuration, filled from YAML.
+//
+// One schema table (src/config/schema.c) names every key with its type,
+// default, range and help text; the loader, validation, `s2s config show`
+// and docs/config.md all come from it. Nothing else in s2s reads YAML.
+//
+//     s2s_config cfg;
+//     s2s_config_default(&cfg);
+//     if (s2s_config_load_file(&cfg, "configs/zh-en.yaml") != S2S_OK)
+//         fprintf(stderr, "%s\n", s2s_last_error());   // file:line:col: ...
+#ifndef S2S_CONFIG_H
+#define S2S_CONFIG_H
+
+#include <stdbool.h>
+
+#include "s2s/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define S2S_PATH_MAX 1024
+
+typedef enum s2s_norm { S2S_NORM_PRE, S2S_NORM_POST, S2S_NORM_COUNT } s2s_norm;
+typedef enum s2s_activation { S2S_ACT_RELU, S2S_ACT_GELU, S2S_ACT_COUNT } s2s_activation;
+
+// The architecture. Everything here is stored in a model file.
+typedef struct s2s_model_config {
+    int d_model;            // width of every residual stream
+    int heads;              // attention heads; d_model % heads == 0
+    int encoder_layers;
+    int decoder_layers;
+    int ffn_dim;            // inner width of the feed-forward blocks
+    s2s_activation activation;
+    s2s_norm norm;
+    float layer_norm_eps;
+    float dropout;          // training only
+    bool tie_output;        // logits use tgt_embed.weight
+    int max_len;            // longest sequence (positions 0..max_len-1)
+} s2s_model_config;
+
+typedef struct s2s_vocab_config {
+    char src[S2S_PATH_MAX];  // resolved against the config file's folder
+    char tgt[S2S_PATH_MAX];
+} s2s_vocab_config;
+
+typedef struct s2s_decode_config {
+    int max_len;    // most target tokens generated (</s> included)
+    int beam_size;  // 1 = greedy
+} s2s_decode_config;
+
+typedef struct s2s_config {
+    s2s_model_config model;
+    s2s_vocab_config vocab;
+    s2s_decode_config decode;
+} s2s_config;
+
+// Fills every field with its schema default.
+void s2s_config_default(s2s_config *cfg);
+
+// Parses a YAML file over the values already in cfg (usually the defaults).
+// On failure returns S2S_ERR_CONFIG (or S2S_ERR_IO) and s2s_last_error()
+// holds every problem found, one per line, as "file:line:col: message",
+// each followed by the offending source line and a caret. cfg may then be
+// partly written.
+s2s_status s2s_config_load_file(s2s_config *cfg, const char *path);
+
+// The same for YAML text; `name` stands for the file name in messages and
+// relative paths resolve against `base_dir` (NULL: leave them as written).
+s2s_status s2s_config_load_string(s2s_config *cfg, const char *text,
+                                  const char *name, const char *base_dir);
+
+// Applies one override "section.key=value" (as --set does), validated like
+// a file value. Errors name the override.
+s2s_status s2s_config_set(s2s_config *cfg, const char *assignment);
+
+// Cross-field checks (d_model % heads, odd d_model, ...).
+s2s_status s2s_config_validate(const s2s_config *cfg, const char *name);
+
+// The effective config as YAML text, every key spelled out, a comment on
+// each value equal to its default. Caller frees. NULL on out of memory.
+char *s2s_config_to_yaml(const s2s_config *cfg);
+
+// Only the `model:` section, as stored in model files. Caller frees.
+char *s2s_config_model_to_yaml(const s2s_config *cfg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

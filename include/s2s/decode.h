@@ -1,0 +1,71 @@
+// s2s/decode.h — translating and scoring with a model.
+//
+// An s2s_state holds everything a decode writes (activations, KV caches,
+// attention maps); make one per thread. Inputs are token ids without </s>
+// (the engine appends it to the source and predicts it on the target).
+//
+//     s2s_state *st;  s2s_state_new(&st, model);
+//     s2s_decode_params p = s2s_decode_default_params(model);
+//     s2s_hypothesis h[2];
+//     s2s_translate(st, &p, src_ids, src_lens, 2, h);
+//     ... h[i].ids, h[i].n ...
+//     s2s_hypothesis_free(&h[0]);  s2s_hypothesis_free(&h[1]);
+#ifndef S2S_DECODE_H
+#define S2S_DECODE_H
+
+#include <stdbool.h>
+
+#include "s2s/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct s2s_state s2s_state;
+
+s2s_status s2s_state_new(s2s_state **out, const s2s_model *m);
+void s2s_state_free(s2s_state *st);
+
+typedef struct s2s_decode_params {
+    int max_len;          // most tokens generated per sentence, </s> included
+    int max_batch;        // sentences decoded together (sorted by length)
+    bool want_attention;  // fill s2s_hypothesis.cross_attn
+} s2s_decode_params;
+
+// decode.max_len from the model's config, batches of 32, no attention.
+s2s_decode_params s2s_decode_default_params(const s2s_model *m);
+
+typedef struct s2s_hypothesis {
+    int n;               // tokens in ids, </s> excluded
+    int *ids;            // (n)
+    float logprob;       // sum of log-probs of ids and the final </s> (if reached)
+    float *token_logprobs;  // (n_out) log-prob of each output, </s> included
+    int n_out;           // n + 1 when </s> was produced, else n
+    // With want_attention: cross-attention weights of every decoder layer
+    // and head, (layers, heads, n_out, n_src) with n_src = source length
+    // + 1 (the source </s>). Row t is the distribution used to predict
+    // output t.
+    float *cross_attn;
+    int layers, heads, n_src;
+} s2s_hypothesis;
+
+void s2s_hypothesis_free(s2s_hypothesis *h);
+
+// Greedy decoding of n sentences; out[i] is the translation of src[i].
+// A source longer than the model's max_len - 1 gives S2S_ERR_INVALID.
+s2s_status s2s_translate(s2s_state *st, const s2s_decode_params *p, const int *const *src,
+                         const int *src_len, int n, s2s_hypothesis *out);
+
+// Forced decoding: the log-prob of each tgt token and of the final </s>.
+// out[i].ids is a copy of tgt[i]; n_out = tgt_len[i] + 1.
+s2s_status s2s_score(s2s_state *st, const s2s_decode_params *p, const int *const *src,
+                     const int *src_len, const int *const *tgt, const int *tgt_len, int n,
+                     s2s_hypothesis *out);
+
+// Threads used by matrix products (<= 0: all cores).
+void s2s_set_threads(int n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

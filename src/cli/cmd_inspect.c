@@ -1,0 +1,27 @@
+// s2s inspect MODEL: config, vocab sizes, every tensor, parameter count.
+#include "cli/cli.h"
+
+#include <stdlib.h>
+
+int s2s_cmd_inspect(int argc, char **argv) {
+    if (argc != 1 || argv[0][0] == '-') return s2s_cli_usage_error("inspect", "usage: s2s inspect MODEL");
+    s2s_model *m;
+    s2s_status st = s2s_model_load(&m, argv[0]);
+    if (st != S2S_OK) return s2s_cli_fail(st);
+    char *yaml = s2s_config_to_yaml(s2s_model_get_config(m));
+    printf("model: %s\n", argv[0]);
+    printf("source vocab: %d tokens\ntarget vocab: %d tokens\n",
+           s2s_vocab_size(s2s_model_src_vocab(m)), s2s_vocab_size(s2s_model_tgt_vocab(m)));
+    printf("parameters: %zu\n\nconfig:\n%s\ntensors:\n", s2s_model_param_count(m),
+           yaml ? yaml : "(out of memory)\n");
+    free(yaml);
+    for (int i = 0; i < s2s_model_tensor_count(m); i++) {
+        s2s_tensor_info t = s2s_model_tensor(m, i);
+        if (t.ndim == 2)
+            printf("  %-45s [%lld, %lld]\n", t.name, (long long)t.shape[0], (long long)t.shape[1]);
+        else
+            printf("  %-45s [%lld]\n", t.name, (long long)t.shape[0]);
+    }
+    s2s_model_free(m);
+    return S2S_EXIT_OK;
+}

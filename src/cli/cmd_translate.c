@@ -1,0 +1,126 @@
+// s2s translate -m MODEL [--tokens] [--verbose] [SENTENCE ...]
+//
+// Sentences come from the arguments or, without any, one per line from
+// stdin. Input is read and translated in chunks and each chunk is flushed,
+// so a long file streams through in bounded memory.
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+#define CHUNK 256
+
+typedef struct translator {
+    s2s_model *m;
+    s2s_state *st;
+    s2s_decode_params p;
+    bool tokens, verbose;
+    const char *input;  // name for messages
+    // one chunk
+    char *lines[CHUNK];
+    s2s_tokens toks[CHUNK];
+    int n, first_line;
+} translator;
+
+static void report_unknown(const translator *t, int k) {
+    const s2s_tokens *tk = &t->toks[k];
+    int n_unk = 0;
+    for (int j = 0; j < tk->n; j++) {
+        if (tk->ids[j] != S2S_UNK) continue;
+        if (n_unk++ == 0)
+            fprintf(stderr, "s2s: %s:%d: unknown words:", t->input, t->first_line + k);
+        fprintf(stderr, " %s", tk->pieces[j]);
+    }
+    if (n_unk) fputc('\n', stderr);
+}
+
+// Translates the chunk and prints one line per input line.
+static int flush_chunk(translator *t) {
+    const s2s_vocab *sv = s2s_model_src_vocab(t->m), *tv = s2s_model_tgt_vocab(t->m);
+    const int *src[CHUNK];
+    int len[CHUNK];
+    for (int k = 0; k < t->n; k++) {
+        if (s2s_tokenize(sv, t->lines[k], &t->toks[k]) != S2S_OK) {
+            fprintf(stderr, "s2s: %s:%d: %s\n", t->input, t->first_line + k, s2s_last_error());
+            return S2S_EXIT_USAGE;
+        }
+        if (t->verbose) report_unknown(t, k);
+        src[k] = t->toks[k].ids;
+        len[k] = t->toks[k].n;
+    }
+    s2s_hypothesis hyps[CHUNK];
+    s2s_status st = s2s_translate(t->st, &t->p, src, len, t->n, hyps);
+    if (st != S2S_OK) return s2s_cli_fail(st);
+    int rc = S2S_EXIT_OK;
+    for (int k = 0; k < t->n; k++) {
+        char *text = NULL;
+        if (len[k] > 0)  // an empty line stays empty
+            text = t->tokens ? s2s_join_tokens(tv, hyps[k].ids, hyps[k].n)
+                             : s2s_detokenize(tv, hyps[k].ids, hyps[k].n);
+        if (len[k] > 0 && !text) rc = S2S_EXIT_FAILURE;
+        printf("%s\n", text ? text : "");
+        free(text);
+        s2s_hypothesis_free(&hyps[k]);
+    }
+    fflush(stdout);
+    t->first_line += t->n;
+    t->n = 0;
+    return rc;
+}
+
+int s2s_cmd_translate(int argc, char **argv) {
+    s2s_decode_opts o = {0};
+    translator t = {.input = "stdin", .first_line = 1};
+    int first_sentence = argc;
+    for (int i = 0; i < argc; i++) {
+        int r = s2s_cli_decode_opt("translate", &o, argc, argv, &i);
+        if (r < 0) return S2S_EXIT_USAGE;
+        if (r > 0) continue;
+        if (!strcmp(argv[i], "--tokens")) {
+            t.tokens = true;
+        } else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")) {
+            t.verbose = true;
+        } else if (!strcmp(argv[i], "--")) {
+            first_sentence = i + 1;
+            break;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return s2s_cli_usage_error("translate", "unknown option '%s'", argv[i]);
+        } else {
+            first_sentence = i;
+            break;
+        }
+    }
+    int rc = s2s_cli_open("translate", &o, &t.m, &t.st, &t.p);
+    if (rc != S2S_EXIT_OK) return rc;
+
+    char *buf = NULL;
+    size_t cap = 0;
+    if (first_sentence < argc) {
+        t.input = "argument";
+        for (int i = first_sentence; i < argc && rc == S2S_EXIT_OK; i++) {
+            t.lines[t.n++] = argv[i];
+            if (t.n == CHUNK || i + 1 == argc) rc = flush_chunk(&t);
+        }
+    } else {
+        while (rc == S2S_EXIT_OK) {
+            bool more = s2s_cli_getline(&buf, &cap, stdin);
+            if (more) {
+                t.lines[t.n++] = strdup(buf);
+                if (!t.lines[t.n - 1]) rc = S2S_EXIT_FAILURE;
+            }
+            if ((t.n == CHUNK || (!more && t.n > 0)) && rc == S2S_EXIT_OK) {
+                int n = t.n;
+                rc = flush_chunk(&t);
+                for (int k = 0; k < n; k++) free(t.lines[k]);
+                t.n = 0;
+            }
+            if (!more) break;
+        }
+        for (int k = 0; k < t.n; k++) free(t.lines[k]);
+    }
+    free(buf);
+    for (int k = 0; k < CHUNK; k++) s2s_tokens_free(&t.toks[k]);
+    s2s_state_free(t.st);
+    s2s_model_free(t.m);
+    return rc;
+}

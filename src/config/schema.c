@@ -1,0 +1,631 @@
+// The config schema: every key of s2s_config with its type, default, range
+// and help text, plus the per-type value operations that the loader,
+// s2s_config_default, s2s_config_to_yaml and docs/config.md share.
+#include "config/schema.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+
+// ENUM fields are written through an int pointer.
+_Static_assert(sizeof(s2s_norm) == sizeof(int), "enum fields must be int-sized");
+_Static_assert(sizeof(s2s_activation) == sizeof(int), "enum fields must be int-sized");
+
+#define FIELD(f) .offset = offsetof(s2s_config, f), .size = sizeof(((s2s_config *)0)->f)
+
+static const char *const activation_names[] = {
+    [S2S_ACT_RELU] = "relu", [S2S_ACT_GELU] = "gelu", [S2S_ACT_COUNT] = NULL};
+static const char *const norm_names[] = {
+    [S2S_NORM_PRE] = "pre", [S2S_NORM_POST] = "post", [S2S_NORM_COUNT] = NULL};
+
+// ---- the table ----
+// Sections in the order they are written; keys grouped by section in the
+// same order. New sections (data, train, align) go at the end of both.
+
+const s2s_cfg_section s2s_cfg_sections[] = {
+    {"model", "The architecture. Everything in this section is stored in a "
+              "model file, so a model always decodes the way it was trained."},
+    {"vocab", "Vocabulary files. Relative paths are resolved against the "
+              "folder of the config file; a path that is set must exist."},
+    {"decode", "How translations are generated."},
+};
+const int s2s_cfg_n_sections =
+    (int)(sizeof s2s_cfg_sections / sizeof s2s_cfg_sections[0]);
+
+const s2s_cfg_key s2s_cfg_keys[] = {
+    {.key = "model.d_model", .type = S2S_CFG_INT, FIELD(model.d_model),
+     .def = "512", .bounds = S2S_CFG_MIN, .min = 1,
+     .help = "Width of every residual stream (embeddings, attention, "
+             "layer outputs). Must be even and divisible by `model.heads`."},
+    {.key = "model.heads", .type = S2S_CFG_INT, FIELD(model.heads),
+     .def = "8", .bounds = S2S_CFG_MIN, .min = 1,
+     .help = "Attention heads per attention block; each head is "
+             "`d_model / heads` wide."},
+    {.key = "model.encoder_layers", .type = S2S_CFG_INT,
+     FIELD(model.encoder_layers), .def = "6", .bounds = S2S_CFG_MIN, .min = 1,
+     .help = "Number of encoder layers."},
+    {.key = "model.decoder_layers", .type = S2S_CFG_INT,
+     FIELD(model.decoder_layers), .def = "6", .bounds = S2S_CFG_MIN, .min = 1,
+     .help = "Number of decoder layers."},
+    {.key = "model.ffn_dim", .type = S2S_CFG_INT, FIELD(model.ffn_dim),
+     .def = "2048", .bounds = S2S_CFG_MIN, .min = 1,
+     .help = "Inner width of the feed-forward blocks."},
+    {.key = "model.activation", .type = S2S_CFG_ENUM, FIELD(model.activation),
+     .def = "relu", .names = activation_names,
+     .help = "Activation inside the feed-forward blocks."},
+    {.key = "model.norm", .type = S2S_CFG_ENUM, FIELD(model.norm),
+     .def = "pre", .names = norm_names,
+     .help = "Where layer normalisation sits: `pre` normalises the input of "
+             "each sublayer (and the stack output), `post` normalises after "
+             "each residual addition, as in the original Transformer."},
+    {.key = "model.layer_norm_eps", .type = S2S_CFG_FLOAT,
+     FIELD(model.layer_norm_eps), .def = "1e-5",
+     .bounds = S2S_CFG_MIN | S2S_CFG_MIN_EXCL, .min = 0,
+     .help = "Epsilon added to the variance in layer normalisation."},
+    {.key = "model.dropout", .type = S2S_CFG_FLOAT, FIELD(model.dropout),
+     .def = "0.1", .bounds = S2S_CFG_MIN | S2S_CFG_MAX | S2S_CFG_MAX_EXCL,
+     .min = 0, .max = 1,
+     .help = "Dropout probability; used in training only."},
+    {.key = "model.tie_output", .type = S2S_CFG_BOOL, FIELD(model.tie_output),
+     .def = "true",
+     .help = "Compute the output logits with the target embedding matrix "
+             "(`tgt_embed.weight`) instead of a separate projection."},
+    {.key = "model.max_len", .type = S2S_CFG_INT, FIELD(model.max_len),
+     .def = "256", .bounds = S2S_CFG_MIN, .min = 1,
+     .help = "Longest sequence the model handles; positions run from 0 to "
+             "`max_len - 1`."},
+    {.key = "vocab.src", .type = S2S_CFG_PATH, FIELD(vocab.src), .def = "",
+     .help = "Source-language vocabulary file."},
+    {.key = "vocab.tgt", .type = S2S_CFG_PATH, FIELD(vocab.tgt), .def = "",
+     .help = "Target-language vocabulary file."},
+    {.key = "decode.max_len", .type = S2S_CFG_INT, FIELD(decode.max_len),
+     .def = "128", .bounds = S2S_CFG_MIN, .min = 1,
+     .help = "Most target tokens generated per sentence, `</s>` included."},
+    {.key = "decode.beam_size", .type = S2S_CFG_INT, FIELD(decode.beam_size),
+     .def = "1", .bounds = S2S_CFG_MIN, .min = 1,
+     .help = "Beam width; 1 decodes greedily."},
+};
+const int s2s_cfg_n_keys = (int)(sizeof s2s_cfg_keys / sizeof s2s_cfg_keys[0]);
+
+// ---- growable string ----
+
+void s2s_cfg_buf_append(s2s_cfg_buf *b, const char *s, size_t n) {
+    if (b->oom) return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1) {
+            if (cap > SIZE_MAX / 2) { b->oom = true; return; }
+            cap *= 2;
+        }
+        char *p = realloc(b->s, cap);
+        if (!p) { b->oom = true; return; }
+        b->s = p;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+void s2s_cfg_buf_puts(s2s_cfg_buf *b, const char *s) {
+    s2s_cfg_buf_append(b, s, strlen(s));
+}
+
+void s2s_cfg_buf_printf(s2s_cfg_buf *b, const char *fmt, ...) {
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) { b->oom = true; return; }
+    if ((size_t)n < sizeof small) { s2s_cfg_buf_append(b, small, (size_t)n); return; }
+    char *big = malloc((size_t)n + 1);
+    if (!big) { b->oom = true; return; }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    s2s_cfg_buf_append(b, big, (size_t)n);
+    free(big);
+}
+
+void s2s_cfg_buf_quote(s2s_cfg_buf *b, const char *s, size_t n, size_t max) {
+    bool cut = n > max;
+    if (cut) {
+        n = max;
+        // Do not split a UTF-8 character.
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+    }
+    s2s_cfg_buf_puts(b, "'");
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char ch = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+        s2s_cfg_buf_append(b, &ch, 1);
+    }
+    s2s_cfg_buf_puts(b, cut ? "...'" : "'");
+}
+
+char *s2s_cfg_buf_take(s2s_cfg_buf *b) {
+    if (b->oom) { s2s_cfg_buf_free(b); return NULL; }
+    if (!b->s) s2s_cfg_buf_append(b, "", 0);
+    if (b->oom) { s2s_cfg_buf_free(b); return NULL; }
+    char *s = b->s;
+    *b = (s2s_cfg_buf){0};
+    return s;
+}
+
+void s2s_cfg_buf_free(s2s_cfg_buf *b) {
+    free(b->s);
+    *b = (s2s_cfg_buf){0};
+}
+
+// ---- lookups ----
+
+int s2s_cfg_find_section(const char *name, size_t n) {
+    for (int i = 0; i < s2s_cfg_n_sections; i++) {
+        const char *s = s2s_cfg_sections[i].name;
+        if (strlen(s) == n && memcmp(s, name, n) == 0) return i;
+    }
+    return -1;
+}
+
+static size_t section_len(const s2s_cfg_key *k) {
+    const char *dot = strchr(k->key, '.');
+    S2S_ASSERT(dot != NULL);
+    return (size_t)(dot - k->key);
+}
+
+int s2s_cfg_key_section(const s2s_cfg_key *k) {
+    int s = s2s_cfg_find_section(k->key, section_len(k));
+    S2S_ASSERT(s >= 0);
+    return s;
+}
+
+const char *s2s_cfg_key_name(const s2s_cfg_key *k) {
+    return k->key + section_len(k) + 1;
+}
+
+int s2s_cfg_find_key(int section, const char *name, size_t n) {
+    for (int i = 0; i < s2s_cfg_n_keys; i++) {
+        const s2s_cfg_key *k = &s2s_cfg_keys[i];
+        if (s2s_cfg_key_section(k) != section) continue;
+        const char *kn = s2s_cfg_key_name(k);
+        if (strlen(kn) == n && memcmp(kn, name, n) == 0) return i;
+    }
+    return -1;
+}
+
+// Optimal string alignment distance (Levenshtein plus adjacent swaps, so
+// "hedas" is one edit from "heads"). b is a short schema name.
+static int edit_distance(const char *a, size_t n, const char *b, size_t m) {
+    enum { MAXLEN = 64 };
+    if (m >= MAXLEN) return INT_MAX;
+    int rows[3][MAXLEN + 1];
+    int *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
+    for (size_t j = 0; j <= m; j++) prev[j] = (int)j;
+    for (size_t i = 1; i <= n; i++) {
+        cur[0] = (int)i;
+        for (size_t j = 1; j <= m; j++) {
+            int cost = a[i - 1] != b[j - 1];
+            int d = prev[j] + 1;
+            if (cur[j - 1] + 1 < d) d = cur[j - 1] + 1;
+            if (prev[j - 1] + cost < d) d = prev[j - 1] + cost;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                prev2[j - 2] + 1 < d)
+                d = prev2[j - 2] + 1;
+            cur[j] = d;
+        }
+        int *t = prev2;
+        prev2 = prev;
+        prev = cur;
+        cur = t;
+    }
+    return prev[m];
+}
+
+static void consider(const char *name, size_t n, const char *cand,
+                     const char **best, int *best_d) {
+    size_t m = strlen(cand);
+    int limit = 1 + (int)m / 4;
+    if (limit > 3) limit = 3;
+    // Skips huge names cheaply: they cannot be within `limit` edits.
+    if ((n > m ? n - m : m - n) > (size_t)limit) return;
+    int d = edit_distance(name, n, cand, m);
+    if (d <= limit && d < (int)m && d < *best_d) {
+        *best = cand;
+        *best_d = d;
+    }
+}
+
+const char *s2s_cfg_suggest(int section, const char *name, size_t n) {
+    const char *best = NULL;
+    int best_d = INT_MAX;
+    if (section < 0) {
+        for (int i = 0; i < s2s_cfg_n_sections; i++)
+            consider(name, n, s2s_cfg_sections[i].name, &best, &best_d);
+    } else {
+        for (int i = 0; i < s2s_cfg_n_keys; i++)
+            if (s2s_cfg_key_section(&s2s_cfg_keys[i]) == section)
+                consider(name, n, s2s_cfg_key_name(&s2s_cfg_keys[i]), &best, &best_d);
+    }
+    return best;
+}
+
+// ---- values ----
+
+void *s2s_cfg_field(s2s_config *cfg, const s2s_cfg_key *k) {
+    return (char *)cfg + k->offset;
+}
+
+const void *s2s_cfg_field_const(const s2s_config *cfg, const s2s_cfg_key *k) {
+    return (const char *)cfg + k->offset;
+}
+
+void s2s_cfg_describe_type(s2s_cfg_buf *b, const s2s_cfg_key *k) {
+    switch (k->type) {
+    case S2S_CFG_INT: s2s_cfg_buf_puts(b, "an integer"); break;
+    case S2S_CFG_FLOAT: s2s_cfg_buf_puts(b, "a number"); break;
+    case S2S_CFG_BOOL: s2s_cfg_buf_puts(b, "true or false"); break;
+    case S2S_CFG_ENUM: {
+        int n = 0;
+        while (k->names[n]) n++;
+        for (int i = 0; i < n; i++)
+            s2s_cfg_buf_printf(b, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ",
+                               k->names[i]);
+        break;
+    }
+    case S2S_CFG_PATH: s2s_cfg_buf_puts(b, "a path"); break;
+    case S2S_CFG_STRING: s2s_cfg_buf_puts(b, "a string"); break;
+    default: S2S_ASSERT(0);
+    }
+}
+
+// ">= 1", "> 0", ">= 0 and < 1"; nothing when unbounded.
+static void describe_bounds(s2s_cfg_buf *b, const s2s_cfg_key *k) {
+    if (k->bounds & S2S_CFG_MIN)
+        s2s_cfg_buf_printf(b, "%s %g", (k->bounds & S2S_CFG_MIN_EXCL) ? ">" : ">=", k->min);
+    if ((k->bounds & S2S_CFG_MIN) && (k->bounds & S2S_CFG_MAX))
+        s2s_cfg_buf_puts(b, " and ");
+    if (k->bounds & S2S_CFG_MAX)
+        s2s_cfg_buf_printf(b, "%s %g", (k->bounds & S2S_CFG_MAX_EXCL) ? "<" : "<=", k->max);
+}
+
+static bool in_bounds(const s2s_cfg_key *k, double v) {
+    if (k->bounds & S2S_CFG_MIN) {
+        if ((k->bounds & S2S_CFG_MIN_EXCL) ? !(v > k->min) : !(v >= k->min)) return false;
+    }
+    if (k->bounds & S2S_CFG_MAX) {
+        if ((k->bounds & S2S_CFG_MAX_EXCL) ? !(v < k->max) : !(v <= k->max)) return false;
+    }
+    return true;
+}
+
+static bool type_error(const s2s_cfg_key *k, const char *text, bool quoted,
+                       s2s_cfg_buf *why) {
+    s2s_cfg_buf_puts(why, "expected ");
+    s2s_cfg_describe_type(why, k);
+    s2s_cfg_buf_puts(why, quoted ? ", got the quoted string " : ", got ");
+    s2s_cfg_buf_quote(why, text, strlen(text), 60);
+    return false;
+}
+
+static bool range_error(const s2s_cfg_key *k, const char *shown, s2s_cfg_buf *why) {
+    s2s_cfg_buf_append(why, shown, strlen(shown) > 60 ? 60 : strlen(shown));
+    s2s_cfg_buf_puts(why, " is out of range; must be ");
+    describe_bounds(why, k);
+    return false;
+}
+
+// Plain decimal numbers only: strtol/strtof would also take leading blanks,
+// hex, "inf" and "nan", none of which a config should contain.
+static bool is_decimal_int(const char *s) {
+    if (*s == '+' || *s == '-') s++;
+    if (!*s) return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9') return false;
+    return true;
+}
+
+static bool is_decimal_float(const char *s) {
+    bool digits = false;
+    if (*s == '+' || *s == '-') s++;
+    for (; *s >= '0' && *s <= '9'; s++) digits = true;
+    if (*s == '.')
+        for (s++; *s >= '0' && *s <= '9'; s++) digits = true;
+    if (!digits) return false;
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '+' || *s == '-') s++;
+        if (!(*s >= '0' && *s <= '9')) return false;
+        while (*s >= '0' && *s <= '9') s++;
+    }
+    return *s == '\0';
+}
+
+bool s2s_cfg_parse_value(const s2s_cfg_key *k, const char *text, bool quoted,
+                         void *field, s2s_cfg_buf *why) {
+    switch (k->type) {
+    case S2S_CFG_INT: {
+        if (quoted || !is_decimal_int(text)) return type_error(k, text, quoted, why);
+        errno = 0;
+        long long v = strtoll(text, NULL, 10);
+        if (errno == ERANGE || v < INT_MIN || v > INT_MAX) {
+            s2s_cfg_buf_append(why, text, strlen(text) > 60 ? 60 : strlen(text));
+            s2s_cfg_buf_puts(why, " does not fit in an int");
+            return false;
+        }
+        if (!in_bounds(k, (double)v)) return range_error(k, text, why);
+        *(int *)field = (int)v;
+        return true;
+    }
+    case S2S_CFG_FLOAT: {
+        if (quoted || !is_decimal_float(text)) return type_error(k, text, quoted, why);
+        // strtof, not strtod then a cast: rounding twice can miss the float
+        // that s2s_cfg_format_value printed, breaking the round trip.
+        float v = strtof(text, NULL);
+        if (!isfinite(v)) {
+            s2s_cfg_buf_append(why, text, strlen(text) > 60 ? 60 : strlen(text));
+            s2s_cfg_buf_puts(why, " does not fit in a float");
+            return false;
+        }
+        if (!in_bounds(k, v)) return range_error(k, text, why);
+        *(float *)field = v;
+        return true;
+    }
+    case S2S_CFG_BOOL: {
+        static const char *const yes[] = {"true", "True", "TRUE"};
+        static const char *const no[] = {"false", "False", "FALSE"};
+        if (!quoted)
+            for (int i = 0; i < 3; i++) {
+                if (strcmp(text, yes[i]) == 0) { *(bool *)field = true; return true; }
+                if (strcmp(text, no[i]) == 0) { *(bool *)field = false; return true; }
+            }
+        return type_error(k, text, quoted, why);
+    }
+    case S2S_CFG_ENUM:
+        for (int i = 0; k->names[i]; i++)
+            if (strcmp(text, k->names[i]) == 0) {
+                *(int *)field = i;
+                return true;
+            }
+        return type_error(k, text, false, why);
+    case S2S_CFG_PATH:
+    case S2S_CFG_STRING: {
+        size_t n = strlen(text);
+        if (n >= k->size) {
+            s2s_cfg_buf_printf(why, "%s is longer than %zu bytes",
+                               k->type == S2S_CFG_PATH ? "path" : "string", k->size - 1);
+            return false;
+        }
+        memcpy(field, text, n + 1);
+        return true;
+    }
+    default: S2S_ASSERT(0);
+    }
+    return false;
+}
+
+bool s2s_cfg_check_value(const s2s_cfg_key *k, const void *field, s2s_cfg_buf *why) {
+    switch (k->type) {
+    case S2S_CFG_INT: {
+        int v = *(const int *)field;
+        if (in_bounds(k, v)) return true;
+        char shown[32];
+        snprintf(shown, sizeof shown, "%d", v);
+        return range_error(k, shown, why);
+    }
+    case S2S_CFG_FLOAT: {
+        float v = *(const float *)field;
+        if (isfinite(v) && in_bounds(k, v)) return true;
+        s2s_cfg_buf shown = {0};
+        s2s_cfg_format_value(&shown, k, field);
+        if (!isfinite(v) && !k->bounds) {
+            s2s_cfg_buf_printf(why, "%s is not a finite number", shown.s ? shown.s : "?");
+            s2s_cfg_buf_free(&shown);
+            return false;
+        }
+        range_error(k, shown.s ? shown.s : "?", why);
+        s2s_cfg_buf_free(&shown);
+        return false;
+    }
+    case S2S_CFG_BOOL: {
+        // Read the byte, not the bool: a stray value in a bool is undefined.
+        unsigned char c;
+        memcpy(&c, field, 1);
+        if (c <= 1) return true;
+        s2s_cfg_buf_printf(why, "%u is not a valid bool", (unsigned)c);
+        return false;
+    }
+    case S2S_CFG_ENUM: {
+        int v = *(const int *)field, n = 0;
+        while (k->names[n]) n++;
+        if (v >= 0 && v < n) return true;
+        s2s_cfg_buf_printf(why, "%d is not a valid value (expected ", v);
+        s2s_cfg_describe_type(why, k);
+        s2s_cfg_buf_puts(why, ")");
+        return false;
+    }
+    case S2S_CFG_PATH:
+    case S2S_CFG_STRING:
+        if (memchr(field, '\0', k->size)) return true;
+        s2s_cfg_buf_puts(why, "is not NUL-terminated");
+        return false;
+    default: S2S_ASSERT(0);
+    }
+    return false;
+}
+
+// A double-quoted YAML scalar, so paths with ': ', '#', quotes or leading
+// blanks read back unchanged.
+static void format_quoted(s2s_cfg_buf *b, const char *s) {
+    s2s_cfg_buf_puts(b, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') s2s_cfg_buf_printf(b, "\\%c", c);
+        else if (c == '\n') s2s_cfg_buf_puts(b, "\\n");
+        else if (c == '\t') s2s_cfg_buf_puts(b, "\\t");
+        else if (c < 0x20 || c == 0x7f) s2s_cfg_buf_printf(b, "\\x%02x", c);
+        else s2s_cfg_buf_append(b, s, 1);
+    }
+    s2s_cfg_buf_puts(b, "\"");
+}
+
+// The shortest %g text that reads back (through strtof) as the same float,
+// written with a '.' so that YAML 1.1 readers such as PyYAML see a float.
+static void format_float(s2s_cfg_buf *b, float v) {
+    if (isnan(v)) { s2s_cfg_buf_puts(b, ".nan"); return; }
+    if (isinf(v)) { s2s_cfg_buf_puts(b, v < 0 ? "-.inf" : ".inf"); return; }
+    char text[48];
+    for (int prec = 6; prec <= 9; prec++) {
+        snprintf(text, sizeof text, "%.*g", prec, (double)v);
+        float back = strtof(text, NULL);
+        if (memcmp(&back, &v, sizeof v) == 0) break;
+    }
+    char *e = strchr(text, 'e');
+    if (!strchr(text, '.')) {
+        char out[56];
+        if (e) snprintf(out, sizeof out, "%.*s.0%s", (int)(e - text), text, e);
+        else snprintf(out, sizeof out, "%s.0", text);
+        s2s_cfg_buf_puts(b, out);
+        return;
+    }
+    s2s_cfg_buf_puts(b, text);
+}
+
+void s2s_cfg_format_value(s2s_cfg_buf *b, const s2s_cfg_key *k, const void *field) {
+    switch (k->type) {
+    case S2S_CFG_INT: s2s_cfg_buf_printf(b, "%d", *(const int *)field); break;
+    case S2S_CFG_FLOAT: format_float(b, *(const float *)field); break;
+    case S2S_CFG_BOOL: {
+        unsigned char c;
+        memcpy(&c, field, 1);
+        s2s_cfg_buf_puts(b, c ? "true" : "false");
+        break;
+    }
+    case S2S_CFG_ENUM: {
+        int v = *(const int *)field, n = 0;
+        while (k->names[n]) n++;
+        if (v >= 0 && v < n) s2s_cfg_buf_puts(b, k->names[v]);
+        else s2s_cfg_buf_printf(b, "%d", v);  // invalid; validation says so
+        break;
+    }
+    case S2S_CFG_PATH:
+    case S2S_CFG_STRING: {
+        // Bounded, in case the field lacks its NUL (validation reports it).
+        const char *s = field;
+        size_t n = strnlen(s, k->size);
+        if (n == k->size) { format_quoted(b, ""); break; }
+        format_quoted(b, s);
+        break;
+    }
+    default: S2S_ASSERT(0);
+    }
+}
+
+bool s2s_cfg_value_equal(const s2s_cfg_key *k, const void *a, const void *b) {
+    switch (k->type) {
+    case S2S_CFG_INT:
+    case S2S_CFG_ENUM: return *(const int *)a == *(const int *)b;
+    case S2S_CFG_FLOAT: return memcmp(a, b, sizeof(float)) == 0;
+    case S2S_CFG_BOOL: return memcmp(a, b, 1) == 0;
+    case S2S_CFG_PATH:
+    case S2S_CFG_STRING: return strncmp(a, b, k->size) == 0;
+    default: S2S_ASSERT(0);
+    }
+    return false;
+}
+
+// ---- documentation ----
+
+static const char *type_name(s2s_cfg_type t) {
+    static const char *const names[S2S_CFG_TYPE_COUNT] = {
+        [S2S_CFG_INT] = "int",    [S2S_CFG_FLOAT] = "float",
+        [S2S_CFG_BOOL] = "bool",  [S2S_CFG_ENUM] = "enum",
+        [S2S_CFG_PATH] = "path",  [S2S_CFG_STRING] = "string",
+    };
+    return names[t];
+}
+
+char *s2s_config_reference_md(void) {
+    s2s_cfg_buf b = {0};
+    s2s_cfg_buf_puts(
+        &b,
+        "# Configuration reference\n"
+        "\n"
+        "<!-- Generated by s2s_config_reference_md() from the schema in "
+        "src/config/schema.c.\n"
+        "     Do not edit by hand; tests/test_config.c checks that it is up to "
+        "date. -->\n"
+        "\n"
+        "An s2s config is a YAML file whose top level is a mapping of sections; "
+        "each\n"
+        "section is a mapping of keys. Every key is optional: a key left out "
+        "keeps its\n"
+        "default. Any key can also be set on the command line with\n"
+        "`--set section.key=value`. `s2s config show` prints the effective "
+        "config,\n"
+        "marking values equal to their default with `# default`.\n"
+        "\n"
+        "Problems are reported as `file:line:col: message`, followed by the "
+        "source\n"
+        "line and a caret under the column; all problems in a file are "
+        "reported at\n"
+        "once. Unknown keys are errors (with a suggestion when the name is "
+        "close to a\n"
+        "known one), as are values of the wrong type, values out of range and "
+        "keys\n"
+        "given twice.\n"
+        "\n"
+        "```yaml\n"
+        "model:\n"
+        "  d_model: 256\n"
+        "  heads: 4\n"
+        "vocab:\n"
+        "  src: vocab/zh.txt\n"
+        "  tgt: vocab/en.txt\n"
+        "```\n");
+    for (int s = 0; s < s2s_cfg_n_sections; s++) {
+        s2s_cfg_buf_printf(&b, "\n## `%s`\n\n%s\n\n", s2s_cfg_sections[s].name,
+                           s2s_cfg_sections[s].help);
+        s2s_cfg_buf_puts(&b, "| Key | Type | Default | Allowed | Description |\n"
+                             "|-----|------|---------|---------|-------------|\n");
+        for (int i = 0; i < s2s_cfg_n_keys; i++) {
+            const s2s_cfg_key *k = &s2s_cfg_keys[i];
+            if (s2s_cfg_key_section(k) != s) continue;
+            s2s_cfg_buf_printf(&b, "| `%s` | %s | ", k->key, type_name(k->type));
+            if (k->def[0]) s2s_cfg_buf_printf(&b, "`%s`", k->def);
+            else s2s_cfg_buf_puts(&b, "unset");
+            s2s_cfg_buf_puts(&b, " | ");
+            switch (k->type) {
+            case S2S_CFG_ENUM:
+                for (int j = 0; k->names[j]; j++)
+                    s2s_cfg_buf_printf(&b, "%s`%s`", j ? ", " : "", k->names[j]);
+                break;
+            case S2S_CFG_BOOL: s2s_cfg_buf_puts(&b, "`true`, `false`"); break;
+            case S2S_CFG_PATH: s2s_cfg_buf_puts(&b, "an existing file"); break;
+            default:
+                if (k->bounds) describe_bounds(&b, k);
+                else s2s_cfg_buf_puts(&b, "any");
+            }
+            s2s_cfg_buf_printf(&b, " | %s |\n", k->help);
+        }
+    }
+    s2s_cfg_buf_puts(
+        &b,
+        "\n## Checks across keys\n"
+        "\n"
+        "Once every key is read (after the `--set` overrides, too), the config "
+        "must also satisfy:\n"
+        "\n"
+        "- `model.d_model` is even: sinusoidal positions fill the embedding "
+        "in sin/cos pairs.\n"
+        "- `model.d_model` is divisible by `model.heads`: each head gets "
+        "`d_model / heads` dimensions.\n");
+    return s2s_cfg_buf_take(&b);
+}

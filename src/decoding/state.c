@@ -1,0 +1,132 @@
+// Decoding state: one block of buffers, encoder pass, decoder rows.
+#include "decoding/state.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/util.h"
+#include "ops/matmul.h"
+#include "ops/ops.h"
+
+s2s_status s2s_state_new(s2s_state **out, const s2s_model *m) {
+    s2s_state *st = s2s_calloc(1, sizeof *st);
+    if (!st) return S2S_ERR_NOMEM;
+    st->m = m;
+    *out = st;
+    return S2S_OK;
+}
+
+void s2s_state_free(s2s_state *st) {
+    if (!st) return;
+    free(st->block);
+    free(st->ids);
+    free(st->src_len);
+    free(st);
+}
+
+s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t S, int64_t T) {
+    if (B <= st->cap_b && S <= st->cap_s && T <= st->cap_t) return S2S_OK;
+    B = B > st->cap_b ? B : st->cap_b;
+    S = S > st->cap_s ? S : st->cap_s;
+    T = T > st->cap_t ? T : st->cap_t;
+    const s2s_model_config *c = &st->m->cfg.model;
+    int64_t d = c->d_model, f = c->ffn_dim, H = c->heads, L = c->decoder_layers;
+    int64_t V = s2s_vocab_size(st->m->tgt_vocab);
+    int64_t R = B * (S > T ? S : T);  // rows of the widest pass
+    int64_t tmax = S > T ? S : T;
+
+    size_t sizes[] = {
+        (size_t)(R * d),              // x
+        (size_t)(R * d),              // h
+        (size_t)(R * 3 * d),          // q
+        (size_t)(R * d),              // ctx
+        (size_t)(R * f),              // ffn
+        (size_t)(B * H * tmax * tmax),  // probs
+        (size_t)(B * S * d),          // memory
+        (size_t)(L * B * S * 2 * d),  // cross_kv
+        (size_t)(L * B * T * 2 * d),  // self_kv
+        (size_t)(L * B * H * T * S),  // cross_probs
+        (size_t)(B * T * V),          // logits
+    };
+    size_t total = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) total += sizes[i];
+    float *block = malloc(total * sizeof(float));
+    int *ids = malloc((size_t)R * sizeof(int));
+    int *src_len = malloc((size_t)B * sizeof(int));
+    if (!block || !ids || !src_len) {
+        free(block);
+        free(ids);
+        free(src_len);
+        return s2s_fail(S2S_ERR_NOMEM, "out of memory for a batch of %lld sentences",
+                        (long long)B);
+    }
+    free(st->block);
+    free(st->ids);
+    free(st->src_len);
+    st->block = block;
+    st->ids = ids;
+    st->src_len = src_len;
+    float *p = block;
+    float **dst[] = {&st->x, &st->scratch.h, &st->scratch.q, &st->scratch.ctx,
+                     &st->scratch.ffn, &st->scratch.probs, &st->memory, &st->cross_kv,
+                     &st->self_kv, &st->cross_probs, &st->logits};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        *dst[i] = p;
+        p += sizes[i];
+    }
+    st->cap_b = B, st->cap_s = S, st->cap_t = T;
+    return S2S_OK;
+}
+
+// x (B, Tq, D) = E[ids] * sqrt(D) + PE[t0 + i]
+static void embed(float *x, const s2s_model *m, const float *table, const int *ids, int64_t B,
+                  int64_t tq, int64_t t0) {
+    int64_t d = m->cfg.model.d_model;
+    float scale = sqrtf((float)d);
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t i = 0; i < tq; i++)
+            s2s_embed_row(x + (b * tq + i) * d, table, ids[b * tq + i], scale,
+                          m->pe + (t0 + i) * d, d);
+}
+
+s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S) {
+    const s2s_model *m = st->m;
+    const s2s_model_config *c = &m->cfg.model;
+    int64_t d = c->d_model;
+    embed(st->memory, m, m->src_embed, st->ids, B, S, 0);
+    for (int l = 0; l < c->encoder_layers; l++)
+        S2S_TRY(s2s_encoder_layer(st->memory, &st->scratch, m, &m->enc[l], B, S, st->src_len));
+    if (c->norm == S2S_NORM_PRE)
+        s2s_layernorm(st->memory, st->memory, m->enc_norm.w, m->enc_norm.b, B * S, d,
+                      c->layer_norm_eps);
+    for (int l = 0; l < c->decoder_layers; l++)
+        S2S_TRY(s2s_cross_kv(st->cross_kv + (int64_t)l * B * S * 2 * d, st->memory, m, &m->dec[l],
+                             B, S));
+    return S2S_OK;
+}
+
+s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos,
+                           bool want_attention) {
+    const s2s_model *m = st->m;
+    const s2s_model_config *c = &m->cfg.model;
+    int64_t d = c->d_model, H = c->heads, V = s2s_vocab_size(m->tgt_vocab);
+    int64_t rows = B * pos.tq;
+    embed(st->x, m, m->tgt_embed, st->ids, B, pos.tq, pos.t0);
+    for (int l = 0; l < c->decoder_layers; l++) {
+        float *self_kv = st->self_kv + (int64_t)l * B * pos.t_alloc * 2 * d;
+        const float *cross_kv = st->cross_kv + (int64_t)l * B * S * 2 * d;
+        float *probs = want_attention ? st->cross_probs + (int64_t)l * B * H * pos.tq * S : NULL;
+        S2S_TRY(s2s_decoder_layer(st->x, &st->scratch, m, &m->dec[l], self_kv, pos, cross_kv, S,
+                                  st->src_len, B, probs));
+    }
+    const float *h = st->x;
+    if (c->norm == S2S_NORM_PRE) {
+        s2s_layernorm(st->scratch.h, st->x, m->dec_norm.w, m->dec_norm.b, rows, d,
+                      c->layer_norm_eps);
+        h = st->scratch.h;
+    }
+    return s2s_linear((s2s_rows){st->logits, 0, V}, (s2s_rows){(float *)h, 0, d}, m->gen_w,
+                      m->gen_b, 1, rows, d, V, S2S_MM_NONE, false);
+}

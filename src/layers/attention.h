@@ -1,0 +1,31 @@
+// Multi-head scaled dot-product attention (internal).
+//
+// Dimension letters: B sentences, H heads, Dh head width, D = H*Dh,
+// Tq query rows, Tk key rows. Head j reads columns [j*Dh, (j+1)*Dh) of
+// Q, K and V in place through strided views; nothing is transposed.
+#ifndef S2S_LAYERS_ATTENTION_H
+#define S2S_LAYERS_ATTENTION_H
+
+#include <stdint.h>
+
+#include "s2s/status.h"
+
+// Rows of a (B, T, ...) activation: row (b, i) starts at p + b*bs + i*rs.
+typedef struct s2s_view {
+    const float *p;
+    int64_t bs, rs;
+} s2s_view;
+
+typedef struct s2s_attn_shape {
+    int64_t batch, heads, head_dim, tq, tk;
+    const int *k_len;  // (B) valid keys per sentence (key padding); NULL: all Tk
+    int64_t causal_pos0;  // query i sits at position causal_pos0 + i and sees
+                          // keys 0..causal_pos0+i; -1 for no causal mask
+} s2s_attn_shape;
+
+// ctx (B, Tq, D) contiguous = concat_h softmax(mask(Q_h·K_h^T / sqrt(Dh))) · V_h
+// probs (B, H, Tq, Tk) receives the attention weights (masked ones are 0).
+s2s_status s2s_attention(float *ctx, float *probs, s2s_view q, s2s_view k, s2s_view v,
+                         const s2s_attn_shape *s);
+
+#endif

@@ -1,0 +1,122 @@
+// Encoder and decoder layers, pre-norm and post-norm.
+//
+//   pre:  x = x + Sublayer(LN(x))     post: x = LN(x + Sublayer(x))
+//
+// Residual adds are fused into the output projections (oneDNN sum
+// post-op), so every sublayer ends with one product accumulating into x.
+#include "layers/transformer.h"
+
+#include "core/error.h"
+#include "layers/attention.h"
+#include "ops/matmul.h"
+#include "ops/ops.h"
+
+static s2s_mm_act ffn_act(const s2s_model *m) {
+    return m->cfg.model.activation == S2S_ACT_GELU ? S2S_MM_GELU : S2S_MM_RELU;
+}
+
+static bool pre_norm(const s2s_model *m) { return m->cfg.model.norm == S2S_NORM_PRE; }
+
+// Input of a sublayer: LN(x) into scratch for pre-norm, x itself for post.
+static const float *sublayer_in(float *x, s2s_scratch *s, const s2s_model *m,
+                                const s2s_norm_weights *n, int64_t rows) {
+    if (!pre_norm(m)) return x;
+    int64_t d = m->cfg.model.d_model;
+    s2s_layernorm(s->h, x, n->w, n->b, rows, d, m->cfg.model.layer_norm_eps);
+    return s->h;
+}
+
+// Closes a sublayer: post-norm normalises the sum in place.
+static void sublayer_out(float *x, const s2s_model *m, const s2s_norm_weights *n, int64_t rows) {
+    if (pre_norm(m)) return;
+    int64_t d = m->cfg.model.d_model;
+    s2s_layernorm(x, x, n->w, n->b, rows, d, m->cfg.model.layer_norm_eps);
+}
+
+static s2s_rows rows_of(float *p, int64_t width) { return (s2s_rows){p, 0, width}; }
+
+// x (R, D) += fc2(act(fc1(in)))
+static s2s_status ffn(float *x, s2s_scratch *s, const s2s_model *m, const s2s_ffn_weights *w,
+                      const s2s_norm_weights *n, int64_t rows) {
+    int64_t d = m->cfg.model.d_model, f = m->cfg.model.ffn_dim;
+    const float *in = sublayer_in(x, s, m, n, rows);
+    S2S_TRY(s2s_linear(rows_of(s->ffn, f), rows_of((float *)in, d), w->w1, w->b1, 1, rows, d, f,
+                       ffn_act(m), false));
+    S2S_TRY(s2s_linear(rows_of(x, d), rows_of(s->ffn, f), w->w2, w->b2, 1, rows, f, d,
+                       S2S_MM_NONE, /*accumulate=*/true));
+    sublayer_out(x, m, n, rows);
+    return S2S_OK;
+}
+
+// x (R, D) += ctx · W_out^T + b_out
+static s2s_status attn_out(float *x, s2s_scratch *s, const s2s_model *m,
+                           const s2s_attn_weights *w, int64_t rows) {
+    int64_t d = m->cfg.model.d_model;
+    return s2s_linear(rows_of(x, d), rows_of(s->ctx, d), w->w_out, w->b_out, 1, rows, d, d,
+                      S2S_MM_NONE, /*accumulate=*/true);
+}
+
+s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
+                             const s2s_encoder_weights *w, int64_t B, int64_t S,
+                             const int *src_len) {
+    int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, rows = B * S;
+    const float *in = sublayer_in(x, s, m, &w->norm1, rows);
+    S2S_TRY(s2s_linear(rows_of(s->q, 3 * d), rows_of((float *)in, d), w->self_attn.w_qkv,
+                       w->self_attn.b_qkv, 1, rows, d, 3 * d, S2S_MM_NONE, false));
+    s2s_attn_shape shape = {B, H, d / H, S, S, src_len, -1};
+    s2s_view q = {s->q, S * 3 * d, 3 * d};
+    s2s_view k = {s->q + d, S * 3 * d, 3 * d};
+    s2s_view v = {s->q + 2 * d, S * 3 * d, 3 * d};
+    S2S_TRY(s2s_attention(s->ctx, s->probs, q, k, v, &shape));
+    S2S_TRY(attn_out(x, s, m, &w->self_attn, rows));
+    sublayer_out(x, m, &w->norm1, rows);
+    return ffn(x, s, m, &w->ffn, &w->norm2, rows);
+}
+
+s2s_status s2s_cross_kv(float *kv, const float *memory, const s2s_model *m,
+                        const s2s_decoder_weights *w, int64_t B, int64_t S) {
+    int64_t d = m->cfg.model.d_model;
+    const s2s_attn_weights *a = &w->cross_attn;
+    return s2s_linear(rows_of(kv, 2 * d), rows_of((float *)memory, d), a->w_qkv + d * d,
+                      a->b_qkv + d, 1, B * S, d, 2 * d, S2S_MM_NONE, false);
+}
+
+s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
+                             const s2s_decoder_weights *w, float *self_kv, s2s_dec_pos pos,
+                             const float *cross_kv, int64_t S, const int *src_len, int64_t B,
+                             float *cross_probs) {
+    int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, tq = pos.tq, rows = B * tq;
+    s2s_rows in_rows;
+
+    // masked self-attention: K and V of the new rows go straight into the cache
+    const float *in = sublayer_in(x, s, m, &w->norm1, rows);
+    in_rows = (s2s_rows){(float *)in, tq * d, d};
+    const s2s_attn_weights *a = &w->self_attn;
+    S2S_TRY(s2s_linear((s2s_rows){s->q, tq * d, d}, in_rows, a->w_qkv, a->b_qkv, B, tq, d, d,
+                       S2S_MM_NONE, false));
+    s2s_rows cache = {self_kv + pos.t0 * 2 * d, pos.t_alloc * 2 * d, 2 * d};
+    S2S_TRY(s2s_linear(cache, in_rows, a->w_qkv + d * d, a->b_qkv + d, B, tq, d, 2 * d,
+                       S2S_MM_NONE, false));
+    s2s_attn_shape self = {B, H, d / H, tq, pos.t0 + tq, NULL, pos.t0};
+    s2s_view q = {s->q, tq * d, d};
+    s2s_view k = {self_kv, pos.t_alloc * 2 * d, 2 * d};
+    s2s_view v = {self_kv + d, pos.t_alloc * 2 * d, 2 * d};
+    S2S_TRY(s2s_attention(s->ctx, s->probs, q, k, v, &self));
+    S2S_TRY(attn_out(x, s, m, a, rows));
+    sublayer_out(x, m, &w->norm1, rows);
+
+    // cross-attention over the encoder output
+    in = sublayer_in(x, s, m, &w->norm2, rows);
+    in_rows = (s2s_rows){(float *)in, tq * d, d};
+    a = &w->cross_attn;
+    S2S_TRY(s2s_linear((s2s_rows){s->q, tq * d, d}, in_rows, a->w_qkv, a->b_qkv, B, tq, d, d,
+                       S2S_MM_NONE, false));
+    s2s_attn_shape cross = {B, H, d / H, tq, S, src_len, -1};
+    k = (s2s_view){cross_kv, S * 2 * d, 2 * d};
+    v = (s2s_view){cross_kv + d, S * 2 * d, 2 * d};
+    S2S_TRY(s2s_attention(s->ctx, cross_probs ? cross_probs : s->probs, q, k, v, &cross));
+    S2S_TRY(attn_out(x, s, m, a, rows));
+    sublayer_out(x, m, &w->norm2, rows);
+
+    return ffn(x, s, m, &w->ffn, &w->norm3, rows);
+}

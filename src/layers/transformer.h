@@ -1,0 +1,45 @@
+// Encoder and decoder layers (internal). Each takes the residual stream x,
+// updates it in place, and uses caller-owned scratch; nothing allocates.
+//
+// Dimension letters: B sentences, S source rows, T target rows held by the
+// self-attention cache, Tq rows computed now (at positions t0..t0+Tq-1),
+// D model width, F FFN width, H heads.
+#ifndef S2S_LAYERS_TRANSFORMER_H
+#define S2S_LAYERS_TRANSFORMER_H
+
+#include "model/model_internal.h"
+
+typedef struct s2s_scratch {
+    float *h;      // (B*Tq, D) normed input of a sublayer (pre-norm)
+    float *q;      // (B*Tq, 3D) projections
+    float *ctx;    // (B*Tq, D) attention output before out_proj
+    float *ffn;    // (B*Tq, F) FFN hidden
+    float *probs;  // (B, H, Tq, max(Tk)) attention weights
+} s2s_scratch;
+
+// x (B, S, D). src_len (B) masks padded keys.
+s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
+                             const s2s_encoder_weights *w, int64_t B, int64_t S,
+                             const int *src_len);
+
+// kv (B, S, 2D) = memory · [W_k; W_v]^T + [b_k; b_v]: cross-attention keys
+// and values, computed once per sentence.
+s2s_status s2s_cross_kv(float *kv, const float *memory, const s2s_model *m,
+                        const s2s_decoder_weights *w, int64_t B, int64_t S);
+
+typedef struct s2s_dec_pos {
+    int64_t t0;        // position of the first row computed now
+    int64_t tq;        // rows computed now
+    int64_t t_alloc;   // rows of the self-attention cache per sentence
+} s2s_dec_pos;
+
+// x (B, Tq, D). self_kv (B, T_alloc, 2D) receives this layer's keys and
+// values for positions t0..t0+Tq-1 and must hold those before t0.
+// cross_kv (B, S, 2D). cross_probs (B, H, Tq, S) receives the
+// cross-attention weights, or NULL to keep them in scratch.
+s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
+                             const s2s_decoder_weights *w, float *self_kv, s2s_dec_pos pos,
+                             const float *cross_kv, int64_t S, const int *src_len, int64_t B,
+                             float *cross_probs);
+
+#endif

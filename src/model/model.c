@@ -1,0 +1,305 @@
+// Model weights: layout, random init, safetensors load and save.
+#include "model/model_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/util.h"
+#include "model/safetensors.h"
+#include "ops/ops.h"
+
+// ---- layout ----
+
+// Walks every tensor in file order. The first pass (m->params == NULL)
+// counts tensors and floats; the second hands out pointers into the block.
+typedef struct layout {
+    s2s_model *m;
+    size_t off;
+    int n;
+} layout;
+
+static float *param(layout *L, s2s_param_kind kind, int64_t rows, int64_t cols,
+                    const char *fmt, int i, const char *suffix) {
+    s2s_model *m = L->m;
+    size_t size = (size_t)rows * (size_t)(cols ? cols : 1);
+    float *p = NULL;
+    if (m->params) {
+        s2s_param *t = &m->tensors[L->n];
+        char base[48];
+        snprintf(base, sizeof base, fmt, i);
+        snprintf(t->name, sizeof t->name, "%s%s", base, suffix);
+        t->ndim = cols ? 2 : 1;
+        t->shape[0] = rows;
+        t->shape[1] = cols;
+        t->kind = kind;
+        t->data = p = m->params + L->off;
+    }
+    L->off += size;
+    L->n++;
+    return p;
+}
+
+static s2s_norm_weights norm(layout *L, const char *fmt, int i, int64_t d) {
+    s2s_norm_weights n;
+    n.w = param(L, S2S_PARAM_NORM_W, d, 0, fmt, i, ".weight");
+    n.b = param(L, S2S_PARAM_BIAS, d, 0, fmt, i, ".bias");
+    return n;
+}
+
+// Names "<prefix>.{q,k,v,out}_proj.{weight,bias}". The three input
+// projections are laid out weight, weight, weight, bias, bias, bias so the
+// stacked (3D, D) matrix and (3D) bias are contiguous; the file order
+// follows the layout.
+static s2s_attn_weights attention(layout *L, const char *fmt, int i, int64_t d) {
+    s2s_attn_weights a;
+    a.w_qkv = param(L, S2S_PARAM_MATRIX, d, d, fmt, i, ".q_proj.weight");
+    param(L, S2S_PARAM_MATRIX, d, d, fmt, i, ".k_proj.weight");
+    param(L, S2S_PARAM_MATRIX, d, d, fmt, i, ".v_proj.weight");
+    a.b_qkv = param(L, S2S_PARAM_BIAS, d, 0, fmt, i, ".q_proj.bias");
+    param(L, S2S_PARAM_BIAS, d, 0, fmt, i, ".k_proj.bias");
+    param(L, S2S_PARAM_BIAS, d, 0, fmt, i, ".v_proj.bias");
+    a.w_out = param(L, S2S_PARAM_MATRIX, d, d, fmt, i, ".out_proj.weight");
+    a.b_out = param(L, S2S_PARAM_BIAS, d, 0, fmt, i, ".out_proj.bias");
+    return a;
+}
+
+static s2s_ffn_weights ffn(layout *L, const char *fmt, int i, int64_t d, int64_t f) {
+    s2s_ffn_weights w;
+    w.w1 = param(L, S2S_PARAM_MATRIX, f, d, fmt, i, ".ffn.fc1.weight");
+    w.b1 = param(L, S2S_PARAM_BIAS, f, 0, fmt, i, ".ffn.fc1.bias");
+    w.w2 = param(L, S2S_PARAM_MATRIX, d, f, fmt, i, ".ffn.fc2.weight");
+    w.b2 = param(L, S2S_PARAM_BIAS, d, 0, fmt, i, ".ffn.fc2.bias");
+    return w;
+}
+
+static void walk(layout *L) {
+    s2s_model *m = L->m;
+    const s2s_model_config *c = &m->cfg.model;
+    int64_t d = c->d_model, f = c->ffn_dim;
+    int64_t vs = s2s_vocab_size(m->src_vocab), vt = s2s_vocab_size(m->tgt_vocab);
+    bool pre = c->norm == S2S_NORM_PRE;
+
+    m->src_embed = param(L, S2S_PARAM_MATRIX, vs, d, "src_embed", 0, ".weight");
+    m->tgt_embed = param(L, S2S_PARAM_MATRIX, vt, d, "tgt_embed", 0, ".weight");
+    m->gen_w = c->tie_output ? m->tgt_embed
+                             : param(L, S2S_PARAM_MATRIX, vt, d, "generator", 0, ".weight");
+    m->gen_b = param(L, S2S_PARAM_BIAS, vt, 0, "generator", 0, ".bias");
+    for (int i = 0; i < c->encoder_layers; i++) {
+        s2s_encoder_weights *e = m->params ? &m->enc[i] : &(s2s_encoder_weights){0};
+        e->self_attn = attention(L, "encoder.layers.%d.self_attn", i, d);
+        e->norm1 = norm(L, "encoder.layers.%d.norm1", i, d);
+        e->norm2 = norm(L, "encoder.layers.%d.norm2", i, d);
+        e->ffn = ffn(L, "encoder.layers.%d", i, d, f);
+    }
+    if (pre) m->enc_norm = norm(L, "encoder.norm", 0, d);
+    for (int i = 0; i < c->decoder_layers; i++) {
+        s2s_decoder_weights *l = m->params ? &m->dec[i] : &(s2s_decoder_weights){0};
+        l->self_attn = attention(L, "decoder.layers.%d.self_attn", i, d);
+        l->cross_attn = attention(L, "decoder.layers.%d.cross_attn", i, d);
+        l->norm1 = norm(L, "decoder.layers.%d.norm1", i, d);
+        l->norm2 = norm(L, "decoder.layers.%d.norm2", i, d);
+        l->norm3 = norm(L, "decoder.layers.%d.norm3", i, d);
+        l->ffn = ffn(L, "decoder.layers.%d", i, d, f);
+    }
+    if (pre) m->dec_norm = norm(L, "decoder.norm", 0, d);
+}
+
+// Allocates the parameter block for cfg and the vocabularies already in m.
+static s2s_status build(s2s_model *m) {
+    const s2s_model_config *c = &m->cfg.model;
+    S2S_TRY(s2s_config_validate(&m->cfg, "model"));
+    layout L = {.m = m};
+    walk(&L);
+    m->n_params = L.off;
+    m->n_tensors = L.n;
+    m->params = s2s_calloc(m->n_params, sizeof(float));
+    m->tensors = s2s_calloc((size_t)L.n, sizeof(s2s_param));
+    m->enc = s2s_calloc((size_t)c->encoder_layers, sizeof(s2s_encoder_weights));
+    m->dec = s2s_calloc((size_t)c->decoder_layers, sizeof(s2s_decoder_weights));
+    m->pe = s2s_calloc((size_t)c->max_len * (size_t)c->d_model, sizeof(float));
+    if (!m->params || !m->tensors || !m->enc || !m->dec || !m->pe) return S2S_ERR_NOMEM;
+    L = (layout){.m = m};
+    walk(&L);
+    s2s_positional_table(m->pe, c->max_len, c->d_model);
+    return S2S_OK;
+}
+
+void s2s_model_free(s2s_model *m) {
+    if (!m) return;
+    s2s_vocab_free(m->src_vocab);
+    s2s_vocab_free(m->tgt_vocab);
+    free(m->params);
+    free(m->tensors);
+    free(m->enc);
+    free(m->dec);
+    free(m->pe);
+    free(m);
+}
+
+// ---- init ----
+
+s2s_status s2s_model_init(s2s_model **out, const s2s_config *cfg, uint64_t seed) {
+    *out = NULL;
+    if (!cfg->vocab.src[0] || !cfg->vocab.tgt[0])
+        return s2s_fail(S2S_ERR_CONFIG, "config: vocab.src and vocab.tgt must be set");
+    s2s_model *m = s2s_calloc(1, sizeof *m);
+    if (!m) return S2S_ERR_NOMEM;
+    m->cfg = *cfg;
+    s2s_status st = s2s_vocab_load(&m->src_vocab, cfg->vocab.src);
+    if (st == S2S_OK) st = s2s_vocab_load(&m->tgt_vocab, cfg->vocab.tgt);
+    if (st == S2S_OK) st = build(m);
+    if (st != S2S_OK) {
+        s2s_model_free(m);
+        return st;
+    }
+    s2s_rng rng;
+    s2s_rng_seed(&rng, seed);
+    for (int i = 0; i < m->n_tensors; i++) {
+        s2s_param *t = &m->tensors[i];
+        size_t n = (size_t)t->shape[0] * (size_t)(t->ndim == 2 ? t->shape[1] : 1);
+        if (t->kind == S2S_PARAM_MATRIX) {
+            double limit = sqrt(6.0 / (double)(t->shape[0] + t->shape[1]));
+            for (size_t j = 0; j < n; j++)
+                t->data[j] = (float)((2.0 * s2s_rng_uniform(&rng) - 1.0) * limit);
+        } else {
+            float v = t->kind == S2S_PARAM_NORM_W ? 1.0f : 0.0f;
+            for (size_t j = 0; j < n; j++) t->data[j] = v;
+        }
+    }
+    *out = m;
+    return S2S_OK;
+}
+
+// ---- save ----
+
+s2s_status s2s_model_save(const s2s_model *m, const char *path) {
+    s2s_config stored = m->cfg;
+    // The vocabularies travel inside the file; their paths mean nothing there.
+    stored.vocab.src[0] = stored.vocab.tgt[0] = '\0';
+    char *yaml = s2s_config_to_yaml(&stored);
+    char *sv = s2s_vocab_to_string(m->src_vocab);
+    char *tv = s2s_vocab_to_string(m->tgt_vocab);
+    s2s_st_tensor *ts = calloc((size_t)m->n_tensors, sizeof *ts);
+    s2s_status st;
+    if (!yaml || !sv || !tv || !ts) {
+        st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+        goto done;
+    }
+    for (int i = 0; i < m->n_tensors; i++) {
+        const s2s_param *p = &m->tensors[i];
+        ts[i] = (s2s_st_tensor){.name = p->name, .ndim = p->ndim, .data = p->data};
+        ts[i].shape[0] = p->shape[0];
+        ts[i].shape[1] = p->shape[1];
+    }
+    s2s_st_meta meta[] = {
+        {"s2s.format_version", S2S_FORMAT_VERSION},
+        {"s2s.config", yaml},
+        {"s2s.src_vocab", sv},
+        {"s2s.tgt_vocab", tv},
+    };
+    st = s2s_st_write(path, ts, m->n_tensors, meta, 4);
+done:
+    free(yaml);
+    free(sv);
+    free(tv);
+    free(ts);
+    return st;
+}
+
+// ---- load ----
+
+static s2s_status load_from(s2s_model *m, const s2s_st_file *f, const char *path) {
+    const char *ver = s2s_st_meta_get(f, "s2s.format_version");
+    if (!ver)
+        return s2s_fail(S2S_ERR_FORMAT, "%s: not an s2s model (no s2s.format_version in metadata)",
+                        path);
+    if (strcmp(ver, S2S_FORMAT_VERSION) != 0)
+        return s2s_fail(S2S_ERR_FORMAT, "%s: format version %s; this s2s reads version %s",
+                        path, ver, S2S_FORMAT_VERSION);
+    const char *keys[3] = {"s2s.config", "s2s.src_vocab", "s2s.tgt_vocab"};
+    for (int i = 0; i < 3; i++)
+        if (!s2s_st_meta_get(f, keys[i]))
+            return s2s_fail(S2S_ERR_FORMAT, "%s: metadata has no %s", path, keys[i]);
+
+    char name[S2S_PATH_MAX + 32];
+    snprintf(name, sizeof name, "%s (s2s.config)", path);
+    s2s_config_default(&m->cfg);
+    S2S_TRY(s2s_config_load_string(&m->cfg, s2s_st_meta_get(f, "s2s.config"), name, NULL));
+    snprintf(name, sizeof name, "%s (s2s.src_vocab)", path);
+    S2S_TRY(s2s_vocab_from_string(&m->src_vocab, s2s_st_meta_get(f, "s2s.src_vocab"), name));
+    snprintf(name, sizeof name, "%s (s2s.tgt_vocab)", path);
+    S2S_TRY(s2s_vocab_from_string(&m->tgt_vocab, s2s_st_meta_get(f, "s2s.tgt_vocab"), name));
+    S2S_TRY(build(m));
+
+    for (int i = 0; i < m->n_tensors; i++) {
+        const s2s_param *p = &m->tensors[i];
+        const s2s_st_tensor *t = s2s_st_find(f, p->name);
+        if (!t) return s2s_fail(S2S_ERR_FORMAT, "%s: missing tensor '%s'", path, p->name);
+        bool same = t->ndim == p->ndim && t->shape[0] == p->shape[0] &&
+                    (p->ndim == 1 || t->shape[1] == p->shape[1]);
+        if (!same) {
+            char want[48], got[96] = "";
+            snprintf(want, sizeof want, p->ndim == 1 ? "[%lld]" : "[%lld, %lld]",
+                     (long long)p->shape[0], (long long)p->shape[1]);
+            for (int k = 0; k < t->ndim; k++) {
+                size_t len = strlen(got);
+                snprintf(got + len, sizeof got - len, "%s%lld", k ? ", " : "[",
+                         (long long)t->shape[k]);
+            }
+            strncat(got, "]", sizeof got - strlen(got) - 1);
+            return s2s_fail(S2S_ERR_FORMAT, "%s: tensor '%s' has shape %s, the config needs %s",
+                            path, p->name, got, want);
+        }
+        size_t n = (size_t)p->shape[0] * (size_t)(p->ndim == 2 ? p->shape[1] : 1);
+        memcpy(p->data, t->data, n * sizeof(float));
+    }
+    if (s2s_st_count(f) != m->n_tensors) {
+        for (int i = 0; i < s2s_st_count(f); i++) {
+            const char *tn = s2s_st_get(f, i)->name;
+            if (!s2s_model_find_tensor(m, tn).data)
+                return s2s_fail(S2S_ERR_FORMAT, "%s: unexpected tensor '%s' for this config",
+                                path, tn);
+        }
+    }
+    return S2S_OK;
+}
+
+s2s_status s2s_model_load(s2s_model **out, const char *path) {
+    *out = NULL;
+    s2s_st_file *f;
+    S2S_TRY(s2s_st_open(&f, path));
+    s2s_model *m = s2s_calloc(1, sizeof *m);
+    s2s_status st = m ? load_from(m, f, path) : S2S_ERR_NOMEM;
+    s2s_st_close(f);
+    if (st != S2S_OK) {
+        s2s_model_free(m);
+        return st;
+    }
+    *out = m;
+    return S2S_OK;
+}
+
+// ---- queries ----
+
+const s2s_config *s2s_model_get_config(const s2s_model *m) { return &m->cfg; }
+const s2s_vocab *s2s_model_src_vocab(const s2s_model *m) { return m->src_vocab; }
+const s2s_vocab *s2s_model_tgt_vocab(const s2s_model *m) { return m->tgt_vocab; }
+int s2s_model_tensor_count(const s2s_model *m) { return m->n_tensors; }
+size_t s2s_model_param_count(const s2s_model *m) { return m->n_params; }
+
+s2s_tensor_info s2s_model_tensor(const s2s_model *m, int i) {
+    const s2s_param *p = &m->tensors[i];
+    s2s_tensor_info t = {.name = p->name, .ndim = p->ndim, .data = p->data};
+    t.shape[0] = p->shape[0];
+    t.shape[1] = p->ndim == 2 ? p->shape[1] : 0;
+    return t;
+}
+
+s2s_tensor_info s2s_model_find_tensor(const s2s_model *m, const char *name) {
+    for (int i = 0; i < m->n_tensors; i++)
+        if (strcmp(m->tensors[i].name, name) == 0) return s2s_model_tensor(m, i);
+    return (s2s_tensor_info){0};
+}

@@ -1,0 +1,75 @@
+// The model's weights as the layers see them (internal).
+//
+// All parameters live in one block (params). q_proj, k_proj and v_proj of
+// an attention block are stored next to each other, so the stacked
+// (3D, D) matrix serves one fused QKV product, and rows D..3D the fused
+// K/V product of cross-attention.
+#ifndef S2S_MODEL_INTERNAL_H
+#define S2S_MODEL_INTERNAL_H
+
+#include "s2s/model.h"
+
+typedef struct s2s_attn_weights {
+    float *w_qkv;  // (3D, D) q_proj, k_proj, v_proj weights stacked
+    float *b_qkv;  // (3D)
+    float *w_out;  // (D, D)
+    float *b_out;  // (D)
+} s2s_attn_weights;
+
+typedef struct s2s_norm_weights {
+    float *w, *b;  // (D)
+} s2s_norm_weights;
+
+typedef struct s2s_ffn_weights {
+    float *w1, *b1;  // (F, D), (F)
+    float *w2, *b2;  // (D, F), (D)
+} s2s_ffn_weights;
+
+typedef struct s2s_encoder_weights {
+    s2s_attn_weights self_attn;
+    s2s_norm_weights norm1, norm2;  // attention, FFN
+    s2s_ffn_weights ffn;
+} s2s_encoder_weights;
+
+typedef struct s2s_decoder_weights {
+    s2s_attn_weights self_attn, cross_attn;
+    s2s_norm_weights norm1, norm2, norm3;  // self, cross, FFN
+    s2s_ffn_weights ffn;
+} s2s_decoder_weights;
+
+typedef enum s2s_param_kind {
+    S2S_PARAM_MATRIX,   // Glorot-uniform
+    S2S_PARAM_BIAS,     // zeros
+    S2S_PARAM_NORM_W,   // ones
+    S2S_PARAM_COUNT
+} s2s_param_kind;
+
+typedef struct s2s_param {
+    char name[64];
+    int ndim;
+    int64_t shape[2];
+    s2s_param_kind kind;
+    float *data;
+} s2s_param;
+
+struct s2s_model {
+    s2s_config cfg;
+    s2s_vocab *src_vocab, *tgt_vocab;
+
+    float *params;  // every weight, one block
+    size_t n_params;
+    s2s_param *tensors;  // (n_tensors) file order
+    int n_tensors;
+
+    float *src_embed;  // (Vs, D)
+    float *tgt_embed;  // (Vt, D)
+    float *gen_w;      // (Vt, D): generator.weight, or tgt_embed when tied
+    float *gen_b;      // (Vt)
+    s2s_encoder_weights *enc;  // (encoder_layers)
+    s2s_decoder_weights *dec;  // (decoder_layers)
+    s2s_norm_weights enc_norm, dec_norm;  // pre-norm only
+
+    float *pe;  // (max_len, D) sinusoidal positions, not a parameter
+};
+
+#endif

@@ -1,0 +1,49 @@
+// safetensors reading and writing (internal).
+//
+// Layout: 8-byte little-endian header length N, N bytes of JSON header,
+// then raw little-endian tensor data. The header maps each tensor name to
+// {"dtype":"F32","shape":[...],"data_offsets":[begin,end]} (offsets relative
+// to the start of the data) and may hold "__metadata__": {string: string}.
+#ifndef S2S_SAFETENSORS_H
+#define S2S_SAFETENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "s2s/status.h"
+
+#define S2S_ST_MAX_DIMS 4
+
+typedef struct s2s_st_tensor {
+    const char *name;
+    int ndim;
+    int64_t shape[S2S_ST_MAX_DIMS];
+    const float *data;  // ndim product floats (F32 only); may be unaligned on read
+} s2s_st_tensor;
+
+typedef struct s2s_st_meta {
+    const char *key;
+    const char *value;
+} s2s_st_meta;
+
+// Writes tensors (in the given order) and metadata atomically: a temp file
+// beside path, fsync, rename. On failure nothing is left at path or beside it.
+s2s_status s2s_st_write(const char *path, const s2s_st_tensor *tensors, int n_tensors,
+                        const s2s_st_meta *meta, int n_meta);
+
+typedef struct s2s_st_file s2s_st_file;
+
+// Reads and validates a whole file: header length within the file, JSON
+// well-formed, every tensor F32 with 1..4 dims, offsets in range, matching
+// its shape and not overlapping. Messages name the file and the problem.
+s2s_status s2s_st_open(s2s_st_file **out, const char *path);
+void s2s_st_close(s2s_st_file *f);
+
+int s2s_st_count(const s2s_st_file *f);
+const s2s_st_tensor *s2s_st_get(const s2s_st_file *f, int i);
+// NULL when absent.
+const s2s_st_tensor *s2s_st_find(const s2s_st_file *f, const char *name);
+// NULL when absent.
+const char *s2s_st_meta_get(const s2s_st_file *f, const char *key);
+
+#endif

@@ -1,0 +1,242 @@
+// The oneDNN backend: the only file that calls oneDNN (2.x C API).
+//
+// Every product is a 4-D matmul (B0, B1, M, K) x (B0, B1, K, N) with all
+// sizes and strides given at run time (DNNL_RUNTIME_DIM_VAL), so one
+// primitive per combination of fused extras serves every shape; on this
+// machine that costs nothing against fixed shapes. A port to oneDNN 3.x
+// changes this file only (memory and matmul descriptors, output scales).
+#include "ops/matmul.h"
+
+#include <math.h>
+#include <omp.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl_debug.h>
+
+#include "core/error.h"
+
+#define DNNL_CHECK(call)                                                     \
+    do {                                                                     \
+        dnnl_status_t s_ = (call);                                           \
+        if (s_ != dnnl_success) {                                            \
+            st = s2s_fail(S2S_ERR_BACKEND, "oneDNN: %s failed: %s", #call,   \
+                          dnnl_status2str(s_));                              \
+            goto done;                                                       \
+        }                                                                    \
+    } while (0)
+
+#define RT DNNL_RUNTIME_DIM_VAL
+#define MAX_PRIMS 32
+
+// ---- primitive cache ----
+
+typedef struct prim_key {
+    int ndims;  // 2 for single products (bias allowed), 4 for batched ones
+    bool bias, accumulate;
+    s2s_mm_act act;
+    float alpha;
+} prim_key;
+
+typedef struct prim_entry {
+    prim_key key;
+    dnnl_primitive_t prim;
+} prim_entry;
+
+static struct {
+    pthread_mutex_t lock;
+    dnnl_engine_t engine;
+    prim_entry prims[MAX_PRIMS];
+    int n_prims;
+} be = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static _Thread_local dnnl_stream_t tl_stream;
+static _Thread_local dnnl_engine_t tl_stream_engine;
+
+static bool key_eq(const prim_key *a, const prim_key *b) {
+    return a->ndims == b->ndims && a->bias == b->bias && a->accumulate == b->accumulate &&
+           a->act == b->act && a->alpha == b->alpha;
+}
+
+static void md_dims(dnnl_dims_t d, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+    d[0] = d0, d[1] = d1, d[2] = d2, d[3] = d3;
+}
+
+static s2s_status create_prim(dnnl_primitive_t *out, const prim_key *key) {
+    s2s_status st = S2S_OK;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t ops = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_memory_desc_t a, b, c, bias;
+    dnnl_dims_t d, s;
+
+    // oneDNN 2.6 takes a bias, or broadcast weights, only when no batch dim
+    // is a runtime one: so bias goes with 2-D products only.
+    int nd = key->ndims;
+    md_dims(d, RT, RT, RT, RT);
+    md_dims(s, RT, RT, RT, RT);
+    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&a, nd, d, dnnl_f32, s));
+    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&b, nd, d, dnnl_f32, s));
+    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&c, nd, d, dnnl_f32, s));
+    md_dims(d, 1, RT, 0, 0);
+    md_dims(s, RT, 1, 0, 0);
+    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&bias, 2, d, dnnl_f32, s));
+
+    DNNL_CHECK(dnnl_primitive_attr_create(&attr));
+    if (key->alpha != 1.0f) {
+        float scale = key->alpha;
+        DNNL_CHECK(dnnl_primitive_attr_set_output_scales(attr, 1, 0, &scale));
+    }
+    DNNL_CHECK(dnnl_post_ops_create(&ops));
+    if (key->accumulate) DNNL_CHECK(dnnl_post_ops_append_sum(ops, 1.0f));
+    if (key->act == S2S_MM_RELU)
+        DNNL_CHECK(dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.f, 0.f));
+    if (key->act == S2S_MM_GELU)
+        DNNL_CHECK(dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_gelu_erf, 0.f, 0.f));
+    DNNL_CHECK(dnnl_primitive_attr_set_post_ops(attr, ops));
+
+    dnnl_matmul_desc_t md;
+    DNNL_CHECK(dnnl_matmul_desc_init(&md, &a, &b, key->bias ? &bias : NULL, &c));
+    DNNL_CHECK(dnnl_primitive_desc_create(&pd, &md, attr, be.engine, NULL));
+    DNNL_CHECK(dnnl_primitive_create(out, pd));
+done:
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    if (ops) dnnl_post_ops_destroy(ops);
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    return st;
+}
+
+// The primitive for key, created on first use. Thread-safe.
+static s2s_status get_prim(dnnl_primitive_t *out, const prim_key *key) {
+    s2s_status st = S2S_OK;
+    pthread_mutex_lock(&be.lock);
+    if (!be.engine) DNNL_CHECK(dnnl_engine_create(&be.engine, dnnl_cpu, 0));
+    for (int i = 0; i < be.n_prims; i++) {
+        if (key_eq(&be.prims[i].key, key)) {
+            *out = be.prims[i].prim;
+            goto done;
+        }
+    }
+    S2S_ASSERT(be.n_prims < MAX_PRIMS);
+    st = create_prim(out, key);
+    if (st == S2S_OK) be.prims[be.n_prims++] = (prim_entry){*key, *out};
+done:
+    pthread_mutex_unlock(&be.lock);
+    return st;
+}
+
+// ---- execution ----
+
+// A memory object for the last nd of the four dims given.
+static s2s_status make_mem(dnnl_memory_t *m, int nd, const dnnl_dims_t dims4,
+                           dnnl_dims_t strides4, const float *p) {
+    s2s_status st = S2S_OK;
+    // A stride of a size-1 dim is never used; give it a harmless value, as
+    // callers pass 0 there (broadcast weights, single blocks).
+    for (int i = 2; i >= 0; i--)
+        if (dims4[i] == 1) strides4[i] = strides4[i + 1] * (dims4[i + 1] > 0 ? dims4[i + 1] : 1);
+    dnnl_memory_desc_t md;
+    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&md, nd, dims4 + 4 - nd, dnnl_f32,
+                                                strides4 + 4 - nd));
+    DNNL_CHECK(dnnl_memory_create(m, &md, be.engine, (void *)p));
+done:
+    return st;
+}
+
+s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p) {
+    s2s_status st = S2S_OK;
+    if (p->b0 == 0 || p->b1 == 0 || p->m == 0 || p->n == 0) return S2S_OK;
+    S2S_ASSERT(p->k > 0);
+    prim_key key = {
+        .ndims = p->b0 == 1 && p->b1 == 1 ? 2 : 4,
+        .bias = p->bias != NULL,
+        .accumulate = p->accumulate,
+        .act = p->act,
+        .alpha = p->alpha,
+    };
+    S2S_ASSERT(key.ndims == 2 || !key.bias);
+    dnnl_primitive_t prim;
+    S2S_TRY(get_prim(&prim, &key));
+    if (!tl_stream || tl_stream_engine != be.engine) {
+        DNNL_CHECK(dnnl_stream_create(&tl_stream, be.engine, dnnl_stream_default_flags));
+        tl_stream_engine = be.engine;
+    }
+
+    dnnl_memory_t ma = NULL, mb = NULL, mc = NULL, mbias = NULL;
+    dnnl_dims_t d, s;
+    md_dims(d, p->b0, p->b1, p->m, p->k);
+    md_dims(s, p->sa[0], p->sa[1], p->sa[2], p->sa[3]);
+    int nd = key.ndims;
+    S2S_TRY(make_mem(&ma, nd, d, s, a));
+    md_dims(d, p->b0, p->b1, p->k, p->n);
+    md_dims(s, p->sb[0], p->sb[1], p->sb[2], p->sb[3]);
+    st = make_mem(&mb, nd, d, s, b);
+    if (st != S2S_OK) goto done;
+    md_dims(d, p->b0, p->b1, p->m, p->n);
+    md_dims(s, p->sc[0], p->sc[1], p->sc[2], p->sc[3]);
+    st = make_mem(&mc, nd, d, s, c);
+    if (st != S2S_OK) goto done;
+    dnnl_exec_arg_t args[4] = {
+        {DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_BIAS, NULL}};
+    int n_args = 3;
+    if (p->bias) {
+        md_dims(d, 1, 1, 1, p->n);
+        md_dims(s, p->n, p->n, p->n, 1);
+        st = make_mem(&mbias, 2, d, s, p->bias);
+        if (st != S2S_OK) goto done;
+        args[n_args++].memory = mbias;
+    }
+    DNNL_CHECK(dnnl_primitive_execute(prim, tl_stream, n_args, args));
+done:
+    if (ma) dnnl_memory_destroy(ma);
+    if (mb) dnnl_memory_destroy(mb);
+    if (mc) dnnl_memory_destroy(mc);
+    if (mbias) dnnl_memory_destroy(mbias);
+    return st;
+}
+
+s2s_status s2s_linear(s2s_rows y, s2s_rows x, const float *w, const float *bias,
+                      int64_t blocks, int64_t rows, int64_t k, int64_t n,
+                      s2s_mm_act act, bool accumulate) {
+    // One 2-D product when the blocks line up as rows of one matrix (a
+    // single block, blocks of one row, or blocks back to back); else one
+    // product per block.
+    int64_t x_rs = x.rs, y_rs = y.rs, m = rows, loops = blocks;
+    if (rows == 1) {
+        x_rs = x.bs, y_rs = y.bs, m = blocks, loops = 1;
+    } else if (blocks == 1 || (x.bs == rows * x.rs && y.bs == rows * y.rs)) {
+        m = blocks * rows, loops = 1;
+    }
+    s2s_mm_args a = {
+        .b0 = 1, .b1 = 1, .m = m, .k = k, .n = n,
+        .sa = {0, 0, x_rs, 1},
+        .sb = {0, 0, 1, k},  // W^T read in place: element (k, n) at n*K + k
+        .sc = {0, 0, y_rs, 1},
+        .alpha = 1.0f, .bias = bias, .accumulate = accumulate, .act = act,
+    };
+    for (int64_t i = 0; i < loops; i++)
+        S2S_TRY(s2s_mm(y.p + i * y.bs, x.p + i * x.bs, w, &a));
+    return S2S_OK;
+}
+
+// ---- threads and shutdown ----
+
+void s2s_set_num_threads(int n) {
+    if (n <= 0) n = omp_get_num_procs();
+    omp_set_num_threads(n);
+}
+
+int s2s_get_num_threads(void) { return omp_get_max_threads(); }
+
+void s2s_backend_shutdown(void) {
+    pthread_mutex_lock(&be.lock);
+    for (int i = 0; i < be.n_prims; i++) dnnl_primitive_destroy(be.prims[i].prim);
+    be.n_prims = 0;
+    if (tl_stream) dnnl_stream_destroy(tl_stream);
+    tl_stream = NULL;
+    if (be.engine) dnnl_engine_destroy(be.engine);
+    be.engine = NULL;
+    pthread_mutex_unlock(&be.lock);
+}

@@ -1,0 +1,58 @@
+// Matrix products on oneDNN (internal). Every product in s2s goes through
+// s2s_mm; src/ops/dnnl_matmul.c is the only file that calls oneDNN.
+//
+// Dimension letters: B0, B1 outer batch dims, M rows, K inner, N columns.
+// Operands are row-major views with explicit strides (in floats), so
+// attention heads and weight transposes are read in place.
+#ifndef S2S_OPS_MATMUL_H
+#define S2S_OPS_MATMUL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "s2s/status.h"
+
+typedef enum s2s_mm_act {
+    S2S_MM_NONE,
+    S2S_MM_RELU,
+    S2S_MM_GELU,  // exact, with erf
+    S2S_MM_ACT_COUNT
+} s2s_mm_act;
+
+typedef struct s2s_mm_args {
+    int64_t b0, b1, m, k, n;  // sizes; b0 = b1 = 1 for a plain product
+    int64_t sa[4];  // strides of A (B0, B1, M, K)
+    int64_t sb[4];  // strides of B (B0, B1, K, N)
+    int64_t sc[4];  // strides of C (B0, B1, M, N)
+    float alpha;        // C = alpha * A·B
+    const float *bias;  // (N) added after the scale, or NULL; only when B0 = B1 = 1
+    bool accumulate;    // C += (...) instead of C = (...)
+    s2s_mm_act act;     // applied last
+} s2s_mm_args;
+
+// C = act(alpha * A·B + bias [+ C]). Primitives are created on first use of
+// each (bias, accumulate, act, alpha) combination with runtime sizes and
+// strides, and reused for every shape after that.
+s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *args);
+
+// nn.Linear on a batch of row blocks:
+//   y[b, i, :] (+)= act(x[b, i, :] · W^T + bias),  W (N, K) row-major.
+// Row i of block b is at x + b*x_bs + i*x_rs (and likewise for y).
+typedef struct s2s_rows {
+    float *p;
+    int64_t bs;  // stride between blocks
+    int64_t rs;  // stride between rows
+} s2s_rows;
+
+s2s_status s2s_linear(s2s_rows y, s2s_rows x, const float *w, const float *bias,
+                      int64_t blocks, int64_t rows, int64_t k, int64_t n,
+                      s2s_mm_act act, bool accumulate);
+
+// Threads used by oneDNN from now on (<= 0: all cores).
+void s2s_set_num_threads(int n);
+int s2s_get_num_threads(void);
+
+// Releases the cached primitives, engine and stream (for leak checkers).
+void s2s_backend_shutdown(void);
+
+#endif

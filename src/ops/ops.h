@@ -1,0 +1,32 @@
+// Element-wise kernels in plain C (internal). Outputs first, then inputs,
+// then sizes. Written as simple loops over contiguous rows so that gcc
+// vectorises them (-O2 -ftree-vectorize).
+//
+// Dimension letters: R rows, D width, V vocab, P positions.
+#ifndef S2S_OPS_OPS_H
+#define S2S_OPS_OPS_H
+
+#include <stdint.h>
+
+// In place, per row of length n: x[:valid] = softmax(x[:valid]),
+// x[valid:] = 0 (masked keys get no weight). valid >= 1.
+void s2s_softmax_row(float *x, int64_t valid, int64_t n);
+
+// y (R, D) = LayerNorm(x) * w + b, biased variance. y may alias x.
+void s2s_layernorm(float *y, const float *x, const float *w, const float *b,
+                   int64_t rows, int64_t d, float eps);
+
+// y (R, D) = x + r (y may alias x).
+void s2s_add(float *y, const float *x, const float *r, int64_t n);
+
+// out (P, D): sinusoidal table, PE[p,2i] = sin(p/10000^(2i/D)),
+// PE[p,2i+1] = cos(...). D even.
+void s2s_positional_table(float *out, int64_t positions, int64_t d);
+
+// y (D) = E[id] * scale + pe (D).
+void s2s_embed_row(float *y, const float *emb, int id, float scale, const float *pe, int64_t d);
+
+// x (n) = log_softmax(x), in place.
+void s2s_log_softmax_row(float *x, int64_t n);
+
+#endif

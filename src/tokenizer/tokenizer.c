@@ -1,0 +1,341 @@
+// Tokenizing UTF-8 text into vocab ids, and joining ids back into text.
+//
+// Pieces live in one block: all piece strings back to back, each
+// NUL-terminated, so t->pieces[0] is the start of the block whenever
+// t->cap > 0 (it may then hold no piece when t->n == 0). One tokenize call
+// therefore makes a handful of reallocations however long the line, and
+// s2s_tokens_free releases the block through pieces[0].
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "s2s/tokenizer.h"
+#include "tokenizer/utf8.h"
+
+// ---- a growing byte buffer ----
+
+typedef struct {
+    char *p;
+    size_t n, cap;
+} strbuf;
+
+static bool sb_reserve(strbuf *b, size_t extra) {
+    if (b->cap - b->n >= extra) return true;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap - b->n < extra) {
+        if (cap > SIZE_MAX / 2) return false;
+        cap *= 2;
+    }
+    char *p = realloc(b->p, cap);
+    if (!p) return false;
+    b->p = p;
+    b->cap = cap;
+    return true;
+}
+
+static bool sb_add(strbuf *b, const char *s, size_t n) {
+    if (!sb_reserve(b, n)) return false;
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    return true;
+}
+
+static bool sb_add_cp(strbuf *b, uint32_t cp) {
+    char tmp[4];
+    return sb_add(b, tmp, (size_t)s2s_utf8_encode(tmp, cp));
+}
+
+// Length of the (valid) UTF-8 sequence starting with byte c.
+static size_t seq_len(unsigned char c) {
+    return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+}
+
+// ---- tokenizing ----
+
+typedef struct {
+    const s2s_vocab *v;
+    s2s_tokens *t;
+    strbuf store;  // piece bytes, NUL-separated
+} tok_state;
+
+// Ends the piece that starts at store offset `start` (its bytes already
+// appended): looks it up and records its id.
+static s2s_status end_piece(tok_state *s, size_t start) {
+    s2s_tokens *t = s->t;
+    int id = s2s_vocab_find(s->v, s->store.p + start, s->store.n - start);
+    if (!sb_add(&s->store, "", 1)) return s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
+    if (t->n == t->cap) {
+        if (t->cap > (1 << 29)) return s2s_fail(S2S_ERR_NOMEM, "tokenize: too many tokens");
+        int cap = t->cap ? 2 * t->cap : 64;
+        int *ids = realloc(t->ids, (size_t)cap * sizeof *ids);
+        if (!ids) return s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
+        t->ids = ids;
+        char **pieces = realloc(t->pieces, (size_t)cap * sizeof *pieces);
+        if (!pieces) return s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
+        if (t->cap == 0) pieces[0] = NULL;  // the store is attached at the end
+        t->pieces = pieces;
+        t->cap = cap;
+    }
+    t->ids[t->n++] = id < 0 ? S2S_UNK : id;
+    return S2S_OK;
+}
+
+static s2s_status add_piece(tok_state *s, const char *p, size_t n) {
+    size_t start = s->store.n;
+    if (!sb_add(&s->store, p, n)) return s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
+    return end_piece(s, start);
+}
+
+static bool is_word_char(uint32_t c) {
+    return !s2s_is_space(c) && !s2s_is_cjk(c) && !s2s_is_punct(c);
+}
+
+static bool is_letter(uint32_t c) {
+    uint32_t f = s2s_fold_width(c);
+    return is_word_char(c) && !(f >= '0' && f <= '9');
+}
+
+// Greedy longest match over a run of CJK characters s[0..n): at each
+// position the longest vocab entry wins, else the single character.
+static s2s_status segment_cjk(tok_state *s, const char *r, size_t n) {
+    int maxc = s2s_vocab_max_cjk_chars(s->v);
+    if (maxc < 1) maxc = 1;
+    size_t p = 0;
+    while (p < n) {
+        size_t end = p;
+        int chars = 0;
+        while (end < n && chars < maxc) {
+            end += seq_len((unsigned char)r[end]);
+            chars++;
+        }
+        while (chars > 1 && s2s_vocab_find(s->v, r + p, end - p) < 0) {
+            do end--;
+            while (((unsigned char)r[end] & 0xC0) == 0x80);
+            chars--;
+        }
+        S2S_TRY(add_piece(s, r + p, end - p));
+        p = end;
+    }
+    return S2S_OK;
+}
+
+// One word starting at text[i]: letters, digits and other non-CJK,
+// non-punctuation characters, lower-cased, with apostrophes kept between
+// letters. Returns the offset after the word in *next.
+static s2s_status scan_word(tok_state *s, const char *text, size_t len, size_t i,
+                            size_t *next) {
+    size_t start = s->store.n;
+    bool prev_letter = false;
+    while (i < len) {
+        uint32_t c;
+        int k = s2s_utf8_decode(text + i, len - i, &c);
+        if (is_word_char(c)) {
+            c = s2s_to_lower(s2s_fold_width(c));
+            if (!sb_add_cp(&s->store, c)) return s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
+            prev_letter = !(c >= '0' && c <= '9');
+            i += (size_t)k;
+            continue;
+        }
+        // didn't, it's, o'clock: the apostrophe (straight or curly) stays
+        // in the word, normalised so both spellings find the same token.
+        if ((c == '\'' || c == 0x2019) && prev_letter && i + (size_t)k < len) {
+            uint32_t d;
+            s2s_utf8_decode(text + i + k, len - i - (size_t)k, &d);
+            if (is_letter(d)) {
+                if (!sb_add(&s->store, "'", 1)) return s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
+                prev_letter = false;
+                i += (size_t)k;
+                continue;
+            }
+        }
+        break;
+    }
+    *next = i;
+    return end_piece(s, start);
+}
+
+static s2s_status tokenize_into(tok_state *s, const char *text, size_t len) {
+    size_t i = 0;
+    while (i < len) {
+        uint32_t c;
+        int k = s2s_utf8_decode(text + i, len - i, &c);
+        if (s2s_is_space(c)) {
+            i += (size_t)k;
+        } else if (s2s_is_cjk(c)) {
+            size_t end = i + (size_t)k;
+            while (end < len) {
+                uint32_t d;
+                int kd = s2s_utf8_decode(text + end, len - end, &d);
+                if (!s2s_is_cjk(d)) break;
+                end += (size_t)kd;
+            }
+            S2S_TRY(segment_cjk(s, text + i, end - i));
+            i = end;
+        } else if (s2s_is_punct(c)) {
+            S2S_TRY(add_piece(s, text + i, (size_t)k));
+            i += (size_t)k;
+        } else {
+            S2S_TRY(scan_word(s, text, len, i, &i));
+        }
+    }
+    return S2S_OK;
+}
+
+s2s_status s2s_tokenize(const s2s_vocab *v, const char *text, s2s_tokens *t) {
+    if (!v || !text || !t) return s2s_fail(S2S_ERR_INVALID, "s2s_tokenize: NULL argument");
+    t->n = 0;
+    size_t len = strlen(text);
+    size_t bad = s2s_utf8_check(text, len);
+    if (bad < len)
+        return s2s_fail(S2S_ERR_INVALID, "invalid UTF-8 at byte %zu (0x%02x)", bad,
+                        (unsigned char)text[bad]);
+
+    // Pieces never outgrow the input (lower-casing keeps or shortens the
+    // bytes) except for their NULs, so len + len/4 rarely needs to grow.
+    // The old block's capacity is unknown, so it is resized every call.
+    tok_state s = {.v = v, .t = t};
+    s.store.p = t->cap > 0 ? t->pieces[0] : NULL;
+    s2s_status st = S2S_OK;
+    if (!sb_reserve(&s.store, len + len / 4 + 16))
+        st = s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
+    if (st == S2S_OK) st = tokenize_into(&s, text, len);
+
+    // Attach the store to pieces[0] (or drop it when there is no array),
+    // then point each piece into it.
+    if (t->cap > 0) {
+        t->pieces[0] = s.store.p;
+    } else {
+        free(s.store.p);
+        s.store.p = NULL;
+    }
+    if (st != S2S_OK) {
+        t->n = 0;
+        return st;
+    }
+    char *p = s.store.p;
+    for (int j = 0; j < t->n; j++) {
+        t->pieces[j] = p;
+        p += strlen(p) + 1;
+    }
+    return S2S_OK;
+}
+
+void s2s_tokens_free(s2s_tokens *t) {
+    if (!t) return;
+    if (t->cap > 0 && t->pieces) free(t->pieces[0]);
+    free(t->pieces);
+    free(t->ids);
+    memset(t, 0, sizeof *t);
+}
+
+// ---- detokenizing ----
+
+static uint32_t first_cp(const char *s) {
+    uint32_t c = 0;
+    size_t n = strlen(s);
+    if (n) s2s_utf8_decode(s, n, &c);
+    return c;
+}
+
+static uint32_t last_cp(const char *s) {
+    size_t n = strlen(s);
+    if (n == 0) return 0;
+    size_t i = n - 1;
+    while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80) i--;
+    uint32_t c = 0;
+    s2s_utf8_decode(s + i, n - i, &c);
+    return c;
+}
+
+// No space before these. The ASCII double quote is decided by parity.
+static bool is_closing(uint32_t c) {
+    return c == '.' || c == ',' || c == '!' || c == '?' || c == ';' || c == ':' ||
+           c == ')' || c == ']' || c == '}' || c == '\'' || c == '"' || c == '%' ||
+           c == 0x2019 || c == 0x201D || c == 0xBB || c == 0x2026 || s2s_is_cjk_punct(c);
+}
+
+// No space after these.
+static bool is_opening(uint32_t c) {
+    return c == '(' || c == '[' || c == '{' || c == 0x2018 || c == 0x201C || c == 0xAB ||
+           c == 0xBF || c == 0xA1;
+}
+
+static bool ends_sentence(uint32_t c) {
+    return c == '.' || c == '!' || c == '?' || c == ';' || c == 0x3002 || c == 0xFF01 ||
+           c == 0xFF1F || c == 0xFF1B;
+}
+
+// The text printed for an id, or NULL for ids that print nothing.
+static const char *printed(const s2s_vocab *v, int id) {
+    if (id == S2S_PAD || id == S2S_BOS || id == S2S_EOS) return NULL;
+    const char *tok = s2s_vocab_token(v, id);
+    return tok ? tok : "<unk>";  // out of range: shown, not silently dropped
+}
+
+char *s2s_detokenize(const s2s_vocab *v, const int *ids, int n) {
+    strbuf out = {0};
+    if (!sb_reserve(&out, 1)) return NULL;
+    bool cap_next = true;     // at the start of a sentence
+    bool have_prev = false;
+    uint32_t prev_last = 0;
+    bool prev_opening = false;
+    long quotes = 0;          // ASCII " seen so far: odd ones open
+    for (int i = 0; i < n && ids; i++) {
+        const char *tok = printed(v, ids[i]);
+        if (!tok || !*tok) continue;
+        uint32_t first = first_cp(tok), last = last_cp(tok);
+        bool quote = strcmp(tok, "\"") == 0;
+        bool open_quote = quote && quotes % 2 == 0;
+        bool closing = is_closing(first) && !open_quote;
+        bool opening = is_opening(last) || open_quote;
+        if (quote) quotes++;
+
+        if (have_prev && !s2s_is_cjk_any(prev_last) && !s2s_is_cjk_any(first) && !closing &&
+            !prev_opening)
+            if (!sb_add(&out, " ", 1)) goto oom;
+
+        bool word = ids[i] == S2S_UNK || !s2s_is_punct(first);
+        size_t skip = 0;
+        if (word && ids[i] != S2S_UNK) {
+            uint32_t up = first;
+            if (cap_next)
+                up = s2s_to_upper(first);
+            else if (tok[0] == 'i' && (tok[1] == '\0' || tok[1] == '\''))
+                up = 'I';  // i, i'm, i've
+            if (up != first) {
+                if (!sb_add_cp(&out, up)) goto oom;
+                skip = seq_len((unsigned char)tok[0]);
+            }
+        }
+        if (!sb_add(&out, tok + skip, strlen(tok + skip))) goto oom;
+        if (word) cap_next = false;
+        if (ends_sentence(last)) cap_next = true;
+        have_prev = true;
+        prev_last = last;
+        prev_opening = opening;
+    }
+    if (!sb_add(&out, "", 1)) goto oom;
+    return out.p;
+oom:
+    free(out.p);
+    return NULL;
+}
+
+char *s2s_join_tokens(const s2s_vocab *v, const int *ids, int n) {
+    strbuf out = {0};
+    if (!sb_reserve(&out, 1)) return NULL;
+    bool first = true;
+    for (int i = 0; i < n && ids; i++) {
+        const char *tok = printed(v, ids[i]);
+        if (!tok) continue;
+        if (!first && !sb_add(&out, " ", 1)) goto oom;
+        if (!sb_add(&out, tok, strlen(tok))) goto oom;
+        first = false;
+    }
+    if (!sb_add(&out, "", 1)) goto oom;
+    return out.p;
+oom:
+    free(out.p);
+    return NULL;
+}

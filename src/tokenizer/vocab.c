@@ -1,0 +1,258 @@
+// Vocabularies: one token per line, the line index is the id.
+//
+// The file's bytes are kept in one block with each line NUL-terminated in
+// place, so tokens cost no allocation of their own. Lookup goes through an
+// open-addressing hash table (linear probing, FNV-1a) sized to at most half
+// full, because the tokenizer probes it once per candidate length of every
+// CJK position.
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "s2s/tokenizer.h"
+#include "tokenizer/utf8.h"
+
+struct s2s_vocab {
+    int n;          // number of tokens
+    int max_chars;  // longest token in code points
+    int max_cjk;    // longest token made only of CJK characters, in code points
+    char *text;     // all tokens, each NUL-terminated
+    char **tok;     // (n) token strings, pointing into text
+    int *len;       // (n) byte lengths
+    int *slots;     // (nslots) ids, -1 where empty
+    size_t nslots;  // a power of two >= 2n
+};
+
+static const char *const specials[S2S_NUM_SPECIALS] = {"<pad>", "<unk>", "<s>", "</s>"};
+
+// Longest token text quoted in an error message; vocab lines can be huge.
+enum { QUOTE_MAX = 60 };
+
+static uint64_t hash_bytes(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+// The slot holding s[0..n), or the empty slot where it would go.
+static size_t probe(const s2s_vocab *v, const char *s, size_t n) {
+    size_t mask = v->nslots - 1;
+    size_t i = (size_t)hash_bytes(s, n) & mask;
+    for (;;) {
+        int id = v->slots[i];
+        if (id < 0) return i;
+        if ((size_t)v->len[id] == n && memcmp(v->tok[id], s, n) == 0) return i;
+        i = (i + 1) & mask;
+    }
+}
+
+int s2s_vocab_find(const s2s_vocab *v, const char *s, size_t len) {
+    if (!v || !s) return -1;
+    return v->slots[probe(v, s, len)];
+}
+
+int s2s_vocab_max_chars(const s2s_vocab *v) { return v ? v->max_chars : 0; }
+
+int s2s_vocab_max_cjk_chars(const s2s_vocab *v) { return v ? v->max_cjk : 0; }
+
+void s2s_vocab_free(s2s_vocab *v) {
+    if (!v) return;
+    free(v->text);
+    free(v->tok);
+    free(v->len);
+    free(v->slots);
+    free(v);
+}
+
+// ---- parsing ----
+
+// Checks one line (already split off, without its newline) and adds it as
+// the next id. `lineno` is 1-based for messages.
+static s2s_status add_line(s2s_vocab *v, char *line, size_t n, const char *name,
+                           size_t lineno) {
+    if (memchr(line, '\0', n))
+        return s2s_fail(S2S_ERR_FORMAT, "%s:%zu: NUL byte in token", name, lineno);
+    size_t bad = s2s_utf8_check(line, n);
+    if (bad < n)
+        return s2s_fail(S2S_ERR_FORMAT, "%s:%zu:%zu: invalid UTF-8 (byte 0x%02x)",
+                        name, lineno, bad + 1, (unsigned char)line[bad]);
+    if (n == 0) return s2s_fail(S2S_ERR_FORMAT, "%s:%zu: empty line", name, lineno);
+    if (n > INT_MAX)
+        return s2s_fail(S2S_ERR_FORMAT, "%s:%zu: token too long", name, lineno);
+    // The tokenizer splits on whitespace, so such a token could never be
+    // produced; it is almost always a stray space or a bad join.
+    size_t chars = 0;
+    bool all_cjk = true;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        i += (size_t)s2s_utf8_decode(line + i, n - i, &cp);
+        chars++;
+        all_cjk = all_cjk && s2s_is_cjk(cp);
+        if (s2s_is_space(cp))
+            return s2s_fail(S2S_ERR_FORMAT, "%s:%zu: token '%.*s' contains whitespace",
+                            name, lineno, (int)(n < QUOTE_MAX ? n : QUOTE_MAX), line);
+    }
+    int id = v->n;
+    if (id < S2S_NUM_SPECIALS && strcmp(line, specials[id]) != 0)
+        return s2s_fail(S2S_ERR_FORMAT,
+                        "%s:%zu: expected special token '%s', found '%.*s' (the first "
+                        "four lines must be <pad> <unk> <s> </s>)",
+                        name, lineno, specials[id], (int)(n < QUOTE_MAX ? n : QUOTE_MAX),
+                        line);
+    size_t slot = probe(v, line, n);
+    if (v->slots[slot] >= 0)
+        return s2s_fail(S2S_ERR_FORMAT, "%s:%zu: duplicate token '%.*s' (first on line %d)",
+                        name, lineno, (int)(n < QUOTE_MAX ? n : QUOTE_MAX), line,
+                        v->slots[slot] + 1);
+    v->tok[id] = line;
+    v->len[id] = (int)n;
+    v->slots[slot] = id;
+    if (chars > (size_t)v->max_chars) v->max_chars = (int)chars;
+    if (all_cjk && chars > (size_t)v->max_cjk) v->max_cjk = (int)chars;
+    v->n++;
+    return S2S_OK;
+}
+
+// Parses text[0..size) (taking ownership of text, which has room for a
+// terminating NUL at text[size]) into *out.
+static s2s_status parse(s2s_vocab **out, char *text, size_t size, const char *name) {
+    *out = NULL;
+    s2s_vocab *v = calloc(1, sizeof *v);
+    if (!v) {
+        free(text);
+        return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", name);
+    }
+    v->text = text;
+    text[size] = '\0';
+
+    // A final newline ends the last line rather than starting an empty one.
+    size_t lines = 0;
+    for (size_t i = 0; i < size; i++) lines += text[i] == '\n';
+    if (size > 0 && text[size - 1] != '\n') lines++;
+    if (lines > INT_MAX) {
+        s2s_vocab_free(v);
+        return s2s_fail(S2S_ERR_FORMAT, "%s: too many lines", name);
+    }
+    size_t nslots = 16;
+    while (nslots < 2 * lines) nslots *= 2;
+    v->nslots = nslots;
+    v->tok = malloc((lines ? lines : 1) * sizeof *v->tok);
+    v->len = malloc((lines ? lines : 1) * sizeof *v->len);
+    v->slots = malloc(nslots * sizeof *v->slots);
+    if (!v->tok || !v->len || !v->slots) {
+        s2s_vocab_free(v);
+        return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", name);
+    }
+    memset(v->slots, 0xFF, nslots * sizeof *v->slots);  // all -1
+
+    size_t pos = 0;
+    // Editors on Windows like to start UTF-8 files with a byte order mark.
+    if (size >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) pos = 3;
+    for (size_t lineno = 1; lineno <= lines; lineno++) {
+        char *line = text + pos;
+        char *nl = memchr(line, '\n', size - pos);
+        size_t n = nl ? (size_t)(nl - line) : size - pos;
+        pos += n + 1;
+        if (n > 0 && line[n - 1] == '\r') n--;  // CRLF
+        line[n] = '\0';
+        s2s_status st = add_line(v, line, n, name, lineno);
+        if (st != S2S_OK) {
+            s2s_vocab_free(v);
+            return st;
+        }
+    }
+    if (v->n < S2S_NUM_SPECIALS) {
+        s2s_status st = s2s_fail(S2S_ERR_FORMAT,
+                                 "%s:%d: missing special token '%s' (the first four "
+                                 "lines must be <pad> <unk> <s> </s>)",
+                                 name, v->n + 1, specials[v->n]);
+        s2s_vocab_free(v);
+        return st;
+    }
+    *out = v;
+    return S2S_OK;
+}
+
+s2s_status s2s_vocab_from_string(s2s_vocab **out, const char *text, const char *name) {
+    if (!out || !text) return s2s_fail(S2S_ERR_INVALID, "s2s_vocab_from_string: NULL argument");
+    if (!name) name = "<vocab>";
+    size_t n = strlen(text);
+    char *copy = malloc(n + 1);
+    if (!copy) return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", name);
+    memcpy(copy, text, n);
+    return parse(out, copy, n, name);
+}
+
+s2s_status s2s_vocab_load(s2s_vocab **out, const char *path) {
+    if (!out || !path) return s2s_fail(S2S_ERR_INVALID, "s2s_vocab_load: NULL argument");
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    // Read in growing chunks rather than trusting ftell, so pipes work too.
+    size_t cap = 1 << 16, size = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) {
+        fclose(f);
+        return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+    }
+    for (;;) {
+        if (size == cap) {
+            char *nb = cap > SIZE_MAX / 4 ? NULL : realloc(buf, 2 * cap + 1);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + size, 1, cap - size, f);
+        size += got;
+        if (got == 0) break;
+    }
+    if (ferror(f)) {
+        int e = errno;
+        free(buf);
+        fclose(f);
+        return s2s_fail(S2S_ERR_IO, "%s: read error: %s", path, strerror(e));
+    }
+    fclose(f);
+    return parse(out, buf, size, path);
+}
+
+// ---- queries ----
+
+int s2s_vocab_size(const s2s_vocab *v) { return v ? v->n : 0; }
+
+const char *s2s_vocab_token(const s2s_vocab *v, int id) {
+    if (!v || id < 0 || id >= v->n) return NULL;
+    return v->tok[id];
+}
+
+int s2s_vocab_id(const s2s_vocab *v, const char *token) {
+    if (!v || !token) return S2S_UNK;
+    int id = s2s_vocab_find(v, token, strlen(token));
+    return id < 0 ? S2S_UNK : id;
+}
+
+char *s2s_vocab_to_string(const s2s_vocab *v) {
+    if (!v) return NULL;
+    size_t total = 1;
+    for (int i = 0; i < v->n; i++) total += (size_t)v->len[i] + 1;
+    char *s = malloc(total), *p = s;
+    if (!s) return NULL;
+    for (int i = 0; i < v->n; i++) {
+        if (i > 0) *p++ = '\n';
+        memcpy(p, v->tok[i], (size_t)v->len[i]);
+        p += v->len[i];
+    }
+    *p = '\0';
+    return s;
+}

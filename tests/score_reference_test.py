@@ -1,0 +1,491 @@
+#!/usr/bin/env python3
+"""Checks `s2s score` against the independent reference scripts/ref_model.py.
+
+    python3 tests/score_reference_test.py PATH_TO_s2s_BINARY
+    python3 tests/score_reference_test.py            # reference self-checks only
+
+First the reference itself is checked: against hand-worked values, against a
+second implementation written with explicit scalar loops, and against
+properties (probabilities sum to 1, causality, use of the source). Then, for
+every config in tests/data/ref/*.yaml, a model written by `ref_model.py random`
+and (when the binary has `init`) one written by `s2s init` are scored by both
+programs on tests/data/ref/pairs.tsv: the tokens must match and every token
+log-prob must agree within 1e-4.
+
+Prints one line per check and a final "N passed, M failed"; exits 1 on any
+failure, 77 (ctest's skip code) when numpy is missing.
+"""
+
+import json
+import math
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import yaml
+except ImportError as e:
+    # numpy comes from Debian's python3-numpy, which a pyenv/venv python3
+    # earlier on PATH does not see; try Debian's interpreter once.
+    debian = "/usr/bin/python3"
+    if (os.path.exists(debian) and not os.environ.get("S2S_REF_REEXEC")
+            and os.path.realpath(sys.executable) != os.path.realpath(debian)):
+        os.environ["S2S_REF_REEXEC"] = "1"
+        os.execv(debian, [debian] + sys.argv)
+    print("score_reference_test: skipped, needs numpy and PyYAML (%s)" % e)
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DATA = os.path.join(HERE, "data", "ref")
+REF_SCRIPT = os.path.join(ROOT, "scripts", "ref_model.py")
+sys.dont_write_bytecode = True  # keep scripts/ free of __pycache__
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import ref_model as R  # noqa: E402
+
+TOL = 1e-4          # C engine (float32) vs reference, per token
+LOOP_TOL = 1e-10    # two float64 implementations
+TIMEOUT = 120
+
+
+class Check:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def run(self, name, fn, *args):
+        """fn returns a short detail string or raises AssertionError/any error."""
+        try:
+            detail = fn(*args)
+        except Exception as e:  # any error in a check is a failure of that check
+            self.failed += 1
+            print("FAIL %s: %s: %s" % (name, type(e).__name__, e))
+        else:
+            self.passed += 1
+            print("PASS %s%s" % (name, ": " + detail if detail else ""))
+        sys.stdout.flush()
+
+
+# ---- a second implementation, scalar loops only ----
+#
+# Deliberately written differently from ref_model.py (no numpy, causality by
+# loop bounds instead of a mask), so that a shared mistake is unlikely.
+
+def lp_linear(W, b, x):
+    return [sum(W[o][i] * x[i] for i in range(len(x))) + b[o] for o in range(len(W))]
+
+
+def lp_layer_norm(g, b, x, eps):
+    n = len(x)
+    mean = sum(x) / n
+    var = sum((v - mean) ** 2 for v in x) / n
+    return [(x[i] - mean) / math.sqrt(var + eps) * g[i] + b[i] for i in range(n)]
+
+
+def lp_attention(P, p, xq, xkv, heads, causal):
+    q = [lp_linear(P[p + ".q_proj.weight"], P[p + ".q_proj.bias"], x) for x in xq]
+    k = [lp_linear(P[p + ".k_proj.weight"], P[p + ".k_proj.bias"], x) for x in xkv]
+    v = [lp_linear(P[p + ".v_proj.weight"], P[p + ".v_proj.bias"], x) for x in xkv]
+    d = len(q[0])
+    dh = d // heads
+    out = []
+    for t in range(len(q)):
+        concat = [0.0] * d
+        last = t + 1 if causal else len(k)
+        for h in range(heads):
+            lo = h * dh
+            s = [sum(q[t][lo + c] * k[u][lo + c] for c in range(dh)) / math.sqrt(dh)
+                 for u in range(last)]
+            m = max(s)
+            e = [math.exp(z - m) for z in s]
+            tot = sum(e)
+            for c in range(dh):
+                concat[lo + c] = sum(e[u] / tot * v[u][lo + c] for u in range(last))
+        out.append(lp_linear(P[p + ".out_proj.weight"], P[p + ".out_proj.bias"], concat))
+    return out
+
+
+def lp_ffn(P, p, x, act):
+    hidden = lp_linear(P[p + ".fc1.weight"], P[p + ".fc1.bias"], x)
+    if act == "relu":
+        hidden = [max(0.0, z) for z in hidden]
+    else:
+        hidden = [0.5 * z * (1.0 + math.erf(z / math.sqrt(2.0))) for z in hidden]
+    return lp_linear(P[p + ".fc2.weight"], P[p + ".fc2.bias"], hidden)
+
+
+def lp_sublayer(cfg, P, norm, xs, f):
+    eps = cfg["layer_norm_eps"]
+    g, b = P[norm + ".weight"], P[norm + ".bias"]
+    if cfg["norm"] == "post":
+        ys = f(xs)
+        return [lp_layer_norm(g, b, [x[i] + y[i] for i in range(len(x))], eps)
+                for x, y in zip(xs, ys)]
+    ys = f([lp_layer_norm(g, b, x, eps) for x in xs])
+    return [[x[i] + y[i] for i in range(len(x))] for x, y in zip(xs, ys)]
+
+
+def lp_embed(table, ids, d):
+    rows = []
+    for pos, tok in enumerate(ids):
+        row = []
+        for c in range(d):
+            i2 = c - (c % 2)                       # the "2i" of the spec
+            angle = pos / (10000.0 ** (i2 / d))
+            pe = math.sin(angle) if c % 2 == 0 else math.cos(angle)
+            row.append(table[tok][c] * math.sqrt(d) + pe)
+        rows.append(row)
+    return rows
+
+
+def loop_logprobs(cfg, tensors, src_ids, tgt_ids):
+    """[[logprob over the target vocab] per decoder position], src_ids without </s>."""
+    P = {k: v.astype(np.float64).tolist() for k, v in tensors.items()}
+    d, H, act = cfg["d_model"], cfg["heads"], cfg["activation"]
+    x = lp_embed(P["src_embed.weight"], list(src_ids) + [R.EOS], d)
+    for i in range(cfg["encoder_layers"]):
+        p = "encoder.layers.%d" % i
+        x = lp_sublayer(cfg, P, p + ".norm1", x, lambda y: lp_attention(P, p + ".self_attn", y, y, H, False))
+        x = lp_sublayer(cfg, P, p + ".norm2", x, lambda y: [lp_ffn(P, p + ".ffn", r, act) for r in y])
+    if cfg["norm"] == "pre":
+        x = [lp_layer_norm(P["encoder.norm.weight"], P["encoder.norm.bias"], r, cfg["layer_norm_eps"]) for r in x]
+    mem = x
+    x = lp_embed(P["tgt_embed.weight"], [R.BOS] + list(tgt_ids), d)
+    for i in range(cfg["decoder_layers"]):
+        p = "decoder.layers.%d" % i
+        x = lp_sublayer(cfg, P, p + ".norm1", x, lambda y: lp_attention(P, p + ".self_attn", y, y, H, True))
+        x = lp_sublayer(cfg, P, p + ".norm2", x, lambda y: lp_attention(P, p + ".cross_attn", y, mem, H, False))
+        x = lp_sublayer(cfg, P, p + ".norm3", x, lambda y: [lp_ffn(P, p + ".ffn", r, act) for r in y])
+    if cfg["norm"] == "pre":
+        x = [lp_layer_norm(P["decoder.norm.weight"], P["decoder.norm.bias"], r, cfg["layer_norm_eps"]) for r in x]
+    W = P["tgt_embed.weight"] if cfg["tie_output"] else P["generator.weight"]
+    out = []
+    for r in x:
+        logits = lp_linear(W, P["generator.bias"], r)
+        m = max(logits)
+        lse = m + math.log(sum(math.exp(z - m) for z in logits))
+        out.append([z - lse for z in logits])
+    return out
+
+
+# ---- reference self-checks ----
+
+def tiny_cfg(norm="pre", activation="relu", tie=False, d=4, heads=2, enc=1, dec=1, ffn=6):
+    return {"d_model": d, "heads": heads, "encoder_layers": enc, "decoder_layers": dec,
+            "ffn_dim": ffn, "activation": activation, "norm": norm, "layer_norm_eps": 1e-5,
+            "dropout": 0.0, "tie_output": tie, "max_len": 16}
+
+
+def vocab(n):
+    return R.SPECIALS + ["w%d" % i for i in range(n - 4)]
+
+
+def make_model(cfg, vs, vt, seed, tmpdir):
+    """Writes the random model to a file and reads it back, as the CLI would."""
+    path = os.path.join(tmpdir, "m%d.safetensors" % seed)
+    tensors = R.random_tensors(cfg, vs, vt, seed)
+    R.write_safetensors(path, tensors, R.model_metadata(cfg, vocab(vs), vocab(vt)))
+    return R.load_model(path), tensors
+
+
+def check_safetensors_by_hand(tmpdir):
+    # A file built byte by byte from the format description, with the header
+    # not padded and the tensors stored out of name order.
+    a = [1.5, -2.0, 0.25, 3.0, 4.0, -0.5]
+    b = [7.0, 8.0]
+    data = struct.pack("<2f", *b) + struct.pack("<6f", *a)
+    header = json.dumps({"__metadata__": {"k": "v"},
+                         "a": {"dtype": "F32", "shape": [2, 3], "data_offsets": [8, 32]},
+                         "b": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}).encode()
+    path = os.path.join(tmpdir, "hand.safetensors")
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header + data)
+    t, meta = R.read_safetensors(path)
+    assert meta == {"k": "v"}, meta
+    assert t["a"].shape == (2, 3) and t["a"].tolist() == [a[:3], a[3:]], t["a"]
+    assert t["b"].tolist() == b, t["b"]
+    # And what write_safetensors produces must parse the same way by hand.
+    path2 = os.path.join(tmpdir, "rt.safetensors")
+    R.write_safetensors(path2, {"b": np.array(b), "a": np.array(a).reshape(2, 3)}, {"k": "v"})
+    raw = open(path2, "rb").read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    assert (8 + n) % 8 == 0, "data start not 8-byte aligned"
+    hdr = json.loads(raw[8:8 + n])
+    lo, hi = hdr["a"]["data_offsets"]
+    assert list(struct.unpack("<6f", raw[8 + n + lo:8 + n + hi])) == a
+    assert hdr["a"]["dtype"] == "F32" and hdr["a"]["shape"] == [2, 3]
+    return "hand-built file read, written file parsed by hand"
+
+
+def check_positional_encoding():
+    pe = R.positional_encoding(3, 4)
+    want = [[0.0, 1.0, 0.0, 1.0],
+            [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)],   # 10000^(2/4) = 100
+            [math.sin(2), math.cos(2), math.sin(0.02), math.cos(0.02)]]
+    assert np.allclose(pe, want, atol=1e-15, rtol=0), pe
+    return "PE[p,2i]=sin, PE[p,2i+1]=cos, 10000^(2i/d)"
+
+
+def check_attention_by_hand():
+    # d = 2, identity projections, zero biases except out_proj.
+    I = np.eye(2)
+    w = {}
+    for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
+        w["a.%s.weight" % proj] = I.copy()
+        w["a.%s.bias" % proj] = np.zeros(2)
+    w["a.out_proj.bias"] = np.array([0.5, -1.0])
+    x = np.array([[1.0, 0.0], [0.0, 2.0]])
+    # One head: query 0 scores (1, 0)/sqrt2 on keys 0 and 1.
+    p = 1.0 / (1.0 + math.exp(-1.0 / math.sqrt(2)))
+    out = R.attention(w, "a", x[:1], x, 1, False)
+    want = [p * 1.0 + 0.5, (1 - p) * 2.0 - 1.0]
+    assert np.allclose(out, [want], atol=1e-14), (out, want)
+    # Causal: position 0 only sees itself, position 1 sees both.
+    out = R.attention(w, "a", x, x, 1, True)
+    p1 = 1.0 / (1.0 + math.exp(4.0 / math.sqrt(2)))   # weight on key 0 for query (0, 2)
+    want = [[1.5, -1.0], [p1 * 1.0 + 0.5, (1 - p1) * 2.0 - 1.0]]
+    assert np.allclose(out, want, atol=1e-14), (out, want)
+    # Two heads of width 1: head 0 uses column 0 only, head 1 column 1 only.
+    out = R.attention(w, "a", x[1:], x, 2, False)
+    # head 0: q = 0 -> uniform over v[:,0] = (1, 0) -> 0.5
+    # head 1: q = 2, k = (0, 2): scores (0, 4) -> weight e^4/(1+e^4) on v = 2
+    p2 = math.exp(4) / (1 + math.exp(4))
+    want = [[0.5 + 0.5, p2 * 2.0 - 1.0]]
+    assert np.allclose(out, want, atol=1e-14), (out, want)
+    return "1 head, causal mask, 2 heads column split"
+
+
+def check_zero_model(tmpdir):
+    # All weights zero except the last LayerNorm's bias v and the generator:
+    # the decoder output is v at every position, so log-probs are
+    # log_softmax(W v + b) whatever the input. Worked out here by hand.
+    v = [0.5, -1.0, 2.0, 0.25]
+    results = []
+    for norm in ("pre", "post"):
+        for tie in (False, True):
+            cfg = tiny_cfg(norm=norm, tie=tie)
+            vt = 6
+            shapes = R.expected_shapes(cfg, 7, vt)
+            t = {n: np.zeros(s, np.float32) for n, s in shapes.items()}
+            last = "decoder.norm" if norm == "pre" else "decoder.layers.0.norm3"
+            t[last + ".bias"] = np.array(v, np.float32)
+            W = [[0.0] * 4 for _ in range(vt)]
+            for k in range(vt):
+                W[k][k % 4] = 1.0 + k          # logit k = (1+k) * v[k % 4]
+            b = [0.1 * k for k in range(vt)]
+            t["tgt_embed.weight" if tie else "generator.weight"] = np.array(W, np.float32)
+            t["generator.bias"] = np.array(b, np.float32)
+            path = os.path.join(tmpdir, "zero_%s_%s.safetensors" % (norm, tie))
+            R.write_safetensors(path, t, R.model_metadata(cfg, vocab(7), vocab(vt)))
+            m = R.load_model(path)
+            # b is stored as float32, so the hand computation uses the stored values.
+            logits = [(1.0 + k) * v[k % 4] + float(np.float32(b[k])) for k in range(vt)]
+            lse = math.log(sum(math.exp(z) for z in logits))
+            lp = R.forward_ids(m, [4, 5, 6], [4, 5])
+            assert lp.shape == (3, vt), lp.shape
+            for row in lp:
+                for k in range(vt):
+                    want = logits[k] - lse
+                    assert abs(row[k] - want) < 1e-12, (norm, tie, k, row[k], want)
+            results.append("%s/%s" % (norm, "tied" if tie else "untied"))
+    return "log_softmax(Wv+b) for " + ", ".join(results)
+
+
+def check_against_loops(tmpdir):
+    n = 0
+    worst = 0.0
+    seed = 100
+    for norm in ("pre", "post"):
+        for act in ("relu", "gelu"):
+            for tie in (False, True):
+                for enc, dec in ((1, 1), (2, 2)):
+                    seed += 1
+                    cfg = tiny_cfg(norm=norm, activation=act, tie=tie, enc=enc, dec=dec,
+                                   d=4 if seed % 2 else 6, heads=2 if seed % 2 else 3)
+                    m, tensors = make_model(cfg, 9, 8, seed, tmpdir)
+                    for src, tgt in (([4], []), ([4, 5, 6, 1], [7, 4, 5]), ([8, 8, 5], [6])):
+                        a = R.forward_ids(m, src, tgt)
+                        b = np.array(loop_logprobs(m.cfg, tensors, src, tgt))
+                        assert a.shape == b.shape, (a.shape, b.shape)
+                        diff = float(np.abs(a - b).max())
+                        worst = max(worst, diff)
+                        assert diff < LOOP_TOL, (cfg, src, tgt, diff)
+                        n += 1
+    return "%d cases (pre/post x relu/gelu x tied/untied x 1-2 layers), max |diff| %.1e" % (n, worst)
+
+
+def check_properties(tmpdir):
+    cfg = tiny_cfg(norm="pre", activation="gelu", d=8, heads=2, enc=2, dec=2, ffn=12)
+    m, _ = make_model(cfg, 12, 11, 7, tmpdir)
+    src, tgt = [4, 5, 6, 7, 1], [4, 5, 6, 7, 8, 9]
+    lp = R.forward_ids(m, src, tgt)
+    total = np.exp(lp).sum(axis=1)
+    assert np.allclose(total, 1.0, atol=1e-12), total
+    # Changing target token j changes no prediction made before seeing it
+    # (rows 0..j) and does change the later ones.
+    for j in range(len(tgt)):
+        tgt2 = list(tgt)
+        tgt2[j] = 10 if tgt[j] != 10 else 4
+        lp2 = R.forward_ids(m, src, tgt2)
+        assert np.array_equal(lp[:j + 1], lp2[:j + 1]), "row <= %d changed" % j
+        assert np.abs(lp[j + 1:] - lp2[j + 1:]).min(axis=1).max() > 1e-9, "row > %d unchanged" % j
+    # Every prediction depends on the source.
+    lp3 = R.forward_ids(m, [4, 5, 6, 7, 2], tgt)
+    assert (np.abs(lp - lp3).max(axis=1) > 1e-6).all(), "some row ignores the source"
+    return "sum p = 1, causal in the target, every row uses the source"
+
+
+def check_score_format(tmpdir):
+    cfg = tiny_cfg(d=8, heads=2)
+    m, _ = make_model(cfg, 8, 8, 3, tmpdir)
+    # Lower-casing, extra spaces and an unknown word on each side.
+    r = R.score_pair(m, "W0  ZZZ w1", "W2 qqq")
+    assert r["tokens"] == ["w2", "<unk>", "</s>"], r["tokens"]
+    ids = R.forward_ids(m, [4, 1, 5], [6, 1])
+    want = [ids[0, 6], ids[1, 1], ids[2, R.EOS]]
+    assert np.allclose(r["token_logprobs"], want, atol=0, rtol=0), (r, want)
+    assert abs(r["logprob"] - sum(want)) < 1e-12
+    # The CLI prints the same, one JSON object per input line.
+    path = os.path.join(tmpdir, "m3.safetensors")
+    out = subprocess.run([sys.executable, REF_SCRIPT, "score", path], input="W0  ZZZ w1\tW2 qqq\nw0\tw1\n",
+                         capture_output=True, text=True, timeout=TIMEOUT, check=True).stdout
+    lines = [json.loads(x) for x in out.splitlines()]
+    assert len(lines) == 2 and lines[0] == r, lines
+    assert lines[1]["tokens"] == ["w1", "</s>"], lines[1]
+    return "tokens = target + </s>, unknown -> <unk>, CLI = function"
+
+
+def check_rejects_bad_files(tmpdir):
+    cfg = tiny_cfg(tie=True)
+    t = R.random_tensors(cfg, 6, 6, 1)
+    meta = R.model_metadata(cfg, vocab(6), vocab(6))
+    bad = {"generator.weight present in a tied model": dict(t, **{"generator.weight": t["tgt_embed.weight"]}),
+           "missing tensor": {k: a for k, a in t.items() if k != "decoder.layers.0.norm3.bias"},
+           "wrong shape": dict(t, **{"generator.bias": np.zeros(5, np.float32)})}
+    for what, tensors in bad.items():
+        path = os.path.join(tmpdir, "bad.safetensors")
+        R.write_safetensors(path, tensors, meta)
+        try:
+            R.load_model(path)
+        except R.RefError:
+            continue
+        raise AssertionError("accepted a model with " + what)
+    return ", ".join(bad)
+
+
+# ---- the C engine against the reference ----
+
+def run(cmd, stdin_text=None):
+    p = subprocess.run(cmd, input=stdin_text, capture_output=True, text=True, timeout=TIMEOUT)
+    if p.returncode != 0:
+        raise AssertionError("`%s` exited %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()[-2000:]))
+    return p.stdout
+
+
+def parse_scores(text, who, n):
+    rows = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            raise AssertionError("%s printed a line that is not JSON: %r" % (who, line[:200]))
+    if len(rows) != n:
+        raise AssertionError("%s printed %d results for %d pairs" % (who, len(rows), n))
+    return rows
+
+
+def compare_scores(binary, model, pairs_text):
+    n = len([x for x in pairs_text.splitlines() if x.strip()])
+    ref = parse_scores(run([sys.executable, REF_SCRIPT, "score", model], pairs_text), "ref_model.py", n)
+    got = parse_scores(run([binary, "score", "-m", model], pairs_text), "s2s score", n)
+    worst, ntok = 0.0, 0
+    for i, (r, g) in enumerate(zip(ref, got), 1):
+        if g.get("tokens") != r["tokens"]:
+            raise AssertionError("pair %d: tokens %s, reference %s" % (i, g.get("tokens"), r["tokens"]))
+        glp = g.get("token_logprobs")
+        if not isinstance(glp, list) or len(glp) != len(r["token_logprobs"]):
+            raise AssertionError("pair %d: token_logprobs %r" % (i, glp))
+        for k, (a, b) in enumerate(zip(glp, r["token_logprobs"])):
+            if not (isinstance(a, (int, float)) and math.isfinite(a)) or abs(a - b) > TOL:
+                raise AssertionError("pair %d token %d (%s): s2s %r, reference %.7f"
+                                     % (i, k, r["tokens"][k], a, b))
+            worst = max(worst, abs(a - b))
+        if abs(g.get("logprob", float("nan")) - r["logprob"]) > TOL * len(glp):
+            raise AssertionError("pair %d: logprob %r, reference %.7f" % (i, g.get("logprob"), r["logprob"]))
+        ntok += len(glp)
+    return "%d pairs, %d tokens, max |diff| %.1e" % (n, ntok, worst)
+
+
+def binary_has_init(binary):
+    try:
+        p = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=TIMEOUT)
+    except OSError:
+        return False
+    return re.search(r"\binit\b", p.stdout + p.stderr) is not None
+
+
+def variant_configs():
+    return sorted(f for f in os.listdir(DATA) if f.endswith(".yaml"))
+
+
+def check_ref_random_model(binary, cfg_path, tmpdir, pairs_text):
+    with open(cfg_path) as f:
+        doc = yaml.safe_load(f)
+    base = os.path.dirname(cfg_path)
+    src = os.path.join(base, doc["vocab"]["src"])
+    tgt = os.path.join(base, doc["vocab"]["tgt"])
+    model = os.path.join(tmpdir, "ref.safetensors")
+    run([sys.executable, REF_SCRIPT, "random", cfg_path, src, tgt, model, "--seed", "7"])
+    return compare_scores(binary, model, pairs_text)
+
+
+def check_init_model(binary, cfg_path, tmpdir, pairs_text):
+    model = os.path.join(tmpdir, "init.safetensors")
+    run([binary, "init", cfg_path, "-o", model, "--seed", "1"])
+    return compare_scores(binary, model, pairs_text)
+
+
+def main():
+    binary = sys.argv[1] if len(sys.argv) > 1 else None
+    if binary is not None and not os.access(binary, os.X_OK):
+        print("score_reference_test: %s is not an executable" % binary)
+        return 1
+    c = Check()
+    with tempfile.TemporaryDirectory(prefix="s2s_ref_") as tmp:
+        c.run("ref safetensors", check_safetensors_by_hand, tmp)
+        c.run("ref positional encoding", check_positional_encoding)
+        c.run("ref attention by hand", check_attention_by_hand)
+        c.run("ref zero model by hand", check_zero_model, tmp)
+        c.run("ref vs scalar loops", check_against_loops, tmp)
+        c.run("ref properties", check_properties, tmp)
+        c.run("ref score output", check_score_format, tmp)
+        c.run("ref rejects bad files", check_rejects_bad_files, tmp)
+        if binary is None:
+            print("(no s2s binary given: reference self-checks only)")
+        else:
+            with open(os.path.join(DATA, "pairs.tsv")) as f:
+                pairs_text = f.read()
+            has_init = binary_has_init(binary)
+            for name in variant_configs():
+                cfg_path = os.path.join(DATA, name)
+                variant = name[:-len(".yaml")]
+                d = os.path.join(tmp, variant)
+                os.mkdir(d)
+                c.run("%s [ref_model.py random model]" % variant,
+                      check_ref_random_model, binary, cfg_path, d, pairs_text)
+                if has_init:
+                    c.run("%s [s2s init model]" % variant, check_init_model, binary, cfg_path, d, pairs_text)
+            if not has_init:
+                print("(`%s --help` does not mention init: s2s init models not tested)" % binary)
+    print("%d passed, %d failed" % (c.passed, c.failed))
+    return 1 if c.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

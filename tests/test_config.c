@@ -1,0 +1,741 @@
+// Tests for the YAML config module (src/config): defaults, every error kind
+// with its exact message, overrides, validation, printing, the round trip
+// through YAML, docs/config.md, and malformed input of every length.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/schema.h"
+#include "s2s/config.h"
+
+#define DIR S2S_TEST_DATA "/config"
+#define FIX(name) DIR "/" name
+
+// ---- helpers ----
+
+static char *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s", path);
+    char *buf = NULL;
+    size_t n = 0, cap = 0, got;
+    char chunk[4096];
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (n + got + 1 > cap) {
+            cap = (n + got + 1) * 2;
+            buf = realloc(buf, cap);
+            cr_assert_not_null(buf);
+        }
+        memcpy(buf + n, chunk, got);
+        n += got;
+    }
+    fclose(f);
+    if (!buf) buf = calloc(1, 1);
+    buf[n] = '\0';
+    if (len) *len = n;
+    return buf;
+}
+
+// Loads a fixture over the defaults, expecting failure with exactly `msg`.
+static void expect_file_error(const char *path, const char *msg) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    s2s_status st = s2s_config_load_file(&cfg, path);
+    cr_assert_eq(st, S2S_ERR_CONFIG, "%s: status %d", path, st);
+    cr_assert_str_eq(s2s_last_error(), msg);
+}
+
+static void expect_set_error(s2s_config *cfg, const char *assignment, const char *msg) {
+    s2s_config before = *cfg;
+    cr_assert_eq(s2s_config_set(cfg, assignment), S2S_ERR_CONFIG, "%s", assignment);
+    cr_assert_str_eq(s2s_last_error(), msg);
+    cr_assert(memcmp(&before, cfg, sizeof before) == 0, "a failed --set changed the config");
+}
+
+static int count_lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+// ---- schema and defaults ----
+
+Test(config, defaults_match_the_documented_values) {
+    s2s_config cfg;
+    memset(&cfg, 0xAB, sizeof cfg);
+    s2s_config_default(&cfg);
+    cr_assert_eq(cfg.model.d_model, 512);
+    cr_assert_eq(cfg.model.heads, 8);
+    cr_assert_eq(cfg.model.encoder_layers, 6);
+    cr_assert_eq(cfg.model.decoder_layers, 6);
+    cr_assert_eq(cfg.model.ffn_dim, 2048);
+    cr_assert_eq(cfg.model.activation, S2S_ACT_RELU);
+    cr_assert_eq(cfg.model.norm, S2S_NORM_PRE);
+    cr_assert_eq(cfg.model.layer_norm_eps, 1e-5f);
+    cr_assert_eq(cfg.model.dropout, 0.1f);
+    cr_assert_eq(cfg.model.tie_output, true);
+    cr_assert_eq(cfg.model.max_len, 256);
+    cr_assert_str_eq(cfg.vocab.src, "");
+    cr_assert_str_eq(cfg.vocab.tgt, "");
+    cr_assert_eq(cfg.decode.max_len, 128);
+    cr_assert_eq(cfg.decode.beam_size, 1);
+    cr_assert_eq(s2s_config_validate(&cfg, "defaults"), S2S_OK, "%s", s2s_last_error());
+}
+
+Test(config, schema_covers_every_field_once) {
+    // Each byte of s2s_config belongs to at most one key, and every 4-byte
+    // word (all fields are 4-aligned) holds at least one key: a field added
+    // to the struct but not to the table fails here.
+    unsigned char owner[sizeof(s2s_config)] = {0};
+    for (int i = 0; i < s2s_cfg_n_keys; i++) {
+        const s2s_cfg_key *k = &s2s_cfg_keys[i];
+        cr_assert_leq(k->offset + k->size, sizeof(s2s_config), "%s", k->key);
+        for (size_t b = k->offset; b < k->offset + k->size; b++) {
+            cr_assert_eq(owner[b], 0, "%s overlaps another key", k->key);
+            owner[b] = 1;
+        }
+    }
+    for (size_t w = 0; w < sizeof(s2s_config); w += 4) {
+        bool any = false;
+        for (size_t b = w; b < w + 4 && b < sizeof(s2s_config); b++) any |= owner[b];
+        cr_assert(any, "bytes %zu..%zu of s2s_config belong to no schema key", w, w + 3);
+    }
+}
+
+Test(config, schema_keys_are_grouped_by_known_sections) {
+    int last = 0;
+    for (int i = 0; i < s2s_cfg_n_keys; i++) {
+        const s2s_cfg_key *k = &s2s_cfg_keys[i];
+        const char *dot = strchr(k->key, '.');
+        cr_assert_not_null(dot, "%s", k->key);
+        int s = s2s_cfg_find_section(k->key, (size_t)(dot - k->key));
+        cr_assert_geq(s, 0, "%s: section not in s2s_cfg_sections", k->key);
+        cr_assert_geq(s, last, "%s: keys out of section order", k->key);
+        last = s;
+        cr_assert_eq(s2s_cfg_find_key(s, dot + 1, strlen(dot + 1)), i, "%s twice", k->key);
+        cr_assert(k->help && k->help[0], "%s has no help", k->key);
+        cr_assert_eq(k->type == S2S_CFG_ENUM, k->names != NULL, "%s", k->key);
+    }
+}
+
+Test(config, reference_doc_is_up_to_date) {
+    char *want = s2s_config_reference_md();
+    cr_assert_not_null(want);
+    char *have = read_all(S2S_SOURCE_DIR "/docs/config.md", NULL);
+    cr_assert_str_eq(have, want, "docs/config.md is stale; regenerate it from "
+                                 "s2s_config_reference_md()");
+    for (int i = 0; i < s2s_cfg_n_keys; i++) {
+        char needle[128];
+        snprintf(needle, sizeof needle, "| `%s` |", s2s_cfg_keys[i].key);
+        cr_assert_not_null(strstr(want, needle), "%s missing from the reference", needle);
+    }
+    free(have);
+    free(want);
+}
+
+// ---- loading good files ----
+
+Test(config, good_file_sets_every_key) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file(&cfg, FIX("good.yaml")), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(cfg.model.d_model, 256);
+    cr_assert_eq(cfg.model.heads, 4);
+    cr_assert_eq(cfg.model.encoder_layers, 3);
+    cr_assert_eq(cfg.model.decoder_layers, 2);
+    cr_assert_eq(cfg.model.ffn_dim, 1024);
+    cr_assert_eq(cfg.model.activation, S2S_ACT_GELU);
+    cr_assert_eq(cfg.model.norm, S2S_NORM_POST);
+    cr_assert_eq(cfg.model.layer_norm_eps, 1e-6f);
+    cr_assert_eq(cfg.model.dropout, 0.25f);
+    cr_assert_eq(cfg.model.tie_output, false);
+    cr_assert_eq(cfg.model.max_len, 100);
+    // Relative paths resolve against the folder of the config file.
+    cr_assert_str_eq(cfg.vocab.src, FIX("vocab_src.yaml"));
+    cr_assert_str_eq(cfg.vocab.tgt, FIX("vocab_tgt.yaml"));
+    cr_assert_eq(cfg.decode.max_len, 50);
+    cr_assert_eq(cfg.decode.beam_size, 4);
+}
+
+Test(config, keys_left_out_keep_their_values) {
+    s2s_config cfg, want;
+    s2s_config_default(&cfg);
+    cfg.decode.beam_size = 7;  // as if set earlier
+    want = cfg;
+    want.model.heads = 4;
+    cr_assert_eq(s2s_config_load_string(&cfg, "model:\n  heads: 4\n", "t.yaml", NULL), S2S_OK);
+    cr_assert(memcmp(&cfg, &want, sizeof cfg) == 0);
+}
+
+Test(config, empty_inputs_keep_the_defaults) {
+    const char *texts[] = {"", "\n\n", "# only a comment\n", "---\n", "~\n", "model:\n",
+                           "model: ~\nvocab:\n", "...\n"};
+    s2s_config def;
+    s2s_config_default(&def);
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        s2s_config cfg;
+        s2s_config_default(&cfg);
+        cr_assert_eq(s2s_config_load_string(&cfg, texts[i], "e.yaml", NULL), S2S_OK,
+                     "'%s': %s", texts[i], s2s_last_error());
+        cr_assert(memcmp(&cfg, &def, sizeof cfg) == 0, "'%s' changed the config", texts[i]);
+    }
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file(&cfg, FIX("empty.yaml")), S2S_OK);
+    cr_assert(memcmp(&cfg, &def, sizeof cfg) == 0);
+}
+
+Test(config, load_string_without_base_dir_leaves_paths_as_written) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    // Not checked for existence: this is how a model file's config is read.
+    cr_assert_eq(s2s_config_load_string(&cfg, "vocab:\n  src: some/where.txt\n", "m", NULL),
+                 S2S_OK, "%s", s2s_last_error());
+    cr_assert_str_eq(cfg.vocab.src, "some/where.txt");
+    cr_assert_eq(s2s_config_load_string(&cfg, "vocab:\n  tgt: vocab_tgt.yaml\n", "c.yaml", DIR),
+                 S2S_OK, "%s", s2s_last_error());
+    cr_assert_str_eq(cfg.vocab.tgt, FIX("vocab_tgt.yaml"));
+    cr_assert_eq(s2s_config_load_string(&cfg, "vocab:\n  tgt: " FIX("vocab_src.yaml") "\n",
+                                        "c.yaml", "/elsewhere"),
+                 S2S_OK, "absolute paths are kept: %s", s2s_last_error());
+    cr_assert_str_eq(cfg.vocab.tgt, FIX("vocab_src.yaml"));
+}
+
+Test(config, aliases_resolve) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file(&cfg, FIX("aliases.yaml")), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(cfg.model.d_model, 256);
+    cr_assert_eq(cfg.model.ffn_dim, 256);
+    cr_assert_eq(cfg.decode.beam_size, 2);
+    // An alias standing for a whole section is read as that section.
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_string(&cfg, "model: &m\n  heads: 4\ndecode: *m\n", "a.yaml", NULL),
+                 S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(),
+                     "a.yaml:2:3: unknown key 'heads' in 'decode' (did you mean 'beam_size'?)\n"
+                     "  heads: 4\n"
+                     "  ^");
+}
+
+// ---- one fixture per error kind, exact messages ----
+
+Test(config, syntax_error_has_position_line_and_caret) {
+    expect_file_error(FIX("bad_syntax.yaml"),
+                      FIX("bad_syntax.yaml") ":3:9: mapping values are not allowed in this context\n"
+                      "   heads: 4\n"
+                      "        ^");
+}
+
+Test(config, unknown_key_suggests_the_closest) {
+    expect_file_error(FIX("unknown_key.yaml"),
+                      FIX("unknown_key.yaml") ":3:3: unknown key 'hedas' in 'model' (did you mean 'heads'?)\n"
+                      "  hedas: 4\n"
+                      "  ^");
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_string(&cfg, "model:\n  colour: red\n", "u.yaml", NULL),
+                 S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(), "u.yaml:2:3: unknown key 'colour' in 'model'\n"
+                                       "  colour: red\n"
+                                       "  ^");
+}
+
+Test(config, wrong_type_is_reported_at_the_value) {
+    expect_file_error(FIX("wrong_type.yaml"),
+                      FIX("wrong_type.yaml") ":2:10: model.heads: expected an integer, got 'four'\n"
+                      "  heads: four\n"
+                      "         ^");
+}
+
+Test(config, out_of_range_values_are_all_reported) {
+    expect_file_error(FIX("out_of_range.yaml"),
+                      FIX("out_of_range.yaml") ":2:12: model.d_model: 0 is out of range; must be >= 1\n"
+                      "  d_model: 0\n"
+                      "           ^\n"
+                      FIX("out_of_range.yaml") ":3:12: model.dropout: 1.5 is out of range; must be >= 0 and < 1\n"
+                      "  dropout: 1.5\n"
+                      "           ^\n"
+                      FIX("out_of_range.yaml") ":4:19: model.layer_norm_eps: -1e-5 is out of range; must be > 0\n"
+                      "  layer_norm_eps: -1e-5\n"
+                      "                  ^");
+}
+
+Test(config, bad_enum_lists_the_allowed_values) {
+    expect_file_error(FIX("bad_enum.yaml"),
+                      FIX("bad_enum.yaml") ":2:9: model.norm: expected pre or post, got 'middle'\n"
+                      "  norm: middle\n"
+                      "        ^");
+}
+
+Test(config, cross_field_problem_is_reported_at_d_model) {
+    expect_file_error(FIX("cross_field.yaml"),
+                      FIX("cross_field.yaml") ":2:12: model.d_model: 100 is not divisible by model.heads (8)\n"
+                      "  d_model: 100\n"
+                      "           ^");
+}
+
+Test(config, cross_field_problem_falls_back_to_heads_position) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_string(&cfg, "model:\n  heads: 3\n", "h.yaml", NULL),
+                 S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(), "h.yaml:2:10: model.d_model: 512 is not divisible by model.heads (3)\n"
+                                       "  heads: 3\n"
+                                       "         ^");
+}
+
+Test(config, duplicate_key_is_reported_at_the_second_key) {
+    expect_file_error(FIX("duplicate_key.yaml"),
+                      FIX("duplicate_key.yaml") ":4:3: duplicate key 'heads' in 'model' (first given at line 2)\n"
+                      "  heads: 8\n"
+                      "  ^");
+}
+
+Test(config, missing_vocab_file_is_reported_at_the_value) {
+    expect_file_error(FIX("missing_file.yaml"),
+                      FIX("missing_file.yaml") ":3:8: vocab.tgt: cannot find '" FIX("no_such_vocab.txt")
+                      "': No such file or directory\n"
+                      "  tgt: no_such_vocab.txt\n"
+                      "       ^");
+}
+
+Test(config, several_errors_are_collected_in_order) {
+    const char *f = FIX("several_errors.yaml");
+    char want[4096];
+    snprintf(want, sizeof want,
+             "%s:1:1: unknown section 'modle' (did you mean 'model'?)\n"
+             "modle:\n"
+             "^\n"
+             "%s:4:10: model.heads: expected an integer, got '4.5'\n"
+             "  heads: 4.5\n"
+             "         ^\n"
+             "%s:5:15: model.activation: expected relu or gelu, got 'swish'\n"
+             "  activation: swish\n"
+             "              ^\n"
+             "%s:6:15: model.tie_output: expected true or false, got 'yes'\n"
+             "  tie_output: yes\n"
+             "              ^\n"
+             "%s:7:19: model.encoder_layers: expected a single value, got a sequence\n"
+             "  encoder_layers: [6]\n"
+             "                  ^\n"
+             "%s:8:11: model.dropout: expected a number, got nothing\n"
+             "  dropout:\n"
+             "          ^\n"
+             "%s:9:9: section 'decode' must be a mapping of keys, got a scalar\n"
+             "decode: 3\n"
+             "        ^\n"
+             "%s:12:3: duplicate key 'src' in 'vocab' (first given at line 11)\n"
+             "  src: vocab_tgt.yaml\n"
+             "  ^",
+             f, f, f, f, f, f, f, f);
+    expect_file_error(f, want);
+}
+
+Test(config, top_level_must_be_a_mapping) {
+    expect_file_error(FIX("not_mapping.yaml"),
+                      FIX("not_mapping.yaml") ":1:1: expected a mapping of sections (such as 'model:') at the top level, got a sequence\n"
+                      "- model\n"
+                      "^");
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_string(&cfg, "just text", "s.yaml", NULL), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(), "s.yaml:1:1: expected a mapping of sections (such as 'model:') at the top level, got a scalar\n"
+                                       "just text\n"
+                                       "^");
+}
+
+Test(config, section_must_be_a_mapping) {
+    expect_file_error(FIX("section_scalar.yaml"),
+                      FIX("section_scalar.yaml") ":1:8: section 'model' must be a mapping of keys, got a scalar\n"
+                      "model: 512\n"
+                      "       ^");
+}
+
+Test(config, smaller_problems) {
+    struct { const char *text, *msg; } cases[] = {
+        {"model:\n  heads: \"4\"\n",
+         "q:2:10: model.heads: expected an integer, got the quoted string '4'\n  heads: \"4\"\n         ^"},
+        {"model:\n  d_model: 99999999999\n",
+         "q:2:12: model.d_model: 99999999999 does not fit in an int\n  d_model: 99999999999\n           ^"},
+        {"model:\n  dropout: 1e99\n",
+         "q:2:12: model.dropout: 1e99 does not fit in a float\n  dropout: 1e99\n           ^"},
+        {"model:\n  dropout: .nan\n",
+         "q:2:12: model.dropout: expected a number, got '.nan'\n  dropout: .nan\n           ^"},
+        {"model:\n  d_model: 0x200\n",
+         "q:2:12: model.d_model: expected an integer, got '0x200'\n  d_model: 0x200\n           ^"},
+        {"model:\n  ? [a]\n  : 1\n",
+         "q:2:5: expected a key name in 'model', got a sequence\n  ? [a]\n    ^"},
+        {"modle: {}\nmodel: {}\nmodel: {}\n",
+         "q:1:1: unknown section 'modle' (did you mean 'model'?)\nmodle: {}\n^\n"
+         "q:3:1: duplicate section 'model' (first given at line 2)\nmodel: {}\n^"},
+        {"model:\n  heads: 4\n---\nmodel:\n  heads: 2\n",
+         "q:4:1: a config holds one YAML document; this is a second one\nmodel:\n^"},
+        {"model:\n\theads: 4\n",
+         "q:2:1: found character that cannot start any token (while scanning for the next token at line 2)\n\theads: 4\n^"},
+        {"model:\n  heads: 4\n  heads: 5\n  heads: 6\n",
+         "q:3:3: duplicate key 'heads' in 'model' (first given at line 2)\n  heads: 5\n  ^\n"
+         "q:4:3: duplicate key 'heads' in 'model' (first given at line 2)\n  heads: 6\n  ^"},
+        {"model: {heads: 3, d_model: 9}\n",
+         "q:1:28: model.d_model: 9 must be even (sinusoidal positions come in sin/cos pairs)\n"
+         "model: {heads: 3, d_model: 9}\n                           ^"},
+        {"model:\n  heads: *nowhere\n",
+         "q:2:10: found undefined alias (while composing a node at line 2)\n  heads: *nowhere\n         ^"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        s2s_config cfg;
+        s2s_config_default(&cfg);
+        cr_assert_eq(s2s_config_load_string(&cfg, cases[i].text, "q", NULL), S2S_ERR_CONFIG,
+                     "%s", cases[i].text);
+        cr_assert_str_eq(s2s_last_error(), cases[i].msg, "for input:\n%s", cases[i].text);
+    }
+}
+
+Test(config, caret_counts_characters_and_keeps_tabs) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    // "é" is two bytes but one column; the caret must still sit under 'x'.
+    cr_assert_eq(s2s_config_load_string(&cfg, "model: {\"é\": 1,\tx: 2}\n", "u.yaml", NULL),
+                 S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(),
+                     "u.yaml:1:10: unknown key 'é' in 'model'\n"
+                     "model: {\"é\": 1,\tx: 2}\n"
+                     "         ^\n"
+                     "u.yaml:1:17: unknown key 'x' in 'model'\n"
+                     "model: {\"é\": 1,\tx: 2}\n"
+                     "              \t ^");
+}
+
+Test(config, missing_config_file_is_an_io_error) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file(&cfg, FIX("no_such.yaml")), S2S_ERR_IO);
+    cr_assert_str_eq(s2s_last_error(), FIX("no_such.yaml") ": cannot open: No such file or directory");
+    cr_assert_eq(s2s_config_load_file(&cfg, DIR), S2S_ERR_IO, "a folder is not a config");
+}
+
+Test(config, invalid_utf8_is_a_config_error) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_string(&cfg, "model:\n  norm: pr\xff\n", "b.yaml", NULL),
+                 S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(), "b.yaml:2:11: invalid leading UTF-8 octet (0xff)\n"
+                                       "  norm: pr\xff\n"
+                                       "          ^");
+}
+
+// ---- overrides and validation ----
+
+Test(config, set_applies_checked_values) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_set(&cfg, "model.heads=4"), S2S_OK);
+    cr_assert_eq(cfg.model.heads, 4);
+    cr_assert_eq(s2s_config_set(&cfg, " model.norm = post "), S2S_OK);
+    cr_assert_eq(cfg.model.norm, S2S_NORM_POST);
+    cr_assert_eq(s2s_config_set(&cfg, "model.dropout=0"), S2S_OK);
+    cr_assert_eq(cfg.model.dropout, 0.0f);
+    cr_assert_eq(s2s_config_set(&cfg, "model.tie_output=false"), S2S_OK);
+    cr_assert_eq(cfg.model.tie_output, false);
+    cr_assert_eq(s2s_config_set(&cfg, "vocab.src=" FIX("vocab_src.yaml")), S2S_OK);
+    cr_assert_str_eq(cfg.vocab.src, FIX("vocab_src.yaml"));
+    cr_assert_eq(s2s_config_set(&cfg, "vocab.src="), S2S_OK, "an empty path unsets it");
+    cr_assert_str_eq(cfg.vocab.src, "");
+}
+
+Test(config, set_rejects_bad_overrides_and_names_them) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    expect_set_error(&cfg, "model.hedas=4",
+                     "--set model.hedas=4: unknown key 'hedas' in 'model' (did you mean 'heads'?)");
+    expect_set_error(&cfg, "modle.heads=4",
+                     "--set modle.heads=4: unknown section 'modle' (did you mean 'model'?)");
+    expect_set_error(&cfg, "model.heads=four",
+                     "--set model.heads=four: expected an integer, got 'four'");
+    expect_set_error(&cfg, "model.dropout=1",
+                     "--set model.dropout=1: 1 is out of range; must be >= 0 and < 1");
+    expect_set_error(&cfg, "model.d_model=-512",
+                     "--set model.d_model=-512: -512 is out of range; must be >= 1");
+    expect_set_error(&cfg, "model.activation=tanh",
+                     "--set model.activation=tanh: expected relu or gelu, got 'tanh'");
+    expect_set_error(&cfg, "heads=4",
+                     "--set heads=4: expected section.key=value (did you mean 'model.heads'?)");
+    expect_set_error(&cfg, "model.heads", "--set model.heads: expected section.key=value");
+    expect_set_error(&cfg, "vocab.src=/no/such/vocab.txt",
+                     "--set vocab.src=/no/such/vocab.txt: cannot find '/no/such/vocab.txt': "
+                     "No such file or directory");
+    // Paths that do not fit the field are refused, not cut.
+    char *longpath = malloc(S2S_PATH_MAX + 32);
+    strcpy(longpath, "vocab.src=");
+    memset(longpath + 10, 'a', S2S_PATH_MAX);
+    longpath[10 + S2S_PATH_MAX] = '\0';
+    cr_assert_eq(s2s_config_set(&cfg, longpath), S2S_ERR_CONFIG);
+    cr_assert_not_null(strstr(s2s_last_error(), ": path is longer than 1023 bytes"));
+    free(longpath);
+}
+
+Test(config, validate_checks_across_fields_and_ranges) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cfg.model.d_model = 510;
+    cfg.model.heads = 4;
+    cr_assert_eq(s2s_config_validate(&cfg, "cli"), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(), "cli: model.d_model: 510 is not divisible by model.heads (4)");
+
+    cfg.model.d_model = 511;
+    cfg.model.heads = 1;
+    cr_assert_eq(s2s_config_validate(&cfg, NULL), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(),
+                     "config: model.d_model: 511 must be even (sinusoidal positions come in sin/cos pairs)");
+
+    // Out-of-range fields are reported, and heads == 0 must not divide.
+    s2s_config_default(&cfg);
+    cfg.model.heads = 0;
+    cfg.model.norm = (s2s_norm)7;
+    cfg.model.dropout = NAN;
+    cr_assert_eq(s2s_config_validate(&cfg, "m.s2s"), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(),
+                     "m.s2s: model.heads: 0 is out of range; must be >= 1\n"
+                     "m.s2s: model.norm: 7 is not a valid value (expected pre or post)\n"
+                     "m.s2s: model.dropout: .nan is out of range; must be >= 0 and < 1");
+
+    s2s_config_default(&cfg);
+    cfg.model.d_model = 96;
+    cfg.model.heads = 12;
+    cr_assert_eq(s2s_config_validate(&cfg, "ok"), S2S_OK);
+}
+
+// ---- printing and the round trip ----
+
+Test(config, to_yaml_spells_out_every_key_and_marks_defaults) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    char *y = s2s_config_to_yaml(&cfg);
+    cr_assert_not_null(y);
+    cr_assert_eq(count_lines(y), s2s_cfg_n_keys + s2s_cfg_n_sections);
+    int defaults = 0;
+    for (const char *p = y; (p = strstr(p, "  # default\n")); p++) defaults++;
+    cr_assert_eq(defaults, s2s_cfg_n_keys, "every default value is marked:\n%s", y);
+    free(y);
+
+    cr_assert_eq(s2s_config_set(&cfg, "model.heads=4"), S2S_OK);
+    cr_assert_eq(s2s_config_set(&cfg, "model.dropout=0.3"), S2S_OK);
+    y = s2s_config_to_yaml(&cfg);
+    cr_assert_not_null(strstr(y, "\n  heads: 4\n"), "%s", y);
+    cr_assert_not_null(strstr(y, "\n  dropout: 0.3\n"), "%s", y);
+    cr_assert_not_null(strstr(y, "\n  d_model: 512  # default\n"), "%s", y);
+    cr_assert_not_null(strstr(y, "\n  layer_norm_eps: 1.0e-05  # default\n"), "%s", y);
+    cr_assert_not_null(strstr(y, "\nvocab:\n  src: \"\"  # default\n"), "%s", y);
+    cr_assert_eq(strncmp(y, "model:\n", 7), 0);
+    free(y);
+}
+
+static void expect_round_trip(const s2s_config *cfg) {
+    char *y = s2s_config_to_yaml(cfg);
+    cr_assert_not_null(y);
+    s2s_config back;
+    memset(&back, 0x5A, sizeof back);
+    s2s_config_default(&back);
+    cr_assert_eq(s2s_config_load_string(&back, y, "roundtrip", NULL), S2S_OK, "%s\n%s",
+                 s2s_last_error(), y);
+    for (int i = 0; i < s2s_cfg_n_keys; i++) {
+        const s2s_cfg_key *k = &s2s_cfg_keys[i];
+        cr_assert(s2s_cfg_value_equal(k, s2s_cfg_field_const(cfg, k),
+                                      s2s_cfg_field_const(&back, k)),
+                  "%s differs after the round trip:\n%s", k->key, y);
+    }
+    free(y);
+}
+
+Test(config, round_trip_through_yaml_is_exact) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file(&cfg, FIX("good.yaml")), S2S_OK);
+    char *y = s2s_config_to_yaml(&cfg);
+    s2s_config back;
+    s2s_config_default(&back);
+    cr_assert_eq(s2s_config_load_string(&back, y, "roundtrip", NULL), S2S_OK, "%s", s2s_last_error());
+    cr_assert(memcmp(&cfg, &back, sizeof cfg) == 0, "round trip differs:\n%s", y);
+    free(y);
+
+    // Paths that need quoting, and floats with all 24 bits of mantissa.
+    s2s_config_default(&cfg);
+    strcpy(cfg.vocab.src, "dir: with #hash/\"quoted\" \\ and\ttab/ü.txt");
+    strcpy(cfg.vocab.tgt, " leading space");
+    cfg.model.layer_norm_eps = nextafterf(1e-5f, 1.0f);
+    cfg.model.dropout = nextafterf(1.0f, 0.0f);
+    expect_round_trip(&cfg);
+
+    // Every float a few thousand random bit patterns in range can take.
+    uint32_t state = 12345;
+    for (int i = 0; i < 3000; i++) {
+        state = state * 1664525u + 1013904223u;
+        float f;
+        uint32_t bits = state >> 2;  // below 0x40000000: positive, < 2
+        memcpy(&f, &bits, sizeof f);
+        if (!(f > 0 && f < 1) || !isnormal(f)) continue;
+        cfg.model.dropout = f;
+        cfg.model.layer_norm_eps = f;
+        char *text = s2s_config_model_to_yaml(&cfg);
+        s2s_config back2;
+        s2s_config_default(&back2);
+        cr_assert_eq(s2s_config_load_string(&back2, text, "f", NULL), S2S_OK, "%s", s2s_last_error());
+        cr_assert_eq(memcmp(&back2.model.dropout, &f, sizeof f), 0, "%.9g -> %s", f, text);
+        cr_assert_eq(memcmp(&back2.model.layer_norm_eps, &f, sizeof f), 0, "%.9g", f);
+        free(text);
+    }
+}
+
+Test(config, model_to_yaml_holds_only_the_model) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file(&cfg, FIX("good.yaml")), S2S_OK);
+    char *y = s2s_config_model_to_yaml(&cfg);
+    cr_assert_not_null(y);
+    cr_assert_eq(strncmp(y, "model:\n", 7), 0, "%s", y);
+    cr_assert_null(strstr(y, "vocab"), "%s", y);
+    cr_assert_null(strstr(y, "decode"), "%s", y);
+    cr_assert_eq(count_lines(y), 12);
+    s2s_config back;
+    s2s_config_default(&back);
+    cr_assert_eq(s2s_config_load_string(&back, y, "model file", NULL), S2S_OK, "%s", s2s_last_error());
+    cr_assert(memcmp(&cfg.model, &back.model, sizeof cfg.model) == 0, "%s", y);
+    free(y);
+}
+
+// ---- hostile input ----
+
+Test(config, huge_inputs_stay_bounded) {
+    s2s_config cfg;
+    // Many lines before a good key.
+    size_t n = 200000;
+    char *text = malloc(n * 12 + 64);
+    char *p = text;
+    p += sprintf(p, "model:\n");
+    for (size_t i = 0; i < n; i++) p += sprintf(p, "  # %07zu\n", i);
+    sprintf(p, "  heads: 4\n");
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_string(&cfg, text, "big.yaml", NULL), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(cfg.model.heads, 4);
+
+    // Thousands of problems: the first ones listed, the rest counted.
+    p = text;
+    p += sprintf(p, "model:\n");
+    for (size_t i = 0; i < 50000; i++) p += sprintf(p, "  k%06zu: 1\n", i);
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_string(&cfg, text, "big.yaml", NULL), S2S_ERR_CONFIG);
+    const char *msg = s2s_last_error();
+    cr_assert_eq(strncmp(msg, "big.yaml:2:3: unknown key 'k000000' in 'model'\n", 48), 0, "%s", msg);
+    cr_assert_not_null(strstr(msg, "more problems not shown)"), "%s", msg);
+    cr_assert_lt(strlen(msg), 2000);
+    free(text);
+
+    // One enormous line: the quoted source is a window around the caret.
+    n = 1 << 20;
+    text = malloc(n + 64);
+    p = text + sprintf(text, "model: {");
+    memset(p, ' ', n);
+    strcpy(p + n, "heads: four}\n");
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_string(&cfg, text, "wide.yaml", NULL), S2S_ERR_CONFIG);
+    msg = s2s_last_error();
+    char want[64];
+    snprintf(want, sizeof want, "wide.yaml:1:%zu: model.heads: expected an integer", n + 16);
+    cr_assert_eq(strncmp(msg, want, strlen(want)), 0, "%s", msg);
+    cr_assert_not_null(strstr(msg, "heads: four}\n"), "%s", msg);
+    cr_assert_lt(strlen(msg), 500);
+    // The caret sits under 'f' in the windowed line.
+    const char *line = strchr(msg, '\n') + 1;
+    const char *caret = strchr(line, '\n') + 1;
+    cr_assert_eq(line[strchr(caret, '^') - caret], 'f');
+    free(text);
+
+    // A huge key and a huge value are shown cut short.
+    text = malloc(n + 64);
+    p = text + sprintf(text, "model:\n  ");
+    memset(p, 'x', n);
+    strcpy(p + n, ": 1\n");
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_string(&cfg, text, "k.yaml", NULL), S2S_ERR_CONFIG);
+    cr_assert_lt(strlen(s2s_last_error()), 500);
+    cr_assert_not_null(strstr(s2s_last_error(), "xxx...' in 'model'"));
+    free(text);
+}
+
+Test(config, deep_nesting_and_recursive_aliases_do_not_crash) {
+    size_t n = 100000;
+    char *text = malloc(2 * n + 32);
+    char *p = text + sprintf(text, "model:\n  heads: ");
+    memset(p, '[', n);
+    memset(p + n, ']', n);
+    p[2 * n] = '\0';
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    s2s_status st = s2s_config_load_string(&cfg, text, "deep.yaml", NULL);
+    cr_assert_eq(st, S2S_ERR_CONFIG);
+    free(text);
+
+    const char *recursive[] = {"model: &a\n  heads: *a\n", "&a [*a]\n", "model: &m {x: *m}\n",
+                               "*a\n", "&a model: &b\n  *a : *b\n"};
+    for (size_t i = 0; i < sizeof recursive / sizeof recursive[0]; i++) {
+        s2s_config_default(&cfg);
+        st = s2s_config_load_string(&cfg, recursive[i], "r.yaml", NULL);
+        cr_assert_eq(st, S2S_ERR_CONFIG, "%s", recursive[i]);
+        cr_assert_eq(strncmp(s2s_last_error(), "r.yaml:", 7), 0, "%s", s2s_last_error());
+    }
+}
+
+// Loads text, which must give OK (and then a valid config) or a config
+// error with a message naming the file.
+static void expect_ok_or_config_error(const char *text) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    s2s_status st = s2s_config_load_string(&cfg, text, "fuzz.yaml", DIR);
+    cr_assert(st == S2S_OK || st == S2S_ERR_CONFIG, "status %d for:\n%s", st, text);
+    if (st == S2S_OK) {
+        cr_assert_eq(s2s_config_validate(&cfg, "fuzz"), S2S_OK, "%s\nfor:\n%s",
+                     s2s_last_error(), text);
+    } else {
+        cr_assert_eq(strncmp(s2s_last_error(), "fuzz.yaml", 9), 0, "%s", s2s_last_error());
+    }
+}
+
+Test(config, every_truncation_and_garbling_of_good_yaml_is_handled) {
+    size_t len;
+    char *good = read_all(FIX("good.yaml"), &len);
+    char *buf = malloc(len + 2);
+    int oks = 0;
+    for (size_t n = 0; n <= len; n++) {
+        memcpy(buf, good, n);
+        buf[n] = '\0';
+        s2s_config cfg;
+        s2s_config_default(&cfg);
+        s2s_status st = s2s_config_load_string(&cfg, buf, "fuzz.yaml", DIR);
+        oks += st == S2S_OK;
+        expect_ok_or_config_error(buf);
+    }
+    cr_assert_gt(oks, 0, "at least the whole file loads");
+
+    const char garble[] = {':', '-', '[', ']', '{', '}', '&', '*', '!', '"', '\'', '\t', '\n',
+                           ' ', '#', '|', '>', '%', '@', '\\', ',', '?', '9', 'x', (char)0x80,
+                           (char)0xff, (char)0xc3};
+    for (size_t i = 0; i < len; i++) {
+        for (size_t g = 0; g < sizeof garble; g++) {
+            memcpy(buf, good, len + 1);
+            buf[i] = garble[g];
+            expect_ok_or_config_error(buf);
+        }
+        // Drop byte i; insert a byte at i.
+        memcpy(buf, good, i);
+        memcpy(buf + i, good + i + 1, len - i);
+        expect_ok_or_config_error(buf);
+        memcpy(buf, good, i);
+        buf[i] = ':';
+        memcpy(buf + i + 1, good + i, len - i + 1);
+        expect_ok_or_config_error(buf);
+    }
+    free(buf);
+    free(good);
+}

@@ -1,0 +1,422 @@
+// Tests for src/tokenizer: vocab loading and its errors, tokenizing
+// (checked against stated examples and, for CJK longest match, against a
+// plain linear-scan greedy segmenter), detokenizing and round trips.
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "s2s/tokenizer.h"
+
+#define VOCAB_DIR S2S_TEST_DATA "/vocab/"
+
+static s2s_vocab *en, *zh;
+static s2s_tokens t;
+
+static void setup(void) {
+    cr_assert_eq(s2s_vocab_load(&en, VOCAB_DIR "en.txt"), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(s2s_vocab_load(&zh, VOCAB_DIR "zh.txt"), S2S_OK, "%s", s2s_last_error());
+    memset(&t, 0, sizeof t);
+}
+
+static void teardown(void) {
+    s2s_tokens_free(&t);
+    s2s_vocab_free(en);
+    s2s_vocab_free(zh);
+}
+
+TestSuite(tokenizer, .init = setup, .fini = teardown);
+
+// ---- helpers ----
+
+// The pieces of t joined by single spaces. Caller frees.
+static char *pieces_str(const s2s_tokens *tk) {
+    size_t n = 1;
+    for (int i = 0; i < tk->n; i++) n += strlen(tk->pieces[i]) + 1;
+    char *s = malloc(n);
+    cr_assert_not_null(s);
+    s[0] = '\0';
+    for (int i = 0; i < tk->n; i++) {
+        if (i) strcat(s, " ");
+        strcat(s, tk->pieces[i]);
+    }
+    return s;
+}
+
+// Tokenizes text with v and checks the pieces, and that every id is exactly
+// the vocab's id of its piece (so unknown pieces are <unk> and known ones
+// are not).
+static void expect_pieces(const s2s_vocab *v, const char *text, const char *want) {
+    cr_assert_eq(s2s_tokenize(v, text, &t), S2S_OK, "%s", s2s_last_error());
+    char *got = pieces_str(&t);
+    cr_assert_str_eq(got, want, "tokenize(\"%s\")", text);
+    free(got);
+    for (int i = 0; i < t.n; i++)
+        cr_assert_eq(t.ids[i], s2s_vocab_id(v, t.pieces[i]), "piece '%s'", t.pieces[i]);
+}
+
+static void expect_error(const char *file, s2s_status st, const char *msg) {
+    s2s_vocab *v = (s2s_vocab *)0x1;
+    cr_assert_eq(s2s_vocab_load(&v, file), st, "%s: %s", file, s2s_last_error());
+    cr_assert_null(v);
+    cr_assert(strstr(s2s_last_error(), msg), "message '%s' lacks '%s'", s2s_last_error(), msg);
+}
+
+// Ids of space-separated tokens (which must all be in v).
+static int to_ids(const s2s_vocab *v, const char *spaced, int *ids) {
+    char *copy = strdup(spaced), *save = NULL;
+    int n = 0;
+    for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        int id = s2s_vocab_id(v, w);
+        cr_assert(id != S2S_UNK || strcmp(w, "<unk>") == 0, "'%s' not in vocab", w);
+        ids[n++] = id;
+    }
+    free(copy);
+    return n;
+}
+
+static void expect_detok(const s2s_vocab *v, const char *spaced, const char *want) {
+    int ids[64];
+    int n = to_ids(v, spaced, ids);
+    char *got = s2s_detokenize(v, ids, n);
+    cr_assert_not_null(got);
+    cr_assert_str_eq(got, want, "detokenize(\"%s\")", spaced);
+    free(got);
+}
+
+// ---- vocab ----
+
+Test(tokenizer, vocab_load_ok) {
+    cr_assert_eq(s2s_vocab_size(en), 47);
+    const char *sp[] = {"<pad>", "<unk>", "<s>", "</s>"};
+    for (int i = 0; i < 4; i++) {
+        cr_assert_str_eq(s2s_vocab_token(en, i), sp[i]);
+        cr_assert_eq(s2s_vocab_id(en, sp[i]), i);
+    }
+    cr_assert_str_eq(s2s_vocab_token(en, 4), "the");
+    cr_assert_eq(s2s_vocab_id(en, "cat"), 5);
+    cr_assert_eq(s2s_vocab_id(en, "zebra"), S2S_UNK);
+    cr_assert_eq(s2s_vocab_id(en, "ca"), S2S_UNK);
+    cr_assert_eq(s2s_vocab_id(en, ""), S2S_UNK);
+    cr_assert_null(s2s_vocab_token(en, -1));
+    cr_assert_null(s2s_vocab_token(en, 47));
+}
+
+Test(tokenizer, vocab_crlf_lines) {
+    s2s_vocab *v;
+    cr_assert_eq(s2s_vocab_load(&v, VOCAB_DIR "crlf.txt"), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(s2s_vocab_size(v), 6);
+    cr_assert_str_eq(s2s_vocab_token(v, 3), "</s>");
+    cr_assert_str_eq(s2s_vocab_token(v, 5), "cat");
+    s2s_vocab_free(v);
+}
+
+// Every id of a large generated vocab is found by the hash table, and
+// near-misses are not (a linear scan would give the same answers).
+Test(tokenizer, vocab_lookup_matches_line_numbers) {
+    enum { N = 20000 };
+    size_t cap = 64 + (size_t)N * 12;
+    char *text = malloc(cap), *p = text;
+    p += sprintf(p, "<pad>\n<unk>\n<s>\n</s>");
+    for (int i = S2S_NUM_SPECIALS; i < N; i++) p += sprintf(p, "\nw%d", i);
+    s2s_vocab *v;
+    cr_assert_eq(s2s_vocab_from_string(&v, text, "gen"), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(s2s_vocab_size(v), N);
+    char tok[32];
+    for (int i = S2S_NUM_SPECIALS; i < N; i++) {
+        sprintf(tok, "w%d", i);
+        cr_assert_eq(s2s_vocab_id(v, tok), i);
+        cr_assert_str_eq(s2s_vocab_token(v, i), tok);
+        sprintf(tok, "x%d", i);
+        cr_assert_eq(s2s_vocab_id(v, tok), S2S_UNK);
+    }
+    char *back = s2s_vocab_to_string(v);
+    cr_assert_str_eq(back, text);
+    free(back);
+    s2s_vocab_free(v);
+    free(text);
+}
+
+Test(tokenizer, vocab_to_string_round_trip) {
+    char *s = s2s_vocab_to_string(zh);
+    cr_assert_not_null(s);
+    s2s_vocab *v;
+    cr_assert_eq(s2s_vocab_from_string(&v, s, "zh"), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(s2s_vocab_size(v), s2s_vocab_size(zh));
+    for (int i = 0; i < s2s_vocab_size(zh); i++)
+        cr_assert_str_eq(s2s_vocab_token(v, i), s2s_vocab_token(zh, i));
+    free(s);
+    s2s_vocab_free(v);
+}
+
+Test(tokenizer, vocab_missing_special) {
+    expect_error(VOCAB_DIR "bad_missing_special.txt", S2S_ERR_FORMAT,
+                 "bad_missing_special.txt:4: missing special token '</s>'");
+    s2s_vocab *v;
+    cr_assert_eq(s2s_vocab_from_string(&v, "", "empty.txt"), S2S_ERR_FORMAT);
+    cr_assert(strstr(s2s_last_error(), "empty.txt:1: missing special token '<pad>'"));
+}
+
+Test(tokenizer, vocab_misordered_special) {
+    expect_error(VOCAB_DIR "bad_misordered.txt", S2S_ERR_FORMAT,
+                 "bad_misordered.txt:2: expected special token '<unk>', found '<s>'");
+}
+
+Test(tokenizer, vocab_empty_line) {
+    expect_error(VOCAB_DIR "bad_empty_line.txt", S2S_ERR_FORMAT, "bad_empty_line.txt:6: empty line");
+}
+
+Test(tokenizer, vocab_duplicate) {
+    expect_error(VOCAB_DIR "bad_duplicate.txt", S2S_ERR_FORMAT,
+                 "bad_duplicate.txt:7: duplicate token 'cat' (first on line 5)");
+    s2s_vocab *v;
+    cr_assert_eq(s2s_vocab_from_string(&v, "<pad>\n<unk>\n<s>\n</s>\n<s>", "m"), S2S_ERR_FORMAT);
+    cr_assert(strstr(s2s_last_error(), "m:5: duplicate token '<s>' (first on line 3)"));
+}
+
+Test(tokenizer, vocab_invalid_utf8) {
+    expect_error(VOCAB_DIR "bad_utf8.txt", S2S_ERR_FORMAT, "bad_utf8.txt:6:2: invalid UTF-8");
+}
+
+Test(tokenizer, vocab_whitespace_in_token) {
+    expect_error(VOCAB_DIR "bad_space.txt", S2S_ERR_FORMAT,
+                 "bad_space.txt:5: token 'hot dog' contains whitespace");
+}
+
+Test(tokenizer, vocab_missing_file) {
+    expect_error(VOCAB_DIR "no_such_vocab.txt", S2S_ERR_IO,
+                 "no_such_vocab.txt: cannot open: No such file or directory");
+}
+
+// ---- tokenize ----
+
+Test(tokenizer, english_punctuation_and_case) {
+    expect_pieces(en, "The cat sat on the mat, it looks very comfortable.",
+                  "the cat sat on the mat , it looks very comfortable .");
+    for (int i = 0; i < t.n; i++) cr_assert_neq(t.ids[i], S2S_UNK, "piece '%s'", t.pieces[i]);
+    expect_pieces(en, "  THE\tCat\n(sat)!?", "the cat ( sat ) ! ?");
+}
+
+Test(tokenizer, contractions_keep_apostrophe) {
+    expect_pieces(en, "I didn't know, it's true!", "i didn't know , it's true !");
+    cr_assert_neq(t.ids[1], S2S_UNK);
+    // A curly apostrophe inside a word is the same token as a straight one.
+    expect_pieces(en, "I didn\xE2\x80\x99t", "i didn't");
+    cr_assert_eq(t.ids[1], s2s_vocab_id(en, "didn't"));
+    // Not between two letters: a token of its own.
+    expect_pieces(en, "'hello' the cats' 3's it'", "' hello ' the cats ' 3 ' s it '");
+}
+
+Test(tokenizer, chinese_longest_match) {
+    expect_pieces(zh, "看起来很好", "看起来 很好");
+    cr_assert_eq(t.ids[0], s2s_vocab_id(zh, "看起来"));
+    expect_pieces(zh, "中国人喜欢看", "中国人 喜欢 看");
+    expect_pieces(zh, "这只动物没有过马路，因为它太累了。",
+                  "这 只 动物 没有 过 马路 ， 因为 它 太 累 了 。");
+    for (int i = 0; i < t.n; i++) cr_assert_neq(t.ids[i], S2S_UNK);
+}
+
+Test(tokenizer, chinese_fallback_to_single_chars) {
+    // 起 alone and 他们 are not in the vocab: one <unk> per character.
+    expect_pieces(zh, "看起他们", "看 起 他 们");
+    cr_assert_eq(t.ids[0], s2s_vocab_id(zh, "看"));
+    cr_assert_eq(t.ids[1], S2S_UNK);
+    cr_assert_eq(t.ids[2], S2S_UNK);
+    cr_assert_eq(t.ids[3], S2S_UNK);
+}
+
+// Plain greedy longest match by linear scan over the vocab lines.
+static int ref_segment(char **toks, int ntoks, const char *s, const char **out, int *lens) {
+    int n = 0;
+    while (*s) {
+        int best = -1;
+        size_t best_len = 0;
+        for (int i = S2S_NUM_SPECIALS; i < ntoks; i++) {
+            size_t l = strlen(toks[i]);
+            if (l > best_len && strncmp(s, toks[i], l) == 0) best = i, best_len = l;
+        }
+        if (best < 0) best_len = 3;  // every test character is 3 bytes
+        out[n] = s;
+        lens[n++] = (int)best_len;
+        s += best_len;
+    }
+    return n;
+}
+
+Test(tokenizer, chinese_matches_reference_segmenter) {
+    const char *alphabet[] = {"看", "起", "来", "很", "好", "中", "国", "人", "我", "他"};
+    char *vtext = s2s_vocab_to_string(zh);
+    char *toks[128];
+    int ntoks = 0;
+    for (char *save = NULL, *w = strtok_r(vtext, "\n", &save); w; w = strtok_r(NULL, "\n", &save))
+        toks[ntoks++] = w;
+    unsigned seed = 12345;
+    char text[3 * 200 + 1];
+    const char *ref[200];
+    int lens[200];
+    for (int trial = 0; trial < 300; trial++) {
+        int len = 1 + trial % 200;
+        text[0] = '\0';
+        for (int i = 0; i < len; i++) {
+            seed = seed * 1103515245u + 12345u;
+            strcat(text, alphabet[(seed >> 16) % 10]);
+        }
+        int n = ref_segment(toks, ntoks, text, ref, lens);
+        cr_assert_eq(s2s_tokenize(zh, text, &t), S2S_OK);
+        cr_assert_eq(t.n, n, "%s", text);
+        for (int i = 0; i < n; i++) {
+            cr_assert_eq(strlen(t.pieces[i]), (size_t)lens[i]);
+            cr_assert_eq(strncmp(t.pieces[i], ref[i], (size_t)lens[i]), 0);
+        }
+    }
+    free(vtext);
+}
+
+Test(tokenizer, unknown_words_keep_pieces) {
+    expect_pieces(en, "The Zebra sat on the Sofa", "the zebra sat on the sofa");
+    cr_assert_eq(t.ids[1], S2S_UNK);
+    cr_assert_eq(t.ids[5], S2S_UNK);
+    cr_assert_neq(t.ids[2], S2S_UNK);
+    char *j = s2s_join_tokens(en, t.ids, t.n);
+    cr_assert_str_eq(j, "the <unk> sat on the <unk>");
+    free(j);
+}
+
+Test(tokenizer, mixed_scripts) {
+    expect_pieces(zh, "我爱NLP。", "我 爱 nlp 。");
+    for (int i = 0; i < t.n; i++) cr_assert_neq(t.ids[i], S2S_UNK);
+    expect_pieces(zh, "我爱ＮＬＰ！", "我 爱 nlp ！");  // fullwidth letters fold
+    expect_pieces(zh, "他说：“你好”", "他 说 ： “ 你 好 ”");
+}
+
+Test(tokenizer, lowercases_beyond_ascii) {
+    expect_pieces(en, "CAFÉ ΕΛΛΑΔΑ Straße", "café ελλαδα straße");
+    cr_assert_eq(t.ids[0], s2s_vocab_id(en, "café"));
+    cr_assert_eq(t.ids[1], s2s_vocab_id(en, "ελλαδα"));
+    cr_assert_neq(t.ids[1], S2S_UNK);
+}
+
+Test(tokenizer, empty_and_whitespace_lines) {
+    const char *blank[] = {"", " ", "   \t  \r\n", "\xE3\x80\x80\xC2\xA0"};
+    for (int i = 0; i < 4; i++) {
+        t.n = -1;
+        cr_assert_eq(s2s_tokenize(en, blank[i], &t), S2S_OK);
+        cr_assert_eq(t.n, 0);
+    }
+    char *s = s2s_detokenize(en, t.ids, 0);
+    cr_assert_str_eq(s, "");
+    free(s);
+}
+
+Test(tokenizer, invalid_utf8) {
+    struct { const char *text; const char *where; } cases[] = {
+        {"abc\xff", "byte 3"},          // not a lead byte
+        {"ok \xE4\xB8", "byte 3"},      // truncated
+        {"\xED\xA0\x80", "byte 0"},     // surrogate
+        {"the \xC0\xAF", "byte 4"},     // overlong
+        {"\xF4\x90\x80\x80", "byte 0"}, // above U+10FFFF
+        {"a\x80", "byte 1"},            // stray continuation
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cr_assert_eq(s2s_tokenize(en, "the cat", &t), S2S_OK);
+        cr_assert_eq(s2s_tokenize(en, cases[i].text, &t), S2S_ERR_INVALID, "case %zu", i);
+        cr_assert_eq(t.n, 0);
+        cr_assert(strstr(s2s_last_error(), cases[i].where), "case %zu: '%s'", i, s2s_last_error());
+    }
+}
+
+Test(tokenizer, one_megabyte_lines) {
+    const char *unit = "The cat sat on the mat, ";  // 7 tokens, 24 bytes
+    size_t reps = (1u << 20) / strlen(unit) + 1, ulen = strlen(unit);
+    char *text = malloc(reps * ulen + 1);
+    for (size_t i = 0; i < reps; i++) memcpy(text + i * ulen, unit, ulen);
+    text[reps * ulen] = '\0';
+    cr_assert_eq(s2s_tokenize(en, text, &t), S2S_OK);
+    cr_assert_eq((size_t)t.n, 7 * reps);
+    const char *want[] = {"the", "cat", "sat", "on", "the", "mat", ","};
+    for (int i = 0; i < t.n; i++) {
+        cr_assert_str_eq(t.pieces[i], want[i % 7]);
+        cr_assert_eq(t.ids[i], s2s_vocab_id(en, want[i % 7]));
+    }
+
+    // One 1 MB word: a single unknown piece holding all of it.
+    memset(text, 'A', reps * ulen);
+    cr_assert_eq(s2s_tokenize(en, text, &t), S2S_OK);
+    cr_assert_eq(t.n, 1);
+    cr_assert_eq(t.ids[0], S2S_UNK);
+    cr_assert_eq(strlen(t.pieces[0]), reps * ulen);
+    cr_assert_eq(t.pieces[0][0], 'a');
+    free(text);
+
+    // 1 MB of CJK without a break: "看起来很好" segments as 看起来 很好.
+    const char *cunit = "看起来很好";
+    size_t clen = strlen(cunit), creps = (1u << 20) / clen + 1;
+    text = malloc(creps * clen + 1);
+    for (size_t i = 0; i < creps; i++) memcpy(text + i * clen, cunit, clen);
+    text[creps * clen] = '\0';
+    cr_assert_eq(s2s_tokenize(zh, text, &t), S2S_OK);
+    cr_assert_eq((size_t)t.n, 2 * creps);
+    for (int i = 0; i < t.n; i++) cr_assert_str_eq(t.pieces[i], i % 2 ? "很好" : "看起来");
+    free(text);
+}
+
+Test(tokenizer, reuses_buffers_across_calls) {
+    cr_assert_eq(s2s_tokenize(en, "the cat sat on the mat , it looks very comfortable .", &t), S2S_OK);
+    int cap = t.cap;
+    expect_pieces(en, "A dog.", "a dog .");
+    cr_assert_eq(t.cap, cap);
+    expect_pieces(en, "", "");
+    expect_pieces(en, "my cat", "my cat");
+}
+
+// ---- detokenize ----
+
+Test(tokenizer, detokenize_english) {
+    expect_detok(en, "the cat sat on the mat , it looks very comfortable .",
+                 "The cat sat on the mat, it looks very comfortable.");
+    expect_detok(en, "i know . i'm here ! she said ; really ?", "I know. I'm here! She said; Really?");
+    expect_detok(en, "she said \" hello \" ( really ) to 50 %", "She said \"hello\" (really) to 50%");
+    expect_detok(en, "\" hello , \" she said .", "\"Hello,\" she said.");
+    expect_detok(en, "the <unk> sat .", "The <unk> sat.");
+    expect_detok(en, "café is ελλαδα", "Café is ελλαδα");
+}
+
+Test(tokenizer, detokenize_skips_specials) {
+    int cat = s2s_vocab_id(en, "cat"), the = s2s_vocab_id(en, "the");
+    int ids[] = {S2S_BOS, S2S_PAD, the, S2S_UNK, cat, S2S_EOS, S2S_PAD, 9999};
+    char *s = s2s_detokenize(en, ids, 8);
+    cr_assert_str_eq(s, "The <unk> cat <unk>");  // out of range shows as <unk>
+    free(s);
+    s = s2s_join_tokens(en, ids, 7);
+    cr_assert_str_eq(s, "the <unk> cat");
+    free(s);
+}
+
+Test(tokenizer, detokenize_chinese) {
+    expect_detok(zh, "这 只 动物 没有 过 马路 ， 因为 它 太 累 了 。", "这只动物没有过马路，因为它太累了。");
+    expect_detok(zh, "我 爱 nlp 。", "我爱nlp。");
+    expect_detok(zh, "我 说 ： “ 你 好 ”", "我说：“你好”");
+}
+
+Test(tokenizer, round_trip) {
+    const char *en_lines[] = {
+        "The cat sat on the mat, it looks very comfortable.",
+        "I didn't know (really) it's true!",
+        "She said \"hello\" to my dog. I'm here?",
+        "\"A cat,\" she said; The dog is here.",
+    };
+    for (size_t i = 0; i < sizeof en_lines / sizeof *en_lines; i++) {
+        cr_assert_eq(s2s_tokenize(en, en_lines[i], &t), S2S_OK);
+        for (int j = 0; j < t.n; j++) cr_assert_neq(t.ids[j], S2S_UNK, "'%s'", t.pieces[j]);
+        char *s = s2s_detokenize(en, t.ids, t.n);
+        cr_assert_str_eq(s, en_lines[i]);
+        free(s);
+    }
+    const char *zh_lines[] = {"这只动物没有过马路，因为它太累了。", "你喜欢中国！我看起来很好？"};
+    for (size_t i = 0; i < 2; i++) {
+        cr_assert_eq(s2s_tokenize(zh, zh_lines[i], &t), S2S_OK);
+        char *s = s2s_detokenize(zh, t.ids, t.n);
+        cr_assert_str_eq(s, zh_lines[i]);
+        free(s);
+    }
+}
