@@ -25,6 +25,9 @@
 #define MSG_BUDGET 1900
 // Source lines longer than this are shown as a window around the caret.
 #define LINE_WINDOW 160
+// libyaml's scanner takes time quadratic in the flow nesting depth ("[[[[";
+// 40k levels take seconds), so deeper text is refused before parsing.
+#define MAX_FLOW_DEPTH 100
 
 // ---- collecting problems ----
 
@@ -276,7 +279,9 @@ static void load_key(cfg_ctx *c, s2s_config *cfg, int section, const yaml_node_t
     size_t prefix = why.len;
     bool path_like = k->type == S2S_CFG_PATH || k->type == S2S_CFG_STRING;
     if (vn->type != YAML_SCALAR_NODE) {
-        s2s_cfg_buf_printf(&why, "expected a single value, got %s", node_kind(vn));
+        s2s_cfg_buf_puts(&why, "expected ");
+        s2s_cfg_describe_type(&why, k);
+        s2s_cfg_buf_printf(&why, ", got %s", node_kind(vn));
     } else if (is_null(vn) && !path_like) {
         s2s_cfg_buf_puts(&why, "expected ");
         s2s_cfg_describe_type(&why, k);
@@ -352,6 +357,43 @@ static void load_document(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc) {
     }
 }
 
+// The mark (0-based line, column in characters) of byte offset `at`.
+static yaml_mark_t offset_to_mark(const char *t, size_t len, size_t at) {
+    yaml_mark_t mark = {0};
+    size_t w;
+    for (size_t i = 0; i < at && i < len;) {
+        if (is_break(t, len, i, &w)) {
+            mark.line++;
+            mark.column = 0;
+            i += w;
+        } else {
+            if (!is_utf8_cont(t[i])) mark.column++;
+            i++;
+        }
+    }
+    return mark;
+}
+
+// Counts brackets everywhere, quoted or not: it overestimates the depth,
+// which only matters for text no config needs, and an attacker cannot hide
+// brackets from it behind quotes.
+static bool flow_too_deep(cfg_ctx *c) {
+    int depth = 0;
+    for (size_t i = 0; i < c->len; i++) {
+        char ch = c->text[i];
+        if (ch == '[' || ch == '{') {
+            if (++depth > MAX_FLOW_DEPTH) {
+                yaml_mark_t mark = offset_to_mark(c->text, c->len, i);
+                reportf(c, &mark, "brackets nested more than %d deep", MAX_FLOW_DEPTH);
+                return true;
+            }
+        } else if ((ch == ']' || ch == '}') && depth > 0) {
+            depth--;
+        }
+    }
+    return false;
+}
+
 // Turns libyaml's parser error into "file:line:col: problem" + source.
 static void report_syntax(cfg_ctx *c, const yaml_parser_t *p) {
     if (p->error == YAML_MEMORY_ERROR) {
@@ -364,18 +406,7 @@ static void report_syntax(cfg_ctx *c, const yaml_parser_t *p) {
     if (p->error == YAML_READER_ERROR) {
         // Reader errors carry a byte offset instead of a mark.
         if (p->problem_value != -1) s2s_cfg_buf_printf(&b, " (0x%02x)", (unsigned)p->problem_value);
-        mark = (yaml_mark_t){0};
-        size_t w;
-        for (size_t i = 0; i < p->problem_offset && i < c->len;) {
-            if (is_break(c->text, c->len, i, &w)) {
-                mark.line++;
-                mark.column = 0;
-                i += w;
-            } else {
-                if (!is_utf8_cont(c->text[i])) mark.column++;
-                i++;
-            }
-        }
+        mark = offset_to_mark(c->text, c->len, p->problem_offset);
     } else if (p->context) {
         s2s_cfg_buf_printf(&b, " (%s at line %zu)", p->context, p->context_mark.line + 1);
     }
@@ -392,7 +423,12 @@ static s2s_status load_buffer(s2s_config *cfg, const char *text, size_t len,
     c.value_mark = calloc((size_t)s2s_cfg_n_keys, sizeof *c.value_mark);
     c.seen = calloc((size_t)s2s_cfg_n_keys, sizeof *c.seen);
     yaml_parser_t parser;
-    if (!c.key_mark || !c.value_mark || !c.seen || !yaml_parser_initialize(&parser)) {
+    if (!c.key_mark || !c.value_mark || !c.seen) {
+        c.oom = true;
+        return finish(&c);
+    }
+    if (flow_too_deep(&c)) return finish(&c);
+    if (!yaml_parser_initialize(&parser)) {
         c.oom = true;
         return finish(&c);
     }

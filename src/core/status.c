@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static _Thread_local char last_error[2048];
+static _Thread_local char last_error[16384];
 
 const char *s2s_status_str(s2s_status st) {
     static const char *names[S2S_STATUS_COUNT] = {

@@ -35,6 +35,7 @@
 
 typedef struct prim_key {
     int ndims;  // 2 for single products (bias allowed), 4 for batched ones
+    bool b_trans;  // B is read k-contiguous (weights, K^T), else n-contiguous
     bool bias, accumulate;
     s2s_mm_act act;
     float alpha;
@@ -56,7 +57,7 @@ static _Thread_local dnnl_stream_t tl_stream;
 static _Thread_local dnnl_engine_t tl_stream_engine;
 
 static bool key_eq(const prim_key *a, const prim_key *b) {
-    return a->ndims == b->ndims && a->bias == b->bias && a->accumulate == b->accumulate &&
+    return a->ndims == b->ndims && a->b_trans == b->b_trans && a->bias == b->bias && a->accumulate == b->accumulate &&
            a->act == b->act && a->alpha == b->alpha;
 }
 
@@ -74,12 +75,16 @@ static s2s_status create_prim(dnnl_primitive_t *out, const prim_key *key) {
 
     // oneDNN 2.6 takes a bias, or broadcast weights, only when no batch dim
     // is a runtime one: so bias goes with 2-D products only.
+    // The innermost stride is fixed (1) for A and C, and for B in the
+    // dimension given by b_trans: with every stride at run time oneDNN
+    // falls back to its reference loops.
     int nd = key->ndims;
     md_dims(d, RT, RT, RT, RT);
-    md_dims(s, RT, RT, RT, RT);
-    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&a, nd, d, dnnl_f32, s));
-    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&b, nd, d, dnnl_f32, s));
-    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&c, nd, d, dnnl_f32, s));
+    md_dims(s, RT, RT, RT, 1);
+    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&a, nd, d, dnnl_f32, s + 4 - nd));
+    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&c, nd, d, dnnl_f32, s + 4 - nd));
+    if (key->b_trans) md_dims(s, RT, RT, 1, RT);
+    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&b, nd, d, dnnl_f32, s + 4 - nd));
     md_dims(d, 1, RT, 0, 0);
     md_dims(s, RT, 1, 0, 0);
     DNNL_CHECK(dnnl_memory_desc_init_by_strides(&bias, 2, d, dnnl_f32, s));
@@ -136,7 +141,7 @@ static s2s_status make_mem(dnnl_memory_t *m, int nd, const dnnl_dims_t dims4,
     // A stride of a size-1 dim is never used; give it a harmless value, as
     // callers pass 0 there (broadcast weights, single blocks).
     for (int i = 2; i >= 0; i--)
-        if (dims4[i] == 1) strides4[i] = strides4[i + 1] * (dims4[i + 1] > 0 ? dims4[i + 1] : 1);
+        if (dims4[i] == 1 && strides4[i] == 0) strides4[i] = strides4[i + 1] * (dims4[i + 1] > 0 ? dims4[i + 1] : 1);
     dnnl_memory_desc_t md;
     DNNL_CHECK(dnnl_memory_desc_init_by_strides(&md, nd, dims4 + 4 - nd, dnnl_f32,
                                                 strides4 + 4 - nd));
@@ -151,12 +156,14 @@ s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p
     S2S_ASSERT(p->k > 0);
     prim_key key = {
         .ndims = p->b0 == 1 && p->b1 == 1 ? 2 : 4,
+        .b_trans = p->sb[3] != 1,
         .bias = p->bias != NULL,
         .accumulate = p->accumulate,
         .act = p->act,
         .alpha = p->alpha,
     };
     S2S_ASSERT(key.ndims == 2 || !key.bias);
+    S2S_ASSERT(p->sa[3] == 1 && p->sc[3] == 1 && (p->sb[3] == 1 || p->sb[2] == 1));
     dnnl_primitive_t prim;
     S2S_TRY(get_prim(&prim, &key));
     if (!tl_stream || tl_stream_engine != be.engine) {

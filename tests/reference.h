@@ -1,0 +1,31 @@
+// Plain, obviously-correct reference loops that the fast kernels are
+// compared with. Double accumulation, no tricks, no oneDNN.
+#ifndef S2S_TESTS_REFERENCE_H
+#define S2S_TESTS_REFERENCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ops/matmul.h"
+
+// The same contract as s2s_mm, element by element.
+void ref_mm(float *c, const float *a, const float *b, const s2s_mm_args *p);
+
+void ref_softmax(float *y, const float *x, int64_t n);
+void ref_layernorm(float *y, const float *x, const float *w, const float *b, int64_t d,
+                   float eps);
+
+// Attention of one sentence, one head at a time: q (Tq, ldq), k, v (Tk, ldk)
+// rows; ctx (Tq, H*Dh) and probs (H, Tq, Tk). Keys j >= klen are masked, and
+// with causal, keys j > pos0 + i.
+void ref_attention(float *ctx, float *probs, const float *q, int64_t ldq, const float *k,
+                   const float *v, int64_t ldk, int64_t H, int64_t dh, int64_t tq, int64_t tk,
+                   int64_t klen, bool causal, int64_t pos0);
+
+// Fills x with uniform values in [-scale, scale) from a fixed seed.
+void ref_fill(float *x, int64_t n, uint64_t seed, float scale);
+
+// Largest |a - b| over n values.
+float ref_max_diff(const float *a, const float *b, int64_t n);
+
+#endif

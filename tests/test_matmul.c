@@ -1,0 +1,132 @@
+// The oneDNN matmul wrapper against a plain reference loop: transposed
+// weights, bias, fused activations and residual adds, batched products
+// over strided heads, and blocked row layouts.
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdlib.h>
+
+#include "ops/matmul.h"
+#include "reference.h"
+
+typedef struct shape {
+    int m, k, n;
+    int act;  // s2s_mm_act
+    int bias, accumulate;
+} shape;
+
+ParameterizedTestParameters(matmul, linear_matches_reference) {
+    static shape shapes[] = {
+        {1, 1, 1, S2S_MM_NONE, 0, 0},   {1, 128, 128, S2S_MM_NONE, 1, 0},
+        {7, 33, 65, S2S_MM_RELU, 1, 0}, {32, 64, 256, S2S_MM_GELU, 1, 0},
+        {5, 48, 17, S2S_MM_NONE, 1, 1}, {64, 128, 500, S2S_MM_NONE, 1, 0},
+        {3, 16, 16, S2S_MM_RELU, 0, 1}, {100, 24, 72, S2S_MM_GELU, 0, 0},
+    };
+    return cr_make_param_array(shape, shapes, sizeof shapes / sizeof shapes[0]);
+}
+
+ParameterizedTest(shape *s, matmul, linear_matches_reference) {
+    int64_t m = s->m, k = s->k, n = s->n;
+    float *x = malloc(sizeof(float) * m * k), *w = malloc(sizeof(float) * n * k);
+    float *b = malloc(sizeof(float) * n), *y = malloc(sizeof(float) * m * n);
+    float *want = malloc(sizeof(float) * m * n);
+    ref_fill(x, m * k, 1, 1.0f);
+    ref_fill(w, n * k, 2, 0.5f);
+    ref_fill(b, n, 3, 1.0f);
+    ref_fill(y, m * n, 4, 1.0f);
+    ref_fill(want, m * n, 4, 1.0f);  // same start for the accumulating case
+    const float *bias = s->bias ? b : NULL;
+    // W is (N, K) row-major as in nn.Linear: B(k, n) = W[n*K + k].
+    s2s_mm_args ref = {1, 1, m, k, n, {0, 0, k, 1}, {0, 0, 1, k}, {0, 0, n, 1},
+                       1.0f, bias, s->accumulate, (s2s_mm_act)s->act};
+    ref_mm(want, x, w, &ref);
+    cr_assert_eq(s2s_linear((s2s_rows){y, 0, n}, (s2s_rows){x, 0, k}, w, bias, 1, m, k, n,
+                            (s2s_mm_act)s->act, s->accumulate),
+                 S2S_OK);
+    cr_assert_lt(ref_max_diff(y, want, m * n), 1e-4f, "m=%d k=%d n=%d", s->m, s->k, s->n);
+    free(x), free(w), free(b), free(y), free(want);
+}
+
+Test(matmul, strided_heads_batched) {
+    // scores (B, H, Tq, Tk) = Q·K^T read in place from a fused (B, T, 3D) buffer
+    int64_t B = 3, H = 4, dh = 8, d = H * dh, T = 11;
+    float *qkv = malloc(sizeof(float) * B * T * 3 * d);
+    float *got = malloc(sizeof(float) * B * H * T * T), *want = malloc(sizeof(float) * B * H * T * T);
+    ref_fill(qkv, B * T * 3 * d, 9, 1.0f);
+    s2s_mm_args p = {
+        .b0 = B, .b1 = H, .m = T, .k = dh, .n = T,
+        .sa = {T * 3 * d, dh, 3 * d, 1},
+        .sb = {T * 3 * d, dh, 1, 3 * d},
+        .sc = {H * T * T, T * T, T, 1},
+        .alpha = 0.25f,
+    };
+    ref_mm(want, qkv, qkv + d, &p);
+    cr_assert_eq(s2s_mm(got, qkv, qkv + d, &p), S2S_OK);
+    cr_assert_lt(ref_max_diff(got, want, B * H * T * T), 1e-4f);
+    free(qkv), free(got), free(want);
+}
+
+Test(matmul, strided_output_into_concatenated_heads) {
+    // ctx (B, Tq, D) written per head from probs (B, H, Tq, Tk) · V (B, Tk, 2D)
+    int64_t B = 2, H = 3, dh = 5, d = H * dh, tq = 4, tk = 6;
+    float *probs = malloc(sizeof(float) * B * H * tq * tk), *kv = malloc(sizeof(float) * B * tk * 2 * d);
+    float *got = calloc((size_t)(B * tq * d), sizeof(float)), *want = calloc((size_t)(B * tq * d), sizeof(float));
+    ref_fill(probs, B * H * tq * tk, 5, 1.0f);
+    ref_fill(kv, B * tk * 2 * d, 6, 1.0f);
+    s2s_mm_args p = {
+        .b0 = B, .b1 = H, .m = tq, .k = tk, .n = dh,
+        .sa = {H * tq * tk, tq * tk, tk, 1},
+        .sb = {tk * 2 * d, dh, 2 * d, 1},
+        .sc = {tq * d, dh, d, 1},
+        .alpha = 1.0f,
+    };
+    ref_mm(want, probs, kv + d, &p);
+    cr_assert_eq(s2s_mm(got, probs, kv + d, &p), S2S_OK);
+    cr_assert_lt(ref_max_diff(got, want, B * tq * d), 1e-4f);
+    free(probs), free(kv), free(got), free(want);
+}
+
+Test(matmul, linear_blocks_write_into_a_cache) {
+    // K/V of Tq new rows of B sentences written at rows t0.. of a
+    // (B, T_alloc, 2D) cache: one product when Tq = 1, one per block else.
+    int64_t B = 3, d = 8, t_alloc = 7;
+    float *w = malloc(sizeof(float) * 2 * d * d), *bias = malloc(sizeof(float) * 2 * d);
+    ref_fill(w, 2 * d * d, 11, 0.5f);
+    ref_fill(bias, 2 * d, 12, 0.5f);
+    for (int64_t tq = 1; tq <= 3; tq++) {
+        int64_t t0 = 2;
+        float *x = malloc(sizeof(float) * B * tq * d);
+        float *cache = calloc((size_t)(B * t_alloc * 2 * d), sizeof(float));
+        float *want = calloc((size_t)(B * t_alloc * 2 * d), sizeof(float));
+        ref_fill(x, B * tq * d, 13 + tq, 1.0f);
+        for (int64_t b = 0; b < B; b++) {
+            s2s_mm_args p = {1, 1, tq, d, 2 * d, {0, 0, d, 1}, {0, 0, 1, d}, {0, 0, 2 * d, 1},
+                             1.0f, bias, false, S2S_MM_NONE};
+            ref_mm(want + (b * t_alloc + t0) * 2 * d, x + b * tq * d, w, &p);
+        }
+        s2s_rows y = {cache + t0 * 2 * d, t_alloc * 2 * d, 2 * d};
+        cr_assert_eq(s2s_linear(y, (s2s_rows){x, tq * d, d}, w, bias, B, tq, d, 2 * d,
+                                S2S_MM_NONE, false),
+                     S2S_OK);
+        cr_assert_lt(ref_max_diff(cache, want, B * t_alloc * 2 * d), 1e-5f, "tq=%lld",
+                     (long long)tq);
+        free(x), free(cache), free(want);
+    }
+    free(w), free(bias);
+}
+
+Test(matmul, threads_give_the_same_result) {
+    int64_t m = 64, k = 96, n = 80;
+    float *x = malloc(sizeof(float) * m * k), *w = malloc(sizeof(float) * n * k);
+    float *y1 = malloc(sizeof(float) * m * n), *y2 = malloc(sizeof(float) * m * n);
+    ref_fill(x, m * k, 21, 1.0f);
+    ref_fill(w, n * k, 22, 1.0f);
+    s2s_set_num_threads(1);
+    cr_assert_eq(s2s_get_num_threads(), 1);
+    cr_assert_eq(s2s_linear((s2s_rows){y1, 0, n}, (s2s_rows){x, 0, k}, w, NULL, 1, m, k, n,
+                            S2S_MM_NONE, false), S2S_OK);
+    s2s_set_num_threads(2);
+    cr_assert_eq(s2s_linear((s2s_rows){y2, 0, n}, (s2s_rows){x, 0, k}, w, NULL, 1, m, k, n,
+                            S2S_MM_NONE, false), S2S_OK);
+    cr_assert_lt(ref_max_diff(y1, y2, m * n), 1e-5f);
+    free(x), free(w), free(y1), free(y2);
+}

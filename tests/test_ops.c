@@ -1,0 +1,81 @@
+// Element-wise kernels against reference loops and stated properties.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "ops/ops.h"
+#include "reference.h"
+
+Test(ops, softmax_matches_reference_and_sums_to_one) {
+    float x[37], want[37];
+    ref_fill(x, 37, 1, 5.0f);
+    ref_softmax(want, x, 37);
+    s2s_softmax_row(x, 37, 37);
+    cr_assert_lt(ref_max_diff(x, want, 37), 1e-6f);
+    double sum = 0;
+    for (int i = 0; i < 37; i++) sum += x[i];
+    cr_assert_float_eq(sum, 1.0, 1e-5);
+}
+
+Test(ops, softmax_large_logits_stay_finite) {
+    float x[4] = {1e30f, -1e30f, 88.0f, 1e30f};
+    s2s_softmax_row(x, 4, 4);
+    for (int i = 0; i < 4; i++) cr_assert(isfinite(x[i]), "x[%d] = %g", i, x[i]);
+    cr_assert_float_eq(x[0], 0.5f, 1e-6);
+    cr_assert_float_eq(x[3], 0.5f, 1e-6);
+    cr_assert_eq(x[1], 0.0f);
+}
+
+Test(ops, softmax_masks_keys_past_valid) {
+    float x[6] = {1, 2, 3, 100, 100, 100}, want[3];
+    float in[3] = {1, 2, 3};
+    ref_softmax(want, in, 3);
+    s2s_softmax_row(x, 3, 6);
+    cr_assert_lt(ref_max_diff(x, want, 3), 1e-6f);
+    for (int i = 3; i < 6; i++) cr_assert_eq(x[i], 0.0f);
+}
+
+Test(ops, log_softmax_is_log_of_softmax) {
+    float x[50], p[50];
+    ref_fill(x, 50, 3, 20.0f);
+    ref_softmax(p, x, 50);
+    s2s_log_softmax_row(x, 50);
+    for (int i = 0; i < 50; i++) cr_assert_float_eq(expf(x[i]), p[i], 1e-6);
+}
+
+Test(ops, layernorm_matches_reference) {
+    int64_t rows = 5, d = 48;
+    float *x = malloc(sizeof(float) * rows * d), *y = malloc(sizeof(float) * rows * d);
+    float *want = malloc(sizeof(float) * rows * d), w[48], b[48];
+    ref_fill(x, rows * d, 4, 3.0f);
+    for (int64_t i = 0; i < rows * d; i++) x[i] += 10.0f;  // an offset the mean must remove
+    ref_fill(w, d, 5, 1.0f);
+    ref_fill(b, d, 6, 1.0f);
+    for (int64_t r = 0; r < rows; r++) ref_layernorm(want + r * d, x + r * d, w, b, d, 1e-5f);
+    s2s_layernorm(y, x, w, b, rows, d, 1e-5f);
+    cr_assert_lt(ref_max_diff(y, want, rows * d), 1e-5f);
+    s2s_layernorm(x, x, w, b, rows, d, 1e-5f);  // in place
+    cr_assert_lt(ref_max_diff(x, want, rows * d), 1e-5f);
+    free(x), free(y), free(want);
+}
+
+Test(ops, positional_table_is_interleaved_sin_cos) {
+    int64_t P = 50, d = 16;
+    float *pe = malloc(sizeof(float) * P * d);
+    s2s_positional_table(pe, P, d);
+    for (int64_t p = 0; p < P; p++)
+        for (int64_t i = 0; i < d / 2; i++) {
+            double angle = p / pow(10000.0, 2.0 * i / d);
+            cr_assert_float_eq(pe[p * d + 2 * i], sin(angle), 1e-6);
+            cr_assert_float_eq(pe[p * d + 2 * i + 1], cos(angle), 1e-6);
+        }
+    cr_assert_eq(pe[0], 0.0f);
+    cr_assert_eq(pe[1], 1.0f);
+    free(pe);
+}
+
+Test(ops, embed_scales_and_adds_position) {
+    float emb[3 * 4] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, pe[4] = {1, 1, 1, 1}, y[4];
+    s2s_embed_row(y, emb, 2, 2.0f, pe, 4);
+    for (int i = 0; i < 4; i++) cr_assert_eq(y[i], emb[8 + i] * 2.0f + 1.0f);
+}
