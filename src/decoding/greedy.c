@@ -90,13 +90,14 @@ static s2s_status alloc_hyp(s2s_hypothesis *h, const s2s_model *m, int rows, int
 }
 
 // Copies rows [t0, t0+tq) of sentence b's cross-attention from the state
-// (L, B, H, Tq, S) into h->cross_attn laid out (L, H, rows, n_src).
+// (L, B, H, Tq, S) into h->cross_attn laid out (L, H, rows, n_src); rows
+// past `rows` (padding of a shorter target) are left out.
 static void copy_attention(s2s_hypothesis *h, const s2s_state *st, int b, int64_t B, int64_t S,
                            int64_t t0, int64_t tq, int64_t rows) {
     int64_t H = h->heads;
     for (int64_t l = 0; l < h->layers; l++)
         for (int64_t hd = 0; hd < H; hd++)
-            for (int64_t i = 0; i < tq; i++) {
+            for (int64_t i = 0; i < tq && t0 + i < rows; i++) {
                 const float *from = st->cross_probs + (((l * B + b) * H + hd) * tq + i) * S;
                 float *to = h->cross_attn + ((l * H + hd) * rows + t0 + i) * h->n_src;
                 memcpy(to, from, (size_t)h->n_src * sizeof(float));

@@ -127,6 +127,38 @@ static s2s_status build(s2s_model *m) {
     return S2S_OK;
 }
 
+s2s_status s2s_model_view(s2s_model **out, const s2s_model *m, float *block) {
+    *out = NULL;
+    s2s_model *v = s2s_calloc(1, sizeof *v);
+    if (!v) return S2S_ERR_NOMEM;
+    v->cfg = m->cfg;
+    v->src_vocab = m->src_vocab;
+    v->tgt_vocab = m->tgt_vocab;
+    v->params = block;
+    v->n_params = m->n_params;
+    v->n_tensors = m->n_tensors;
+    v->tensors = s2s_calloc((size_t)m->n_tensors, sizeof(s2s_param));
+    v->enc = s2s_calloc((size_t)m->cfg.model.encoder_layers, sizeof(s2s_encoder_weights));
+    v->dec = s2s_calloc((size_t)m->cfg.model.decoder_layers, sizeof(s2s_decoder_weights));
+    if (!v->tensors || !v->enc || !v->dec) {
+        s2s_model_view_free(v);
+        return S2S_ERR_NOMEM;
+    }
+    layout L = {.m = v};
+    walk(&L);
+    v->pe = m->pe;
+    *out = v;
+    return S2S_OK;
+}
+
+void s2s_model_view_free(s2s_model *v) {
+    if (!v) return;
+    free(v->tensors);
+    free(v->enc);
+    free(v->dec);
+    free(v);
+}
+
 void s2s_model_free(s2s_model *m) {
     if (!m) return;
     s2s_vocab_free(m->src_vocab);
@@ -227,7 +259,9 @@ static s2s_status load_from(s2s_model *m, const s2s_st_file *f, const char *path
     char name[S2S_PATH_MAX + 32];
     snprintf(name, sizeof name, "%s (s2s.config)", path);
     s2s_config_default(&m->cfg);
-    S2S_TRY(s2s_config_load_string(&m->cfg, s2s_st_meta_get(f, "s2s.config"), name, NULL));
+    // A bad stored config is a corrupt model file, not a user's config error.
+    if (s2s_config_load_string(&m->cfg, s2s_st_meta_get(f, "s2s.config"), name, NULL) != S2S_OK)
+        return S2S_ERR_FORMAT;
     snprintf(name, sizeof name, "%s (s2s.src_vocab)", path);
     S2S_TRY(s2s_vocab_from_string(&m->src_vocab, s2s_st_meta_get(f, "s2s.src_vocab"), name));
     snprintf(name, sizeof name, "%s (s2s.tgt_vocab)", path);

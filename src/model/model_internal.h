@@ -72,4 +72,11 @@ struct s2s_model {
     float *pe;  // (max_len, D) sinusoidal positions, not a parameter
 };
 
+// A model-shaped view of another block of n_params floats (gradients,
+// Adam moments): the same layout, every weight pointer into block. Shares
+// m's config, vocabularies and positions; free with s2s_model_view_free,
+// which frees neither block nor what it shares.
+s2s_status s2s_model_view(s2s_model **out, const s2s_model *m, float *block);
+void s2s_model_view_free(s2s_model *v);
+
 #endif

@@ -1,0 +1,777 @@
+// Tests for src/decoding: properties every correct Transformer decoder has
+// (causal masking, permutation-equivariant encoder without positions,
+// padding-independence of batches, KV-cached steps equal to the full causal
+// pass, attention rows that are distributions), the cross-attention of a
+// tiny model recomputed with plain loops, input validation, and what greedy
+// search may emit. Models are small and random (s2s_model_init).
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoding/state.h"
+#include "model/model_internal.h"
+#include "s2s/s2s.h"
+
+// ---- models ----
+
+typedef struct arch {
+    int d, heads, ffn, layers;
+    s2s_norm norm;
+    s2s_activation act;
+    bool tie;
+} arch;
+
+// Pre and post norm, both activations, tied and untied, 2..4 heads.
+static const arch ARCHS[] = {
+    {16, 2, 32, 2, S2S_NORM_PRE, S2S_ACT_RELU, true},
+    {16, 4, 24, 2, S2S_NORM_POST, S2S_ACT_GELU, false},
+    {32, 4, 48, 2, S2S_NORM_PRE, S2S_ACT_GELU, false},
+    {24, 3, 40, 2, S2S_NORM_POST, S2S_ACT_RELU, true},
+};
+#define N_ARCHS ((int)(sizeof ARCHS / sizeof ARCHS[0]))
+
+#define MAX_LEN 32
+
+static s2s_model *make_model(const arch *a, uint64_t seed) {
+    s2s_config c;
+    s2s_config_default(&c);
+    c.model.d_model = a->d;
+    c.model.heads = a->heads;
+    c.model.encoder_layers = a->layers;
+    c.model.decoder_layers = a->layers;
+    c.model.ffn_dim = a->ffn;
+    c.model.activation = a->act;
+    c.model.norm = a->norm;
+    c.model.tie_output = a->tie;
+    c.model.max_len = MAX_LEN;
+    c.decode.max_len = 12;
+    snprintf(c.vocab.src, sizeof c.vocab.src, "%s/ref/src.txt", S2S_TEST_DATA);
+    snprintf(c.vocab.tgt, sizeof c.vocab.tgt, "%s/ref/tgt.txt", S2S_TEST_DATA);
+    s2s_model *m = NULL;
+    cr_assert_eq(s2s_model_init(&m, &c, seed), S2S_OK, "%s", s2s_last_error());
+    return m;
+}
+
+static size_t numel(const s2s_tensor_info *t) {
+    size_t n = 1;
+    for (int k = 0; k < t->ndim; k++) n *= (size_t)t->shape[k];
+    return n;
+}
+
+static uint64_t rng_state = 88172645463325252ull;
+static uint64_t rnd(void) {  // xorshift64
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static float rnd_unit(void) { return (float)((double)(rnd() >> 11) / 9007199254740992.0); }
+
+// Init leaves biases 0 and LayerNorm weights 1, which would hide a missing
+// bias or norm weight: give every 1-D tensor random values.
+static void scramble_vectors(s2s_model *m) {
+    for (int i = 0; i < s2s_model_tensor_count(m); i++) {
+        s2s_tensor_info t = s2s_model_tensor(m, i);
+        if (t.ndim != 1) continue;
+        for (size_t j = 0; j < numel(&t); j++) t.data[j] += 0.4f * (rnd_unit() - 0.5f);
+    }
+}
+
+// Random real (non-special) token ids.
+static void fill_ids(int *ids, int n, int vocab) {
+    for (int i = 0; i < n; i++) ids[i] = S2S_NUM_SPECIALS + (int)(rnd() % (uint64_t)(vocab - S2S_NUM_SPECIALS));
+}
+
+static float max_abs_diff(const float *a, const float *b, int64_t n) {
+    float mx = 0;
+    for (int64_t i = 0; i < n; i++) {
+        float d = fabsf(a[i] - b[i]);
+        if (!(d <= mx)) mx = d;  // NaN counts as a difference
+    }
+    return mx;
+}
+
+static int vs_of(const s2s_model *m) { return s2s_vocab_size(s2s_model_src_vocab(m)); }
+static int vt_of(const s2s_model *m) { return s2s_vocab_size(s2s_model_tgt_vocab(m)); }
+
+static s2s_decode_params params(const s2s_model *m, int max_batch, bool attn) {
+    s2s_decode_params p = s2s_decode_default_params(m);
+    p.max_batch = max_batch;
+    p.want_attention = attn;
+    return p;
+}
+
+static void score1(s2s_state *st, const s2s_decode_params *p, const int *src, int slen,
+                   const int *tgt, int tlen, s2s_hypothesis *h) {
+    const int *s[1] = {src}, *t[1] = {tgt};
+    cr_assert_eq(s2s_score(st, p, s, &slen, t, &tlen, 1, h), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(h->n_out, tlen + 1);
+}
+
+// ---- causal masking ----
+
+// After scoring one sentence, row t of the state's logits is the
+// distribution over token t; taken as log-probs here (log-softmax is
+// idempotent, so it does not matter whether the engine applied it).
+static void logprob_rows(float *out, const s2s_state *st, int rows, int V) {
+    for (int t = 0; t < rows; t++) {
+        const float *r = st->logits + (int64_t)t * V;
+        double mx = r[0], sum = 0;
+        for (int v = 1; v < V; v++) mx = r[v] > mx ? r[v] : mx;
+        for (int v = 0; v < V; v++) sum += exp((double)r[v] - mx);
+        for (int v = 0; v < V; v++) out[(int64_t)t * V + v] = (float)((double)r[v] - mx - log(sum));
+    }
+}
+
+Test(decoding, prediction_of_token_k_sees_only_tokens_before_k) {
+    for (int a = 0; a < N_ARCHS; a++) {
+        s2s_model *m = make_model(&ARCHS[a], 100 + (uint64_t)a);
+        scramble_vectors(m);
+        s2s_state *st;
+        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+        s2s_decode_params p = params(m, 1, false);
+        int V = vt_of(m), src[6], A[8], B[8], n = 8;
+        fill_ids(src, 6, vs_of(m));
+        fill_ids(A, n, V);
+        float *la = malloc(sizeof(float) * (size_t)(n + 1) * V);
+        float *lb = malloc(sizeof(float) * (size_t)(n + 1) * V);
+        int ks[] = {0, 1, 4, n - 1};
+        for (int ki = 0; ki < 4; ki++) {
+            int k = ks[ki];
+            memcpy(B, A, sizeof A);
+            B[k] = A[k] + 1 < V ? A[k] + 1 : S2S_NUM_SPECIALS;
+            s2s_hypothesis ha, hb;
+            score1(st, &p, src, 6, A, n, &ha);
+            logprob_rows(la, st, n + 1, V);
+            score1(st, &p, src, 6, B, n, &hb);
+            logprob_rows(lb, st, n + 1, V);
+            for (int t = 0; t <= n; t++) {
+                float d = max_abs_diff(la + (int64_t)t * V, lb + (int64_t)t * V, V);
+                if (t <= k)
+                    cr_assert_leq(d, 1e-6f, "arch %d, change at %d: row %d moved by %g", a, k,
+                                  t, d);
+                else
+                    cr_assert_gt(d, 1e-5f, "arch %d, change at %d: row %d did not see it", a,
+                                 k, t);
+            }
+            for (int t = 0; t < k; t++)
+                cr_assert_float_eq(ha.token_logprobs[t], hb.token_logprobs[t], 1e-6);
+            // The token log-probs are read from those rows.
+            for (int t = 0; t <= n; t++) {
+                int gold = t < n ? B[t] : S2S_EOS;
+                cr_assert_float_eq(hb.token_logprobs[t], lb[(int64_t)t * V + gold], 1e-5);
+            }
+            s2s_hypothesis_free(&ha);
+            s2s_hypothesis_free(&hb);
+        }
+        free(la);
+        free(lb);
+        s2s_state_free(st);
+        s2s_model_free(m);
+    }
+}
+
+// ---- encoder symmetry ----
+
+static void encode_ids(s2s_state *st, const int *ids, int S, float *memory, int d) {
+    cr_assert_eq(s2s_state_reserve(st, 1, S, 1), S2S_OK);
+    memcpy(st->ids, ids, (size_t)S * sizeof(int));
+    st->src_len[0] = S;
+    cr_assert_eq(s2s_encode(st, 1, S), S2S_OK, "%s", s2s_last_error());
+    memcpy(memory, st->memory, (size_t)S * d * sizeof(float));
+}
+
+Test(decoding, encoder_without_positions_is_permutation_equivariant) {
+    enum { S = 9 };
+    const int perm[S] = {3, 8, 0, 5, 1, 7, 2, 6, 4};
+    for (int a = 0; a < N_ARCHS; a++) {
+        s2s_model *m = make_model(&ARCHS[a], 200 + (uint64_t)a);
+        scramble_vectors(m);
+        int d = ARCHS[a].d;
+        s2s_state *st;
+        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+        int ids[S], pids[S];
+        fill_ids(ids, S - 1, vs_of(m));
+        ids[S - 1] = S2S_EOS;
+        for (int i = 0; i < S; i++) pids[i] = ids[perm[i]];
+        float *m1 = malloc(sizeof(float) * S * d), *m2 = malloc(sizeof(float) * S * d);
+
+        // With positions the order matters (so the check below can fail) ...
+        encode_ids(st, ids, S, m1, d);
+        encode_ids(st, pids, S, m2, d);
+        float worst = 0;
+        for (int i = 0; i < S; i++) {
+            float e = max_abs_diff(m2 + i * d, m1 + perm[i] * d, d);
+            worst = e > worst ? e : worst;
+        }
+        cr_assert_gt(worst, 1e-2f, "arch %d: positions made no difference", a);
+
+        // ... without them, permuting the input permutes the output rows.
+        memset(m->pe, 0, sizeof(float) * MAX_LEN * (size_t)d);
+        encode_ids(st, ids, S, m1, d);
+        encode_ids(st, pids, S, m2, d);
+        for (int i = 0; i < S; i++) {
+            float e = max_abs_diff(m2 + i * d, m1 + perm[i] * d, d);
+            cr_assert_leq(e, 1e-5f, "arch %d: row %d differs from row %d by %g", a, i, perm[i],
+                          e);
+        }
+        free(m1);
+        free(m2);
+        s2s_state_free(st);
+        s2s_model_free(m);
+    }
+}
+
+// ---- batches ----
+
+enum { NB = 5 };
+static const int SRC_LEN[NB] = {5, 11, 1, 8, 3};
+static const int TGT_LEN[NB] = {6, 2, 9, 4, 7};
+
+typedef struct corpus {
+    int src[NB][16], tgt[NB][16];
+    const int *s[NB], *t[NB];
+} corpus;
+
+static void make_corpus(corpus *c, const s2s_model *m) {
+    for (int i = 0; i < NB; i++) {
+        fill_ids(c->src[i], SRC_LEN[i], vs_of(m));
+        fill_ids(c->tgt[i], TGT_LEN[i], vt_of(m));
+        c->s[i] = c->src[i];
+        c->t[i] = c->tgt[i];
+    }
+}
+
+static void assert_same_hyp(const s2s_hypothesis *x, const s2s_hypothesis *y, int i) {
+    cr_assert_eq(x->n, y->n, "sentence %d: %d vs %d tokens", i, x->n, y->n);
+    cr_assert_eq(x->n_out, y->n_out);
+    cr_assert_eq(x->n_src, y->n_src);
+    for (int t = 0; t < x->n; t++) cr_assert_eq(x->ids[t], y->ids[t], "sentence %d token %d", i, t);
+    float e = max_abs_diff(x->token_logprobs, y->token_logprobs, x->n_out);
+    cr_assert_leq(e, 1e-5f, "sentence %d: token log-probs differ by %g", i, e);
+    cr_assert_float_eq(x->logprob, y->logprob, 1e-4);
+    if (x->cross_attn) {
+        cr_assert_not_null(y->cross_attn);
+        int64_t n = (int64_t)x->layers * x->heads * x->n_out * x->n_src;
+        e = max_abs_diff(x->cross_attn, y->cross_attn, n);
+        cr_assert_leq(e, 1e-5f, "sentence %d: attention differs by %g", i, e);
+    }
+}
+
+Test(decoding, padded_batch_equals_sentences_alone) {
+    for (int a = 0; a < N_ARCHS; a++) {
+        s2s_model *m = make_model(&ARCHS[a], 300 + (uint64_t)a);
+        scramble_vectors(m);
+        s2s_state *st;
+        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+        corpus c;
+        make_corpus(&c, m);
+        s2s_hypothesis batch[NB], alone[NB], pairs[NB];
+        int batches[] = {NB, 2};  // one padded batch; batches of 2, 2 and 1
+        for (int bi = 0; bi < 2; bi++) {
+            s2s_decode_params pb = params(m, batches[bi], true), p1 = params(m, 1, true);
+
+            cr_assert_eq(s2s_score(st, &pb, c.s, SRC_LEN, c.t, TGT_LEN, NB, batch), S2S_OK);
+            for (int i = 0; i < NB; i++)
+                score1(st, &p1, c.src[i], SRC_LEN[i], c.tgt[i], TGT_LEN[i], &alone[i]);
+            cr_assert_eq(s2s_score(st, &p1, c.s, SRC_LEN, c.t, TGT_LEN, NB, pairs), S2S_OK);
+            for (int i = 0; i < NB; i++) {
+                // input order: each result is the scoring of its own target
+                cr_assert_eq(batch[i].n, TGT_LEN[i]);
+                cr_assert_eq(batch[i].n_src, SRC_LEN[i] + 1);
+                cr_assert_eq(memcmp(batch[i].ids, c.tgt[i], sizeof(int) * TGT_LEN[i]), 0);
+                assert_same_hyp(&batch[i], &alone[i], i);
+                assert_same_hyp(&pairs[i], &alone[i], i);
+                s2s_hypothesis_free(&batch[i]);
+                s2s_hypothesis_free(&alone[i]);
+                s2s_hypothesis_free(&pairs[i]);
+            }
+
+            cr_assert_eq(s2s_translate(st, &pb, c.s, SRC_LEN, NB, batch), S2S_OK);
+            for (int i = 0; i < NB; i++) {
+                cr_assert_eq(s2s_translate(st, &p1, &c.s[i], &SRC_LEN[i], 1, &alone[i]),
+                             S2S_OK);
+                cr_assert_eq(batch[i].n_src, SRC_LEN[i] + 1);
+                assert_same_hyp(&batch[i], &alone[i], i);
+                s2s_hypothesis_free(&batch[i]);
+                s2s_hypothesis_free(&alone[i]);
+            }
+        }
+        // Different sources do get different translations, so the order
+        // check above means something.
+        s2s_decode_params p = params(m, NB, false);
+        cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, batch), S2S_OK);
+        int distinct = 0;
+        for (int i = 1; i < NB; i++)
+            distinct += batch[i].n != batch[0].n ||
+                        memcmp(batch[i].ids, batch[0].ids, sizeof(int) * batch[0].n) != 0 ||
+                        batch[i].logprob != batch[0].logprob;
+        cr_assert_gt(distinct, 0, "arch %d: every sentence translated alike", a);
+        for (int i = 0; i < NB; i++) s2s_hypothesis_free(&batch[i]);
+        s2s_state_free(st);
+        s2s_model_free(m);
+    }
+}
+
+// ---- incremental decoding ----
+
+static int best_allowed(const float *row, int V) {
+    int best = -1;
+    for (int v = 0; v < V; v++)
+        if (v != S2S_PAD && v != S2S_BOS && (best < 0 || row[v] > row[best])) best = v;
+    return best;
+}
+
+Test(decoding, cached_steps_equal_the_full_causal_pass) {
+    for (int a = 0; a < N_ARCHS; a++) {
+        s2s_model *m = make_model(&ARCHS[a], 400 + (uint64_t)a);
+        scramble_vectors(m);
+        s2s_state *st, *st2;
+        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+        cr_assert_eq(s2s_state_new(&st2, m), S2S_OK);
+        int V = vt_of(m), H = ARCHS[a].heads, L = ARCHS[a].layers;
+        corpus c;
+        make_corpus(&c, m);
+        s2s_decode_params p = params(m, NB, true), p1 = params(m, 1, true);
+        p.max_len = 10;
+        s2s_hypothesis hyp[NB];
+        cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, hyp), S2S_OK, "%s",
+                     s2s_last_error());
+        float *rows = malloc(sizeof(float) * (size_t)(p.max_len + 1) * V);
+        for (int i = 0; i < NB; i++) {
+            s2s_hypothesis *g = &hyp[i], sc;
+            cr_assert(g->n_out == g->n + 1 || (g->n_out == g->n && g->n == p.max_len));
+            cr_assert_eq(g->layers, L);
+            cr_assert_eq(g->heads, H);
+            score1(st2, &p1, c.src[i], SRC_LEN[i], g->ids, g->n, &sc);
+            logprob_rows(rows, st2, sc.n_out, V);
+            for (int t = 0; t < g->n_out; t++) {
+                cr_assert_float_eq(g->token_logprobs[t], sc.token_logprobs[t], 1e-4,
+                                   "arch %d sentence %d step %d: %g vs %g", a, i, t,
+                                   g->token_logprobs[t], sc.token_logprobs[t]);
+                // greedy took the best token the full pass offers
+                int want = best_allowed(rows + (int64_t)t * V, V);
+                int got = t < g->n ? g->ids[t] : S2S_EOS;
+                cr_assert_eq(got, want, "arch %d sentence %d step %d", a, i, t);
+            }
+            float lp = 0;
+            for (int t = 0; t < g->n_out; t++) lp += g->token_logprobs[t];
+            cr_assert_float_eq(g->logprob, lp, 1e-4);
+            cr_assert_eq(sc.n_src, g->n_src);
+            for (int l = 0; l < L; l++)
+                for (int h = 0; h < H; h++)
+                    for (int t = 0; t < g->n_out; t++) {
+                        const float *x = g->cross_attn +
+                                         (((int64_t)l * H + h) * g->n_out + t) * g->n_src;
+                        const float *y = sc.cross_attn +
+                                         (((int64_t)l * H + h) * sc.n_out + t) * sc.n_src;
+                        float e = max_abs_diff(x, y, g->n_src);
+                        cr_assert_leq(e, 1e-5f, "arch %d sentence %d layer %d head %d row %d: %g",
+                                      a, i, l, h, t, e);
+                    }
+            s2s_hypothesis_free(&sc);
+            s2s_hypothesis_free(g);
+        }
+        free(rows);
+        s2s_state_free(st);
+        s2s_state_free(st2);
+        s2s_model_free(m);
+    }
+}
+
+// ---- attention maps ----
+
+static void assert_rows_are_distributions(const s2s_hypothesis *h, int i) {
+    cr_assert_not_null(h->cross_attn);
+    for (int64_t r = 0; r < (int64_t)h->layers * h->heads * h->n_out; r++) {
+        const float *row = h->cross_attn + r * h->n_src;
+        double sum = 0;
+        for (int j = 0; j < h->n_src; j++) {
+            // every column is a real source position: none is masked out
+            cr_assert(row[j] > 0.0f && row[j] <= 1.0f, "sentence %d row %lld col %d: %g", i,
+                      (long long)r, j, row[j]);
+            sum += row[j];
+        }
+        cr_assert_float_eq(sum, 1.0, 1e-5, "sentence %d row %lld sums to %g", i, (long long)r,
+                           sum);
+    }
+}
+
+Test(decoding, cross_attention_rows_are_distributions_over_the_source) {
+    for (int a = 0; a < N_ARCHS; a++) {
+        s2s_model *m = make_model(&ARCHS[a], 500 + (uint64_t)a);
+        s2s_state *st;
+        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+        corpus c;
+        make_corpus(&c, m);
+        s2s_decode_params p = params(m, NB, true);
+        s2s_hypothesis h[NB];
+        cr_assert_eq(s2s_score(st, &p, c.s, SRC_LEN, c.t, TGT_LEN, NB, h), S2S_OK);
+        for (int i = 0; i < NB; i++) {
+            cr_assert_eq(h[i].layers, ARCHS[a].layers);
+            cr_assert_eq(h[i].heads, ARCHS[a].heads);
+            cr_assert_eq(h[i].n_src, SRC_LEN[i] + 1);
+            assert_rows_are_distributions(&h[i], i);
+            s2s_hypothesis_free(&h[i]);
+        }
+        cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, h), S2S_OK);
+        for (int i = 0; i < NB; i++) {
+            cr_assert_eq(h[i].n_src, SRC_LEN[i] + 1);
+            assert_rows_are_distributions(&h[i], i);
+            s2s_hypothesis_free(&h[i]);
+        }
+        // Without want_attention no maps are made.
+        p.want_attention = false;
+        cr_assert_eq(s2s_score(st, &p, c.s, SRC_LEN, c.t, TGT_LEN, NB, h), S2S_OK);
+        for (int i = 0; i < NB; i++) {
+            cr_assert_null(h[i].cross_attn);
+            s2s_hypothesis_free(&h[i]);
+        }
+        s2s_state_free(st);
+        s2s_model_free(m);
+    }
+}
+
+// ---- cross-attention recomputed with plain loops ----
+
+static const float *W(const s2s_model *m, const char *name) {
+    s2s_tensor_info t = s2s_model_find_tensor(m, name);
+    cr_assert_not_null(t.data, "no tensor '%s'", name);
+    return t.data;
+}
+
+// y (n, dout) = x (n, din) · w^T (w is (dout, din)) + b
+static void linear(double *y, const double *x, const float *w, const float *b, int n, int din,
+                   int dout) {
+    for (int i = 0; i < n; i++)
+        for (int o = 0; o < dout; o++) {
+            double acc = b[o];
+            for (int k = 0; k < din; k++) acc += x[i * din + k] * (double)w[o * din + k];
+            y[i * dout + o] = acc;
+        }
+}
+
+static void layer_norm(double *y, const double *x, const float *w, const float *b, int n, int d,
+                       double eps) {
+    for (int i = 0; i < n; i++) {
+        double mean = 0, var = 0;
+        for (int k = 0; k < d; k++) mean += x[i * d + k];
+        mean /= d;
+        for (int k = 0; k < d; k++) var += (x[i * d + k] - mean) * (x[i * d + k] - mean);
+        var /= d;
+        for (int k = 0; k < d; k++)
+            y[i * d + k] = (x[i * d + k] - mean) / sqrt(var + eps) * w[k] + b[k];
+    }
+}
+
+// probs (H, tq, tk) = softmax(q_h · k_h^T / sqrt(dh)), query i seeing keys
+// 0..i when causal; ctx (tq, d) = probs · v.
+static void attend(double *ctx, double *probs, const double *q, const double *k, const double *v,
+                   int tq, int tk, int d, int H, bool causal) {
+    int dh = d / H;
+    for (int h = 0; h < H; h++)
+        for (int i = 0; i < tq; i++) {
+            double *p = probs + ((int64_t)h * tq + i) * tk;
+            int nk = causal ? i + 1 : tk;
+            double mx = -INFINITY, sum = 0;
+            for (int j = 0; j < tk; j++) {
+                p[j] = 0;
+                if (j >= nk) continue;
+                for (int c = 0; c < dh; c++) p[j] += q[i * d + h * dh + c] * k[j * d + h * dh + c];
+                p[j] /= sqrt((double)dh);
+                mx = p[j] > mx ? p[j] : mx;
+            }
+            for (int j = 0; j < nk; j++) sum += (p[j] = exp(p[j] - mx));
+            for (int j = 0; j < nk; j++) p[j] /= sum;
+            for (int c = 0; c < dh; c++) {
+                double acc = 0;
+                for (int j = 0; j < nk; j++) acc += p[j] * v[j * d + h * dh + c];
+                ctx[i * d + h * dh + c] = acc;
+            }
+        }
+}
+
+static void check_naive_cross_attention(s2s_norm norm) {
+    const arch a = {8, 2, 12, 1, norm, S2S_ACT_GELU, false};
+    s2s_model *m = make_model(&a, 600 + (uint64_t)norm);
+    scramble_vectors(m);
+    const int d = a.d, H = a.heads, n = 6, slen = 5, T = n + 1, S = slen + 1;
+    const bool pre = norm == S2S_NORM_PRE;
+    const double eps = s2s_model_get_config(m)->model.layer_norm_eps;
+    int src[5], tgt[6];
+    fill_ids(src, slen, vs_of(m));
+    fill_ids(tgt, n, vt_of(m));
+    s2s_state *st;
+    cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+    s2s_decode_params p = params(m, 1, true);
+    s2s_hypothesis h;
+    score1(st, &p, src, slen, tgt, n, &h);
+    cr_assert_eq(h.n_src, S);
+
+    double *x = calloc((size_t)T * d, sizeof(double)), *in = calloc((size_t)T * d, sizeof(double));
+    double *q = calloc((size_t)T * d, sizeof(double)), *k = calloc((size_t)S * d, sizeof(double));
+    double *v = calloc((size_t)S * d, sizeof(double)), *ctx = calloc((size_t)T * d, sizeof(double));
+    double *o = calloc((size_t)T * d, sizeof(double)), *mem = calloc((size_t)S * d, sizeof(double));
+    double *probs = calloc((size_t)H * T * (T > S ? T : S), sizeof(double));
+
+    // decoder input: <s> y0 .. y(n-1), embedding * sqrt(d) + sinusoid
+    const float *emb = W(m, "tgt_embed.weight");
+    for (int t = 0; t < T; t++) {
+        int id = t == 0 ? S2S_BOS : tgt[t - 1];
+        for (int i = 0; i < d / 2; i++) {
+            double angle = t / pow(10000.0, 2.0 * i / d);
+            x[t * d + 2 * i] = emb[id * d + 2 * i] * sqrt((double)d) + sin(angle);
+            x[t * d + 2 * i + 1] = emb[id * d + 2 * i + 1] * sqrt((double)d) + cos(angle);
+        }
+    }
+    // masked self-attention
+    const char *sa = "decoder.layers.0.self_attn", *ca = "decoder.layers.0.cross_attn";
+    char nm[128];
+#define WN(pre_, what) (snprintf(nm, sizeof nm, "%s.%s", pre_, what), W(m, nm))
+    if (pre)
+        layer_norm(in, x, WN("decoder.layers.0", "norm1.weight"),
+                   WN("decoder.layers.0", "norm1.bias"), T, d, eps);
+    else
+        memcpy(in, x, sizeof(double) * T * d);
+    double *sk = calloc((size_t)T * d, sizeof(double)), *sv = calloc((size_t)T * d, sizeof(double));
+    linear(q, in, WN(sa, "q_proj.weight"), WN(sa, "q_proj.bias"), T, d, d);
+    linear(sk, in, WN(sa, "k_proj.weight"), WN(sa, "k_proj.bias"), T, d, d);
+    linear(sv, in, WN(sa, "v_proj.weight"), WN(sa, "v_proj.bias"), T, d, d);
+    attend(ctx, probs, q, sk, sv, T, T, d, H, /*causal=*/true);
+    linear(o, ctx, WN(sa, "out_proj.weight"), WN(sa, "out_proj.bias"), T, d, d);
+    for (int i = 0; i < T * d; i++) x[i] += o[i];
+    if (!pre)
+        layer_norm(x, x, WN("decoder.layers.0", "norm1.weight"),
+                   WN("decoder.layers.0", "norm1.bias"), T, d, eps);
+    // cross-attention against the engine's encoder output
+    if (pre)
+        layer_norm(in, x, WN("decoder.layers.0", "norm2.weight"),
+                   WN("decoder.layers.0", "norm2.bias"), T, d, eps);
+    else
+        memcpy(in, x, sizeof(double) * T * d);
+    for (int i = 0; i < S * d; i++) mem[i] = st->memory[i];
+    linear(q, in, WN(ca, "q_proj.weight"), WN(ca, "q_proj.bias"), T, d, d);
+    linear(k, mem, WN(ca, "k_proj.weight"), WN(ca, "k_proj.bias"), S, d, d);
+    linear(v, mem, WN(ca, "v_proj.weight"), WN(ca, "v_proj.bias"), S, d, d);
+    attend(ctx, probs, q, k, v, T, S, d, H, /*causal=*/false);
+#undef WN
+
+    double worst = 0;
+    for (int hd = 0; hd < H; hd++)
+        for (int t = 0; t < T; t++)
+            for (int j = 0; j < S; j++) {
+                double e = fabs(h.cross_attn[((int64_t)hd * T + t) * S + j] -
+                                probs[((int64_t)hd * T + t) * S + j]);
+                worst = e > worst ? e : worst;
+            }
+    cr_assert_leq(worst, 1e-4, "%s-norm: cross-attention differs by %g",
+                  pre ? "pre" : "post", worst);
+    // The maps are not uniform, so the comparison has teeth.
+    double spread = 0;
+    for (int j = 0; j < S; j++) spread += fabs(probs[j] - 1.0 / S);
+    cr_assert_gt(spread, 1e-3);
+
+    free(x), free(in), free(q), free(k), free(v), free(ctx), free(o), free(mem), free(probs);
+    free(sk), free(sv);
+    s2s_hypothesis_free(&h);
+    s2s_state_free(st);
+    s2s_model_free(m);
+}
+
+Test(decoding, cross_attention_matches_plain_loops_pre_norm) {
+    check_naive_cross_attention(S2S_NORM_PRE);
+}
+
+Test(decoding, cross_attention_matches_plain_loops_post_norm) {
+    check_naive_cross_attention(S2S_NORM_POST);
+}
+
+// ---- bad inputs ----
+
+Test(decoding, bad_inputs_are_refused_with_a_message) {
+    s2s_model *m = make_model(&ARCHS[0], 700);
+    s2s_state *st;
+    cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+    s2s_decode_params p = params(m, 4, false);
+    p.max_len = 4;
+    int ids[MAX_LEN + 1], tgt[3] = {4, 5, 6}, tlen = 3;
+    fill_ids(ids, MAX_LEN + 1, vs_of(m));
+    const int *src[1] = {ids}, *tg[1] = {tgt};
+    s2s_hypothesis h;
+
+    // max_len - 1 tokens fit (with </s>: max_len positions); one more does not
+    int len = MAX_LEN - 1;
+    cr_assert_eq(s2s_translate(st, &p, src, &len, 1, &h), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(h.n_src, MAX_LEN);
+    s2s_hypothesis_free(&h);
+    cr_assert_eq(s2s_score(st, &p, src, &len, tg, &tlen, 1, &h), S2S_OK);
+    s2s_hypothesis_free(&h);
+    len = MAX_LEN;
+    cr_assert_eq(s2s_translate(st, &p, src, &len, 1, &h), S2S_ERR_INVALID);
+    cr_assert(strstr(s2s_last_error(), "31"), "%s", s2s_last_error());
+    cr_assert_null(h.ids);
+    cr_assert_eq(s2s_score(st, &p, src, &len, tg, &tlen, 1, &h), S2S_ERR_INVALID);
+    cr_assert(strstr(s2s_last_error(), "31"), "%s", s2s_last_error());
+    // a target too long to score
+    int slen = 3;
+    len = MAX_LEN;
+    const int *longt[1] = {ids};
+    cr_assert_eq(s2s_score(st, &p, src, &slen, longt, &len, 1, &h), S2S_ERR_INVALID);
+    cr_assert(strstr(s2s_last_error(), "31"), "%s", s2s_last_error());
+    // negative lengths
+    len = -1;
+    cr_assert_eq(s2s_translate(st, &p, src, &len, 1, &h), S2S_ERR_INVALID);
+
+    // token ids out of range, in the second of two sentences
+    int good[2] = {4, 5}, bad[2] = {4, 5}, lens[2] = {2, 2};
+    const int *two[2] = {good, bad};
+    int bad_ids[] = {vs_of(m), -1, 1 << 30};
+    s2s_hypothesis hh[2];
+    for (int k = 0; k < 3; k++) {
+        bad[1] = bad_ids[k];
+        cr_assert_eq(s2s_translate(st, &p, two, lens, 2, hh), S2S_ERR_INVALID);
+        cr_assert(strstr(s2s_last_error(), "out of range"), "%s", s2s_last_error());
+        cr_assert_null(hh[0].ids);
+        cr_assert_null(hh[1].ids);
+    }
+    bad[1] = 5;
+    int tbad[2] = {4, vt_of(m)};
+    const int *tt[2] = {good, tbad};
+    cr_assert_eq(s2s_score(st, &p, two, lens, tt, lens, 2, hh), S2S_ERR_INVALID);
+    cr_assert(strstr(s2s_last_error(), "out of range"), "%s", s2s_last_error());
+    // the source vocab is larger than the target one: a source id valid as
+    // a source id is refused as a target id
+    cr_assert_gt(vs_of(m), vt_of(m));
+    tbad[1] = vt_of(m);
+    good[1] = vt_of(m);
+    tt[0] = tgt;
+    cr_assert_eq(s2s_score(st, &p, two, lens, tt, lens, 2, hh), S2S_ERR_INVALID);
+
+    // bad parameters
+    s2s_decode_params q = p;
+    q.max_batch = 0;
+    good[1] = 5;
+    cr_assert_eq(s2s_translate(st, &q, two, lens, 2, hh), S2S_ERR_INVALID);
+    cr_assert_neq(s2s_last_error()[0], '\0');
+    q = p;
+    q.max_len = 0;
+    cr_assert_eq(s2s_translate(st, &q, two, lens, 2, hh), S2S_ERR_INVALID);
+
+    // nothing to do is fine
+    cr_assert_eq(s2s_translate(st, &p, NULL, NULL, 0, hh), S2S_OK);
+    cr_assert_eq(s2s_score(st, &p, NULL, NULL, NULL, NULL, 0, hh), S2S_OK);
+
+    // the state still works after all that
+    cr_assert_eq(s2s_translate(st, &p, two, lens, 2, hh), S2S_OK, "%s", s2s_last_error());
+    s2s_hypothesis_free(&hh[0]);
+    s2s_hypothesis_free(&hh[1]);
+    s2s_state_free(st);
+    s2s_model_free(m);
+}
+
+Test(decoding, empty_source_and_target_are_fine) {
+    for (int a = 0; a < N_ARCHS; a++) {
+        s2s_model *m = make_model(&ARCHS[a], 800 + (uint64_t)a);
+        s2s_state *st;
+        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+        s2s_decode_params p = params(m, 3, true);
+        p.max_len = 6;
+        int empty[1] = {0}, one[1] = {5}, lens[3] = {0, 1, 0};
+        const int *src[3] = {empty, one, empty};
+        s2s_hypothesis h[3];
+        cr_assert_eq(s2s_translate(st, &p, src, lens, 3, h), S2S_OK, "%s", s2s_last_error());
+        for (int i = 0; i < 3; i += 2) {
+            cr_assert_eq(h[i].n_src, 1);
+            cr_assert_geq(h[i].n_out, 1);
+            cr_assert_leq(h[i].n_out, 6);
+            // one source position (</s>) takes all the attention
+            for (int64_t r = 0; r < (int64_t)h[i].layers * h[i].heads * h[i].n_out; r++)
+                cr_assert_float_eq(h[i].cross_attn[r], 1.0f, 1e-6);
+        }
+        assert_same_hyp(&h[0], &h[2], 2);
+        for (int i = 0; i < 3; i++) s2s_hypothesis_free(&h[i]);
+
+        // scoring an empty target: only </s> is predicted
+        int tl[3] = {0, 0, 0};
+        cr_assert_eq(s2s_score(st, &p, src, lens, src, tl, 3, h), S2S_OK, "%s",
+                     s2s_last_error());
+        for (int i = 0; i < 3; i++) {
+            cr_assert_eq(h[i].n, 0);
+            cr_assert_eq(h[i].n_out, 1);
+            cr_assert_lt(h[i].token_logprobs[0], 0.0f);
+            cr_assert_float_eq(h[i].logprob, h[i].token_logprobs[0], 1e-6);
+            s2s_hypothesis_free(&h[i]);
+        }
+        s2s_state_free(st);
+        s2s_model_free(m);
+    }
+}
+
+// ---- what greedy may emit ----
+
+Test(decoding, greedy_never_emits_pad_or_bos) {
+    for (int a = 0; a < N_ARCHS; a++) {
+        s2s_model *m = make_model(&ARCHS[a], 900 + (uint64_t)a);
+        s2s_state *st;
+        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+        corpus c;
+        make_corpus(&c, m);
+        s2s_decode_params p = params(m, NB, false);
+        p.max_len = 8;
+        // Make <pad> and <s> by far the likeliest outputs.
+        float *bias = s2s_model_find_tensor(m, "generator.bias").data;
+        cr_assert_not_null(bias);
+        bias[S2S_PAD] += 40.0f;
+        bias[S2S_BOS] += 40.0f;
+        s2s_hypothesis h[NB];
+        cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, h), S2S_OK);
+        for (int i = 0; i < NB; i++) {
+            for (int t = 0; t < h[i].n; t++) {
+                cr_assert_neq(h[i].ids[t], S2S_PAD, "sentence %d token %d", i, t);
+                cr_assert_neq(h[i].ids[t], S2S_BOS, "sentence %d token %d", i, t);
+                cr_assert_neq(h[i].ids[t], S2S_EOS, "</s> inside sentence %d", i);
+                cr_assert_lt(h[i].ids[t], vt_of(m));
+            }
+            // the bias took effect: what was emitted is now unlikely
+            for (int t = 0; t < h[i].n_out; t++) cr_assert_lt(h[i].token_logprobs[t], -20.0f);
+            s2s_hypothesis_free(&h[i]);
+        }
+        // With </s> likeliest of all, every translation is empty.
+        bias[S2S_EOS] += 80.0f;
+        cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, h), S2S_OK);
+        for (int i = 0; i < NB; i++) {
+            cr_assert_eq(h[i].n, 0);
+            cr_assert_eq(h[i].n_out, 1);
+            cr_assert_float_eq(h[i].logprob, h[i].token_logprobs[0], 1e-6);
+            cr_assert_gt(h[i].logprob, -1e-3f);
+            s2s_hypothesis_free(&h[i]);
+        }
+        s2s_state_free(st);
+        s2s_model_free(m);
+    }
+}
+
+Test(decoding, greedy_stops_at_max_len_without_eos) {
+    s2s_model *m = make_model(&ARCHS[1], 1000);
+    s2s_state *st;
+    cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+    float *bias = s2s_model_find_tensor(m, "generator.bias").data;
+    bias[S2S_EOS] -= 80.0f;  // </s> never wins
+    corpus c;
+    make_corpus(&c, m);
+    s2s_decode_params p = params(m, NB, true);
+    p.max_len = 7;
+    s2s_hypothesis h[NB];
+    cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, h), S2S_OK);
+    for (int i = 0; i < NB; i++) {
+        cr_assert_eq(h[i].n, 7);
+        cr_assert_eq(h[i].n_out, 7);
+        assert_rows_are_distributions(&h[i], i);
+        s2s_hypothesis_free(&h[i]);
+    }
+    s2s_state_free(st);
+    s2s_model_free(m);
+}
