@@ -48,7 +48,8 @@ s2s_status s2s_linear(s2s_rows y, s2s_rows x, const float *w, const float *bias,
                       int64_t blocks, int64_t rows, int64_t k, int64_t n,
                       s2s_mm_act act, bool accumulate);
 
-// Threads used by oneDNN from now on (<= 0: all cores).
+// Threads that large products on this thread may use from now on (<= 0:
+// all cores). Small products always run on one thread.
 void s2s_set_num_threads(int n);
 int s2s_get_num_threads(void);
 

@@ -1,0 +1,22 @@
+// A training batch (internal): padded id matrices ready for the model.
+//
+// Dimension letters: N sentences, S source rows (</s> included), T target
+// rows (<s> + target as input, target + </s> as output).
+#ifndef S2S_TRAIN_BATCH_H
+#define S2S_TRAIN_BATCH_H
+
+#include <stdint.h>
+
+typedef struct s2s_batch {
+    int n;          // sentences
+    int S, T;       // padded lengths
+    int *src;       // (N, S) source ids + </s>, padded with <pad>
+    int *src_len;   // (N) valid source rows, </s> included
+    int *tgt_in;    // (N, T) <s> + target ids, padded with <pad>
+    int *tgt_out;   // (N, T) target ids + </s>, padded with <pad> (ignored by the loss)
+    int *tgt_len;   // (N) predicted positions, </s> included
+    int n_tokens;   // sum of tgt_len: the loss is averaged over these
+    int src_tokens; // sum of src_len - n (without </s>), for throughput figures
+} s2s_batch;
+
+#endif

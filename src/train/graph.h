@@ -1,0 +1,45 @@
+// Training forward and backward pass (internal).
+//
+// s2s_forward_backward runs the model on a batch keeping every activation
+// the backward pass needs, computes the label-smoothed cross-entropy and
+// writes d(loss)/d(param) for every parameter into a block laid out like
+// the model's parameters (use s2s_model_view to address it by weight).
+// Every matrix product, forward and backward, goes through s2s_mm /
+// s2s_linear (oneDNN).
+#ifndef S2S_TRAIN_GRAPH_H
+#define S2S_TRAIN_GRAPH_H
+
+#include "core/util.h"
+#include "model/model_internal.h"
+#include "train/batch.h"
+
+typedef struct s2s_train_opts {
+    float dropout;            // embeddings and sublayer outputs (model.dropout)
+    float attention_dropout;  // attention weights (model.attention_dropout)
+    float label_smoothing;    // train.label_smoothing
+} s2s_train_opts;
+
+typedef struct s2s_loss_stats {
+    double loss;      // mean over the batch's n_tokens target positions
+    double nll;       // mean -log p[gold] (no smoothing), for perplexity
+    int n_tokens;
+    int n_correct;    // argmax == gold
+} s2s_loss_stats;
+
+typedef struct s2s_graph s2s_graph;
+
+// Scratch for training m; grows with the batches it sees.
+s2s_status s2s_graph_new(s2s_graph **out, const s2s_model *m);
+void s2s_graph_free(s2s_graph *g);
+
+// grads (n_params) = d loss / d params (overwritten, not accumulated).
+// Dropout masks come from rng (advanced deterministically); with both
+// dropouts 0 rng is not used. The tied output weight gets both gradients.
+s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_train_opts *o,
+                                s2s_rng *rng, float *grads, s2s_loss_stats *stats);
+
+// The loss alone, no dropout (for validation and finite differences).
+s2s_status s2s_forward_loss(s2s_graph *g, const s2s_batch *b, float label_smoothing,
+                            s2s_loss_stats *stats);
+
+#endif

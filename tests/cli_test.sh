@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The s2s command end to end: init, translate, score, inspect, and the exit
+# codes and one-line messages for bad input.   cli_test.sh PATH_TO_s2s
+set -u
+s2s=$1
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+check() {  # check NAME CONDITION...
+  local name=$1; shift
+  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
+}
+run() {  # run EXPECTED_RC CMD... : stdout in $tmp/out, stderr in $tmp/err
+  local want=$1; shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  [ "$rc" -eq "$want" ] || { echo "  exit $rc, wanted $want: $*"; cat "$tmp/err"; return 1; }
+}
+err_has() { grep -q -- "$1" "$tmp/err" || { echo "  stderr lacks '$1':"; cat "$tmp/err"; return 1; }; }
+lines() { [ "$(wc -l <"$tmp/out")" -eq "$1" ] || { echo "  $(wc -l <"$tmp/out") lines, wanted $1"; return 1; }; }
+
+cfg=$here/data/ref/pre_relu_tied.yaml
+model=$tmp/m.safetensors
+check "init writes a model" run 0 "$s2s" init "$cfg" -o "$model" --seed 3
+check "init leaves no temp file" test -z "$(ls "$tmp" | grep tmp)"
+check "inspect lists tensors" run 0 "$s2s" inspect "$model"
+check "inspect shows generator.bias" grep -q "generator.bias *\[33\]" "$tmp/out"
+
+printf 'die katze\n\nder hund sitzt auf der matte\n' >"$tmp/in.txt"
+check "translate: a line per input line" run 0 "$s2s" translate -m "$model" --max-len 5 <"$tmp/in.txt"
+check "translate: 3 lines" lines 3
+check "translate: empty line stays empty" test -z "$(sed -n 2p "$tmp/out")"
+check "translate arguments" run 0 "$s2s" translate -m "$model" --max-len 4 --tokens "die katze" "ein hund"
+check "translate arguments: 2 lines" lines 2
+check "translate --verbose lists unknown words" run 0 "$s2s" translate -m "$model" --verbose --max-len 3 "die zebra"
+check "unknown word named" err_has "unknown words: zebra"
+check "threads 1 and 2 agree" bash -c "'$s2s' translate -m '$model' --threads 1 --max-len 6 <'$tmp/in.txt' >'$tmp/t1' && '$s2s' translate -m '$model' --threads 2 --max-len 6 <'$tmp/in.txt' >'$tmp/t2' && cmp -s '$tmp/t1' '$tmp/t2'"
+
+printf 'die katze\tthe cat\nder hund\tthe dog sits\n' >"$tmp/pairs.tsv"
+check "score: a JSON line per pair" run 0 "$s2s" score -m "$model" <"$tmp/pairs.tsv"
+check "score: 2 lines" lines 2
+check "score: tokens end with </s>" grep -q '"tokens":\["the","dog","sits","</s>"\]' "$tmp/out"
+printf 'no tab here\n' >"$tmp/bad.tsv"
+check "score: line without tab exits 2" run 2 "$s2s" score -m "$model" <"$tmp/bad.tsv"
+check "score: names the line" err_has "stdin:1: expected source<TAB>target"
+
+check "no model: exit 2" run 2 "$s2s" translate "hello"
+check "missing model file: exit 2" run 2 "$s2s" translate -m "$tmp/none.safetensors" "x"
+check "missing model named" err_has "none.safetensors"
+head -c 100 "$model" >"$tmp/trunc.safetensors"
+check "truncated model: exit 2" run 2 "$s2s" inspect "$tmp/trunc.safetensors"
+check "truncated model: one line" test "$(wc -l <"$tmp/err")" -eq 1
+check "unknown command: exit 2" run 2 "$s2s" frobnicate
+check "bad option value: exit 2" run 2 "$s2s" translate -m "$model" --threads zero x
+check "init without -o: exit 2" run 2 "$s2s" init "$cfg"
+check "init into a missing folder: exit 1" run 1 "$s2s" init "$cfg" -o "$tmp/no/such/dir/m.safetensors"
+check "init: nothing half-written" test ! -e "$tmp/no"
+printf 'model:\n  d_model: 30\n  heads: 4\n' >"$tmp/bad.yaml"
+check "bad config: exit 2" run 2 "$s2s" init "$tmp/bad.yaml" -o "$tmp/x.safetensors"
+check "bad config: file:line:col" err_has "bad.yaml:2:"
+check "bad config: no output" test ! -e "$tmp/x.safetensors"
+long=$(printf 'die %.0s' $(seq 1 100))
+check "too long a sentence: exit 2" run 2 "$s2s" translate -m "$model" "$long"
+check "too long: says so" err_has "at most 63"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
