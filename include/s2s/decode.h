@@ -28,17 +28,28 @@ void s2s_state_free(s2s_state *st);
 
 typedef struct s2s_decode_params {
     int max_len;          // most tokens generated per sentence, </s> included
+    float max_len_ratio;  // > 0: also at most ceil(ratio * source tokens) + 1
+    int min_len;          // </s> is not produced before this many tokens
+    int beam_size;        // 1: greedy (or sampling)
+    int n_best;           // hypotheses per sentence, best first (<= beam_size)
+    float length_penalty; // beams are ranked by logprob / n_out^length_penalty
+    int sampling_topk;    // beam 1 only: 1 = greedy, 0 = sample from all, k = from the top k
+    float sampling_topp;  // sample from the smallest set of tokens holding this mass (1: off)
+    float temperature;    // sampling temperature; 0 = greedy
+    unsigned long long seed;  // sampling: each sentence draws from a stream of (seed, its ids)
     int max_batch;        // sentences decoded together (sorted by length)
+    int threads;          // 0: as s2s_set_threads; a batch splits across threads by sentence
     bool want_attention;  // fill s2s_hypothesis.cross_attn
 } s2s_decode_params;
 
-// decode.max_len from the model's config, batches of 32, no attention.
+// The decode section of the model's config; batches of 32, no attention.
 s2s_decode_params s2s_decode_default_params(const s2s_model *m);
 
 typedef struct s2s_hypothesis {
     int n;               // tokens in ids, </s> excluded
     int *ids;            // (n)
     float logprob;       // sum of log-probs of ids and the final </s> (if reached)
+    float score;         // logprob / n_out^length_penalty (beam search's ranking)
     float *token_logprobs;  // (n_out) log-prob of each output, </s> included
     int n_out;           // n + 1 when </s> was produced, else n
     // With want_attention: cross-attention weights of every decoder layer
@@ -51,8 +62,11 @@ typedef struct s2s_hypothesis {
 
 void s2s_hypothesis_free(s2s_hypothesis *h);
 
-// Greedy decoding of n sentences; out[i] is the translation of src[i].
-// A source longer than the model's max_len - 1 gives S2S_ERR_INVALID.
+// Translates n sentences: greedy, sampling or beam search as p says.
+// out has n * p->n_best entries: out[i * n_best + j] is the j-th best
+// translation of src[i]. A source longer than the model's max_len - 1
+// gives S2S_ERR_INVALID. st is used by the calling thread; with
+// p->threads > 1 extra states are made for the other threads.
 s2s_status s2s_translate(s2s_state *st, const s2s_decode_params *p, const int *const *src,
                          const int *src_len, int n, s2s_hypothesis *out);
 

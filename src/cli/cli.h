@@ -19,6 +19,9 @@ int s2s_cmd_init(int argc, char **argv);
 int s2s_cmd_translate(int argc, char **argv);
 int s2s_cmd_score(int argc, char **argv);
 int s2s_cmd_inspect(int argc, char **argv);
+int s2s_cmd_train(int argc, char **argv);
+int s2s_cmd_vocab(int argc, char **argv);
+int s2s_cmd_config(int argc, char **argv);
 
 // Prints "s2s: <message>" and returns the exit code for a status.
 int s2s_cli_fail(s2s_status st);
@@ -34,13 +37,19 @@ bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, in
 bool s2s_cli_getline(char **buf, size_t *cap, FILE *f);
 
 // Shared options of commands that decode: -m MODEL, --threads N,
-// --batch N, --max-len N. Returns 1 when argv[*i] was one of them
-// (advancing *i past its value), 0 when not, -1 on a bad value.
+// --batch N, --max-len N, and the search options (--beam, --n-best,
+// --length-penalty, --min-len, --max-len-ratio, --sampling-topk,
+// --sampling-topp, --temperature, --seed). Unset options keep the model's
+// decode config. Returns 1 when argv[*i] was one of them (advancing *i past
+// its value), 0 when not, -1 on a bad value (after a message).
 typedef struct s2s_decode_opts {
     const char *model;
-    int threads, batch, max_len;
+    int threads, batch, max_len, beam, n_best, min_len, topk;  // -1: unset
+    double length_penalty, max_len_ratio, topp, temperature;   // NAN: unset
+    long long seed;                                            // -1: unset
 } s2s_decode_opts;
 
+s2s_decode_opts s2s_cli_decode_opts(void);
 int s2s_cli_decode_opt(const char *cmd, s2s_decode_opts *o, int argc, char **argv, int *i);
 
 // Loads o->model and makes a state with params from the options.

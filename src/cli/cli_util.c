@@ -1,5 +1,7 @@
 // Helpers shared by the commands: errors, option values, line reading.
+#include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <sys/types.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,23 +42,68 @@ bool s2s_cli_getline(char **buf, size_t *cap, FILE *f) {
     return true;
 }
 
+s2s_decode_opts s2s_cli_decode_opts(void) {
+    return (s2s_decode_opts){
+        .threads = -1, .batch = -1, .max_len = -1, .beam = -1, .n_best = -1, .min_len = -1,
+        .topk = -1, .length_penalty = NAN, .max_len_ratio = NAN, .topp = NAN,
+        .temperature = NAN, .seed = -1,
+    };
+}
+
+static bool cli_float(const char *cmd, const char *opt, const char *text, double *out) {
+    char *end;
+    double v = text ? strtod(text, &end) : 0;
+    if (!text || !*text || *end || !isfinite(v)) {
+        s2s_cli_usage_error(cmd, "%s needs a number, got '%s'", opt, text ? text : "");
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
 int s2s_cli_decode_opt(const char *cmd, s2s_decode_opts *o, int argc, char **argv, int *i) {
+    static const struct {
+        const char *name;
+        size_t offset;
+        int min;  // -1: a float option
+    } opts[] = {
+        {"--threads", offsetof(s2s_decode_opts, threads), 1},
+        {"--batch", offsetof(s2s_decode_opts, batch), 1},
+        {"--max-len", offsetof(s2s_decode_opts, max_len), 1},
+        {"--beam", offsetof(s2s_decode_opts, beam), 1},
+        {"--n-best", offsetof(s2s_decode_opts, n_best), 1},
+        {"--min-len", offsetof(s2s_decode_opts, min_len), 0},
+        {"--sampling-topk", offsetof(s2s_decode_opts, topk), 0},
+        {"--length-penalty", offsetof(s2s_decode_opts, length_penalty), -1},
+        {"--max-len-ratio", offsetof(s2s_decode_opts, max_len_ratio), -1},
+        {"--sampling-topp", offsetof(s2s_decode_opts, topp), -1},
+        {"--temperature", offsetof(s2s_decode_opts, temperature), -1},
+    };
     const char *a = argv[*i];
     const char *val = *i + 1 < argc ? argv[*i + 1] : NULL;
     if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
         if (!val) return s2s_cli_usage_error(cmd, "%s needs a model file", a), -1;
         o->model = val;
-    } else if (!strcmp(a, "--threads")) {
-        if (!s2s_cli_int(cmd, a, val, 1, &o->threads)) return -1;
-    } else if (!strcmp(a, "--batch")) {
-        if (!s2s_cli_int(cmd, a, val, 1, &o->batch)) return -1;
-    } else if (!strcmp(a, "--max-len")) {
-        if (!s2s_cli_int(cmd, a, val, 1, &o->max_len)) return -1;
-    } else {
-        return 0;
+        (*i)++;
+        return 1;
     }
-    (*i)++;
-    return 1;
+    if (!strcmp(a, "--seed")) {
+        int seed;
+        if (!s2s_cli_int(cmd, a, val, 0, &seed)) return -1;
+        o->seed = seed;
+        (*i)++;
+        return 1;
+    }
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        if (strcmp(a, opts[k].name)) continue;
+        char *field = (char *)o + opts[k].offset;
+        bool ok = opts[k].min >= 0 ? s2s_cli_int(cmd, a, val, opts[k].min, (int *)field)
+                                   : cli_float(cmd, a, val, (double *)field);
+        if (!ok) return -1;
+        (*i)++;
+        return 1;
+    }
+    return 0;
 }
 
 int s2s_cli_open(const char *cmd, const s2s_decode_opts *o, s2s_model **m, s2s_state **st,
@@ -64,7 +111,7 @@ int s2s_cli_open(const char *cmd, const s2s_decode_opts *o, s2s_model **m, s2s_s
     *m = NULL;
     *st = NULL;
     if (!o->model) return s2s_cli_usage_error(cmd, "no model given (use -m MODEL)");
-    s2s_set_threads(o->threads);
+    s2s_set_threads(o->threads > 0 ? o->threads : 0);
     s2s_status s = s2s_model_load(m, o->model);
     if (s == S2S_OK) s = s2s_state_new(st, *m);
     if (s != S2S_OK) {
@@ -73,7 +120,17 @@ int s2s_cli_open(const char *cmd, const s2s_decode_opts *o, s2s_model **m, s2s_s
         return s2s_cli_fail(s);
     }
     *p = s2s_decode_default_params(*m);
-    if (o->batch) p->max_batch = o->batch;
-    if (o->max_len) p->max_len = o->max_len;
+    if (o->batch > 0) p->max_batch = o->batch;
+    if (o->max_len > 0) p->max_len = o->max_len;
+    if (o->beam > 0) p->beam_size = o->beam;
+    if (o->n_best > 0) p->n_best = o->n_best;
+    if (o->min_len >= 0) p->min_len = o->min_len;
+    if (o->topk >= 0) p->sampling_topk = o->topk;
+    if (!isnan(o->length_penalty)) p->length_penalty = (float)o->length_penalty;
+    if (!isnan(o->max_len_ratio)) p->max_len_ratio = (float)o->max_len_ratio;
+    if (!isnan(o->topp)) p->sampling_topp = (float)o->topp;
+    if (!isnan(o->temperature)) p->temperature = (float)o->temperature;
+    if (o->seed >= 0) p->seed = (unsigned long long)o->seed;
+    if (p->n_best > p->beam_size && o->beam <= 0) p->beam_size = p->n_best;
     return S2S_EXIT_OK;
 }

@@ -80,7 +80,7 @@ static int add_line(scorer *sc, char *line, int lineno) {
 }
 
 int s2s_cmd_score(int argc, char **argv) {
-    s2s_decode_opts o = {0};
+    s2s_decode_opts o = s2s_cli_decode_opts();
     for (int i = 0; i < argc; i++) {
         int r = s2s_cli_decode_opt("score", &o, argc, argv, &i);
         if (r < 0) return S2S_EXIT_USAGE;

@@ -1,8 +1,9 @@
-// s2s translate -m MODEL [--tokens] [--verbose] [SENTENCE ...]
+// s2s translate -m MODEL [--tokens] [--verbose] [--json] [options] [SENTENCE ...]
 //
 // Sentences come from the arguments or, without any, one per line from
 // stdin. Input is read and translated in chunks and each chunk is flushed,
 // so a long file streams through in bounded memory.
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,7 @@ typedef struct translator {
     s2s_model *m;
     s2s_state *st;
     s2s_decode_params p;
-    bool tokens, verbose;
+    bool tokens, verbose, json;
     const char *input;  // name for messages
     // one chunk
     char *lines[CHUNK];
@@ -34,9 +35,43 @@ static void report_unknown(const translator *t, int k) {
     if (n_unk) fputc('\n', stderr);
 }
 
-// Translates the chunk and prints one line per input line.
+static char *render(const translator *t, const s2s_hypothesis *h) {
+    const s2s_vocab *tv = s2s_model_tgt_vocab(t->m);
+    return t->tokens ? s2s_join_tokens(tv, h->ids, h->n) : s2s_detokenize(tv, h->ids, h->n);
+}
+
+// One JSON object for input k: its hypotheses, best first.
+static int print_json(const translator *t, int k, const s2s_hypothesis *hyps, int n_best) {
+    const s2s_vocab *tv = s2s_model_tgt_vocab(t->m);
+    json_t *o = json_object(), *list = json_array();
+    json_object_set_new(o, "source", json_string(t->lines[k]));
+    for (int j = 0; j < n_best && t->toks[k].n > 0; j++) {
+        const s2s_hypothesis *h = &hyps[j];
+        if (!h->ids) continue;
+        json_t *hj = json_object(), *toks = json_array();
+        char *text = render(t, h);
+        for (int i = 0; i < h->n; i++) json_array_append_new(toks, json_string(s2s_vocab_token(tv, h->ids[i])));
+        json_object_set_new(hj, "text", json_string(text ? text : ""));
+        json_object_set_new(hj, "tokens", toks);
+        json_object_set_new(hj, "score", json_real(h->score));
+        json_object_set_new(hj, "logprob", json_real(h->logprob));
+        json_array_append_new(list, hj);
+        free(text);
+    }
+    json_object_set_new(o, "hypotheses", list);
+    char *out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(7));
+    json_decref(o);
+    if (!out) return S2S_EXIT_FAILURE;
+    puts(out);
+    free(out);
+    return S2S_EXIT_OK;
+}
+
+// Translates the chunk and prints, per input line: the translation; or
+// with --n-best N > 1 N lines "INDEX ||| TEXT ||| SCORE" (Moses n-best
+// format); or with --json one object.
 static int flush_chunk(translator *t) {
-    const s2s_vocab *sv = s2s_model_src_vocab(t->m), *tv = s2s_model_tgt_vocab(t->m);
+    const s2s_vocab *sv = s2s_model_src_vocab(t->m);
     const int *src[CHUNK];
     int len[CHUNK];
     for (int k = 0; k < t->n; k++) {
@@ -48,20 +83,33 @@ static int flush_chunk(translator *t) {
         src[k] = t->toks[k].ids;
         len[k] = t->toks[k].n;
     }
-    s2s_hypothesis hyps[CHUNK];
+    int nb = t->p.n_best;
+    s2s_hypothesis *hyps = calloc((size_t)(t->n * nb), sizeof *hyps);
+    if (!hyps) return S2S_EXIT_FAILURE;
     s2s_status st = s2s_translate(t->st, &t->p, src, len, t->n, hyps);
-    if (st != S2S_OK) return s2s_cli_fail(st);
-    int rc = S2S_EXIT_OK;
-    for (int k = 0; k < t->n; k++) {
-        char *text = NULL;
-        if (len[k] > 0)  // an empty line stays empty
-            text = t->tokens ? s2s_join_tokens(tv, hyps[k].ids, hyps[k].n)
-                             : s2s_detokenize(tv, hyps[k].ids, hyps[k].n);
-        if (len[k] > 0 && !text) rc = S2S_EXIT_FAILURE;
-        printf("%s\n", text ? text : "");
-        free(text);
-        s2s_hypothesis_free(&hyps[k]);
+    if (st != S2S_OK) {
+        free(hyps);
+        return s2s_cli_fail(st);
     }
+    int rc = S2S_EXIT_OK;
+    for (int k = 0; k < t->n && rc == S2S_EXIT_OK; k++) {
+        if (t->json) {
+            rc = print_json(t, k, hyps + k * nb, nb);
+            continue;
+        }
+        for (int j = 0; j < nb; j++) {
+            const s2s_hypothesis *h = &hyps[k * nb + j];
+            char *text = len[k] > 0 && h->ids ? render(t, h) : NULL;  // an empty line stays empty
+            if (len[k] > 0 && h->ids && !text) rc = S2S_EXIT_FAILURE;
+            if (nb == 1)
+                printf("%s\n", text ? text : "");
+            else if (h->ids || j == 0)
+                printf("%d ||| %s ||| %.6f\n", t->first_line + k - 1, text ? text : "", h->score);
+            free(text);
+        }
+    }
+    for (int k = 0; k < t->n * nb; k++) s2s_hypothesis_free(&hyps[k]);
+    free(hyps);
     fflush(stdout);
     t->first_line += t->n;
     t->n = 0;
@@ -69,7 +117,7 @@ static int flush_chunk(translator *t) {
 }
 
 int s2s_cmd_translate(int argc, char **argv) {
-    s2s_decode_opts o = {0};
+    s2s_decode_opts o = s2s_cli_decode_opts();
     translator t = {.input = "stdin", .first_line = 1};
     int first_sentence = argc;
     for (int i = 0; i < argc; i++) {
@@ -78,6 +126,8 @@ int s2s_cmd_translate(int argc, char **argv) {
         if (r > 0) continue;
         if (!strcmp(argv[i], "--tokens")) {
             t.tokens = true;
+        } else if (!strcmp(argv[i], "--json")) {
+            t.json = true;
         } else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")) {
             t.verbose = true;
         } else if (!strcmp(argv[i], "--")) {

@@ -26,29 +26,34 @@ void s2s_state_free(s2s_state *st) {
     free(st);
 }
 
-s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t S, int64_t T) {
-    if (B <= st->cap_b && S <= st->cap_s && T <= st->cap_t) return S2S_OK;
+s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int64_t T) {
+    if (B <= st->cap_b && K <= st->cap_k && S <= st->cap_s && T <= st->cap_t) return S2S_OK;
     B = B > st->cap_b ? B : st->cap_b;
+    K = K > st->cap_k ? K : st->cap_k;
     S = S > st->cap_s ? S : st->cap_s;
     T = T > st->cap_t ? T : st->cap_t;
     const s2s_model_config *c = &st->m->cfg.model;
     int64_t d = c->d_model, f = c->ffn_dim, H = c->heads, L = c->decoder_layers;
     int64_t V = s2s_vocab_size(st->m->tgt_vocab);
-    int64_t R = B * (S > T ? S : T);  // rows of the widest pass
-    int64_t tmax = S > T ? S : T;
+    int64_t seqs = B * K;
+    int64_t R = B * S > seqs * T ? B * S : seqs * T;  // rows of the widest pass
+    int64_t probs = B * H * S * S;                    // encoder self-attention
+    if (seqs * H * T * T > probs) probs = seqs * H * T * T;      // decoder self
+    if (B * H * K * T * S > probs) probs = B * H * K * T * S;    // cross
 
     size_t sizes[] = {
-        (size_t)(R * d),              // x
-        (size_t)(R * d),              // h
-        (size_t)(R * 3 * d),          // q
-        (size_t)(R * d),              // ctx
-        (size_t)(R * f),              // ffn
-        (size_t)(B * H * tmax * tmax),  // probs
-        (size_t)(B * S * d),          // memory
-        (size_t)(L * B * S * 2 * d),  // cross_kv
-        (size_t)(L * B * T * 2 * d),  // self_kv
-        (size_t)(L * B * H * T * S),  // cross_probs
-        (size_t)(B * T * V),          // logits
+        (size_t)(R * d),                  // x
+        (size_t)(R * d),                  // h
+        (size_t)(R * 3 * d),              // q
+        (size_t)(R * d),                  // ctx
+        (size_t)(R * f),                  // ffn
+        (size_t)probs,                    // probs
+        (size_t)(B * S * d),              // memory
+        (size_t)(L * B * S * 2 * d),      // cross_kv
+        (size_t)(L * seqs * T * 2 * d),   // self_kv
+        (size_t)(K > 1 ? seqs * T * 2 * d : 0),  // kv_tmp
+        (size_t)(L * B * H * K * T * S),  // cross_probs
+        (size_t)(seqs * T * V),           // logits
     };
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) total += sizes[i];
@@ -71,13 +76,25 @@ s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t S, int64_t T) {
     float *p = block;
     float **dst[] = {&st->x, &st->scratch.h, &st->scratch.q, &st->scratch.ctx,
                      &st->scratch.ffn, &st->scratch.probs, &st->memory, &st->cross_kv,
-                     &st->self_kv, &st->cross_probs, &st->logits};
+                     &st->self_kv, &st->kv_tmp, &st->cross_probs, &st->logits};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         *dst[i] = p;
         p += sizes[i];
     }
-    st->cap_b = B, st->cap_s = S, st->cap_t = T;
+    st->cap_b = B, st->cap_k = K, st->cap_s = S, st->cap_t = T;
     return S2S_OK;
+}
+
+void s2s_state_reorder(s2s_state *st, const int *parent, int64_t n_seqs, int64_t t,
+                       int64_t t_alloc) {
+    const s2s_model_config *c = &st->m->cfg.model;
+    int64_t d = c->d_model, row = t_alloc * 2 * d;
+    size_t bytes = (size_t)(t * 2 * d) * sizeof(float);
+    for (int l = 0; l < c->decoder_layers; l++) {
+        float *kv = st->self_kv + (int64_t)l * n_seqs * row;
+        for (int64_t i = 0; i < n_seqs; i++) memcpy(st->kv_tmp + i * row, kv + parent[i] * row, bytes);
+        for (int64_t i = 0; i < n_seqs; i++) memcpy(kv + i * row, st->kv_tmp + i * row, bytes);
+    }
 }
 
 // x (B, Tq, D) = E[ids] * sqrt(D) + PE[t0 + i]
@@ -112,12 +129,12 @@ s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos,
     const s2s_model *m = st->m;
     const s2s_model_config *c = &m->cfg.model;
     int64_t d = c->d_model, H = c->heads, V = s2s_vocab_size(m->tgt_vocab);
-    int64_t rows = B * pos.tq;
-    embed(st->x, m, m->tgt_embed, st->ids, B, pos.tq, pos.t0);
+    int64_t seqs = B * pos.beams, rows = seqs * pos.tq;
+    embed(st->x, m, m->tgt_embed, st->ids, seqs, pos.tq, pos.t0);
     for (int l = 0; l < c->decoder_layers; l++) {
-        float *self_kv = st->self_kv + (int64_t)l * B * pos.t_alloc * 2 * d;
+        float *self_kv = st->self_kv + (int64_t)l * seqs * pos.t_alloc * 2 * d;
         const float *cross_kv = st->cross_kv + (int64_t)l * B * S * 2 * d;
-        float *probs = want_attention ? st->cross_probs + (int64_t)l * B * H * pos.tq * S : NULL;
+        float *probs = want_attention ? st->cross_probs + (int64_t)l * rows * H * S : NULL;
         S2S_TRY(s2s_decoder_layer(st->x, &st->scratch, m, &m->dec[l], self_kv, pos, cross_kv, S,
                                   st->src_len, B, probs));
     }

@@ -6,35 +6,44 @@
 #include "layers/transformer.h"
 #include "s2s/decode.h"
 
+// Dimension letters: B sentences, K sequences per sentence (beams), S
+// source rows, T target rows, L decoder layers, D width, H heads, V vocab.
 struct s2s_state {
     const s2s_model *m;
-    int64_t cap_b, cap_s, cap_t;  // sizes the block was made for
+    int64_t cap_b, cap_k, cap_s, cap_t;  // sizes the block was made for
 
     float *block;      // every buffer below
-    float *x;          // (B, max(S, T), D) residual stream
+    float *x;          // (B*K*T or B*S, D) residual stream
     s2s_scratch scratch;
     float *memory;     // (B, S, D) encoder output
-    float *cross_kv;   // (L_dec, B, S, 2D)
-    float *self_kv;    // (L_dec, B, T, 2D)
-    float *cross_probs;  // (L_dec, B, H, T, S) when attention is wanted
-    float *logits;     // (B, T, V)
+    float *cross_kv;   // (L, B, S, 2D)
+    float *self_kv;    // (L, B*K, T, 2D)
+    float *kv_tmp;     // (B*K, T, 2D) for reordering caches between beams
+    float *cross_probs;  // (L, B, H, K*T, S) when attention is wanted
+    float *logits;     // (B*K*T, V)
 
-    int *ids;          // (B, max(S, T)) token ids of the rows being computed
+    int *ids;          // (B*K*T or B*S) token ids of the rows being computed
     int *src_len;      // (B) source lengths with </s>
 };
 
-// Makes room for a batch of B sentences, S source rows, T target rows.
-s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t S, int64_t T);
+// Makes room for B sentences of S source rows, each decoded as K
+// sequences of up to T target rows.
+s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int64_t T);
 
 // Runs the encoder over st->ids (B, S) with st->src_len, fills st->memory
 // and every layer's cross-attention K/V.
 s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S);
 
-// Runs the decoder for rows t0..t0+Tq-1 of each sentence, whose input ids
-// are st->ids (B, Tq); leaves log-probabilities... logits (B, Tq, V) in
-// st->logits. The self-attention caches must hold positions < t0; the
-// layout of the caches is (B, T_alloc, 2D).
+// Runs the decoder for rows t0..t0+Tq-1 of each of the B*K sequences
+// (K = pos.beams), whose input ids are st->ids (B*K, Tq), and leaves the
+// logits (B*K, Tq, V) in st->logits. The self-attention caches, laid out
+// (B*K, T_alloc, 2D) per layer, must hold positions < t0.
 s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos,
                            bool want_attention);
+
+// Reorders the self-attention caches of rows 0..t-1: sequence i takes the
+// cache of sequence parent[i] (B*K entries), as beam search needs.
+void s2s_state_reorder(s2s_state *st, const int *parent, int64_t n_seqs, int64_t t,
+                       int64_t t_alloc);
 
 #endif

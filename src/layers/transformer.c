@@ -85,19 +85,20 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
                              const s2s_decoder_weights *w, float *self_kv, s2s_dec_pos pos,
                              const float *cross_kv, int64_t S, const int *src_len, int64_t B,
                              float *cross_probs) {
-    int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, tq = pos.tq, rows = B * tq;
+    int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, tq = pos.tq;
+    int64_t seqs = B * pos.beams, rows = seqs * tq;
     s2s_rows in_rows;
 
     // masked self-attention: K and V of the new rows go straight into the cache
     const float *in = sublayer_in(x, s, m, &w->norm1, rows);
     in_rows = (s2s_rows){(float *)in, tq * d, d};
     const s2s_attn_weights *a = &w->self_attn;
-    S2S_TRY(s2s_linear((s2s_rows){s->q, tq * d, d}, in_rows, a->w_qkv, a->b_qkv, B, tq, d, d,
+    S2S_TRY(s2s_linear((s2s_rows){s->q, tq * d, d}, in_rows, a->w_qkv, a->b_qkv, seqs, tq, d, d,
                        S2S_MM_NONE, false));
     s2s_rows cache = {self_kv + pos.t0 * 2 * d, pos.t_alloc * 2 * d, 2 * d};
-    S2S_TRY(s2s_linear(cache, in_rows, a->w_qkv + d * d, a->b_qkv + d, B, tq, d, 2 * d,
+    S2S_TRY(s2s_linear(cache, in_rows, a->w_qkv + d * d, a->b_qkv + d, seqs, tq, d, 2 * d,
                        S2S_MM_NONE, false));
-    s2s_attn_shape self = {B, H, d / H, tq, pos.t0 + tq, NULL, pos.t0};
+    s2s_attn_shape self = {seqs, H, d / H, tq, pos.t0 + tq, NULL, pos.t0};
     s2s_view q = {s->q, tq * d, d};
     s2s_view k = {self_kv, pos.t_alloc * 2 * d, 2 * d};
     s2s_view v = {self_kv + d, pos.t_alloc * 2 * d, 2 * d};
@@ -105,13 +106,14 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     S2S_TRY(attn_out(x, s, m, a, rows));
     sublayer_out(x, m, &w->norm1, rows);
 
-    // cross-attention over the encoder output
+    // cross-attention over the encoder output, a sentence's sequences together
+    int64_t tc = pos.beams * tq;
     in = sublayer_in(x, s, m, &w->norm2, rows);
-    in_rows = (s2s_rows){(float *)in, tq * d, d};
     a = &w->cross_attn;
-    S2S_TRY(s2s_linear((s2s_rows){s->q, tq * d, d}, in_rows, a->w_qkv, a->b_qkv, B, tq, d, d,
-                       S2S_MM_NONE, false));
-    s2s_attn_shape cross = {B, H, d / H, tq, S, src_len, -1};
+    S2S_TRY(s2s_linear((s2s_rows){s->q, 0, d}, (s2s_rows){(float *)in, 0, d}, a->w_qkv,
+                       a->b_qkv, 1, rows, d, d, S2S_MM_NONE, false));
+    s2s_attn_shape cross = {B, H, d / H, tc, S, src_len, -1};
+    q = (s2s_view){s->q, tc * d, d};
     k = (s2s_view){cross_kv, S * 2 * d, 2 * d};
     v = (s2s_view){cross_kv + d, S * 2 * d, 2 * d};
     S2S_TRY(s2s_attention(s->ctx, cross_probs ? cross_probs : s->probs, q, k, v, &cross));

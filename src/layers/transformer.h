@@ -30,13 +30,16 @@ s2s_status s2s_cross_kv(float *kv, const float *memory, const s2s_model *m,
 typedef struct s2s_dec_pos {
     int64_t t0;        // position of the first row computed now
     int64_t tq;        // rows computed now
-    int64_t t_alloc;   // rows of the self-attention cache per sentence
+    int64_t t_alloc;   // rows of the self-attention cache per sequence
+    int64_t beams;     // sequences per sentence (beam search), 1 otherwise
 } s2s_dec_pos;
 
-// x (B, Tq, D). self_kv (B, T_alloc, 2D) receives this layer's keys and
-// values for positions t0..t0+Tq-1 and must hold those before t0.
-// cross_kv (B, S, 2D). cross_probs (B, H, Tq, S) receives the
-// cross-attention weights, or NULL to keep them in scratch.
+// x (B, K, Tq, D) with K = pos.beams sequences per sentence. self_kv
+// (B*K, T_alloc, 2D) receives this layer's keys and values for positions
+// t0..t0+Tq-1 and must hold those before t0. cross_kv (B, S, 2D) is shared
+// by a sentence's K sequences: cross-attention runs per sentence with K*Tq
+// query rows. cross_probs (B, H, K*Tq, S) receives its weights, or NULL
+// to keep them in scratch.
 s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
                              const s2s_decoder_weights *w, float *self_kv, s2s_dec_pos pos,
                              const float *cross_kv, int64_t S, const int *src_len, int64_t B,

@@ -1,0 +1,71 @@
+// Forced decoding: the log-prob of every target token and of the final
+// </s>, all positions in one causal pass.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "decoding/search.h"
+#include "ops/ops.h"
+
+static s2s_status score_batch(s2s_state *st, const s2s_decode_params *p, const s2s_order *order,
+                              int B, const int *const *src, const int *src_len,
+                              const int *const *tgt, const int *tgt_len, s2s_hypothesis *out) {
+    const s2s_model *m = st->m;
+    int64_t V = s2s_vocab_size(m->tgt_vocab);
+    int64_t S = order[0].len + 1, T = 0;
+    for (int b = 0; b < B; b++)
+        if (tgt_len[order[b].index] + 1 > T) T = tgt_len[order[b].index] + 1;
+    S2S_TRY(s2s_state_reserve(st, B, 1, S, T));
+    S2S_TRY(s2s_encode_batch(st, order, B, src, src_len, S));
+
+    for (int b = 0; b < B; b++) {  // decoder input: <s> + target, padded
+        int i = order[b].index;
+        int *row = st->ids + (int64_t)b * T;
+        row[0] = S2S_BOS;
+        memcpy(row + 1, tgt[i], (size_t)tgt_len[i] * sizeof(int));
+        for (int64_t j = tgt_len[i] + 1; j < T; j++) row[j] = S2S_PAD;
+    }
+    s2s_dec_pos pos = {.t0 = 0, .tq = T, .t_alloc = T, .beams = 1};
+    S2S_TRY(s2s_decode_rows(st, B, S, pos, p->want_attention));
+
+    for (int b = 0; b < B; b++) {
+        int i = order[b].index, n = tgt_len[i];
+        s2s_hypothesis *h = &out[i];
+        S2S_TRY(s2s_hyp_alloc(h, m, n + 1, src_len[i] + 1, p->want_attention));
+        memcpy(h->ids, tgt[i], (size_t)n * sizeof(int));
+        h->n = n;
+        h->n_out = n + 1;
+        for (int t = 0; t <= n; t++) {
+            float *row = st->logits + ((int64_t)b * T + t) * V;
+            s2s_log_softmax_row(row, V);
+            int gold = t < n ? tgt[i][t] : S2S_EOS;
+            h->token_logprobs[t] = row[gold];
+            h->logprob += row[gold];
+        }
+        h->score = h->logprob / powf((float)h->n_out, p->length_penalty);
+        if (p->want_attention) s2s_copy_maps(h->cross_attn, n + 1, h->n_src, 0, st, b, B, T, S, 0, n + 1);
+    }
+    return S2S_OK;
+}
+
+s2s_status s2s_score(s2s_state *st, const s2s_decode_params *p, const int *const *src,
+                     const int *src_len, const int *const *tgt, const int *tgt_len, int n,
+                     s2s_hypothesis *out) {
+    memset(out, 0, (size_t)n * sizeof *out);
+    if (n == 0) return S2S_OK;
+    if (p->max_batch < 1) return s2s_fail(S2S_ERR_INVALID, "max_batch must be at least 1");
+    S2S_TRY(s2s_check_ids(st->m, false, src, src_len, n));
+    S2S_TRY(s2s_check_ids(st->m, true, tgt, tgt_len, n));
+    s2s_order *order;
+    S2S_TRY(s2s_sort_sentences(&order, src_len, n));
+    s2s_status status = S2S_OK;
+    for (int at = 0; at < n && status == S2S_OK; at += p->max_batch) {
+        int B = n - at < p->max_batch ? n - at : p->max_batch;
+        status = score_batch(st, p, order + at, B, src, src_len, tgt, tgt_len, out);
+    }
+    free(order);
+    if (status != S2S_OK)
+        for (int i = 0; i < n; i++) s2s_hypothesis_free(&out[i]);
+    return status;
+}

@@ -1,0 +1,218 @@
+// Translation entry point and the pieces every search shares: sorting and
+// batching sentences, encoding, masks, length limits, attention maps, and
+// splitting a batch across threads.
+#include "decoding/search.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "ops/matmul.h"
+
+s2s_decode_params s2s_decode_default_params(const s2s_model *m) {
+    const s2s_decode_config *d = &s2s_model_get_config(m)->decode;
+    return (s2s_decode_params){
+        .max_len = d->max_len,
+        .beam_size = d->beam_size,
+        .n_best = 1,
+        .length_penalty = 1.0f,
+        .sampling_topk = 1,
+        .sampling_topp = 1.0f,
+        .temperature = 1.0f,
+        .max_batch = 32,
+    };
+}
+
+void s2s_set_threads(int n) { s2s_set_num_threads(n); }
+
+void s2s_hypothesis_free(s2s_hypothesis *h) {
+    if (!h) return;
+    free(h->ids);
+    free(h->token_logprobs);
+    free(h->cross_attn);
+    memset(h, 0, sizeof *h);
+}
+
+// ---- shared pieces ----
+
+static int by_len_desc(const void *a, const void *b) {
+    const s2s_order *x = a, *y = b;
+    if (x->len != y->len) return y->len - x->len;
+    return x->index - y->index;
+}
+
+s2s_status s2s_sort_sentences(s2s_order **out, const int *len, int n) {
+    s2s_order *order = s2s_calloc((size_t)n, sizeof *order);
+    if (!order) return S2S_ERR_NOMEM;
+    for (int i = 0; i < n; i++) order[i] = (s2s_order){len[i], i};
+    qsort(order, (size_t)n, sizeof *order, by_len_desc);
+    *out = order;
+    return S2S_OK;
+}
+
+s2s_status s2s_check_ids(const s2s_model *m, bool target, const int *const *ids,
+                         const int *len, int n) {
+    int v = s2s_vocab_size(target ? m->tgt_vocab : m->src_vocab), max_len = m->cfg.model.max_len;
+    const char *what = target ? "target" : "sentence";
+    for (int i = 0; i < n; i++) {
+        if (len[i] < 0 || len[i] + 1 > max_len)
+            return s2s_fail(S2S_ERR_INVALID, "%s %d has %d tokens; the model takes at most %d",
+                            what, i + 1, len[i], max_len - 1);
+        for (int j = 0; j < len[i]; j++)
+            if (ids[i][j] < 0 || ids[i][j] >= v)
+                return s2s_fail(S2S_ERR_INVALID, "%s %d: token id %d out of range", what, i + 1,
+                                ids[i][j]);
+    }
+    return S2S_OK;
+}
+
+s2s_status s2s_encode_batch(s2s_state *st, const s2s_order *order, int B,
+                            const int *const *src, const int *src_len, int64_t S) {
+    for (int b = 0; b < B; b++) {
+        int i = order[b].index, n = src_len[i];
+        int *row = st->ids + (int64_t)b * S;
+        memcpy(row, src[i], (size_t)n * sizeof(int));
+        row[n] = S2S_EOS;
+        for (int64_t j = n + 1; j < S; j++) row[j] = S2S_PAD;
+        st->src_len[b] = n + 1;
+    }
+    return s2s_encode(st, B, S);
+}
+
+s2s_status s2s_hyp_alloc(s2s_hypothesis *h, const s2s_model *m, int rows, int n_src,
+                         bool want_attention) {
+    memset(h, 0, sizeof *h);
+    h->ids = s2s_calloc((size_t)rows, sizeof(int));
+    h->token_logprobs = s2s_calloc((size_t)rows, sizeof(float));
+    if (!h->ids || !h->token_logprobs) return S2S_ERR_NOMEM;
+    h->layers = m->cfg.model.decoder_layers;
+    h->heads = m->cfg.model.heads;
+    h->n_src = n_src;
+    if (want_attention) {
+        h->cross_attn = s2s_calloc((size_t)h->layers * h->heads * rows * n_src, sizeof(float));
+        if (!h->cross_attn) return S2S_ERR_NOMEM;
+    }
+    return S2S_OK;
+}
+
+void s2s_copy_maps(float *dst, int64_t rows, int64_t n_src, int64_t t0, const s2s_state *st,
+                   int64_t b, int64_t B, int64_t R, int64_t S, int64_t r0, int64_t count) {
+    const s2s_model_config *c = &st->m->cfg.model;
+    int64_t H = c->heads;
+    for (int64_t l = 0; l < c->decoder_layers; l++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t i = 0; i < count && t0 + i < rows; i++) {
+                const float *from = st->cross_probs + (((l * B + b) * H + h) * R + r0 + i) * S;
+                float *to = dst + ((l * H + h) * rows + t0 + i) * n_src;
+                memcpy(to, from, (size_t)n_src * sizeof(float));
+            }
+}
+
+void s2s_compact_maps(s2s_hypothesis *h, int rows) {
+    if (!h->cross_attn || h->n_out == rows) return;
+    int64_t plane = (int64_t)h->n_out * h->n_src;
+    for (int64_t lh = 0; lh < (int64_t)h->layers * h->heads; lh++)
+        memmove(h->cross_attn + lh * plane, h->cross_attn + lh * rows * h->n_src,
+                (size_t)plane * sizeof(float));
+}
+
+void s2s_mask_row(float *logprobs, int64_t V, int64_t t, int min_len) {
+    logprobs[S2S_PAD] = -INFINITY;
+    logprobs[S2S_BOS] = -INFINITY;
+    if (t < min_len) logprobs[S2S_EOS] = -INFINITY;
+}
+
+int s2s_length_limit(const s2s_decode_params *p, const s2s_model *m, int src_len) {
+    int limit = p->max_len < m->cfg.model.max_len ? p->max_len : m->cfg.model.max_len;
+    if (p->max_len_ratio > 0) {
+        int by_ratio = (int)ceil(p->max_len_ratio * src_len) + 1;
+        if (by_ratio < limit) limit = by_ratio;
+    }
+    return limit;
+}
+
+// ---- entry point ----
+
+static s2s_status check_params(const s2s_decode_params *p) {
+    if (p->max_len < 1) return s2s_fail(S2S_ERR_INVALID, "decode: max_len must be at least 1");
+    if (p->max_batch < 1) return s2s_fail(S2S_ERR_INVALID, "decode: max_batch must be at least 1");
+    if (p->beam_size < 1) return s2s_fail(S2S_ERR_INVALID, "decode: beam_size must be at least 1");
+    if (p->n_best < 1 || p->n_best > p->beam_size)
+        return s2s_fail(S2S_ERR_INVALID, "decode: n_best must be between 1 and beam_size (%d)",
+                        p->beam_size);
+    if (p->sampling_topk < 0 || p->sampling_topp <= 0 || p->sampling_topp > 1 ||
+        p->temperature < 0)
+        return s2s_fail(S2S_ERR_INVALID,
+                        "decode: sampling_topk >= 0, 0 < sampling_topp <= 1, temperature >= 0");
+    if (p->min_len < 0 || p->max_len_ratio < 0)
+        return s2s_fail(S2S_ERR_INVALID, "decode: min_len and max_len_ratio must be >= 0");
+    return S2S_OK;
+}
+
+// Decodes the sentences order[0..n) batch by batch with st.
+static s2s_status run_batches(s2s_state *st, const s2s_decode_params *p, const s2s_order *order,
+                              int n, const int *const *src, const int *src_len,
+                              s2s_hypothesis *out) {
+    for (int at = 0; at < n; at += p->max_batch) {
+        int B = n - at < p->max_batch ? n - at : p->max_batch;
+        S2S_TRY(p->beam_size > 1 ? s2s_beam_batch(st, p, order + at, B, src, src_len, out)
+                                 : s2s_greedy_batch(st, p, order + at, B, src, src_len, out));
+    }
+    return S2S_OK;
+}
+
+s2s_status s2s_translate(s2s_state *st, const s2s_decode_params *p, const int *const *src,
+                         const int *src_len, int n, s2s_hypothesis *out) {
+    S2S_TRY(check_params(p));
+    memset(out, 0, (size_t)n * (size_t)p->n_best * sizeof *out);
+    if (n == 0) return S2S_OK;
+    S2S_TRY(s2s_check_ids(st->m, false, src, src_len, n));
+    s2s_order *order;
+    S2S_TRY(s2s_sort_sentences(&order, src_len, n));
+
+    // A batch splits across threads by sentence: thread j takes every
+    // threads-th sentence of the sorted order, so lengths stay balanced, and
+    // runs its products on one thread. A single sentence keeps the threads
+    // for its products instead.
+    int caller_threads = s2s_get_num_threads();
+    int threads = p->threads > 0 ? p->threads : caller_threads;
+    if (threads > n) threads = n;
+    s2s_status status = S2S_OK;
+    if (threads <= 1) {
+        status = run_batches(st, p, order, n, src, src_len, out);
+    } else {
+        s2s_order *part = s2s_calloc((size_t)n, sizeof *part);
+        if (!part) status = S2S_ERR_NOMEM;
+        int counts[64] = {0};
+        if (threads > 64) threads = 64;
+        for (int i = 0; i < n && part; i++) {
+            int j = i % threads, per = (n + threads - 1) / threads;
+            part[j * per + counts[j]++] = order[i];
+        }
+        int per = (n + threads - 1) / threads;
+        s2s_status results[64];
+        char errors[64][256];
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+        for (int j = 0; j < threads; j++) {
+            results[j] = S2S_OK;
+            if (!part) continue;
+            s2s_set_num_threads(1);
+            s2s_state *mine = st;
+            if (j > 0) results[j] = s2s_state_new(&mine, st->m);
+            if (results[j] == S2S_OK)
+                results[j] = run_batches(mine, p, part + j * per, counts[j], src, src_len, out);
+            if (results[j] != S2S_OK) snprintf(errors[j], sizeof errors[j], "%s", s2s_last_error());
+            if (j > 0) s2s_state_free(mine);
+        }
+        for (int j = 0; j < threads && status == S2S_OK; j++)
+            if (results[j] != S2S_OK) status = s2s_fail(results[j], "%s", errors[j]);
+        free(part);
+        s2s_set_num_threads(caller_threads);
+    }
+    free(order);
+    if (status != S2S_OK)
+        for (int i = 0; i < n * p->n_best; i++) s2s_hypothesis_free(&out[i]);
+    return status;
+}
