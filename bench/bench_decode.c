@@ -2,7 +2,11 @@
 // and 32 on a model and an input file, and matmul GFLOP/s at the model's
 // shapes. A program that prints figures, not a timed test.
 //
-//   bench_decode -m MODEL -i FILE [--threads N] [--max-len N] [--repeat N]
+//   bench_decode -m MODEL -i FILE [--threads N] [--max-len N] [--min-len N]
+//                [--beam K] [--repeat N] [--dump FILE]
+//
+// --min-len forces every sentence to run that many steps (random models
+// rarely emit </s>); --dump writes the greedy translations as tokens.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +55,7 @@ typedef struct result {
 } result;
 
 static result run(s2s_state *st, s2s_decode_params p, const int *const *src, const int *len,
-                  int n, int repeat) {
+                  int n, int repeat, FILE *dump, const s2s_vocab *tv) {
     s2s_hypothesis *h = calloc((size_t)n, sizeof *h);
     result r = {0};
     for (int rep = 0; rep < repeat; rep++) {
@@ -60,6 +64,11 @@ static result run(s2s_state *st, s2s_decode_params p, const int *const *src, con
         r.seconds += now() - t;
         for (int i = 0; i < n; i++) {
             r.tokens += h[i].n_out;
+            if (dump && rep == 0) {
+                char *text = s2s_join_tokens(tv, h[i].ids, h[i].n);
+                fprintf(dump, "%s\n", text ? text : "");
+                free(text);
+            }
             s2s_hypothesis_free(&h[i]);
         }
         r.sentences += n;
@@ -68,18 +77,35 @@ static result run(s2s_state *st, s2s_decode_params p, const int *const *src, con
     return r;
 }
 
+// Matmul FLOPs of one decoder step per sequence at position t with S
+// source rows: projections, attention, FFN and logits.
+static double flops_per_token(const s2s_config *c, int64_t V, double t, double S) {
+    double d = c->model.d_model, f = c->model.ffn_dim, L = c->model.decoder_layers;
+    double layer = 2 * d * 3 * d + 2 * d * d   // self-attention QKV and out
+                   + 2 * d * d + 2 * d * d     // cross-attention Q and out
+                   + 2 * 2 * d * f             // FFN
+                   + 2 * 2 * d * t             // self scores and context
+                   + 2 * 2 * d * S;            // cross scores and context
+    return L * layer + 2 * d * (double)V;
+}
+
 int main(int argc, char **argv) {
     const char *model = NULL, *input = NULL;
-    int threads = 1, max_len = 0, repeat = 3;
+    int threads = 1, max_len = 0, min_len = 0, beam = 4, repeat = 3;
+    const char *dump_path = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "-m")) model = argv[i + 1];
         else if (!strcmp(argv[i], "-i")) input = argv[i + 1];
         else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--max-len")) max_len = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--min-len")) min_len = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--beam")) beam = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--dump")) dump_path = argv[i + 1];
         else if (!strcmp(argv[i], "--repeat")) repeat = atoi(argv[i + 1]);
     }
-    if (!model || !input || threads < 1 || repeat < 1) {
-        fprintf(stderr, "usage: bench_decode -m MODEL -i FILE [--threads N] [--max-len N] [--repeat N]\n");
+    if (!model || !input || threads < 1 || repeat < 1 || beam < 1) {
+        fprintf(stderr, "usage: bench_decode -m MODEL -i FILE [--threads N] [--max-len N] "
+                        "[--min-len N] [--beam K] [--repeat N] [--dump FILE]\n");
         return 2;
     }
     s2s_set_threads(threads);
@@ -118,35 +144,63 @@ int main(int argc, char **argv) {
     const s2s_config *c = s2s_model_get_config(m);
     s2s_decode_params p = s2s_decode_default_params(m);
     if (max_len) p.max_len = max_len;
+    p.min_len = min_len;
+    p.threads = threads;
     printf("model %s: d_model %d, heads %d, layers %d+%d, ffn %d, vocab %d/%d\n", model,
            c->model.d_model, c->model.heads, c->model.encoder_layers, c->model.decoder_layers,
            c->model.ffn_dim, s2s_vocab_size(s2s_model_src_vocab(m)),
            s2s_vocab_size(s2s_model_tgt_vocab(m)));
     printf("machine: %ld cores online; oneDNN threads: %d\n", sysconf(_SC_NPROCESSORS_ONLN),
            s2s_get_num_threads());
-    printf("input %s: %d sentences, %ld source tokens; max_len %d\n\n", input, n, src_tokens,
-           p.max_len);
+    printf("input %s: %d sentences, %ld source tokens; max_len %d, min_len %d\n\n", input, n,
+           src_tokens, p.max_len, p.min_len);
 
-    run(st, p, src, len, n < 4 ? n : 4, 1);  // warm up: primitives, buffers
-    printf("| greedy | batch | sentences/s | target tokens/s | ms/sentence |\n");
-    printf("|---|---:|---:|---:|---:|\n");
-    int batches[2] = {1, 32};
-    for (int b = 0; b < 2; b++) {
-        p.max_batch = batches[b];
-        result r = run(st, p, src, len, n, repeat);
-        printf("| greedy | %d | %.1f | %.0f | %.3f |\n", batches[b], r.sentences / r.seconds,
-               r.tokens / r.seconds, 1e3 * r.seconds / r.sentences);
+    const s2s_vocab *tv = s2s_model_tgt_vocab(m);
+    FILE *dump = dump_path ? fopen(dump_path, "w") : NULL;
+    if (dump_path && !dump) {
+        fprintf(stderr, "bench_decode: %s: cannot write\n", dump_path);
+        return 2;
     }
+    run(st, p, src, len, n < 4 ? n : 4, 1, NULL, tv);  // warm up: primitives, buffers
+    printf("| search | batch | sentences/s | target tokens/s | ms/sentence |\n");
+    printf("|---|---:|---:|---:|---:|\n");
+    struct { const char *name; int beam, batch; } rows[3] = {
+        {"greedy", 1, 1}, {"greedy", 1, 32}, {"beam", beam, 1}};
+    double ms_of[3] = {0}, token_s = 0;
+    long tokens_b1 = 0;
+    for (int k = 0; k < 3; k++) {
+        p.beam_size = rows[k].beam;
+        p.max_batch = rows[k].batch;
+        result r = run(st, p, src, len, n, repeat, k == 0 ? dump : NULL, tv);
+        double ms = 1e3 * r.seconds / r.sentences;
+        ms_of[k] = ms;
+        if (k == 0) token_s = r.seconds / r.tokens, tokens_b1 = r.tokens / r.sentences;
+        printf("| %s %d | %d | %.1f | %.0f | %.3f |\n", rows[k].name, rows[k].beam, rows[k].batch,
+               r.sentences / r.seconds, r.tokens / r.seconds, ms);
+    }
+    if (dump) fclose(dump);
+    printf("\nbeam %d / greedy time per sentence at batch 1: %.2fx\n", beam, ms_of[2] / ms_of[0]);
 
     int64_t d = c->model.d_model, ff = c->model.ffn_dim, V = s2s_vocab_size(s2s_model_tgt_vocab(m));
     printf("\n| matmul (M x K -> N) | GFLOP/s |\n|---|---:|\n");
     int64_t shapes[][3] = {{1, d, 3 * d}, {1, d, ff}, {1, ff, d}, {1, d, V},
                            {32, d, 3 * d}, {32, d, ff}, {32, ff, d}, {32, d, V},
                            {512, d, 3 * d}, {512, d, ff}};
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+    double peak = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        double g = linear_gflops(shapes[i][0], shapes[i][1], shapes[i][2]);
+        peak = g > peak ? g : peak;
         printf("| %lld x %lld -> %lld | %.1f |\n", (long long)shapes[i][0],
-               (long long)shapes[i][1], (long long)shapes[i][2],
-               linear_gflops(shapes[i][0], shapes[i][1], shapes[i][2]));
+               (long long)shapes[i][1], (long long)shapes[i][2], g);
+    }
+    // Roofline: the decoder's matmul FLOPs per token (at the mean position
+    // and source length) at the best GFLOP/s measured above.
+    double S = (double)src_tokens / n + 1, t = tokens_b1 / 2.0;
+    double fl = flops_per_token(c, V, t, S);
+    printf("\ndecoder FLOPs per token: %.2f M; at %.1f GFLOP/s that is %.2f us.\n", fl * 1e-6,
+           peak, fl / (peak * 1e3));
+    printf("measured greedy batch 1: %.2f us per target token (encoder included): %.1fx the "
+           "roofline\n", token_s * 1e6, token_s * 1e6 / (fl / (peak * 1e3)));
 
     for (int i = 0; i < n; i++) s2s_tokens_free(&toks[i]);
     free(toks), free(src), free(len);

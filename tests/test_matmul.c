@@ -130,3 +130,40 @@ Test(matmul, threads_give_the_same_result) {
     cr_assert_lt(ref_max_diff(y1, y2, m * n), 1e-5f);
     free(x), free(w), free(y1), free(y2);
 }
+
+Test(matmul, transposed_a_read_in_place) {
+    // Backward-pass products: dW (N, K) += dY^T (N, R) · X (R, K) with dY
+    // read in place as (R, N) rows, and dV (B, H, Tk, Dh) = P^T · dO over
+    // strided heads, with P (B, H, Tq, Tk) read transposed.
+    int64_t r = 37, k = 24, n = 40;
+    float *dy = malloc(sizeof(float) * r * n), *x = malloc(sizeof(float) * r * k);
+    float *got = malloc(sizeof(float) * n * k), *want = malloc(sizeof(float) * n * k);
+    ref_fill(dy, r * n, 31, 1.0f);
+    ref_fill(x, r * k, 32, 1.0f);
+    ref_fill(got, n * k, 33, 1.0f);
+    ref_fill(want, n * k, 33, 1.0f);
+    s2s_mm_args p = {1, 1, n, r, k, {0, 0, 1, n}, {0, 0, k, 1}, {0, 0, k, 1},
+                     1.0f, NULL, /*accumulate=*/true, S2S_MM_NONE};
+    ref_mm(want, dy, x, &p);
+    cr_assert_eq(s2s_mm(got, dy, x, &p), S2S_OK);
+    cr_assert_lt(ref_max_diff(got, want, n * k), 1e-4f);
+    free(dy), free(x), free(got), free(want);
+
+    int64_t B = 2, H = 3, dh = 4, d = H * dh, tq = 5, tk = 7;
+    float *probs = malloc(sizeof(float) * B * H * tq * tk), *dctx = malloc(sizeof(float) * B * tq * d);
+    float *dkv = calloc((size_t)(B * tk * 3 * d), sizeof(float));
+    float *want_kv = calloc((size_t)(B * tk * 3 * d), sizeof(float));
+    ref_fill(probs, B * H * tq * tk, 34, 1.0f);
+    ref_fill(dctx, B * tq * d, 35, 1.0f);
+    s2s_mm_args q = {
+        .b0 = B, .b1 = H, .m = tk, .k = tq, .n = dh,
+        .sa = {H * tq * tk, tq * tk, 1, tk},
+        .sb = {tq * d, dh, d, 1},
+        .sc = {tk * 3 * d, dh, 3 * d, 1},
+        .alpha = 0.5f,
+    };
+    ref_mm(want_kv + 2 * d, probs, dctx, &q);
+    cr_assert_eq(s2s_mm(dkv + 2 * d, probs, dctx, &q), S2S_OK);
+    cr_assert_lt(ref_max_diff(dkv, want_kv, B * tk * 3 * d), 1e-5f);
+    free(probs), free(dctx), free(dkv), free(want_kv);
+}

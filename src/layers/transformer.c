@@ -6,6 +6,8 @@
 // post-op), so every sublayer ends with one product accumulating into x.
 #include "layers/transformer.h"
 
+#include <string.h>
+
 #include "core/error.h"
 #include "layers/attention.h"
 #include "ops/matmul.h"
@@ -87,19 +89,19 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
                              float *cross_probs) {
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, tq = pos.tq;
     int64_t seqs = B * pos.beams, rows = seqs * tq;
-    s2s_rows in_rows;
 
-    // masked self-attention: K and V of the new rows go straight into the cache
+    // masked self-attention: one fused QKV product, then K and V of the new
+    // rows copied into the cache
     const float *in = sublayer_in(x, s, m, &w->norm1, rows);
-    in_rows = (s2s_rows){(float *)in, tq * d, d};
     const s2s_attn_weights *a = &w->self_attn;
-    S2S_TRY(s2s_linear((s2s_rows){s->q, tq * d, d}, in_rows, a->w_qkv, a->b_qkv, seqs, tq, d, d,
-                       S2S_MM_NONE, false));
-    s2s_rows cache = {self_kv + pos.t0 * 2 * d, pos.t_alloc * 2 * d, 2 * d};
-    S2S_TRY(s2s_linear(cache, in_rows, a->w_qkv + d * d, a->b_qkv + d, seqs, tq, d, 2 * d,
-                       S2S_MM_NONE, false));
+    S2S_TRY(s2s_linear((s2s_rows){s->q, 0, 3 * d}, (s2s_rows){(float *)in, 0, d}, a->w_qkv,
+                       a->b_qkv, 1, rows, d, 3 * d, S2S_MM_NONE, false));
+    for (int64_t i = 0; i < seqs; i++)
+        for (int64_t t = 0; t < tq; t++)
+            memcpy(self_kv + (i * pos.t_alloc + pos.t0 + t) * 2 * d, s->q + (i * tq + t) * 3 * d + d,
+                   (size_t)(2 * d) * sizeof(float));
     s2s_attn_shape self = {seqs, H, d / H, tq, pos.t0 + tq, NULL, pos.t0};
-    s2s_view q = {s->q, tq * d, d};
+    s2s_view q = {s->q, tq * 3 * d, 3 * d};
     s2s_view k = {self_kv, pos.t_alloc * 2 * d, 2 * d};
     s2s_view v = {self_kv + d, pos.t_alloc * 2 * d, 2 * d};
     S2S_TRY(s2s_attention(s->ctx, s->probs, q, k, v, &self));

@@ -35,6 +35,7 @@
 
 typedef struct prim_key {
     int ndims;  // 2 for single products (bias allowed), 4 for batched ones
+    bool a_trans;  // A is read m-contiguous (dY^T, P^T in backward passes), else k-contiguous
     bool b_trans;  // B is read k-contiguous (weights, K^T), else n-contiguous
     bool bias, accumulate;
     s2s_mm_act act;
@@ -63,8 +64,9 @@ static _Thread_local int tl_threads;  // s2s_set_num_threads; 0 = all cores
 static _Thread_local dnnl_engine_t tl_stream_engine;
 
 static bool key_eq(const prim_key *a, const prim_key *b) {
-    return a->ndims == b->ndims && a->b_trans == b->b_trans && a->bias == b->bias && a->accumulate == b->accumulate &&
-           a->act == b->act && a->alpha == b->alpha;
+    return a->ndims == b->ndims && a->a_trans == b->a_trans && a->b_trans == b->b_trans &&
+           a->bias == b->bias && a->accumulate == b->accumulate && a->act == b->act &&
+           a->alpha == b->alpha;
 }
 
 static void md_dims(dnnl_dims_t d, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
@@ -81,14 +83,16 @@ static s2s_status create_prim(dnnl_primitive_t *out, const prim_key *key) {
 
     // oneDNN 2.6 takes a bias, or broadcast weights, only when no batch dim
     // is a runtime one: so bias goes with 2-D products only.
-    // The innermost stride is fixed (1) for A and C, and for B in the
-    // dimension given by b_trans: with every stride at run time oneDNN
-    // falls back to its reference loops.
+    // The innermost stride is fixed (1) for C, and for A and B in the
+    // dimension given by a_trans / b_trans: with every stride at run time
+    // oneDNN falls back to its reference loops.
     int nd = key->ndims;
     md_dims(d, RT, RT, RT, RT);
     md_dims(s, RT, RT, RT, 1);
-    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&a, nd, d, dnnl_f32, s + 4 - nd));
     DNNL_CHECK(dnnl_memory_desc_init_by_strides(&c, nd, d, dnnl_f32, s + 4 - nd));
+    if (key->a_trans) md_dims(s, RT, RT, 1, RT);
+    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&a, nd, d, dnnl_f32, s + 4 - nd));
+    md_dims(s, RT, RT, RT, 1);
     if (key->b_trans) md_dims(s, RT, RT, 1, RT);
     DNNL_CHECK(dnnl_memory_desc_init_by_strides(&b, nd, d, dnnl_f32, s + 4 - nd));
     md_dims(d, 1, RT, 0, 0);
@@ -140,20 +144,64 @@ done:
 
 // ---- execution ----
 
-// A memory object for the last nd of the four dims given.
-static s2s_status make_mem(dnnl_memory_t *m, int nd, const dnnl_dims_t dims4,
-                           dnnl_dims_t strides4, const float *p) {
+// Memory objects are cached per thread and argument slot (A, B, C, bias)
+// by dims and strides: a decoding step repeats the shapes of the step
+// before, so most calls only swap data pointers instead of creating and
+// destroying descriptors. One table per slot, so that a call never evicts
+// the object another of its arguments is using.
+#define MEM_SLOTS 4
+#define MEM_CACHE 128
+
+typedef struct mem_entry {
+    dnnl_memory_t mem;
+    int nd;
+    int64_t dims[4], strides[4];
+} mem_entry;
+
+static _Thread_local mem_entry tl_mems[MEM_SLOTS][MEM_CACHE];
+
+static uint64_t mem_hash(const int64_t *dims, const int64_t *strides) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (int i = 0; i < 4; i++) h = (h ^ (uint64_t)dims[i]) * 0x100000001B3ULL;
+    for (int i = 0; i < 4; i++) h = (h ^ (uint64_t)strides[i]) * 0x100000001B3ULL;
+    return h;
+}
+
+// A memory object for the last nd of the four dims given, pointing at p.
+static s2s_status get_mem(dnnl_memory_t *m, int slot, int nd, const dnnl_dims_t dims4,
+                          dnnl_dims_t strides4, const float *p) {
     s2s_status st = S2S_OK;
     // A stride of a size-1 dim is never used; give it a harmless value, as
     // callers pass 0 there (broadcast weights, single blocks).
     for (int i = 2; i >= 0; i--)
         if (dims4[i] == 1 && strides4[i] == 0) strides4[i] = strides4[i + 1] * (dims4[i + 1] > 0 ? dims4[i + 1] : 1);
+    mem_entry *e = &tl_mems[slot][mem_hash(dims4, strides4) % MEM_CACHE];
+    if (e->mem && e->nd == nd && !memcmp(e->dims, dims4, sizeof e->dims) &&
+        !memcmp(e->strides, strides4, sizeof e->strides)) {
+        DNNL_CHECK(dnnl_memory_set_data_handle(e->mem, (void *)p));
+        *m = e->mem;
+        goto done;
+    }
+    if (e->mem) dnnl_memory_destroy(e->mem);
+    e->mem = NULL;
     dnnl_memory_desc_t md;
     DNNL_CHECK(dnnl_memory_desc_init_by_strides(&md, nd, dims4 + 4 - nd, dnnl_f32,
                                                 strides4 + 4 - nd));
-    DNNL_CHECK(dnnl_memory_create(m, &md, be.engine, (void *)p));
+    DNNL_CHECK(dnnl_memory_create(&e->mem, &md, be.engine, (void *)p));
+    e->nd = nd;
+    memcpy(e->dims, dims4, sizeof e->dims);
+    memcpy(e->strides, strides4, sizeof e->strides);
+    *m = e->mem;
 done:
     return st;
+}
+
+static void release_mems(void) {
+    for (int k = 0; k < MEM_SLOTS; k++)
+        for (int i = 0; i < MEM_CACHE; i++) {
+            if (tl_mems[k][i].mem) dnnl_memory_destroy(tl_mems[k][i].mem);
+            tl_mems[k][i].mem = NULL;
+        }
 }
 
 s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p) {
@@ -162,6 +210,7 @@ s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p
     S2S_ASSERT(p->k > 0);
     prim_key key = {
         .ndims = p->b0 == 1 && p->b1 == 1 ? 2 : 4,
+        .a_trans = p->sa[3] != 1,
         .b_trans = p->sb[3] != 1,
         .bias = p->bias != NULL,
         .accumulate = p->accumulate,
@@ -169,7 +218,8 @@ s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p
         .alpha = p->alpha,
     };
     S2S_ASSERT(key.ndims == 2 || !key.bias);
-    S2S_ASSERT(p->sa[3] == 1 && p->sc[3] == 1 && (p->sb[3] == 1 || p->sb[2] == 1));
+    S2S_ASSERT((p->sa[3] == 1 || p->sa[2] == 1) && p->sc[3] == 1 &&
+               (p->sb[3] == 1 || p->sb[2] == 1));
     dnnl_primitive_t prim;
     S2S_TRY(get_prim(&prim, &key));
     if (!tl_stream || tl_stream_engine != be.engine) {
@@ -177,28 +227,25 @@ s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p
         tl_stream_engine = be.engine;
     }
 
-    dnnl_memory_t ma = NULL, mb = NULL, mc = NULL, mbias = NULL;
+    dnnl_memory_t ma, mb, mc, mbias;
     dnnl_dims_t d, s;
     md_dims(d, p->b0, p->b1, p->m, p->k);
     md_dims(s, p->sa[0], p->sa[1], p->sa[2], p->sa[3]);
     int nd = key.ndims;
-    S2S_TRY(make_mem(&ma, nd, d, s, a));
+    S2S_TRY(get_mem(&ma, 0, nd, d, s, a));
     md_dims(d, p->b0, p->b1, p->k, p->n);
     md_dims(s, p->sb[0], p->sb[1], p->sb[2], p->sb[3]);
-    st = make_mem(&mb, nd, d, s, b);
-    if (st != S2S_OK) goto done;
+    S2S_TRY(get_mem(&mb, 1, nd, d, s, b));
     md_dims(d, p->b0, p->b1, p->m, p->n);
     md_dims(s, p->sc[0], p->sc[1], p->sc[2], p->sc[3]);
-    st = make_mem(&mc, nd, d, s, c);
-    if (st != S2S_OK) goto done;
+    S2S_TRY(get_mem(&mc, 2, nd, d, s, c));
     dnnl_exec_arg_t args[4] = {
         {DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_BIAS, NULL}};
     int n_args = 3;
     if (p->bias) {
         md_dims(d, 1, 1, 1, p->n);
         md_dims(s, p->n, p->n, p->n, 1);
-        st = make_mem(&mbias, 2, d, s, p->bias);
-        if (st != S2S_OK) goto done;
+        S2S_TRY(get_mem(&mbias, 3, 2, d, s, p->bias));
         args[n_args++].memory = mbias;
     }
     double flops = 2.0 * (double)(p->b0 * p->b1) * (double)(p->m * p->n) * (double)p->k;
@@ -206,10 +253,6 @@ s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p
     if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
     DNNL_CHECK(dnnl_primitive_execute(prim, tl_stream, n_args, args));
 done:
-    if (ma) dnnl_memory_destroy(ma);
-    if (mb) dnnl_memory_destroy(mb);
-    if (mc) dnnl_memory_destroy(mc);
-    if (mbias) dnnl_memory_destroy(mbias);
     return st;
 }
 
@@ -247,6 +290,7 @@ void s2s_set_num_threads(int n) {
 int s2s_get_num_threads(void) { return tl_threads > 0 ? tl_threads : omp_get_num_procs(); }
 
 void s2s_backend_shutdown(void) {
+    release_mems();
     pthread_mutex_lock(&be.lock);
     for (int i = 0; i < be.n_prims; i++) dnnl_primitive_destroy(be.prims[i].prim);
     be.n_prims = 0;

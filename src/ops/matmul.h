@@ -21,9 +21,10 @@ typedef enum s2s_mm_act {
 
 typedef struct s2s_mm_args {
     int64_t b0, b1, m, k, n;  // sizes; b0 = b1 = 1 for a plain product
-    int64_t sa[4];  // strides of A (B0, B1, M, K)
-    int64_t sb[4];  // strides of B (B0, B1, K, N)
-    int64_t sc[4];  // strides of C (B0, B1, M, N)
+    int64_t sa[4];  // strides of A (B0, B1, M, K); sa[3] == 1, or sa[2] == 1 for a
+                    // transposed A read in place (dY^T, P^T)
+    int64_t sb[4];  // strides of B (B0, B1, K, N); sb[3] == 1 or sb[2] == 1
+    int64_t sc[4];  // strides of C (B0, B1, M, N); sc[3] == 1
     float alpha;        // C = alpha * A·B
     const float *bias;  // (N) added after the scale, or NULL; only when B0 = B1 = 1
     bool accumulate;    // C += (...) instead of C = (...)
@@ -31,8 +32,8 @@ typedef struct s2s_mm_args {
 } s2s_mm_args;
 
 // C = act(alpha * A·B + bias [+ C]). Primitives are created on first use of
-// each (bias, accumulate, act, alpha) combination with runtime sizes and
-// strides, and reused for every shape after that.
+// each (A layout, B layout, bias, accumulate, act, alpha) combination with
+// runtime sizes and strides, and reused for every shape after that.
 s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *args);
 
 // nn.Linear on a batch of row blocks:
