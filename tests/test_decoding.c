@@ -177,10 +177,10 @@ Test(decoding, prediction_of_token_k_sees_only_tokens_before_k) {
 // ---- encoder symmetry ----
 
 static void encode_ids(s2s_state *st, const int *ids, int S, float *memory, int d) {
-    cr_assert_eq(s2s_state_reserve(st, 1, 1, S, 1), S2S_OK);
+    cr_assert_eq(s2s_state_reserve(st, 1, 1, S, 1, false), S2S_OK);
     memcpy(st->ids, ids, (size_t)S * sizeof(int));
     st->src_len[0] = S;
-    cr_assert_eq(s2s_encode(st, 1, S), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(s2s_encode(st, 1, S, false), S2S_OK, "%s", s2s_last_error());
     memcpy(memory, st->memory, (size_t)S * d * sizeof(float));
 }
 

@@ -234,3 +234,54 @@ Test(search, bad_parameters_are_refused) {
     p.sampling_topp = 0;
     cr_assert_eq(s2s_translate(fx.st, &p, fx.src, fx.len, N_SENT, h), S2S_ERR_INVALID);
 }
+
+Test(search, self_attention_maps_of_steps_equal_those_of_the_full_pass) {
+    s2s_decode_params p = base();
+    p.want_attention = p.want_self_attention = true;
+    p.max_batch = 4;
+    s2s_hypothesis *g = translate(p);
+    for (int i = 0; i < N_SENT; i++) {
+        s2s_hypothesis f;
+        const int *tgt[1] = {g[i].ids};
+        cr_assert_eq(s2s_score(fx.st, &p, &fx.src[i], &fx.len[i], tgt, &g[i].n, 1, &f), S2S_OK);
+        // greedy may stop at max_len without </s>: then the forced pass has
+        // one row more, and the greedy rows are its first n
+        int n = g[i].n_out, nf = f.n_out, ns = g[i].n_src;
+        int64_t self = (int64_t)g[i].layers * g[i].heads * n * n;
+        int64_t enc = (int64_t)g[i].enc_layers * g[i].heads * ns * ns;
+        for (int64_t plane = 0; plane < self / (n * n); plane++)
+            for (int r = 0; r < n; r++)
+                for (int c = 0; c < n; c++)
+                    cr_assert_float_eq(g[i].self_attn[(plane * n + r) * n + c],
+                                       f.self_attn[(plane * nf + r) * nf + c], 1e-5,
+                                       "sentence %d", i);
+        for (int64_t k = 0; k < enc; k++)
+            cr_assert_float_eq(g[i].enc_attn[k], f.enc_attn[k], 1e-5, "sentence %d", i);
+        for (int64_t r = 0; r < self / n; r++) {  // rows: distributions over 0..t
+            double sum = 0;
+            int t = (int)(r % n);
+            for (int j = 0; j < n; j++) {
+                float w = g[i].self_attn[r * n + j];
+                if (j > t) cr_assert_eq(w, 0.0f, "sentence %d row %d col %d", i, t, j);
+                sum += w;
+            }
+            cr_assert_float_eq(sum, 1.0, 1e-5);
+        }
+        for (int64_t r = 0; r < enc / ns; r++) {
+            double sum = 0;
+            for (int j = 0; j < ns; j++) sum += g[i].enc_attn[r * ns + j];
+            cr_assert_float_eq(sum, 1.0, 1e-5);
+        }
+        s2s_hypothesis_free(&f);
+    }
+    free_all(g, N_SENT);
+}
+
+Test(search, beam_search_refuses_self_attention_maps) {
+    s2s_decode_params p = base();
+    p.beam_size = 2;
+    p.want_self_attention = true;
+    s2s_hypothesis h[N_SENT];
+    cr_assert_eq(s2s_translate(fx.st, &p, fx.src, fx.len, N_SENT, h), S2S_ERR_INVALID);
+    cr_assert(strstr(s2s_last_error(), "cross-attention only"));
+}

@@ -40,6 +40,7 @@ typedef struct s2s_decode_params {
     int max_batch;        // sentences decoded together (sorted by length)
     int threads;          // 0: as s2s_set_threads; a batch splits across threads by sentence
     bool want_attention;  // fill s2s_hypothesis.cross_attn
+    bool want_self_attention;  // also self_attn and enc_attn (greedy, sampling, score)
 } s2s_decode_params;
 
 // The decode section of the model's config; batches of 32, no attention.
@@ -57,7 +58,13 @@ typedef struct s2s_hypothesis {
     // + 1 (the source </s>). Row t is the distribution used to predict
     // output t.
     float *cross_attn;
-    int layers, heads, n_src;
+    // With want_self_attention: decoder self-attention (layers, heads,
+    // n_out, n_out), row t over the decoder inputs <s>, ids[0..t-1] (zero
+    // above the diagonal); encoder self-attention (enc_layers, heads, n_src,
+    // n_src) over the source tokens and </s>.
+    float *self_attn;
+    float *enc_attn;
+    int layers, enc_layers, heads, n_src;
 } s2s_hypothesis;
 
 void s2s_hypothesis_free(s2s_hypothesis *h);

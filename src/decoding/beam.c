@@ -72,7 +72,7 @@ static s2s_status finish(search *s, int b, const beams *from, int seq, int n, fl
     bool eos = eos_lp > -INFINITY;
     int n_out = n + eos, n_src = s->st->src_len[b];
     s2s_hypothesis *h = &s->fin[b * 3 * s->K + s->n_fin[b]++];
-    S2S_TRY(s2s_hyp_alloc(h, m, n_out > 0 ? n_out : 1, n_src, s->p->want_attention));
+    S2S_TRY(s2s_hyp_alloc(h, m, n_out > 0 ? n_out : 1, n_src, s2s_maps_wanted(s->p)));
     memcpy(h->ids, from->tok + (int64_t)seq * s->T, (size_t)n * sizeof(int));
     memcpy(h->token_logprobs, from->lps + (int64_t)seq * s->T, (size_t)n * sizeof(float));
     if (eos) h->token_logprobs[n] = eos_lp;
@@ -87,7 +87,8 @@ static s2s_status finish(search *s, int b, const beams *from, int seq, int n, fl
             for (int t = 0; t < n; t++)
                 memcpy(h->cross_attn + (lh * n_out + t) * n_src, src + (lh * T + t) * S,
                        (size_t)n_src * sizeof(float));
-        if (eos) s2s_copy_maps(h->cross_attn, n_out, n_src, n, s->st, b, s->B, s->K, S, r, 1);
+        s2s_map_src cross = {s->st->cross_probs, L, s->B, H, s->K, S};
+        if (eos) s2s_copy_maps(h->cross_attn, n_out, n_src, n, cross, b, r, 1);
     }
     return S2S_OK;
 }
@@ -173,8 +174,11 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
     int64_t seqs = (int64_t)B * K;
     const s2s_model_config *c = &m->cfg.model;
     s.map_size = p->want_attention ? (int64_t)c->decoder_layers * c->heads * s.T * s.S : 0;
-    S2S_TRY(s2s_state_reserve(st, B, K, s.S, s.T));
-    S2S_TRY(s2s_encode_batch(st, order, B, src, src_len, s.S));
+    if (p->want_self_attention)
+        return s2s_fail(S2S_ERR_INVALID, "beam search returns cross-attention only; "
+                                         "use greedy decoding or scoring for self-attention");
+    S2S_TRY(s2s_state_reserve(st, B, K, s.S, s.T, p->want_attention));
+    S2S_TRY(s2s_encode_batch(st, order, B, src, src_len, s.S, false));
 
     bool *done = s2s_calloc((size_t)B, sizeof(bool));
     s.fin = s2s_calloc((size_t)(B * 3 * K), sizeof(s2s_hypothesis));
@@ -191,7 +195,7 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
     for (int64_t t = 0; t < s.T && remaining > 0 && status == S2S_OK; t++) {
         for (int64_t i = 0; i < seqs; i++) st->ids[i] = t == 0 ? S2S_BOS : s.cur.tok[i * s.T + t - 1];
         s2s_dec_pos pos = {.t0 = t, .tq = 1, .t_alloc = s.T, .beams = K};
-        status = s2s_decode_rows(st, B, s.S, pos, p->want_attention);
+        status = s2s_decode_rows(st, B, s.S, pos, s2s_maps_wanted(p));
         for (int64_t i = 0; i < seqs; i++) s.parent[i] = (int)i;
         for (int b = 0; b < B && status == S2S_OK; b++) {
             if (done[b]) continue;

@@ -72,8 +72,10 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
         int limit = s2s_length_limit(p, m, order[b].len);
         if (limit > T) T = limit;
     }
-    S2S_TRY(s2s_state_reserve(st, B, 1, S, T));
-    S2S_TRY(s2s_encode_batch(st, order, B, src, src_len, S));
+    unsigned maps = s2s_maps_wanted(p);
+    const s2s_model_config *c = &m->cfg.model;
+    S2S_TRY(s2s_state_reserve(st, B, 1, S, T, maps != 0));
+    S2S_TRY(s2s_encode_batch(st, order, B, src, src_len, S, maps & S2S_MAPS_SELF));
 
     int *prev = s2s_calloc((size_t)B, sizeof(int)), *limit = s2s_calloc((size_t)B, sizeof(int));
     bool *done = s2s_calloc((size_t)B, sizeof(bool));
@@ -82,7 +84,9 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
     s2s_status status = prev && limit && done && rngs && work ? S2S_OK : S2S_ERR_NOMEM;
     for (int b = 0; b < B && status == S2S_OK; b++) {
         int i = order[b].index;
-        status = s2s_hyp_alloc(&out[i * p->n_best], m, (int)T, src_len[i] + 1, p->want_attention);
+        status = s2s_hyp_alloc(&out[i * p->n_best], m, (int)T, src_len[i] + 1, maps);
+        if (status == S2S_OK && (maps & S2S_MAPS_SELF))
+            s2s_copy_encoder_maps(&out[i * p->n_best], st, b, B, S);
         prev[b] = S2S_BOS;
         limit[b] = s2s_length_limit(p, m, src_len[i]);
         // each sentence its own stream, from the seed and its words: a
@@ -95,7 +99,9 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
     for (int64_t t = 0; t < T && remaining > 0 && status == S2S_OK; t++) {
         memcpy(st->ids, prev, (size_t)B * sizeof(int));
         s2s_dec_pos pos = {.t0 = t, .tq = 1, .t_alloc = T, .beams = 1};
-        status = s2s_decode_rows(st, B, S, pos, p->want_attention);
+        status = s2s_decode_rows(st, B, S, pos, maps);
+        s2s_map_src cross = {st->cross_probs, c->decoder_layers, B, c->heads, 1, S};
+        s2s_map_src self = {st->self_probs, c->decoder_layers, B, c->heads, 1, t + 1};
         for (int b = 0; b < B && status == S2S_OK; b++) {
             if (done[b]) continue;
             s2s_hypothesis *h = &out[order[b].index * p->n_best];
@@ -105,7 +111,8 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
             int next = sampling(p) ? sample(row, V, p, &rngs[b], work) : argmax(row, V);
             h->token_logprobs[t] = row[next];
             h->logprob += row[next];
-            if (p->want_attention) s2s_copy_maps(h->cross_attn, T, h->n_src, t, st, b, B, 1, S, 0, 1);
+            if (h->cross_attn) s2s_copy_maps(h->cross_attn, T, h->n_src, t, cross, b, 0, 1);
+            if (h->self_attn) s2s_copy_maps(h->self_attn, T, T, t, self, b, 0, 1);
             h->n_out = (int)t + 1;
             if (next == S2S_EOS || t + 1 >= limit[b]) {
                 done[b] = true;

@@ -16,8 +16,10 @@ static s2s_status score_batch(s2s_state *st, const s2s_decode_params *p, const s
     int64_t S = order[0].len + 1, T = 0;
     for (int b = 0; b < B; b++)
         if (tgt_len[order[b].index] + 1 > T) T = tgt_len[order[b].index] + 1;
-    S2S_TRY(s2s_state_reserve(st, B, 1, S, T));
-    S2S_TRY(s2s_encode_batch(st, order, B, src, src_len, S));
+    unsigned maps = s2s_maps_wanted(p);
+    const s2s_model_config *c = &m->cfg.model;
+    S2S_TRY(s2s_state_reserve(st, B, 1, S, T, maps != 0));
+    S2S_TRY(s2s_encode_batch(st, order, B, src, src_len, S, maps & S2S_MAPS_SELF));
 
     for (int b = 0; b < B; b++) {  // decoder input: <s> + target, padded
         int i = order[b].index;
@@ -27,12 +29,14 @@ static s2s_status score_batch(s2s_state *st, const s2s_decode_params *p, const s
         for (int64_t j = tgt_len[i] + 1; j < T; j++) row[j] = S2S_PAD;
     }
     s2s_dec_pos pos = {.t0 = 0, .tq = T, .t_alloc = T, .beams = 1};
-    S2S_TRY(s2s_decode_rows(st, B, S, pos, p->want_attention));
+    S2S_TRY(s2s_decode_rows(st, B, S, pos, maps));
+    s2s_map_src cross = {st->cross_probs, c->decoder_layers, B, c->heads, T, S};
+    s2s_map_src self = {st->self_probs, c->decoder_layers, B, c->heads, T, T};
 
     for (int b = 0; b < B; b++) {
         int i = order[b].index, n = tgt_len[i];
         s2s_hypothesis *h = &out[i];
-        S2S_TRY(s2s_hyp_alloc(h, m, n + 1, src_len[i] + 1, p->want_attention));
+        S2S_TRY(s2s_hyp_alloc(h, m, n + 1, src_len[i] + 1, maps));
         memcpy(h->ids, tgt[i], (size_t)n * sizeof(int));
         h->n = n;
         h->n_out = n + 1;
@@ -44,7 +48,11 @@ static s2s_status score_batch(s2s_state *st, const s2s_decode_params *p, const s
             h->logprob += row[gold];
         }
         h->score = h->logprob / powf((float)h->n_out, p->length_penalty);
-        if (p->want_attention) s2s_copy_maps(h->cross_attn, n + 1, h->n_src, 0, st, b, B, T, S, 0, n + 1);
+        if (h->cross_attn) s2s_copy_maps(h->cross_attn, n + 1, h->n_src, 0, cross, b, 0, n + 1);
+        if (h->self_attn) {
+            s2s_copy_maps(h->self_attn, n + 1, n + 1, 0, self, b, 0, n + 1);
+            s2s_copy_encoder_maps(h, st, b, B, S);
+        }
     }
     return S2S_OK;
 }

@@ -32,6 +32,8 @@ void s2s_hypothesis_free(s2s_hypothesis *h) {
     free(h->ids);
     free(h->token_logprobs);
     free(h->cross_attn);
+    free(h->self_attn);
+    free(h->enc_attn);
     memset(h, 0, sizeof *h);
 }
 
@@ -68,8 +70,12 @@ s2s_status s2s_check_ids(const s2s_model *m, bool target, const int *const *ids,
     return S2S_OK;
 }
 
+unsigned s2s_maps_wanted(const s2s_decode_params *p) {
+    return (p->want_attention ? S2S_MAPS_CROSS : 0u) | (p->want_self_attention ? S2S_MAPS_SELF : 0u);
+}
+
 s2s_status s2s_encode_batch(s2s_state *st, const s2s_order *order, int B,
-                            const int *const *src, const int *src_len, int64_t S) {
+                            const int *const *src, const int *src_len, int64_t S, bool maps) {
     for (int b = 0; b < B; b++) {
         int i = order[b].index, n = src_len[i];
         int *row = st->ids + (int64_t)b * S;
@@ -78,44 +84,64 @@ s2s_status s2s_encode_batch(s2s_state *st, const s2s_order *order, int B,
         for (int64_t j = n + 1; j < S; j++) row[j] = S2S_PAD;
         st->src_len[b] = n + 1;
     }
-    return s2s_encode(st, B, S);
+    return s2s_encode(st, B, S, maps);
 }
 
 s2s_status s2s_hyp_alloc(s2s_hypothesis *h, const s2s_model *m, int rows, int n_src,
-                         bool want_attention) {
+                         unsigned maps) {
     memset(h, 0, sizeof *h);
     h->ids = s2s_calloc((size_t)rows, sizeof(int));
     h->token_logprobs = s2s_calloc((size_t)rows, sizeof(float));
     if (!h->ids || !h->token_logprobs) return S2S_ERR_NOMEM;
     h->layers = m->cfg.model.decoder_layers;
+    h->enc_layers = m->cfg.model.encoder_layers;
     h->heads = m->cfg.model.heads;
     h->n_src = n_src;
-    if (want_attention) {
-        h->cross_attn = s2s_calloc((size_t)h->layers * h->heads * rows * n_src, sizeof(float));
+    size_t lh = (size_t)h->layers * h->heads;
+    if (maps & S2S_MAPS_CROSS) {
+        h->cross_attn = s2s_calloc(lh * rows * n_src, sizeof(float));
         if (!h->cross_attn) return S2S_ERR_NOMEM;
+    }
+    if (maps & S2S_MAPS_SELF) {
+        h->self_attn = s2s_calloc(lh * rows * rows, sizeof(float));
+        h->enc_attn = s2s_calloc((size_t)h->enc_layers * h->heads * n_src * n_src, sizeof(float));
+        if (!h->self_attn || !h->enc_attn) return S2S_ERR_NOMEM;
     }
     return S2S_OK;
 }
 
-void s2s_copy_maps(float *dst, int64_t rows, int64_t n_src, int64_t t0, const s2s_state *st,
-                   int64_t b, int64_t B, int64_t R, int64_t S, int64_t r0, int64_t count) {
-    const s2s_model_config *c = &st->m->cfg.model;
-    int64_t H = c->heads;
-    for (int64_t l = 0; l < c->decoder_layers; l++)
-        for (int64_t h = 0; h < H; h++)
+void s2s_copy_maps(float *dst, int64_t rows, int64_t cols, int64_t t0, s2s_map_src src,
+                   int64_t b, int64_t r0, int64_t count) {
+    int64_t n = cols < src.cols ? cols : src.cols;
+    for (int64_t l = 0; l < src.layers; l++)
+        for (int64_t h = 0; h < src.heads; h++)
             for (int64_t i = 0; i < count && t0 + i < rows; i++) {
-                const float *from = st->cross_probs + (((l * B + b) * H + h) * R + r0 + i) * S;
-                float *to = dst + ((l * H + h) * rows + t0 + i) * n_src;
-                memcpy(to, from, (size_t)n_src * sizeof(float));
+                const float *from =
+                    src.p + (((l * src.nb + b) * src.heads + h) * src.r + r0 + i) * src.cols;
+                float *to = dst + ((l * src.heads + h) * rows + t0 + i) * cols;
+                memcpy(to, from, (size_t)n * sizeof(float));
             }
 }
 
+// (planes, rows, cols) -> (planes, n_rows, n_cols), in place.
+static void shrink(float *p, int64_t planes, int64_t rows, int64_t cols, int64_t n_rows,
+                   int64_t n_cols) {
+    for (int64_t k = 0; k < planes; k++)
+        for (int64_t i = 0; i < n_rows; i++)
+            memmove(p + (k * n_rows + i) * n_cols, p + (k * rows + i) * cols,
+                    (size_t)n_cols * sizeof(float));
+}
+
 void s2s_compact_maps(s2s_hypothesis *h, int rows) {
-    if (!h->cross_attn || h->n_out == rows) return;
-    int64_t plane = (int64_t)h->n_out * h->n_src;
-    for (int64_t lh = 0; lh < (int64_t)h->layers * h->heads; lh++)
-        memmove(h->cross_attn + lh * plane, h->cross_attn + lh * rows * h->n_src,
-                (size_t)plane * sizeof(float));
+    int64_t lh = (int64_t)h->layers * h->heads;
+    if (h->cross_attn) shrink(h->cross_attn, lh, rows, h->n_src, h->n_out, h->n_src);
+    if (h->self_attn) shrink(h->self_attn, lh, rows, rows, h->n_out, h->n_out);
+}
+
+void s2s_copy_encoder_maps(s2s_hypothesis *h, const s2s_state *st, int64_t b, int64_t B,
+                           int64_t S) {
+    s2s_map_src enc = {st->enc_probs, h->enc_layers, B, h->heads, S, S};
+    s2s_copy_maps(h->enc_attn, h->n_src, h->n_src, 0, enc, b, 0, h->n_src);
 }
 
 void s2s_mask_row(float *logprobs, int64_t V, int64_t t, int min_len) {

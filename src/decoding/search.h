@@ -16,23 +16,38 @@ s2s_status s2s_sort_sentences(s2s_order **out, const int *len, int n);
 s2s_status s2s_check_ids(const s2s_model *m, bool target, const int *const *ids,
                          const int *len, int n);
 
+// Which maps p asks for (S2S_MAPS_* bits).
+unsigned s2s_maps_wanted(const s2s_decode_params *p);
+
 // Fills st->ids (B, S) and st->src_len for the sentences order[0..B) and
-// runs the encoder.
+// runs the encoder (keeping its attention maps with maps).
 s2s_status s2s_encode_batch(s2s_state *st, const s2s_order *order, int B,
-                            const int *const *src, const int *src_len, int64_t S);
+                            const int *const *src, const int *src_len, int64_t S, bool maps);
 
-// Allocates h for up to `rows` outputs over n_src source rows.
+// Allocates h for up to `rows` outputs over n_src source rows, with the
+// maps asked for (S2S_MAPS_* bits).
 s2s_status s2s_hyp_alloc(s2s_hypothesis *h, const s2s_model *m, int rows, int n_src,
-                         bool want_attention);
+                         unsigned maps);
 
-// Cross-attention maps: the state keeps (L, B, H, R, S) for R rows per
-// sentence; a map buffer is (L, H, rows, n_src). Copies `count` rows of
-// sentence b starting at state row r0 into rows t0.. of dst.
-void s2s_copy_maps(float *dst, int64_t rows, int64_t n_src, int64_t t0, const s2s_state *st,
-                   int64_t b, int64_t B, int64_t R, int64_t S, int64_t r0, int64_t count);
+// Attention maps in the state are (L, NB, H, R, src_cols): R query rows for
+// each of NB sentences or sequences. A hypothesis keeps (L, H, rows, cols).
+typedef struct s2s_map_src {
+    const float *p;
+    int64_t layers, nb, heads, r, cols;
+} s2s_map_src;
 
-// Shrinks h->cross_attn from (L, H, rows, n_src) to (L, H, n_out, n_src).
+// Copies `count` rows of entry b, from state row r0, into rows t0.. of
+// dst (rows x cols): min(cols, src.cols) values a row.
+void s2s_copy_maps(float *dst, int64_t rows, int64_t cols, int64_t t0, s2s_map_src src,
+                   int64_t b, int64_t r0, int64_t count);
+
+// Shrinks the maps of h from `rows` allocated rows (and, for self_attn,
+// columns) to n_out.
 void s2s_compact_maps(s2s_hypothesis *h, int rows);
+
+// Copies sentence b's encoder maps from the state into h->enc_attn.
+void s2s_copy_encoder_maps(s2s_hypothesis *h, const s2s_state *st, int64_t b, int64_t B,
+                           int64_t S);
 
 // Tokens a search may produce at step t: never <pad> or <s>, and </s> only
 // once min_len tokens are out. Sets the others to -inf in a log-prob row.

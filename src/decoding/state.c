@@ -26,14 +26,19 @@ void s2s_state_free(s2s_state *st) {
     free(st);
 }
 
-s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int64_t T) {
-    if (B <= st->cap_b && K <= st->cap_k && S <= st->cap_s && T <= st->cap_t) return S2S_OK;
+s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int64_t T,
+                             bool maps) {
+    if (B <= st->cap_b && K <= st->cap_k && S <= st->cap_s && T <= st->cap_t &&
+        (st->cap_maps || !maps))
+        return S2S_OK;
+    maps = maps || st->cap_maps;
     B = B > st->cap_b ? B : st->cap_b;
     K = K > st->cap_k ? K : st->cap_k;
     S = S > st->cap_s ? S : st->cap_s;
     T = T > st->cap_t ? T : st->cap_t;
     const s2s_model_config *c = &st->m->cfg.model;
     int64_t d = c->d_model, f = c->ffn_dim, H = c->heads, L = c->decoder_layers;
+    int64_t L_enc = c->encoder_layers;
     int64_t V = s2s_vocab_size(st->m->tgt_vocab);
     int64_t seqs = B * K;
     int64_t R = B * S > seqs * T ? B * S : seqs * T;  // rows of the widest pass
@@ -51,8 +56,10 @@ s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int
         (size_t)(B * S * d),              // memory
         (size_t)(L * B * S * 2 * d),      // cross_kv
         (size_t)(L * seqs * T * 2 * d),   // self_kv
-        (size_t)(K > 1 ? seqs * T * 2 * d : 0),  // kv_tmp
-        (size_t)(L * B * H * K * T * S),  // cross_probs
+        (size_t)(seqs * T * 2 * d),       // kv_tmp
+        (size_t)(maps ? L_enc * B * H * S * S : 0),     // enc_probs
+        (size_t)(maps ? L * seqs * H * T * T : 0),      // self_probs
+        (size_t)(maps ? L * B * H * K * T * S : 0),     // cross_probs
         (size_t)(seqs * T * V),           // logits
     };
     size_t total = 0;
@@ -76,12 +83,14 @@ s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int
     float *p = block;
     float **dst[] = {&st->x, &st->scratch.h, &st->scratch.q, &st->scratch.ctx,
                      &st->scratch.ffn, &st->scratch.probs, &st->memory, &st->cross_kv,
-                     &st->self_kv, &st->kv_tmp, &st->cross_probs, &st->logits};
+                     &st->self_kv, &st->kv_tmp, &st->enc_probs, &st->self_probs,
+                     &st->cross_probs, &st->logits};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         *dst[i] = p;
         p += sizes[i];
     }
     st->cap_b = B, st->cap_k = K, st->cap_s = S, st->cap_t = T;
+    st->cap_maps = maps;
     return S2S_OK;
 }
 
@@ -108,13 +117,17 @@ static void embed(float *x, const s2s_model *m, const float *table, const int *i
                           m->pe + (t0 + i) * d, d);
 }
 
-s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S) {
+s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S, bool maps) {
     const s2s_model *m = st->m;
     const s2s_model_config *c = &m->cfg.model;
     int64_t d = c->d_model;
     embed(st->memory, m, m->src_embed, st->ids, B, S, 0);
-    for (int l = 0; l < c->encoder_layers; l++)
-        S2S_TRY(s2s_encoder_layer(st->memory, &st->scratch, m, &m->enc[l], B, S, st->src_len));
+    int64_t H = c->heads;
+    for (int l = 0; l < c->encoder_layers; l++) {
+        float *probs = maps ? st->enc_probs + (int64_t)l * B * H * S * S : NULL;
+        S2S_TRY(s2s_encoder_layer(st->memory, &st->scratch, m, &m->enc[l], B, S, st->src_len,
+                                  probs));
+    }
     if (c->norm == S2S_NORM_PRE)
         s2s_layernorm(st->memory, st->memory, m->enc_norm.w, m->enc_norm.b, B * S, d,
                       c->layer_norm_eps);
@@ -124,8 +137,7 @@ s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S) {
     return S2S_OK;
 }
 
-s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos,
-                           bool want_attention) {
+s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos, unsigned maps) {
     const s2s_model *m = st->m;
     const s2s_model_config *c = &m->cfg.model;
     int64_t d = c->d_model, H = c->heads, V = s2s_vocab_size(m->tgt_vocab);
@@ -134,9 +146,12 @@ s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos,
     for (int l = 0; l < c->decoder_layers; l++) {
         float *self_kv = st->self_kv + (int64_t)l * seqs * pos.t_alloc * 2 * d;
         const float *cross_kv = st->cross_kv + (int64_t)l * B * S * 2 * d;
-        float *probs = want_attention ? st->cross_probs + (int64_t)l * rows * H * S : NULL;
+        float *cross = maps & S2S_MAPS_CROSS ? st->cross_probs + (int64_t)l * rows * H * S : NULL;
+        float *self = maps & S2S_MAPS_SELF
+                          ? st->self_probs + (int64_t)l * rows * H * (pos.t0 + pos.tq)
+                          : NULL;
         S2S_TRY(s2s_decoder_layer(st->x, &st->scratch, m, &m->dec[l], self_kv, pos, cross_kv, S,
-                                  st->src_len, B, probs));
+                                  st->src_len, B, self, cross));
     }
     const float *h = st->x;
     if (c->norm == S2S_NORM_PRE) {

@@ -11,6 +11,7 @@
 struct s2s_state {
     const s2s_model *m;
     int64_t cap_b, cap_k, cap_s, cap_t;  // sizes the block was made for
+    bool cap_maps;                       // with room for attention maps
 
     float *block;      // every buffer below
     float *x;          // (B*K*T or B*S, D) residual stream
@@ -19,27 +20,34 @@ struct s2s_state {
     float *cross_kv;   // (L, B, S, 2D)
     float *self_kv;    // (L, B*K, T, 2D)
     float *kv_tmp;     // (B*K, T, 2D) for reordering caches between beams
-    float *cross_probs;  // (L, B, H, K*T, S) when attention is wanted
+    // attention maps, allocated only when asked for (s2s_state_reserve)
+    float *enc_probs;    // (L_enc, B, H, S, S)
+    float *self_probs;   // (L, B*K, H, Tq, t0+Tq) of the last decoder pass
+    float *cross_probs;  // (L, B, H, K*Tq, S) of the last decoder pass
     float *logits;     // (B*K*T, V)
 
     int *ids;          // (B*K*T or B*S) token ids of the rows being computed
     int *src_len;      // (B) source lengths with </s>
 };
 
+// Which attention maps a pass keeps.
+enum { S2S_MAPS_CROSS = 1, S2S_MAPS_SELF = 2 };
+
 // Makes room for B sentences of S source rows, each decoded as K
-// sequences of up to T target rows.
-s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int64_t T);
+// sequences of up to T target rows; with maps, for the attention maps too.
+s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int64_t T,
+                             bool maps);
 
 // Runs the encoder over st->ids (B, S) with st->src_len, fills st->memory
-// and every layer's cross-attention K/V.
-s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S);
+// and every layer's cross-attention K/V; with maps, st->enc_probs.
+s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S, bool maps);
 
 // Runs the decoder for rows t0..t0+Tq-1 of each of the B*K sequences
 // (K = pos.beams), whose input ids are st->ids (B*K, Tq), and leaves the
 // logits (B*K, Tq, V) in st->logits. The self-attention caches, laid out
 // (B*K, T_alloc, 2D) per layer, must hold positions < t0.
-s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos,
-                           bool want_attention);
+// maps: S2S_MAPS_* bits, which of st->self_probs / cross_probs to fill.
+s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos, unsigned maps);
 
 // Reorders the self-attention caches of rows 0..t-1: sequence i takes the
 // cache of sequence parent[i] (B*K entries), as beam search needs.

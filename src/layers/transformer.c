@@ -60,7 +60,7 @@ static s2s_status attn_out(float *x, s2s_scratch *s, const s2s_model *m,
 
 s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
                              const s2s_encoder_weights *w, int64_t B, int64_t S,
-                             const int *src_len) {
+                             const int *src_len, float *probs) {
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, rows = B * S;
     const float *in = sublayer_in(x, s, m, &w->norm1, rows);
     S2S_TRY(s2s_linear(rows_of(s->q, 3 * d), rows_of((float *)in, d), w->self_attn.w_qkv,
@@ -69,7 +69,7 @@ s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     s2s_view q = {s->q, S * 3 * d, 3 * d};
     s2s_view k = {s->q + d, S * 3 * d, 3 * d};
     s2s_view v = {s->q + 2 * d, S * 3 * d, 3 * d};
-    S2S_TRY(s2s_attention(s->ctx, s->probs, q, k, v, &shape));
+    S2S_TRY(s2s_attention(s->ctx, probs ? probs : s->probs, q, k, v, &shape));
     S2S_TRY(attn_out(x, s, m, &w->self_attn, rows));
     sublayer_out(x, m, &w->norm1, rows);
     return ffn(x, s, m, &w->ffn, &w->norm2, rows);
@@ -86,7 +86,7 @@ s2s_status s2s_cross_kv(float *kv, const float *memory, const s2s_model *m,
 s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
                              const s2s_decoder_weights *w, float *self_kv, s2s_dec_pos pos,
                              const float *cross_kv, int64_t S, const int *src_len, int64_t B,
-                             float *cross_probs) {
+                             float *self_probs, float *cross_probs) {
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, tq = pos.tq;
     int64_t seqs = B * pos.beams, rows = seqs * tq;
 
@@ -104,7 +104,7 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     s2s_view q = {s->q, tq * 3 * d, 3 * d};
     s2s_view k = {self_kv, pos.t_alloc * 2 * d, 2 * d};
     s2s_view v = {self_kv + d, pos.t_alloc * 2 * d, 2 * d};
-    S2S_TRY(s2s_attention(s->ctx, s->probs, q, k, v, &self));
+    S2S_TRY(s2s_attention(s->ctx, self_probs ? self_probs : s->probs, q, k, v, &self));
     S2S_TRY(attn_out(x, s, m, a, rows));
     sublayer_out(x, m, &w->norm1, rows);
 

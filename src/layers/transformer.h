@@ -17,10 +17,11 @@ typedef struct s2s_scratch {
     float *probs;  // (B, H, Tq, max(Tk)) attention weights
 } s2s_scratch;
 
-// x (B, S, D). src_len (B) masks padded keys.
+// x (B, S, D). src_len (B) masks padded keys. probs (B, H, S, S) receives
+// the self-attention weights, or NULL to keep them in scratch.
 s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
                              const s2s_encoder_weights *w, int64_t B, int64_t S,
-                             const int *src_len);
+                             const int *src_len, float *probs);
 
 // kv (B, S, 2D) = memory · [W_k; W_v]^T + [b_k; b_v]: cross-attention keys
 // and values, computed once per sentence.
@@ -38,11 +39,12 @@ typedef struct s2s_dec_pos {
 // (B*K, T_alloc, 2D) receives this layer's keys and values for positions
 // t0..t0+Tq-1 and must hold those before t0. cross_kv (B, S, 2D) is shared
 // by a sentence's K sequences: cross-attention runs per sentence with K*Tq
-// query rows. cross_probs (B, H, K*Tq, S) receives its weights, or NULL
-// to keep them in scratch.
+// query rows. self_probs (B*K, H, Tq, t0+Tq) and cross_probs
+// (B, H, K*Tq, S) receive the attention weights, or NULL to keep them in
+// scratch.
 s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
                              const s2s_decoder_weights *w, float *self_kv, s2s_dec_pos pos,
                              const float *cross_kv, int64_t S, const int *src_len, int64_t B,
-                             float *cross_probs);
+                             float *self_probs, float *cross_probs);
 
 #endif
