@@ -2,11 +2,13 @@
 // with its exact message, overrides, validation, printing, the round trip
 // through YAML, docs/config.md, and malformed input of every length.
 #include <criterion/criterion.h>
+#include <glob.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config/schema.h"
 #include "s2s/config.h"
@@ -759,4 +761,397 @@ Test(config, every_truncation_and_garbling_of_good_yaml_is_handled) {
     }
     free(buf);
     free(good);
+}
+
+// ---- base: inheritance and override precedence ----
+
+Test(config, base_chain_is_read_first_and_overridden_by_the_file) {
+    // grand.yaml < base/parent.yaml < inherit_child.yaml, each a base of
+    // the next; the child's base: stands last in it but is read first.
+    s2s_config cfg, want;
+    s2s_config_default(&want);
+    want.model.heads = 8;             // grand 2, parent 4, child 8
+    want.model.d_model = 128;         // parent
+    want.model.encoder_layers = 3;    // grand
+    want.model.decoder_layers = 3;    // grand
+    want.decode.max_len = 40;         // grand
+    want.decode.beam_size = 3;        // parent
+    // Each file's paths are relative to its own folder.
+    strcpy(want.vocab.src, DIR "/base/../vocab_src.yaml");
+    strcpy(want.vocab.tgt, FIX("vocab_tgt.yaml"));
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file(&cfg, FIX("inherit_child.yaml")), S2S_OK, "%s",
+                 s2s_last_error());
+    for (int i = 0; i < s2s_cfg_n_keys; i++) {
+        const s2s_cfg_key *k = &s2s_cfg_keys[i];
+        cr_assert(s2s_cfg_value_equal(k, s2s_cfg_field_const(&cfg, k),
+                                      s2s_cfg_field_const(&want, k)), "%s", k->key);
+    }
+}
+
+Test(config, precedence_is_base_then_file_then_set) {
+    const char *sets[] = {"model.heads=16", "decode.beam_size=5"};
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file_set(&cfg, FIX("inherit_child.yaml"), sets, 2), S2S_OK,
+                 "%s", s2s_last_error());
+    cr_assert_eq(cfg.model.heads, 16, "--set beats the file (8) and its bases (4, 2)");
+    cr_assert_eq(cfg.decode.beam_size, 5, "--set beats the base (3)");
+    cr_assert_eq(cfg.model.d_model, 128, "untouched by --set: from the base");
+    cr_assert_eq(cfg.decode.max_len, 40);
+    // The same through s2s_config_set after loading.
+    s2s_config again;
+    s2s_config_default(&again);
+    cr_assert_eq(s2s_config_load_file(&again, FIX("inherit_child.yaml")), S2S_OK);
+    for (int i = 0; i < 2; i++) cr_assert_eq(s2s_config_set(&again, sets[i]), S2S_OK);
+    cr_assert(memcmp(&cfg, &again, sizeof cfg) == 0);
+    // Later overrides win over earlier ones.
+    const char *twice[] = {"model.heads=16", "model.heads=32"};
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file_set(&cfg, FIX("inherit_child.yaml"), twice, 2), S2S_OK);
+    cr_assert_eq(cfg.model.heads, 32);
+}
+
+Test(config, cross_field_checks_wait_for_the_whole_chain_and_overrides) {
+    s2s_config cfg;
+    // base/cross.yaml alone is invalid; a file based on it can fix it.
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file(&cfg, DIR "/base/cross.yaml"), S2S_ERR_CONFIG);
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_string(&cfg, "base: base/cross.yaml\nmodel:\n  heads: 4\n",
+                                        "fix.yaml", DIR), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(cfg.model.d_model, 100);
+    // An override can fix the file too...
+    const char *fix[] = {"model.heads=4"};
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file_set(&cfg, FIX("cross_field.yaml"), fix, 1), S2S_OK, "%s",
+                 s2s_last_error());
+    // ...and a problem left in a base is shown at the base's line.
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_string(&cfg, "base: base/cross.yaml\nmodel:\n  heads: 3\n",
+                                        "odd.yaml", DIR), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(),
+                     DIR "/base/cross.yaml:3:12: model.d_model: 100 is not divisible by model.heads (3)\n"
+                     "  d_model: 100\n"
+                     "           ^");
+    // Once an override sets d_model, the file's line for heads is the one
+    // to show; with both overridden, no line explains the values.
+    const char *odd[] = {"model.d_model=90", "model.heads=4"};
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file_set(&cfg, FIX("inherit_child.yaml"), odd, 1),
+                 S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(), FIX("inherit_child.yaml")
+                     ":2:10: model.d_model: 90 is not divisible by model.heads (8)\n"
+                     "  heads: 8\n"
+                     "         ^");
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file_set(&cfg, FIX("inherit_child.yaml"), odd, 2),
+                 S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(), FIX("inherit_child.yaml")
+                     ": model.d_model: 90 is not divisible by model.heads (4)");
+}
+
+Test(config, set_problems_are_listed_with_the_files) {
+    const char *sets[] = {"model.heads=four", "model.hedas=4", "decode.beam_size=2"};
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file_set(&cfg, FIX("bad_enum.yaml"), sets, 3), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(),
+                     FIX("bad_enum.yaml") ":2:9: model.norm: expected pre or post, got 'middle'\n"
+                     "  norm: middle\n"
+                     "        ^\n"
+                     "--set model.heads=four: expected an integer, got 'four'\n"
+                     "--set model.hedas=4: unknown key 'hedas' in 'model' (did you mean 'heads'?)");
+}
+
+Test(config, base_cycles_are_reported_at_the_base_that_closes_them) {
+    expect_file_error(FIX("cycle_a.yaml"),
+                      FIX("cycle_b.yaml") ":3:7: base: the bases form a cycle: "
+                      FIX("cycle_a.yaml") " -> " FIX("cycle_b.yaml") " -> " FIX("cycle_a.yaml") "\n"
+                      "base: cycle_a.yaml\n"
+                      "      ^");
+    // Entering the cycle from the other file names the chain from there;
+    // "./" does not hide that it is the same file.
+    expect_file_error(FIX("cycle_b.yaml"),
+                      FIX("cycle_a.yaml") ":1:7: base: the bases form a cycle: "
+                      FIX("cycle_b.yaml") " -> " FIX("cycle_a.yaml") " -> " FIX("cycle_b.yaml") "\n"
+                      "base: cycle_b.yaml\n"
+                      "      ^");
+    expect_file_error(FIX("cycle_self.yaml"),
+                      FIX("cycle_self.yaml") ":1:7: base: the bases form a cycle: "
+                      FIX("cycle_self.yaml") " -> " DIR "/./cycle_self.yaml\n"
+                      "base: ./cycle_self.yaml\n"
+                      "      ^");
+}
+
+Test(config, base_problems_are_reported_where_they_are) {
+    expect_file_error(FIX("base_missing.yaml"),
+                      FIX("base_missing.yaml") ":3:7: base: cannot open '" FIX("no_such_base.yaml")
+                      "': No such file or directory\n"
+                      "base: no_such_base.yaml\n"
+                      "      ^");
+    // Problems in the base and in the file, in the order they are read.
+    expect_file_error(FIX("base_errors.yaml"),
+                      DIR "/base/bad.yaml:2:3: unknown key 'hedas' in 'model' (did you mean 'heads'?)\n"
+                      "  hedas: 4\n"
+                      "  ^\n"
+                      FIX("base_errors.yaml") ":3:9: model.norm: expected pre or post, got 'middle'\n"
+                      "  norm: middle\n"
+                      "        ^");
+    struct { const char *text, *msg; } cases[] = {
+        {"base: good.yaml\nbase: good.yaml\n",
+         "b.yaml:2:1: duplicate key 'base' (first given at line 1)\nbase: good.yaml\n^"},
+        {"base: [good.yaml]\n",
+         "b.yaml:1:7: base: expected the path of a config file, got a sequence\nbase: [good.yaml]\n      ^"},
+        {"base:\nmodel: {}\n",
+         "b.yaml:1:6: base: expected the path of a config file, got nothing\nbase:\n     ^"},
+        {"base: base\n",
+         "b.yaml:1:7: base: '" DIR "/base' is a folder, not a file\nbase: base\n      ^"},
+        {"base: /dev/zero\n",
+         "b.yaml:1:7: base: '/dev/zero' is not a regular file\nbase: /dev/zero\n      ^"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        s2s_config cfg;
+        s2s_config_default(&cfg);
+        cr_assert_eq(s2s_config_load_string(&cfg, cases[i].text, "b.yaml", DIR), S2S_ERR_CONFIG,
+                     "%s", cases[i].text);
+        cr_assert_str_eq(s2s_last_error(), cases[i].msg, "for input:\n%s", cases[i].text);
+    }
+    // Text read from a model file has no folder: base: is refused there.
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_string(&cfg, "base: " FIX("good.yaml") "\n", "m", NULL),
+                 S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(),
+                     "m:1:7: base: not allowed here: this config is not read from a file\n"
+                     "base: " FIX("good.yaml") "\n"
+                     "      ^");
+}
+
+Test(config, long_base_chains_stop_at_a_limit) {
+    char dir[] = "/tmp/s2s_config_chain_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    enum { N = 40 };
+    char path[N][128];
+    for (int i = 0; i < N; i++) {
+        snprintf(path[i], sizeof path[i], "%s/c%02d.yaml", dir, i);
+        FILE *f = fopen(path[i], "w");
+        cr_assert_not_null(f);
+        if (i + 1 < N) fprintf(f, "base: c%02d.yaml\n", i + 1);
+        else fprintf(f, "model:\n  heads: 2\n");
+        fclose(f);
+    }
+    s2s_config cfg;
+    // 32 links are fine...
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file(&cfg, path[N - 1 - 32]), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(cfg.model.heads, 2);
+    // ...the 33rd is refused at the base: of the 32nd file down.
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file(&cfg, path[N - 1 - 33]), S2S_ERR_CONFIG);
+    char want[256];
+    snprintf(want, sizeof want, "%s:1:7: base: more than 32 levels of base files\n", path[N - 2]);
+    cr_assert_eq(strncmp(s2s_last_error(), want, strlen(want)), 0, "%s", s2s_last_error());
+    for (int i = 0; i < N; i++) remove(path[i]);
+    rmdir(dir);
+}
+
+// ---- diff and architecture checks ----
+
+Test(config, diff_lists_changed_keys_in_schema_order) {
+    s2s_config a, b;
+    s2s_config_default(&a);
+    s2s_config_default(&b);
+    char *text = NULL;
+    cr_assert_eq(s2s_config_diff(&a, &b, false, &text), S2S_OK);
+    cr_assert_str_eq(text, "", "equal configs have no diff");
+    free(text);
+
+    b.decode.beam_size = 4;
+    b.model.d_model = 128;
+    b.model.norm = S2S_NORM_POST;
+    b.model.dropout = 0.25f;
+    strcpy(b.vocab.src, "v/zh.txt");
+    cr_assert_eq(s2s_config_diff(&a, &b, false, &text), S2S_OK);
+    cr_assert_str_eq(text, "model.d_model: 512 -> 128\n"
+                           "model.norm: pre -> post\n"
+                           "model.dropout: 0.1 -> 0.25\n"
+                           "vocab.src: \"\" -> \"v/zh.txt\"\n"
+                           "decode.beam_size: 1 -> 4\n");
+    free(text);
+    cr_assert_eq(s2s_config_diff(&a, &b, /*model_only=*/true, &text), S2S_OK);
+    cr_assert_str_eq(text, "model.d_model: 512 -> 128\n"
+                           "model.norm: pre -> post\n"
+                           "model.dropout: 0.1 -> 0.25\n");
+    free(text);
+
+    // Property: every key differing on its own gives exactly its own line.
+    s2s_config other;
+    s2s_config_default(&other);
+    cr_assert_eq(s2s_config_load_file(&other, FIX("good.yaml")), S2S_OK);
+    for (int i = 0; i < s2s_cfg_n_keys; i++) {
+        const s2s_cfg_key *k = &s2s_cfg_keys[i];
+        s2s_config one = a;
+        memcpy(s2s_cfg_field(&one, k), s2s_cfg_field_const(&other, k), k->size);
+        cr_assert_eq(s2s_config_diff(&a, &one, false, &text), S2S_OK);
+        cr_assert_eq(count_lines(text), 1, "%s: %s", k->key, text);
+        cr_assert_eq(strncmp(text, k->key, strlen(k->key)), 0, "%s", text);
+        cr_assert_eq(text[strlen(k->key)], ':', "%s", text);
+        free(text);
+    }
+}
+
+Test(config, same_arch_ignores_dropout_and_other_sections) {
+    s2s_config a, b;
+    s2s_config_default(&a);
+    b = a;
+    b.model.dropout = 0.3f;
+    b.decode.beam_size = 5;
+    b.decode.max_len = 7;
+    strcpy(b.vocab.tgt, "elsewhere.txt");
+    cr_assert(s2s_config_same_arch(&a, &b));
+    cr_assert_eq(s2s_config_check_arch(&a, "m.safetensors", &b, "c.yaml"), S2S_OK);
+    // Every other model key is architecture.
+    s2s_config other;
+    s2s_config_default(&other);
+    cr_assert_eq(s2s_config_load_file(&other, FIX("good.yaml")), S2S_OK);
+    int model = s2s_cfg_find_section("model", 5);
+    for (int i = 0; i < s2s_cfg_n_keys; i++) {
+        const s2s_cfg_key *k = &s2s_cfg_keys[i];
+        if (s2s_cfg_key_section(k) != model) continue;
+        s2s_config one = a;
+        memcpy(s2s_cfg_field(&one, k), s2s_cfg_field_const(&other, k), k->size);
+        bool arch = strcmp(k->key, "model.dropout") != 0;
+        cr_assert_eq(s2s_config_same_arch(&a, &one), !arch, "%s", k->key);
+    }
+
+    b.model.d_model = 64;
+    b.model.heads = 4;
+    b.model.norm = S2S_NORM_POST;
+    cr_assert_not(s2s_config_same_arch(&a, &b));
+    cr_assert_eq(s2s_config_check_arch(&a, "m.safetensors", &b, "c.yaml"), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(),
+                     "m.safetensors: the model's architecture differs from c.yaml:\n"
+                     "  model.d_model: 512 in the model, 64 in the config\n"
+                     "  model.heads: 8 in the model, 4 in the config\n"
+                     "  model.norm: pre in the model, post in the config");
+}
+
+// ---- shipped configs ----
+
+// Calls fn on each configs/*.yaml (path, name); returns how many.
+static int each_shipped_config(void (*fn)(const char *path, const char *name)) {
+    glob_t g;
+    int rc = glob(S2S_SOURCE_DIR "/configs/*.yaml", 0, NULL, &g);
+    cr_assert(rc == 0 || rc == GLOB_NOMATCH);
+    int n = rc == 0 ? (int)g.gl_pathc : 0;
+    for (int i = 0; i < n; i++) fn(g.gl_pathv[i], strrchr(g.gl_pathv[i], '/') + 1);
+    if (rc == 0) globfree(&g);
+    return n;
+}
+
+static void check_shipped(const char *path, const char *name) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file(&cfg, path), S2S_OK, "%s", s2s_last_error());
+    // Every key (any line that is not blank, a comment or a section
+    // header) explains itself in a comment.
+    char *text = read_all(path, NULL);
+    int line = 0;
+    for (char *p = text; *p;) {
+        char *end = strchr(p, '\n');
+        if (!end) end = p + strlen(p);
+        line++;
+        char *s = p, *e = end;
+        while (s < e && (*s == ' ' || *s == '\t')) s++;
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
+        bool skip = s == e || *s == '#' || e[-1] == ':';
+        if (!skip) {
+            bool commented = false;
+            for (char *q = s; q + 1 < e; q++) commented |= q[0] == ' ' && q[1] == '#';
+            cr_assert(commented, "configs/%s:%d: a key without a comment", name, line);
+        }
+        p = *end ? end + 1 : end;
+    }
+    free(text);
+    // configs/README.md lists it.
+    char *readme = read_all(S2S_SOURCE_DIR "/configs/README.md", NULL);
+    char needle[300];
+    snprintf(needle, sizeof needle, "`%s`", name);
+    cr_assert_not_null(strstr(readme, needle), "configs/README.md does not list %s", needle);
+    free(readme);
+}
+
+Test(config, shipped_configs_load_are_commented_and_listed) {
+    cr_assert_geq(each_shipped_config(check_shipped), 1);
+}
+
+// Loads text as a config of the configs/ folder: OK (then valid) or a
+// config error naming the file, and never a crash (ASan builds check the
+// rest).
+static void expect_handled(const char *text) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    s2s_status st = s2s_config_load_string(&cfg, text, "fuzz.yaml", S2S_SOURCE_DIR "/configs");
+    cr_assert(st == S2S_OK || st == S2S_ERR_CONFIG, "status %d for:\n%s", st, text);
+    if (st == S2S_OK)
+        cr_assert_eq(s2s_config_validate(&cfg, "fuzz"), S2S_OK, "%s\nfor:\n%s",
+                     s2s_last_error(), text);
+    else
+        cr_assert_eq(strncmp(s2s_last_error(), "fuzz.yaml", 9), 0, "%s", s2s_last_error());
+}
+
+static void fuzz_shipped(const char *path, const char *name) {
+    size_t len;
+    char *good = read_all(path, &len);
+    char *buf = malloc(len + 2);
+    // Every truncation.
+    for (size_t n = 0; n <= len; n++) {
+        memcpy(buf, good, n);
+        buf[n] = '\0';
+        expect_handled(buf);
+    }
+    // At every byte: a few YAML-significant or invalid bytes in its place
+    // (chosen by a fixed generator, so failures repeat), and the byte dropped.
+    const char garble[] = {':', '-', '[', '{', '&', '*', '"', '\t', '\n', ' ', '#', '|',
+                           '9', 'x', (char)0x80, (char)0xff};
+    uint32_t state = 2024;
+    size_t stride = len / 1500 + 1;  // bounds the time a long config takes
+    for (size_t i = 0; i < len; i += stride) {
+        for (int r = 0; r < 3; r++) {
+            state = state * 1664525u + 1013904223u;
+            memcpy(buf, good, len + 1);
+            buf[i] = garble[(state >> 16) % sizeof garble];
+            expect_handled(buf);
+        }
+        memcpy(buf, good, i);
+        memcpy(buf + i, good + i + 1, len - i);
+        expect_handled(buf);
+    }
+    // Whole lines swapped with the next one, and duplicated.
+    for (size_t i = 0; i < len; i++) {
+        if (i > 0 && good[i - 1] != '\n') continue;
+        const char *nl = memchr(good + i, '\n', len - i);
+        if (!nl) break;
+        size_t a = (size_t)(nl - (good + i)) + 1;  // this line with its '\n'
+        const char *nl2 = memchr(nl + 1, '\n', len - (i + a));
+        size_t b = nl2 ? (size_t)(nl2 - nl) : len - (i + a);
+        char *sw = malloc(len + a + 1);
+        memcpy(sw, good, i);
+        memcpy(sw + i, good + i + a, b);
+        memcpy(sw + i + b, good + i, a);
+        memcpy(sw + i + a + b, good + i + a + b, len - i - a - b + 1);
+        expect_handled(sw);
+        memcpy(sw, good, i + a);
+        memcpy(sw + i + a, good + i, len - i + 1);
+        expect_handled(sw);
+        free(sw);
+    }
+    (void)name;
+    free(buf);
+    free(good);
+}
+
+Test(config, truncated_and_garbled_shipped_configs_are_handled) {
+    cr_assert_geq(each_shipped_config(fuzz_shipped), 1);
 }

@@ -45,8 +45,16 @@ typedef struct s2s_vocab_config {
 } s2s_vocab_config;
 
 typedef struct s2s_decode_config {
-    int max_len;    // most target tokens generated (</s> included)
-    int beam_size;  // 1 = greedy
+    int max_len;          // most target tokens generated (</s> included)
+    int beam_size;        // 1 = greedy
+    int n_best;           // hypotheses returned per sentence
+    float length_penalty; // beams ranked by logprob / length^length_penalty
+    int min_len;          // </s> not produced before this many tokens
+    float max_len_ratio;  // > 0: at most ceil(ratio * source tokens) + 1 tokens
+    int sampling_topk;    // 1 = greedy, 0 = sample from all, k = from the top k
+    float sampling_topp;  // nucleus mass (1 = off)
+    float temperature;    // sampling temperature
+    int seed;             // sampling seed
 } s2s_decode_config;
 
 typedef struct s2s_config {
@@ -63,7 +71,19 @@ void s2s_config_default(s2s_config *cfg);
 // holds every problem found, one per line, as "file:line:col: message",
 // each followed by the offending source line and a caret. cfg may then be
 // partly written.
+//
+// A top-level `base: other.yaml` (relative to the file's folder) is read
+// first, so the file's own keys override it; bases chain, and a cycle is
+// an error reported at the `base:` value that closes it.
 s2s_status s2s_config_load_file(s2s_config *cfg, const char *path);
+
+// s2s_config_load_file, then the overrides sets[0..n_sets) ("section.key=
+// value", as --set gives them) in order, then the cross-field checks on
+// the result, so the precedence is base < file < overrides and an override
+// can fix what the file alone would fail. Problems in the file and in the
+// overrides are reported together.
+s2s_status s2s_config_load_file_set(s2s_config *cfg, const char *path,
+                                    const char *const *sets, int n_sets);
 
 // The same for YAML text; `name` stands for the file name in messages and
 // relative paths resolve against `base_dir` (NULL: leave them as written).
@@ -83,6 +103,27 @@ char *s2s_config_to_yaml(const s2s_config *cfg);
 
 // Only the `model:` section, as stored in model files. Caller frees.
 char *s2s_config_model_to_yaml(const s2s_config *cfg);
+
+// How b differs from a: one line per key whose values differ, in schema
+// order, as "model.d_model: 64 -> 128\n" (values spelled as in YAML);
+// "" when they are equal. model_only: compare the `model:` section only.
+// *out_text is the caller's to free. Returns S2S_OK or S2S_ERR_NOMEM.
+s2s_status s2s_config_diff(const s2s_config *a, const s2s_config *b, bool model_only,
+                           char **out_text);
+
+// Whether a and b describe the same architecture: every `model:` key that
+// changes what the network computes is equal (model.dropout may differ, as
+// may every other section).
+bool s2s_config_same_arch(const s2s_config *a, const s2s_config *b);
+
+// S2S_OK when the config stored in a model file (`stored`, from the file
+// named model_name) has the architecture of the `model:` section of
+// `wanted` (from config_name); otherwise S2S_ERR_CONFIG with a message
+// listing each key that differs:
+//   "m.safetensors: the model's architecture differs from c.yaml:
+//      model.d_model: 64 in the model, 128 in the config"
+s2s_status s2s_config_check_arch(const s2s_config *stored, const char *model_name,
+                                 const s2s_config *wanted, const char *config_name);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 #ifndef S2S_MODEL_H
 #define S2S_MODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,6 +54,13 @@ typedef struct s2s_tensor_info {
     int64_t shape[4];
     float *data;
 } s2s_tensor_info;
+
+// The decoder layer and head whose cross-attention aligns best, as stored
+// by `s2s align --calibrate` (metadata s2s.alignment_layer / _head).
+// Returns false when the model has none.
+bool s2s_model_alignment_head(const s2s_model *m, int *layer, int *head);
+// Sets them (saved with the model). Fails on out-of-range values.
+s2s_status s2s_model_set_alignment_head(s2s_model *m, int layer, int head);
 
 int s2s_model_tensor_count(const s2s_model *m);
 // The i-th tensor (0 <= i < count).

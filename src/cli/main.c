@@ -12,6 +12,8 @@ static const char usage[] =
     "  translate -m MODEL [SENTENCE...]  translate arguments, or stdin line by line\n"
     "  score -m MODEL                    log-probs of source<TAB>target lines on stdin\n"
     "  inspect MODEL                     config, vocab sizes, tensors, parameter count\n"
+
+    "  config check|show|diff FILE...    validate, print or compare YAML configs\n"
     "\n"
     "decoding options: --threads N, --batch N, --max-len N\n"
     "exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input\n";
@@ -26,6 +28,7 @@ static const command commands[] = {
     {"translate", s2s_cmd_translate},
     {"score", s2s_cmd_score},
     {"inspect", s2s_cmd_inspect},
+    {"config", s2s_cmd_config},
 };
 
 int main(int argc, char **argv) {

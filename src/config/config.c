@@ -28,25 +28,73 @@
 // libyaml's scanner takes time quadratic in the flow nesting depth ("[[[[";
 // 40k levels take seconds), so deeper text is refused before parsing.
 #define MAX_FLOW_DEPTH 100
+// `base:` chains longer than this are refused (cycles are caught by file
+// identity before that; this bounds the recursion whatever the file system does).
+#define MAX_BASE_DEPTH 32
 
 // ---- collecting problems ----
 
+// Where the value of a key came from: the file (the top one or one of its
+// bases) and the position of the value, so that cross-field problems found
+// once every file is read still point at a line.
+typedef struct cfg_origin {
+    const char *name, *text;  // kept alive by the top context
+    size_t len;
+    yaml_mark_t mark;
+    bool set;
+} cfg_origin;
+
+// One per file being read. A `base:` file gets its own context whose
+// `root` is the context of the file that was asked for: problems from the
+// whole chain are collected there, in the order they are found.
 typedef struct cfg_ctx {
     const char *name;      // file name in messages
     const char *text;      // the source, to quote lines from (may be NULL)
     size_t len;
     const char *base_dir;  // relative paths resolve here; NULL: leave them
     bool check_paths;      // a path that is set must exist
+    struct cfg_ctx *root;  // the top context (NULL: this one)
+    struct cfg_ctx *parent;  // the file whose base this is; NULL at the top
+    bool has_id;           // dev/ino identify the file, for cycles (not for text)
+    dev_t dev;
+    ino_t ino;
+    int depth;             // number of base: links from the top
+    // Top context only.
     s2s_cfg_buf msg;       // problems so far, joined with '\n'
     int n_errors;          // problems found, shown or not
     int n_omitted;
     bool oom;
-    // Per schema key: where this load last set it, for duplicates and for
-    // placing cross-field problems. line < 0: not set by this load.
+    cfg_origin *origin;    // per schema key; NULL: positions not tracked
+    char **kept;           // names and texts of base files origin points into
+    size_t n_kept, cap_kept;
+    // Per file: where this file set each schema key, for duplicates.
     yaml_mark_t *key_mark;
-    yaml_mark_t *value_mark;
     bool *seen;
 } cfg_ctx;
+
+static cfg_ctx *top(cfg_ctx *c) { return c->root ? c->root : c; }
+
+// Keeps p until the top context finishes; false (p freed) on out of memory.
+static bool keep(cfg_ctx *c, char *p) {
+    cfg_ctx *t = top(c);
+    if (!p) {
+        t->oom = true;
+        return false;
+    }
+    if (t->n_kept == t->cap_kept) {
+        size_t cap = t->cap_kept ? 2 * t->cap_kept : 8;
+        char **k = realloc(t->kept, cap * sizeof *k);
+        if (!k) {
+            free(p);
+            t->oom = true;
+            return false;
+        }
+        t->kept = k;
+        t->cap_kept = cap;
+    }
+    t->kept[t->n_kept++] = p;
+    return true;
+}
 
 static bool is_break(const char *t, size_t len, size_t i, size_t *width) {
     unsigned char c = (unsigned char)t[i];
@@ -106,21 +154,26 @@ static void quote_source(s2s_cfg_buf *b, const char *t, size_t len, size_t line,
     s2s_cfg_buf_puts(b, "^");
 }
 
-// Records one problem: "name:line:col: what" plus the quoted source line,
-// or "name: what" when mark is NULL.
-static void report(cfg_ctx *c, const yaml_mark_t *mark, const char *what) {
+// Records one problem: "name:line:col: what" plus the quoted line of
+// text, "name: what" when mark is NULL, or just "what" when name is NULL
+// too (an override, which has no file).
+static void report_in(cfg_ctx *ctx, const char *name, const char *text, size_t len,
+                      const yaml_mark_t *mark, const char *what) {
+    cfg_ctx *c = top(ctx);
     c->n_errors++;
     if (c->n_errors > MAX_ERRORS || (c->msg.len > 0 && c->msg.len >= MSG_BUDGET)) {
         c->n_omitted++;
         return;
     }
     s2s_cfg_buf one = {0};
-    if (mark) {
-        s2s_cfg_buf_printf(&one, "%s:%zu:%zu: %s", c->name, mark->line + 1,
+    if (mark && name) {
+        s2s_cfg_buf_printf(&one, "%s:%zu:%zu: %s", name, mark->line + 1,
                            mark->column + 1, what);
-        quote_source(&one, c->text, c->len, mark->line, mark->column);
+        quote_source(&one, text, len, mark->line, mark->column);
+    } else if (name) {
+        s2s_cfg_buf_printf(&one, "%s: %s", name, what);
     } else {
-        s2s_cfg_buf_printf(&one, "%s: %s", c->name, what);
+        s2s_cfg_buf_puts(&one, what);
     }
     if (one.oom) {
         c->oom = true;
@@ -131,6 +184,10 @@ static void report(cfg_ctx *c, const yaml_mark_t *mark, const char *what) {
         s2s_cfg_buf_append(&c->msg, one.s, one.len);
     }
     s2s_cfg_buf_free(&one);
+}
+
+static void report(cfg_ctx *c, const yaml_mark_t *mark, const char *what) {
+    report_in(c, c->name, c->text, c->len, mark, what);
 }
 
 static void reportf(cfg_ctx *c, const yaml_mark_t *mark, const char *fmt, ...)
@@ -146,11 +203,13 @@ static void reportf(cfg_ctx *c, const yaml_mark_t *mark, const char *fmt, ...) {
 
 // Reports b's text (a message built piecewise) and empties b.
 static void report_buf(cfg_ctx *c, const yaml_mark_t *mark, s2s_cfg_buf *b) {
-    if (b->oom) c->oom = true;
+    if (b->oom) top(c)->oom = true;
     else report(c, mark, b->s ? b->s : "");
     s2s_cfg_buf_free(b);
 }
 
+// Ends the top context: the status and s2s_last_error() for everything
+// collected, then frees what it holds.
 static s2s_status finish(cfg_ctx *c) {
     s2s_status st = S2S_OK;
     if (c->oom || c->msg.oom) {
@@ -163,9 +222,9 @@ static s2s_status finish(cfg_ctx *c) {
                         : s2s_fail(S2S_ERR_CONFIG, "%s", c->msg.s);
     }
     s2s_cfg_buf_free(&c->msg);
-    free(c->key_mark);
-    free(c->value_mark);
-    free(c->seen);
+    for (size_t i = 0; i < c->n_kept; i++) free(c->kept[i]);
+    free(c->kept);
+    free(c->origin);
     return st;
 }
 
@@ -292,13 +351,23 @@ static void load_key(cfg_ctx *c, s2s_config *cfg, int section, const yaml_node_t
         const char *text = is_null(vn) ? "" : (const char *)vn->data.scalar.value;
         bool quoted = vn->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
         if (apply_value(c, cfg, k, text, quoted, &why)) {
-            c->value_mark[ki] = vn->start_mark;
+            cfg_ctx *t = top(c);
+            if (t->origin)
+                t->origin[ki] = (cfg_origin){.name = c->name, .text = c->text, .len = c->len,
+                                             .mark = vn->start_mark, .set = true};
             s2s_cfg_buf_free(&why);
             return;
         }
     }
     if (why.len == prefix && !why.oom) s2s_cfg_buf_puts(&why, "invalid value");
     report_buf(c, &vn->start_mark, &why);
+}
+
+static void load_base(cfg_ctx *c, s2s_config *cfg, const yaml_node_t *vn);
+
+static bool is_base_key(const yaml_node_t *kn) {
+    return kn->type == YAML_SCALAR_NODE && kn->data.scalar.length == 4 &&
+           memcmp(kn->data.scalar.value, "base", 4) == 0;
 }
 
 static void load_document(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc) {
@@ -310,6 +379,18 @@ static void load_document(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc) {
                 node_kind(root));
         return;
     }
+    // `base:` is read first wherever it stands, so that every key of this
+    // file overrides it.
+    yaml_node_pair_t *base = NULL;
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+         p < root->data.mapping.pairs.top && !base; p++) {
+        yaml_node_t *kn = yaml_document_get_node(doc, p->key);
+        yaml_node_t *vn = yaml_document_get_node(doc, p->value);
+        if (kn && vn && is_base_key(kn)) {
+            base = p;
+            load_base(c, cfg, vn);
+        }
+    }
     bool section_seen[64] = {false};
     size_t section_line[64] = {0};
     S2S_ASSERT(s2s_cfg_n_sections <= 64);
@@ -320,6 +401,12 @@ static void load_document(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc) {
         if (!kn || !vn) continue;
         if (kn->type != YAML_SCALAR_NODE) {
             reportf(c, &kn->start_mark, "expected a section name, got %s", node_kind(kn));
+            continue;
+        }
+        if (is_base_key(kn)) {
+            if (p != base)
+                reportf(c, &kn->start_mark, "duplicate key 'base' (first given at line %zu)",
+                        yaml_document_get_node(doc, base->key)->start_mark.line + 1);
             continue;
         }
         const char *name = (const char *)kn->data.scalar.value;
@@ -397,7 +484,7 @@ static bool flow_too_deep(cfg_ctx *c) {
 // Turns libyaml's parser error into "file:line:col: problem" + source.
 static void report_syntax(cfg_ctx *c, const yaml_parser_t *p) {
     if (p->error == YAML_MEMORY_ERROR) {
-        c->oom = true;
+        top(c)->oom = true;
         return;
     }
     s2s_cfg_buf b = {0};
@@ -415,45 +502,215 @@ static void report_syntax(cfg_ctx *c, const yaml_parser_t *p) {
 
 static void validate_into(cfg_ctx *c, const s2s_config *cfg);
 
-static s2s_status load_buffer(s2s_config *cfg, const char *text, size_t len,
-                              const char *name, const char *base_dir, bool check_paths) {
-    cfg_ctx c = {.name = name ? name : "<string>", .text = text, .len = len,
-                 .base_dir = base_dir, .check_paths = check_paths};
-    c.key_mark = calloc((size_t)s2s_cfg_n_keys, sizeof *c.key_mark);
-    c.value_mark = calloc((size_t)s2s_cfg_n_keys, sizeof *c.value_mark);
-    c.seen = calloc((size_t)s2s_cfg_n_keys, sizeof *c.seen);
+// Reads c's text into cfg, reporting problems into the top context; the
+// base: files it names are read too. No cross-field checks: those wait
+// until every file and override is in.
+static void parse_into(cfg_ctx *c, s2s_config *cfg) {
+    c->key_mark = calloc((size_t)s2s_cfg_n_keys, sizeof *c->key_mark);
+    c->seen = calloc((size_t)s2s_cfg_n_keys, sizeof *c->seen);
     yaml_parser_t parser;
-    if (!c.key_mark || !c.value_mark || !c.seen) {
-        c.oom = true;
-        return finish(&c);
+    if (!c->key_mark || !c->seen || !yaml_parser_initialize(&parser)) {
+        top(c)->oom = true;
+        goto done;
     }
-    if (flow_too_deep(&c)) return finish(&c);
-    if (!yaml_parser_initialize(&parser)) {
-        c.oom = true;
-        return finish(&c);
+    if (flow_too_deep(c)) {
+        yaml_parser_delete(&parser);
+        goto done;
     }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)c->text, c->len);
     yaml_document_t doc;
     if (!yaml_parser_load(&parser, &doc)) {
-        report_syntax(&c, &parser);
+        report_syntax(c, &parser);
     } else {
-        load_document(&c, cfg, &doc);
+        load_document(c, cfg, &doc);
         yaml_document_delete(&doc);
         // Later documents would be silently ignored; say so instead.
         if (!yaml_parser_load(&parser, &doc)) {
-            report_syntax(&c, &parser);
+            report_syntax(c, &parser);
         } else {
             yaml_node_t *root = yaml_document_get_root_node(&doc);
             if (root)
-                report(&c, &root->start_mark,
+                report(c, &root->start_mark,
                        "a config holds one YAML document; this is a second one");
             yaml_document_delete(&doc);
         }
     }
     yaml_parser_delete(&parser);
+done:
+    free(c->key_mark);
+    free(c->seen);
+    c->key_mark = NULL;
+    c->seen = NULL;
+}
+
+static s2s_status set_one(s2s_config *cfg, const char *assignment, int *key);
+
+// Reads the text (and its bases), applies the overrides, then runs the
+// cross-field checks on the result; all problems are reported together.
+static s2s_status load_buffer(s2s_config *cfg, const char *text, size_t len,
+                              const char *name, const char *base_dir, bool check_paths,
+                              const struct stat *id, const char *const *sets, int n_sets) {
+    cfg_ctx c = {.name = name ? name : "<string>", .text = text, .len = len,
+                 .base_dir = base_dir, .check_paths = check_paths, .has_id = id != NULL,
+                 .dev = id ? id->st_dev : 0, .ino = id ? id->st_ino : 0};
+    c.origin = calloc((size_t)s2s_cfg_n_keys, sizeof *c.origin);
+    if (!c.origin) {
+        c.oom = true;
+        return finish(&c);
+    }
+    parse_into(&c, cfg);
+    for (int i = 0; i < n_sets && !c.oom; i++) {
+        int ki = -1;
+        s2s_status st = set_one(cfg, sets[i], &ki);
+        if (st == S2S_ERR_NOMEM) c.oom = true;
+        else if (st != S2S_OK) report_in(&c, NULL, NULL, 0, NULL, s2s_last_error());
+        // Overridden: the file's position no longer explains the value.
+        else c.origin[ki].set = false;
+    }
     // Cross-field problems only make sense once every value read cleanly.
     if (c.n_errors == 0 && !c.oom) validate_into(&c, cfg);
     return finish(&c);
+}
+
+// Reads a whole file. On failure returns false with errno's value in *err
+// and the step that failed ("open" or "read") in *step.
+static bool read_file(const char *path, s2s_cfg_buf *text, int *err, const char **step) {
+    *step = "open";
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        *err = errno;
+        return false;
+    }
+    *step = "read";
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) s2s_cfg_buf_append(text, chunk, n);
+    bool read_error = ferror(f);
+    *err = errno;
+    fclose(f);
+    if (read_error) {
+        s2s_cfg_buf_free(text);
+        return false;
+    }
+    if (!text->oom && !text->s) s2s_cfg_buf_append(text, "", 0);
+    return true;
+}
+
+// The folder part of path ("" for a bare name, "/" for "/x.yaml"). Caller
+// frees; NULL on out of memory.
+static char *dir_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    size_t dir_len = slash ? (size_t)(slash - path) : 0;
+    if (slash && dir_len == 0) dir_len = 1;
+    char *dir = malloc(dir_len + 1);
+    if (!dir) return NULL;
+    memcpy(dir, path, dir_len);
+    dir[dir_len] = '\0';
+    return dir;
+}
+
+// ---- base: files ----
+
+// Reads the file named by `base: path` (vn) into cfg under c. The base's
+// own relative paths resolve against its own folder; its problems are
+// reported in its own name. A cycle is reported at the base: value that
+// closes it, with the chain of files.
+static void load_base(cfg_ctx *c, s2s_config *cfg, const yaml_node_t *vn) {
+    const yaml_mark_t *at = &vn->start_mark;
+    if (vn->type != YAML_SCALAR_NODE || is_null(vn)) {
+        reportf(c, at, "base: expected the path of a config file, got %s",
+                vn->type == YAML_SCALAR_NODE ? "nothing" : node_kind(vn));
+        return;
+    }
+    const char *value = (const char *)vn->data.scalar.value;
+    size_t value_len = vn->data.scalar.length;
+    if (memchr(value, '\0', value_len)) {
+        report(c, at, "base: value contains a NUL character");
+        return;
+    }
+    if (!c->base_dir) {
+        // Text with no folder (a model file's stored config) must not
+        // pull in files from wherever the process happens to run.
+        report(c, at, "base: not allowed here: this config is not read from a file");
+        return;
+    }
+    if (c->depth >= MAX_BASE_DEPTH) {
+        reportf(c, at, "base: more than %d levels of base files", MAX_BASE_DEPTH);
+        return;
+    }
+    s2s_cfg_buf path = {0};
+    if (value[0] != '/' && c->base_dir[0]) {
+        s2s_cfg_buf_puts(&path, c->base_dir);
+        if (c->base_dir[strlen(c->base_dir) - 1] != '/') s2s_cfg_buf_puts(&path, "/");
+    }
+    s2s_cfg_buf_append(&path, value, value_len);
+    if (path.oom) {
+        top(c)->oom = true;
+        s2s_cfg_buf_free(&path);
+        return;
+    }
+    s2s_cfg_buf why = {0};
+    // Files are told apart by device and inode, so "a.yaml", "./a.yaml"
+    // and a symbolic link to it are one file.
+    struct stat id;
+    if (stat(path.s, &id) != 0) {
+        s2s_cfg_buf_puts(&why, "base: cannot open ");
+        s2s_cfg_buf_quote(&why, path.s, path.len, 200);
+        s2s_cfg_buf_printf(&why, ": %s", strerror(errno));
+        report_buf(c, at, &why);
+        s2s_cfg_buf_free(&path);
+        return;
+    }
+    if (!S_ISREG(id.st_mode)) {
+        // Not a folder, and not /dev/zero or a pipe, which never end.
+        s2s_cfg_buf_puts(&why, "base: ");
+        s2s_cfg_buf_quote(&why, path.s, path.len, 200);
+        s2s_cfg_buf_puts(&why, S_ISDIR(id.st_mode) ? " is a folder, not a file"
+                                                   : " is not a regular file");
+        report_buf(c, at, &why);
+        s2s_cfg_buf_free(&path);
+        return;
+    }
+    for (const cfg_ctx *p = c; p; p = p->parent) {
+        if (!p->has_id || p->dev != id.st_dev || p->ino != id.st_ino) continue;
+        // The chain from the file that was read first down to here.
+        s2s_cfg_buf_puts(&why, "base: the bases form a cycle: ");
+        const cfg_ctx *chain[MAX_BASE_DEPTH + 1];
+        int n = 0;
+        for (const cfg_ctx *q = c; q != p->parent && n <= MAX_BASE_DEPTH; q = q->parent)
+            chain[n++] = q;
+        while (n > 0) s2s_cfg_buf_printf(&why, "%s -> ", chain[--n]->name);
+        s2s_cfg_buf_puts(&why, path.s);
+        report_buf(c, at, &why);
+        s2s_cfg_buf_free(&path);
+        return;
+    }
+    s2s_cfg_buf text = {0};
+    int err = 0;
+    const char *step;
+    if (!read_file(path.s, &text, &err, &step)) {
+        s2s_cfg_buf_printf(&why, "base: cannot %s ", step);
+        s2s_cfg_buf_quote(&why, path.s, path.len, 200);
+        s2s_cfg_buf_printf(&why, ": %s", strerror(err));
+        report_buf(c, at, &why);
+        s2s_cfg_buf_free(&path);
+        return;
+    }
+    size_t text_len = text.len;
+    char *name = s2s_cfg_buf_take(&path), *body = s2s_cfg_buf_take(&text);
+    // The name and text outlive this call: origins and messages point in.
+    bool kept_name = keep(c, name);
+    bool kept_body = keep(c, body);
+    char *dir = kept_name ? dir_of(name) : NULL;
+    if (kept_name && kept_body && dir) {
+        cfg_ctx b = {.name = name, .text = body, .len = text_len, .base_dir = dir,
+                     .check_paths = true, .root = top(c), .parent = c, .has_id = true,
+                     .dev = id.st_dev, .ino = id.st_ino, .depth = c->depth + 1};
+        parse_into(&b, cfg);
+    } else {
+        top(c)->oom = true;
+    }
+    free(dir);
 }
 
 // ---- public API ----
@@ -473,44 +730,41 @@ void s2s_config_default(s2s_config *cfg) {
 s2s_status s2s_config_load_string(s2s_config *cfg, const char *text, const char *name,
                                   const char *base_dir) {
     if (!cfg || !text) return s2s_fail(S2S_ERR_INVALID, "s2s_config_load_string: NULL argument");
-    return load_buffer(cfg, text, strlen(text), name, base_dir, /*check_paths=*/base_dir != NULL);
+    return load_buffer(cfg, text, strlen(text), name, base_dir,
+                       /*check_paths=*/base_dir != NULL, /*id=*/NULL, NULL, 0);
 }
 
-s2s_status s2s_config_load_file(s2s_config *cfg, const char *path) {
-    if (!cfg || !path) return s2s_fail(S2S_ERR_INVALID, "s2s_config_load_file: NULL argument");
-    FILE *f = fopen(path, "rb");
-    if (!f) return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+s2s_status s2s_config_load_file_set(s2s_config *cfg, const char *path,
+                                    const char *const *sets, int n_sets) {
+    if (!cfg || !path || (n_sets > 0 && !sets))
+        return s2s_fail(S2S_ERR_INVALID, "s2s_config_load_file: NULL argument");
     s2s_cfg_buf text = {0};
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) s2s_cfg_buf_append(&text, chunk, n);
-    bool read_error = ferror(f);
-    int err = errno;
-    fclose(f);
-    if (read_error) {
-        s2s_cfg_buf_free(&text);
-        return s2s_fail(S2S_ERR_IO, "%s: cannot read: %s", path, strerror(err));
-    }
+    int err = 0;
+    const char *step;
+    if (!read_file(path, &text, &err, &step))
+        return s2s_fail(S2S_ERR_IO, "%s: cannot %s: %s", path, step, strerror(err));
     if (text.oom) {
         s2s_cfg_buf_free(&text);
         return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory reading the file", path);
     }
     // Relative paths in the file are relative to the file's folder.
-    const char *slash = strrchr(path, '/');
-    size_t dir_len = slash ? (size_t)(slash - path) : 0;
-    if (slash && dir_len == 0) dir_len = 1;  // "/x.yaml": the root
-    char *base_dir = malloc(dir_len + 1);
-    if (!base_dir) {
-        s2s_cfg_buf_free(&text);
-        return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
-    }
-    memcpy(base_dir, path, dir_len);
-    base_dir[dir_len] = '\0';
-    s2s_status st = load_buffer(cfg, text.s ? text.s : "", text.len, path, base_dir,
-                                /*check_paths=*/true);
+    char *base_dir = dir_of(path);
+    // Identifies the file for cycles through base: (none if stat fails).
+    struct stat id;
+    bool has_id = stat(path, &id) == 0;
+    s2s_status st;
+    if (!base_dir)
+        st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+    else
+        st = load_buffer(cfg, text.s, text.len, path, base_dir, /*check_paths=*/true,
+                         has_id ? &id : NULL, sets, n_sets);
     free(base_dir);
     s2s_cfg_buf_free(&text);
     return st;
+}
+
+s2s_status s2s_config_load_file(s2s_config *cfg, const char *path) {
+    return s2s_config_load_file_set(cfg, path, NULL, 0);
 }
 
 static void trim(const char **s, const char **e) {
@@ -518,8 +772,8 @@ static void trim(const char **s, const char **e) {
     while (*e > *s && ((*e)[-1] == ' ' || (*e)[-1] == '\t')) (*e)--;
 }
 
-s2s_status s2s_config_set(s2s_config *cfg, const char *assignment) {
-    if (!cfg || !assignment) return s2s_fail(S2S_ERR_INVALID, "s2s_config_set: NULL argument");
+// s2s_config_set, also saying which key it set (*key, on success).
+static s2s_status set_one(s2s_config *cfg, const char *assignment, int *key) {
     const char *eq = strchr(assignment, '=');
     if (!eq)
         return s2s_fail(S2S_ERR_CONFIG, "--set %.200s: expected section.key=value", assignment);
@@ -567,18 +821,45 @@ s2s_status s2s_config_set(s2s_config *cfg, const char *assignment) {
     s2s_status st = S2S_OK;
     if (why.oom) st = s2s_fail(S2S_ERR_NOMEM, "--set: out of memory");
     else if (!ok) st = s2s_fail(S2S_ERR_CONFIG, "--set %.200s: %s", assignment, why.s ? why.s : "invalid value");
+    else *key = ki;
     s2s_cfg_buf_free(&why);
     return st;
 }
 
+s2s_status s2s_config_set(s2s_config *cfg, const char *assignment) {
+    if (!cfg || !assignment) return s2s_fail(S2S_ERR_INVALID, "s2s_config_set: NULL argument");
+    int key;
+    return set_one(cfg, assignment, &key);
+}
+
 // ---- validation ----
 
-static const yaml_mark_t *mark_of(const cfg_ctx *c, const char *key) {
-    if (!c->seen) return NULL;
+// Where the value of `key` was read (this file or a base), or NULL: a
+// default, an override, or positions not tracked.
+static const cfg_origin *origin_of(const cfg_ctx *c, const char *key) {
+    if (!c->origin) return NULL;
     for (int i = 0; i < s2s_cfg_n_keys; i++)
         if (strcmp(s2s_cfg_keys[i].key, key) == 0)
-            return c->seen[i] ? &c->value_mark[i] : NULL;
+            return c->origin[i].set ? &c->origin[i] : NULL;
     return NULL;
+}
+
+// Reports at the value o points to, in the file it came from; without a
+// position (in the top file's name) when o is NULL.
+static void report_at(cfg_ctx *c, const cfg_origin *o, const char *what) {
+    if (o) report_in(c, o->name, o->text, o->len, &o->mark, what);
+    else report_in(c, c->name, NULL, 0, NULL, what);
+}
+
+static void report_atf(cfg_ctx *c, const cfg_origin *o, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void report_atf(cfg_ctx *c, const cfg_origin *o, const char *fmt, ...) {
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    report_at(c, o, small);
 }
 
 static void validate_into(cfg_ctx *c, const s2s_config *cfg) {
@@ -587,22 +868,26 @@ static void validate_into(cfg_ctx *c, const s2s_config *cfg) {
         const s2s_cfg_key *k = &s2s_cfg_keys[i];
         s2s_cfg_buf why = {0};
         s2s_cfg_buf_printf(&why, "%s: ", k->key);
-        if (s2s_cfg_check_value(k, s2s_cfg_field_const(cfg, k), &why))
+        if (s2s_cfg_check_value(k, s2s_cfg_field_const(cfg, k), &why)) {
             s2s_cfg_buf_free(&why);
-        else
-            report_buf(c, (c->seen && c->seen[i]) ? &c->value_mark[i] : NULL, &why);
+        } else {
+            if (why.oom) c->oom = true;
+            else report_at(c, (c->origin && c->origin[i].set) ? &c->origin[i] : NULL, why.s);
+            s2s_cfg_buf_free(&why);
+        }
     }
     if (c->n_errors > before) return;  // e.g. heads == 0: no division below
 
-    const yaml_mark_t *d_mark = mark_of(c, "model.d_model");
-    const yaml_mark_t *h_mark = mark_of(c, "model.heads");
+    const cfg_origin *d_at = origin_of(c, "model.d_model");
+    const cfg_origin *h_at = origin_of(c, "model.heads");
     int d = cfg->model.d_model, h = cfg->model.heads;
     if (d % 2 != 0)
-        reportf(c, d_mark,
-                "model.d_model: %d must be even (sinusoidal positions come in sin/cos pairs)", d);
+        report_atf(c, d_at,
+                   "model.d_model: %d must be even (sinusoidal positions come in sin/cos pairs)",
+                   d);
     if (d % h != 0)
-        reportf(c, d_mark ? d_mark : h_mark,
-                "model.d_model: %d is not divisible by model.heads (%d)", d, h);
+        report_atf(c, d_at ? d_at : h_at,
+                   "model.d_model: %d is not divisible by model.heads (%d)", d, h);
 }
 
 s2s_status s2s_config_validate(const s2s_config *cfg, const char *name) {
@@ -643,4 +928,70 @@ char *s2s_config_model_to_yaml(const s2s_config *cfg) {
     s2s_cfg_buf b = {0};
     section_to_yaml(&b, cfg, &def, s2s_cfg_find_section("model", 5));
     return s2s_cfg_buf_take(&b);
+}
+
+// ---- comparing ----
+
+static bool is_arch_key(const s2s_cfg_key *k) {
+    return s2s_cfg_key_section(k) == s2s_cfg_find_section("model", 5) &&
+           !(k->flags & S2S_CFG_NOT_ARCH);
+}
+
+s2s_status s2s_config_diff(const s2s_config *a, const s2s_config *b, bool model_only,
+                           char **out_text) {
+    if (!out_text) return s2s_fail(S2S_ERR_INVALID, "s2s_config_diff: NULL argument");
+    *out_text = NULL;
+    if (!a || !b) return s2s_fail(S2S_ERR_INVALID, "s2s_config_diff: NULL argument");
+    int model = s2s_cfg_find_section("model", 5);
+    s2s_cfg_buf out = {0};
+    for (int i = 0; i < s2s_cfg_n_keys; i++) {
+        const s2s_cfg_key *k = &s2s_cfg_keys[i];
+        if (model_only && s2s_cfg_key_section(k) != model) continue;
+        const void *va = s2s_cfg_field_const(a, k), *vb = s2s_cfg_field_const(b, k);
+        if (s2s_cfg_value_equal(k, va, vb)) continue;
+        s2s_cfg_buf_printf(&out, "%s: ", k->key);
+        s2s_cfg_format_value(&out, k, va);
+        s2s_cfg_buf_puts(&out, " -> ");
+        s2s_cfg_format_value(&out, k, vb);
+        s2s_cfg_buf_puts(&out, "\n");
+    }
+    *out_text = s2s_cfg_buf_take(&out);
+    return *out_text ? S2S_OK : s2s_fail(S2S_ERR_NOMEM, "config diff: out of memory");
+}
+
+bool s2s_config_same_arch(const s2s_config *a, const s2s_config *b) {
+    for (int i = 0; i < s2s_cfg_n_keys; i++) {
+        const s2s_cfg_key *k = &s2s_cfg_keys[i];
+        if (is_arch_key(k) &&
+            !s2s_cfg_value_equal(k, s2s_cfg_field_const(a, k), s2s_cfg_field_const(b, k)))
+            return false;
+    }
+    return true;
+}
+
+s2s_status s2s_config_check_arch(const s2s_config *stored, const char *model_name,
+                                 const s2s_config *wanted, const char *config_name) {
+    if (!stored || !wanted)
+        return s2s_fail(S2S_ERR_INVALID, "s2s_config_check_arch: NULL argument");
+    if (s2s_config_same_arch(stored, wanted)) return S2S_OK;
+    s2s_cfg_buf b = {0};
+    s2s_cfg_buf_printf(&b, "%s: the model's architecture differs from %s:",
+                       model_name ? model_name : "model", config_name ? config_name : "the config");
+    for (int i = 0; i < s2s_cfg_n_keys; i++) {
+        const s2s_cfg_key *k = &s2s_cfg_keys[i];
+        const void *vs = s2s_cfg_field_const(stored, k), *vw = s2s_cfg_field_const(wanted, k);
+        if (!is_arch_key(k) || s2s_cfg_value_equal(k, vs, vw)) continue;
+        s2s_cfg_buf_printf(&b, "\n  %s: ", k->key);
+        s2s_cfg_format_value(&b, k, vs);
+        s2s_cfg_buf_puts(&b, " in the model, ");
+        s2s_cfg_format_value(&b, k, vw);
+        s2s_cfg_buf_puts(&b, " in the config");
+    }
+    if (b.oom) {
+        s2s_cfg_buf_free(&b);
+        return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", model_name ? model_name : "model");
+    }
+    s2s_status st = s2s_fail(S2S_ERR_CONFIG, "%s", b.s);
+    s2s_cfg_buf_free(&b);
+    return st;
 }

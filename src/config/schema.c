@@ -71,7 +71,7 @@ const s2s_cfg_key s2s_cfg_keys[] = {
      .help = "Epsilon added to the variance in layer normalisation."},
     {.key = "model.dropout", .type = S2S_CFG_FLOAT, FIELD(model.dropout),
      .def = "0.1", .bounds = S2S_CFG_MIN | S2S_CFG_MAX | S2S_CFG_MAX_EXCL,
-     .min = 0, .max = 1,
+     .min = 0, .max = 1, .flags = S2S_CFG_NOT_ARCH,
      .help = "Dropout probability; used in training only."},
     {.key = "model.tie_output", .type = S2S_CFG_BOOL, FIELD(model.tie_output),
      .def = "true",
@@ -91,6 +91,38 @@ const s2s_cfg_key s2s_cfg_keys[] = {
     {.key = "decode.beam_size", .type = S2S_CFG_INT, FIELD(decode.beam_size),
      .def = "1", .bounds = S2S_CFG_MIN, .min = 1,
      .help = "Beam width; 1 decodes greedily."},
+    {.key = "decode.n_best", .type = S2S_CFG_INT, FIELD(decode.n_best),
+     .def = "1", .bounds = S2S_CFG_MIN, .min = 1,
+     .help = "Hypotheses returned per sentence, best first; at most "
+             "`beam_size` (`s2s translate --n-best` raises the beam to match)."},
+    {.key = "decode.length_penalty", .type = S2S_CFG_FLOAT, FIELD(decode.length_penalty),
+     .def = "1.0", .bounds = S2S_CFG_MIN, .min = 0,
+     .help = "Beam hypotheses are ranked by `logprob / length^length_penalty` "
+             "(length counts `</s>`), as in CTranslate2 and fairseq; 0 ranks by "
+             "log-probability alone."},
+    {.key = "decode.min_len", .type = S2S_CFG_INT, FIELD(decode.min_len),
+     .def = "0", .bounds = S2S_CFG_MIN, .min = 0,
+     .help = "`</s>` is not produced before this many tokens (CTranslate2's "
+             "`min_decoding_length`)."},
+    {.key = "decode.max_len_ratio", .type = S2S_CFG_FLOAT, FIELD(decode.max_len_ratio),
+     .def = "0.0", .bounds = S2S_CFG_MIN, .min = 0,
+     .help = "When above 0, a sentence of n source tokens gets at most "
+             "`ceil(max_len_ratio * n) + 1` tokens (and never more than `max_len`)."},
+    {.key = "decode.sampling_topk", .type = S2S_CFG_INT, FIELD(decode.sampling_topk),
+     .def = "1", .bounds = S2S_CFG_MIN, .min = 0,
+     .help = "With `beam_size: 1`: 1 decodes greedily, 0 samples from the "
+             "whole distribution, k > 1 from the k most likely tokens."},
+    {.key = "decode.sampling_topp", .type = S2S_CFG_FLOAT, FIELD(decode.sampling_topp),
+     .def = "1.0", .bounds = S2S_CFG_MIN | S2S_CFG_MIN_EXCL | S2S_CFG_MAX, .min = 0, .max = 1,
+     .help = "Sampling keeps the smallest set of most likely tokens holding "
+             "this much probability (nucleus sampling); 1 keeps all."},
+    {.key = "decode.temperature", .type = S2S_CFG_FLOAT, FIELD(decode.temperature),
+     .def = "1.0", .bounds = S2S_CFG_MIN, .min = 0,
+     .help = "Sampling temperature; 0 decodes greedily."},
+    {.key = "decode.seed", .type = S2S_CFG_INT, FIELD(decode.seed),
+     .def = "0", .bounds = S2S_CFG_MIN, .min = 0,
+     .help = "Sampling seed: the same seed gives the same samples; each "
+             "sentence draws from a stream of the seed and its tokens."},
 };
 const int s2s_cfg_n_keys = (int)(sizeof s2s_cfg_keys / sizeof s2s_cfg_keys[0]);
 
@@ -572,6 +604,16 @@ char *s2s_config_reference_md(void) {
         "config,\n"
         "marking values equal to their default with `# default`.\n"
         "\n"
+        "A config can build on another: a top-level `base: other.yaml` (a path "
+        "relative\n"
+        "to the file that names it) is read first, and every key of the file "
+        "overrides\n"
+        "it. Bases can chain, but not in a cycle. `--set` overrides come last, "
+        "so the\n"
+        "precedence is base < file < `--set`. `s2s config diff A B` lists the "
+        "keys whose\n"
+        "effective values differ.\n"
+        "\n"
         "Problems are reported as `file:line:col: message`, followed by the "
         "source\n"
         "line and a caret under the column; all problems in a file are "
@@ -583,6 +625,7 @@ char *s2s_config_reference_md(void) {
         "given twice.\n"
         "\n"
         "```yaml\n"
+        "base: small.yaml   # optional: start from another config\n"
         "model:\n"
         "  d_model: 256\n"
         "  heads: 4\n"

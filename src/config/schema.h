@@ -32,6 +32,13 @@ enum {
     S2S_CFG_MAX_EXCL = 8,  // value < max instead of value <= max
 };
 
+// Key flags.
+enum {
+    // A model: key that does not change what the network computes (dropout):
+    // it may differ between a model file and the config it is used with.
+    S2S_CFG_NOT_ARCH = 1,
+};
+
 typedef struct s2s_cfg_section {
     const char *name;  // "model"
     const char *help;
@@ -47,6 +54,7 @@ typedef struct s2s_cfg_key {
     double min, max;
     const char *const *names;  // ENUM only, NULL-terminated, index = value
     const char *help;
+    unsigned flags;    // S2S_CFG_NOT_ARCH
 } s2s_cfg_key;
 
 extern const s2s_cfg_section s2s_cfg_sections[];

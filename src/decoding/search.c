@@ -15,12 +15,15 @@ s2s_decode_params s2s_decode_default_params(const s2s_model *m) {
     const s2s_decode_config *d = &s2s_model_get_config(m)->decode;
     return (s2s_decode_params){
         .max_len = d->max_len,
-        .beam_size = d->beam_size,
-        .n_best = 1,
-        .length_penalty = 1.0f,
-        .sampling_topk = 1,
-        .sampling_topp = 1.0f,
-        .temperature = 1.0f,
+        .max_len_ratio = d->max_len_ratio,
+        .min_len = d->min_len,
+        .beam_size = d->beam_size > d->n_best ? d->beam_size : d->n_best,
+        .n_best = d->n_best,
+        .length_penalty = d->length_penalty,
+        .sampling_topk = d->sampling_topk,
+        .sampling_topp = d->sampling_topp,
+        .temperature = d->temperature,
+        .seed = (unsigned long long)d->seed,
         .max_batch = 32,
     };
 }

@@ -180,6 +180,7 @@ s2s_status s2s_model_init(s2s_model **out, const s2s_config *cfg, uint64_t seed)
     s2s_model *m = s2s_calloc(1, sizeof *m);
     if (!m) return S2S_ERR_NOMEM;
     m->cfg = *cfg;
+    m->align_layer = m->align_head = -1;
     s2s_status st = s2s_vocab_load(&m->src_vocab, cfg->vocab.src);
     if (st == S2S_OK) st = s2s_vocab_load(&m->tgt_vocab, cfg->vocab.tgt);
     if (st == S2S_OK) st = build(m);
@@ -226,13 +227,18 @@ s2s_status s2s_model_save(const s2s_model *m, const char *path) {
         ts[i].shape[0] = p->shape[0];
         ts[i].shape[1] = p->shape[1];
     }
+    char layer[16], head[16];
+    snprintf(layer, sizeof layer, "%d", m->align_layer);
+    snprintf(head, sizeof head, "%d", m->align_head);
     s2s_st_meta meta[] = {
         {"s2s.format_version", S2S_FORMAT_VERSION},
         {"s2s.config", yaml},
         {"s2s.src_vocab", sv},
         {"s2s.tgt_vocab", tv},
+        {"s2s.alignment_layer", layer},
+        {"s2s.alignment_head", head},
     };
-    st = s2s_st_write(path, ts, m->n_tensors, meta, 4);
+    st = s2s_st_write(path, ts, m->n_tensors, meta, m->align_layer >= 0 ? 6 : 4);
 done:
     free(yaml);
     free(sv);
@@ -242,6 +248,20 @@ done:
 }
 
 // ---- load ----
+
+// s2s.alignment_layer / _head: both or neither, integers in range.
+static s2s_status load_alignment_head(s2s_model *m, const s2s_st_file *f, const char *path) {
+    m->align_layer = m->align_head = -1;
+    const char *ls = s2s_st_meta_get(f, "s2s.alignment_layer");
+    const char *hs = s2s_st_meta_get(f, "s2s.alignment_head");
+    if (!ls && !hs) return S2S_OK;
+    char *end1 = NULL, *end2 = NULL;
+    long l = ls ? strtol(ls, &end1, 10) : -1, h = hs ? strtol(hs, &end2, 10) : -1;
+    if (!ls || !hs || *end1 || *end2 || s2s_model_set_alignment_head(m, (int)l, (int)h) != S2S_OK)
+        return s2s_fail(S2S_ERR_FORMAT, "%s: bad s2s.alignment_layer/s2s.alignment_head metadata",
+                        path);
+    return S2S_OK;
+}
 
 static s2s_status load_from(s2s_model *m, const s2s_st_file *f, const char *path) {
     const char *ver = s2s_st_meta_get(f, "s2s.format_version");
@@ -267,6 +287,7 @@ static s2s_status load_from(s2s_model *m, const s2s_st_file *f, const char *path
     snprintf(name, sizeof name, "%s (s2s.tgt_vocab)", path);
     S2S_TRY(s2s_vocab_from_string(&m->tgt_vocab, s2s_st_meta_get(f, "s2s.tgt_vocab"), name));
     S2S_TRY(build(m));
+    S2S_TRY(load_alignment_head(m, f, path));
 
     for (int i = 0; i < m->n_tensors; i++) {
         const s2s_param *p = &m->tensors[i];
@@ -322,6 +343,22 @@ const s2s_config *s2s_model_get_config(const s2s_model *m) { return &m->cfg; }
 const s2s_vocab *s2s_model_src_vocab(const s2s_model *m) { return m->src_vocab; }
 const s2s_vocab *s2s_model_tgt_vocab(const s2s_model *m) { return m->tgt_vocab; }
 int s2s_model_tensor_count(const s2s_model *m) { return m->n_tensors; }
+
+bool s2s_model_alignment_head(const s2s_model *m, int *layer, int *head) {
+    *layer = m->align_layer;
+    *head = m->align_head;
+    return m->align_layer >= 0;
+}
+
+s2s_status s2s_model_set_alignment_head(s2s_model *m, int layer, int head) {
+    if (layer < 0 || layer >= m->cfg.model.decoder_layers || head < 0 ||
+        head >= m->cfg.model.heads)
+        return s2s_fail(S2S_ERR_INVALID, "alignment layer %d / head %d out of range (%d layers, %d heads)",
+                        layer, head, m->cfg.model.decoder_layers, m->cfg.model.heads);
+    m->align_layer = layer;
+    m->align_head = head;
+    return S2S_OK;
+}
 size_t s2s_model_param_count(const s2s_model *m) { return m->n_params; }
 
 s2s_tensor_info s2s_model_tensor(const s2s_model *m, int i) {

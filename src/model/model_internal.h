@@ -70,6 +70,8 @@ struct s2s_model {
     s2s_norm_weights enc_norm, dec_norm;  // pre-norm only
 
     float *pe;  // (max_len, D) sinusoidal positions, not a parameter
+
+    int align_layer, align_head;  // -1: not calibrated
 };
 
 // A model-shaped view of another block of n_params floats (gradients,

@@ -1,0 +1,200 @@
+// s2s config check|show|diff: read configs exactly as the other commands
+// do (base: files, --set overrides, every check) and print or compare them.
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "config/schema.h"
+
+static const char config_usage[] =
+    "usage: s2s config check FILE... [--set key.path=value ...]\n"
+    "       s2s config show FILE [--set key.path=value ...]\n"
+    "       s2s config diff A B [--model-only]\n"
+    "\n"
+    "check  exits 0 when every file is valid, else 2 after listing every problem\n"
+    "show   prints the effective config as YAML; '# default' marks defaults\n"
+    "diff   prints 'key: value in A -> value in B' for each key that differs\n";
+
+typedef struct config_args {
+    const char **files;
+    int n_files;
+    const char **sets;
+    int n_sets;
+    bool model_only;
+} config_args;
+
+// Splits argv (after the subcommand) into files and options. Returns -1
+// when it printed the usage for --help, 0 when fine, else an exit code.
+static int parse_args(const char *sub, int argc, char **argv, config_args *a) {
+    // Every argument is at most one file or one --set: argc bounds both.
+    a->files = malloc(((size_t)argc + 1) * sizeof *a->files);
+    a->sets = malloc(((size_t)argc + 1) * sizeof *a->sets);
+    if (!a->files || !a->sets) {
+        fprintf(stderr, "s2s config: out of memory\n");
+        return S2S_EXIT_FAILURE;
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+            fputs(config_usage, stdout);
+            return -1;
+        } else if (!strcmp(arg, "--set")) {
+            if (i + 1 >= argc) return s2s_cli_usage_error("config", "--set needs key.path=value");
+            a->sets[a->n_sets++] = argv[++i];
+        } else if (!strcmp(arg, "--model-only") && !strcmp(sub, "diff")) {
+            a->model_only = true;
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            return s2s_cli_usage_error("config", "%s: unknown option '%s' (see s2s config --help)",
+                                       sub, arg);
+        } else {
+            a->files[a->n_files++] = arg;
+        }
+    }
+    return S2S_EXIT_OK;
+}
+
+// Paths in the effective config are relative to the working directory
+// (the loader joined them to the config's folder). Printed like that they
+// would break once the text is saved anywhere else, so make them absolute.
+static bool absolute_paths(s2s_config *cfg) {
+    size_t cap = 256;
+    char *cwd = NULL;
+    for (;;) {
+        char *grown = realloc(cwd, cap);
+        if (!grown) break;
+        cwd = grown;
+        if (getcwd(cwd, cap)) break;
+        if (errno != ERANGE || cap > (1u << 20)) {
+            free(cwd);
+            cwd = NULL;
+            break;
+        }
+        cap *= 2;
+    }
+    if (!cwd) {
+        fprintf(stderr, "s2s config: cannot find the working directory: %s\n", strerror(errno));
+        return false;
+    }
+    bool ok = true;
+    for (int i = 0; i < s2s_cfg_n_keys && ok; i++) {
+        const s2s_cfg_key *k = &s2s_cfg_keys[i];
+        char *path = s2s_cfg_field(cfg, k);
+        if (k->type != S2S_CFG_PATH || path[0] == '\0' || path[0] == '/') continue;
+        size_t need = strlen(cwd) + 1 + strlen(path) + 1;
+        if (need > k->size) {
+            fprintf(stderr, "s2s config: %s: '%s/%s' is longer than %zu bytes\n", k->key, cwd,
+                    path, k->size - 1);
+            ok = false;
+            break;
+        }
+        memmove(path + strlen(cwd) + 1, path, strlen(path) + 1);
+        memcpy(path, cwd, strlen(cwd));
+        path[strlen(cwd)] = '/';
+    }
+    free(cwd);
+    return ok;
+}
+
+static s2s_status load(s2s_config *cfg, const char *path, const config_args *a) {
+    s2s_config_default(cfg);
+    return s2s_config_load_file_set(cfg, path, a->sets, a->n_sets);
+}
+
+static int finish_output(void) {
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "s2s config: cannot write the output: %s\n", strerror(errno));
+        return S2S_EXIT_FAILURE;
+    }
+    return S2S_EXIT_OK;
+}
+
+static int cmd_check(const config_args *a) {
+    if (a->n_files < 1)
+        return s2s_cli_usage_error("config",
+                                   "check needs at least one FILE (see s2s config --help)");
+    int rc = S2S_EXIT_OK, bad = 0;
+    for (int i = 0; i < a->n_files; i++) {
+        s2s_config cfg;
+        s2s_status st = load(&cfg, a->files[i], a);
+        if (st == S2S_OK) {
+            printf("%s: ok\n", a->files[i]);
+            continue;
+        }
+        int code = s2s_cli_fail(st);
+        if (code > rc) rc = code;  // a bad config (2) outranks a runtime failure (1)
+        bad++;
+    }
+    if (a->n_files > 1 && bad > 0)
+        fprintf(stderr, "s2s config: %d of %d configs have problems\n", bad, a->n_files);
+    int out = finish_output();
+    return rc != S2S_EXIT_OK ? rc : out;
+}
+
+static int cmd_show(const config_args *a) {
+    if (a->n_files != 1)
+        return s2s_cli_usage_error("config", "show takes one FILE (see s2s config --help)");
+    s2s_config cfg;
+    s2s_status st = load(&cfg, a->files[0], a);
+    if (st != S2S_OK) return s2s_cli_fail(st);
+    if (!absolute_paths(&cfg)) return S2S_EXIT_USAGE;
+    char *text = s2s_config_to_yaml(&cfg);
+    if (!text) {
+        fprintf(stderr, "s2s config: out of memory\n");
+        return S2S_EXIT_FAILURE;
+    }
+    fputs(text, stdout);
+    free(text);
+    return finish_output();
+}
+
+static int cmd_diff(const config_args *a) {
+    if (a->n_files != 2)
+        return s2s_cli_usage_error("config", "diff takes two FILEs (see s2s config --help)");
+    if (a->n_sets > 0) return s2s_cli_usage_error("config", "diff does not take --set");
+    s2s_config cfg[2];
+    int rc = S2S_EXIT_OK;
+    for (int i = 0; i < 2; i++) {
+        s2s_status st = load(&cfg[i], a->files[i], a);
+        if (st != S2S_OK) {
+            int code = s2s_cli_fail(st);
+            if (code > rc) rc = code;
+        } else if (!absolute_paths(&cfg[i])) {
+            rc = S2S_EXIT_USAGE;
+        }
+    }
+    if (rc != S2S_EXIT_OK) return rc;
+    char *text;
+    s2s_status st = s2s_config_diff(&cfg[0], &cfg[1], a->model_only, &text);
+    if (st != S2S_OK) return s2s_cli_fail(st);
+    fputs(text, stdout);
+    free(text);
+    return finish_output();
+}
+
+int s2s_cmd_config(int argc, char **argv) {
+    if (argc < 1) {
+        fputs(config_usage, stderr);
+        return S2S_EXIT_USAGE;
+    }
+    const char *sub = argv[0];
+    if (!strcmp(sub, "-h") || !strcmp(sub, "--help") || !strcmp(sub, "help")) {
+        fputs(config_usage, stdout);
+        return S2S_EXIT_OK;
+    }
+    int (*run)(const config_args *) = !strcmp(sub, "check") ? cmd_check
+                                      : !strcmp(sub, "show") ? cmd_show
+                                      : !strcmp(sub, "diff") ? cmd_diff
+                                                             : NULL;
+    if (!run)
+        return s2s_cli_usage_error("config", "unknown subcommand '%s' (see s2s config --help)",
+                                   sub);
+    config_args a = {0};
+    int rc = parse_args(sub, argc - 1, argv + 1, &a);
+    if (rc == 0) rc = run(&a);
+    else if (rc < 0) rc = S2S_EXIT_OK;
+    free(a.files);
+    free(a.sets);
+    return rc;
+}

@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# `s2s config check|show|diff` and --set from the command line: exit codes,
+# messages, the show round trip, and truncated or garbled copies of every
+# shipped config (exit 2 or 0, never a signal).
+#
+#     bash tests/cli_config_test.sh build/s2s
+set -u
+
+S2S=${1:?usage: cli_config_test.sh PATH/TO/s2s}
+case $S2S in /*) ;; *) S2S=$PWD/$S2S ;; esac
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+FIX=$ROOT/tests/data/config
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+# Relative names in messages and outputs come out the same from anywhere.
+cd "$ROOT" || exit 1
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+
+# run CMD...: runs it, keeping stdout, stderr and the exit code.
+run() {
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+}
+
+# expect_rc WANT WHAT: the last run exited with WANT.
+expect_rc() {
+    if [ "$rc" -eq "$1" ]; then ok; else
+        bad "$2: exit $rc, expected $1"
+        sed 's/^/    stderr: /' "$TMP/err" | head -20
+    fi
+}
+
+# expect_in FILE TEXT WHAT: TEXT is a line of, or within, out/err.
+expect_in() {
+    if grep -qF -- "$2" "$TMP/$1"; then ok; else
+        bad "$3: '$2' not in $1"
+        sed "s/^/    $1: /" "$TMP/$1" | head -20
+    fi
+}
+
+expect_empty() {
+    if [ ! -s "$TMP/$1" ]; then ok; else
+        bad "$2: $1 is not empty"
+        sed "s/^/    $1: /" "$TMP/$1" | head -20
+    fi
+}
+
+# ---- check ----
+
+run "$S2S" config check configs/*.yaml "$FIX/good.yaml"
+expect_rc 0 "check of the shipped configs"
+expect_in out "configs/demo.yaml: ok" "check names each good file"
+expect_empty err "check of good files"
+
+run "$S2S" config check "$FIX/unknown_key.yaml"
+expect_rc 2 "check of an unknown key"
+expect_in err "s2s: $FIX/unknown_key.yaml:3:3: unknown key 'hedas' in 'model' (did you mean 'heads'?)" \
+    "unknown key message"
+expect_in err "  hedas: 4" "the offending line is quoted"
+expect_empty out "a bad file is not called ok"
+
+run "$S2S" config check "$FIX/bad_syntax.yaml"
+expect_rc 2 "check of a syntax error"
+expect_in err "$FIX/bad_syntax.yaml:3:9: mapping values are not allowed in this context" \
+    "syntax error message"
+
+# Several files: every problem of every bad file, the good ones still ok.
+run "$S2S" config check "$FIX/wrong_type.yaml" "$FIX/good.yaml" "$FIX/several_errors.yaml" \
+    "$FIX/bad_enum.yaml"
+expect_rc 2 "check of good and bad files"
+expect_in out "$FIX/good.yaml: ok" "the good file among bad ones"
+expect_in err "$FIX/wrong_type.yaml:2:10: model.heads: expected an integer, got 'four'" "first bad file"
+expect_in err "$FIX/several_errors.yaml:12:3: duplicate key 'src'" "last problem of a file with many"
+expect_in err "$FIX/bad_enum.yaml:2:9: model.norm: expected pre or post, got 'middle'" "last bad file"
+expect_in err "3 of 4 configs have problems" "the count of bad files"
+
+run "$S2S" config check "$TMP/no_such.yaml"
+expect_rc 2 "check of a missing file"
+expect_in err "no_such.yaml: cannot open: No such file or directory" "missing file message"
+
+run "$S2S" config check "$FIX/cycle_a.yaml"
+expect_rc 2 "check of a base cycle"
+expect_in err "$FIX/cycle_b.yaml:3:7: base: the bases form a cycle: $FIX/cycle_a.yaml -> $FIX/cycle_b.yaml -> $FIX/cycle_a.yaml" \
+    "cycle message"
+
+run "$S2S" config check configs/demo.yaml --set model.hedas=4
+expect_rc 2 "check with a misspelt --set"
+expect_in err "--set model.hedas=4: unknown key 'hedas' in 'model' (did you mean 'heads'?)" \
+    "--set message"
+run "$S2S" config check configs/demo.yaml --set model.heads=3
+expect_rc 2 "check with an --set that breaks a cross-field rule"
+expect_in err "configs/demo.yaml:4:12: model.d_model: 64 is not divisible by model.heads (3)" \
+    "cross-field after --set"
+# An override can fix what the file alone gets wrong.
+run "$S2S" config check "$FIX/cross_field.yaml" --set model.heads=4
+expect_rc 0 "check where --set fixes the file"
+
+run "$S2S" config check
+expect_rc 2 "check without files"
+run "$S2S" config check --frob configs/demo.yaml
+expect_rc 2 "check with an unknown option"
+expect_in err "unknown option '--frob'" "unknown option message"
+run "$S2S" config frob
+expect_rc 2 "unknown subcommand"
+run "$S2S" config
+expect_rc 2 "config without a subcommand"
+run "$S2S" config --help
+expect_rc 0 "config --help"
+expect_in out "s2s config diff A B" "help lists diff"
+
+# ---- show ----
+
+for cfg in configs/*.yaml "$FIX/good.yaml" "$FIX/inherit_child.yaml"; do
+    name=$(basename "$cfg")
+    run "$S2S" config show "$cfg"
+    expect_rc 0 "show $name"
+    cp "$TMP/out" "$TMP/shown_$name"
+    # Show, save elsewhere, check, show again: the same text.
+    mkdir -p "$TMP/elsewhere"
+    cp "$TMP/out" "$TMP/elsewhere/$name"
+    run "$S2S" config check "$TMP/elsewhere/$name"
+    expect_rc 0 "check of show's output for $name"
+    run "$S2S" config show "$TMP/elsewhere/$name"
+    expect_rc 0 "show of show's output for $name"
+    if cmp -s "$TMP/out" "$TMP/shown_$name"; then ok; else
+        bad "show round trip changed $name"
+        diff "$TMP/shown_$name" "$TMP/out" | head -20
+    fi
+done
+
+run "$S2S" config show configs/demo.yaml
+expect_in out "  d_model: 64" "show prints the file's values"
+expect_in out "  activation: relu  # default" "show marks defaults"
+expect_in out "  src: \"$ROOT/configs/../vocab/zh.txt\"" "show prints absolute paths"
+
+run "$S2S" config show "$FIX/inherit_child.yaml" --set model.heads=16 --set decode.max_len=9
+expect_rc 0 "show with --set"
+expect_in out "  heads: 16" "--set beats the file and its bases"
+expect_in out "  d_model: 128" "a value from the base"
+expect_in out "  max_len: 9" "a second --set"
+expect_in out "  encoder_layers: 3" "a value from the base's base"
+
+run "$S2S" config show configs/demo.yaml --set model.dropout=1.5
+expect_rc 2 "show with an out-of-range --set"
+expect_in err "--set model.dropout=1.5: 1.5 is out of range; must be >= 0 and < 1" "range message"
+expect_empty out "nothing is shown for a bad config"
+
+run "$S2S" config show configs/demo.yaml "$FIX/good.yaml"
+expect_rc 2 "show of two files"
+
+# ---- diff ----
+
+run "$S2S" config diff configs/demo.yaml configs/demo.yaml
+expect_rc 0 "diff of a file with itself"
+expect_empty out "no differences"
+
+"$S2S" config show configs/demo.yaml --set model.d_model=128 --set model.heads=8 \
+    --set decode.beam_size=4 >"$TMP/wide.yaml"
+run "$S2S" config diff configs/demo.yaml "$TMP/wide.yaml"
+expect_rc 0 "diff of two configs"
+printf 'model.d_model: 64 -> 128\nmodel.heads: 4 -> 8\ndecode.beam_size: 1 -> 4\n' >"$TMP/want"
+if cmp -s "$TMP/out" "$TMP/want"; then ok; else
+    bad "diff output"
+    diff "$TMP/want" "$TMP/out"
+fi
+run "$S2S" config diff configs/demo.yaml "$TMP/wide.yaml" --model-only
+expect_rc 0 "diff --model-only"
+printf 'model.d_model: 64 -> 128\nmodel.heads: 4 -> 8\n' >"$TMP/want"
+if cmp -s "$TMP/out" "$TMP/want"; then ok; else
+    bad "diff --model-only output"
+    diff "$TMP/want" "$TMP/out"
+fi
+run "$S2S" config diff configs/demo.yaml "$FIX/unknown_key.yaml"
+expect_rc 2 "diff with a bad config"
+expect_in err "unknown key 'hedas'" "diff reports the bad file"
+run "$S2S" config diff configs/demo.yaml
+expect_rc 2 "diff of one file"
+
+# ---- --set on init: validated, exit 2, nothing written ----
+
+run "$S2S" init configs/demo.yaml -o "$TMP/m.safetensors" --set model.heads=5
+expect_rc 2 "init with a --set that breaks a cross-field rule"
+expect_in err "model.d_model: 64 is not divisible by model.heads (5)" "init --set message"
+run "$S2S" init configs/demo.yaml -o "$TMP/m.safetensors" --set model.hedas=4
+expect_rc 2 "init with a misspelt --set"
+expect_in err "--set model.hedas=4: unknown key 'hedas'" "init misspelt --set message"
+if [ ! -e "$TMP/m.safetensors" ]; then ok; else bad "init wrote a model for a bad config"; fi
+
+# ---- truncated and garbled shipped configs: exit 0 or 2, never a signal ----
+
+# check_variant FILE WHAT [MUST_FAIL]
+check_variant() {
+    run "$S2S" config check "$1"
+    if [ "$rc" -ge 128 ]; then
+        bad "$2: killed by signal $((rc - 128))"
+    elif [ "${3:-}" = must_fail ] && [ "$rc" -ne 2 ]; then
+        bad "$2: exit $rc, expected 2"
+    elif [ "$rc" -ne 0 ] && [ "$rc" -ne 2 ]; then
+        bad "$2: exit $rc"
+    elif [ "$rc" -eq 2 ] && ! grep -q '^s2s: .*\.yaml' "$TMP/err"; then
+        bad "$2: the message does not name a file"
+        head -3 "$TMP/err"
+    else
+        ok
+    fi
+}
+
+# The variants sit in a copy of the configs folder whose siblings (vocab/
+# and the rest) are links to the real ones, so relative paths in them still
+# resolve and nothing is written into the source tree.
+mkdir -p "$TMP/tree/configs"
+for e in "$ROOT"/*; do
+    [ "$(basename "$e")" = configs ] || ln -s "$e" "$TMP/tree/"
+done
+cp configs/*.yaml "$TMP/tree/configs/"
+for cfg in configs/*.yaml; do
+    name=$(basename "$cfg" .yaml)
+    size=$(wc -c <"$cfg")
+    v=$TMP/tree/configs/fuzz_$name.yaml
+    for n in 1 7 $((size / 3)) $((size / 2)) $((size - 2)); do
+        head -c "$n" "$cfg" >"$v"
+        check_variant "$v" "$name truncated to $n bytes"
+    done
+    # Values of the wrong kind, structure broken, bytes that are not UTF-8.
+    sed 's/: [0-9][0-9]*/: [[/' "$cfg" >"$v"
+    check_variant "$v" "$name with unclosed brackets" must_fail
+    sed 's/^  \([a-z_]*\):/  \1x:/' "$cfg" >"$v"
+    check_variant "$v" "$name with every key misspelt" must_fail
+    sed '0,/^[a-z]/s/^\([a-z]\)/ \1/' "$cfg" >"$v"
+    check_variant "$v" "$name with its first section indented" must_fail
+    { cat "$cfg"; printf 'decode:\n  beam_size: \xff\xfe\n'; } >"$v"
+    check_variant "$v" "$name with invalid UTF-8" must_fail
+    sed 's/:/ /' "$cfg" >"$v"
+    check_variant "$v" "$name with colons dropped" must_fail
+    { cat "$cfg"; cat "$cfg"; } >"$v"
+    check_variant "$v" "$name given twice" must_fail
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
