@@ -64,5 +64,20 @@ long=$(printf 'die %.0s' $(seq 1 100))
 check "too long a sentence: exit 2" run 2 "$s2s" translate -m "$model" "$long"
 check "too long: says so" err_has "at most 63"
 
+printf 'model:\n  d_model: 30\n' >"$tmp/fix.yaml"
+check "--set fixes a file's cross-field problem" run 0 "$s2s" init "$tmp/bad.yaml" --set model.d_model=32 --set vocab.src="$here/data/ref/src.txt" --set vocab.tgt="$here/data/ref/tgt.txt" -o "$tmp/y.safetensors"
+printf 'decode:\n  beam_size: 3\n  n_best: 3\n' >"$tmp/dec.yaml"
+check "--config sets decode options" run 0 "$s2s" translate -m "$model" --config "$tmp/dec.yaml" --max-len 4 "die katze"
+check "--config n_best 3 gives 3 lines" lines 3
+check "--set decode.n_best" run 0 "$s2s" translate -m "$model" --set decode.beam_size=2 --set decode.n_best=2 --max-len 4 "die katze"
+check "--set n_best 2 gives 2 lines" lines 2
+printf 'model:\n  d_model: 64\n  heads: 4\n' >"$tmp/arch.yaml"
+check "--config with another architecture: exit 2" run 2 "$s2s" translate -m "$model" --config "$tmp/arch.yaml" "die katze"
+check "architecture difference listed" err_has "model.d_model: 32 in the model, 64 in the config"
+check "--set with a typo: exit 2" run 2 "$s2s" translate -m "$model" --set decode.beam_sise=2 "die katze"
+check "did you mean" err_has "did you mean 'beam_size'"
+check "json n-best" run 0 "$s2s" translate -m "$model" --beam 3 --n-best 2 --json --max-len 4 "die katze"
+check "json parses, 2 hypotheses sorted" /usr/bin/python3 -c "import json,sys; o=json.loads(open('$tmp/out').read()); h=o['hypotheses']; assert len(h)==2 and h[0]['score']>=h[1]['score'], o"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

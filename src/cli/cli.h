@@ -37,13 +37,17 @@ bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, in
 bool s2s_cli_getline(char **buf, size_t *cap, FILE *f);
 
 // Shared options of commands that decode: -m MODEL, --threads N,
-// --batch N, --max-len N, and the search options (--beam, --n-best,
+// --batch N, --max-len N, --config FILE, --set key=value, and the search
+// options (--beam, --n-best,
 // --length-penalty, --min-len, --max-len-ratio, --sampling-topk,
 // --sampling-topp, --temperature, --seed). Unset options keep the model's
 // decode config. Returns 1 when argv[*i] was one of them (advancing *i past
 // its value), 0 when not, -1 on a bad value (after a message).
 typedef struct s2s_decode_opts {
     const char *model;
+    const char *config;  // --config FILE: decode options (architecture must match)
+    const char *sets[64];  // --set key=value
+    int n_sets;
     int threads, batch, max_len, beam, n_best, min_len, topk;  // -1: unset
     double length_penalty, max_len_ratio, topp, temperature;   // NAN: unset
     long long seed;                                            // -1: unset

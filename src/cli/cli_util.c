@@ -87,6 +87,17 @@ int s2s_cli_decode_opt(const char *cmd, s2s_decode_opts *o, int argc, char **arg
         (*i)++;
         return 1;
     }
+    if (!strcmp(a, "--config") || !strcmp(a, "--set")) {
+        if (!val) return s2s_cli_usage_error(cmd, "%s needs a value", a), -1;
+        if (a[2] == 'c') {
+            o->config = val;
+        } else {
+            if (o->n_sets == 64) return s2s_cli_usage_error(cmd, "too many --set options"), -1;
+            o->sets[o->n_sets++] = val;
+        }
+        (*i)++;
+        return 1;
+    }
     if (!strcmp(a, "--seed")) {
         int seed;
         if (!s2s_cli_int(cmd, a, val, 0, &seed)) return -1;
@@ -120,6 +131,24 @@ int s2s_cli_open(const char *cmd, const s2s_decode_opts *o, s2s_model **m, s2s_s
         return s2s_cli_fail(s);
     }
     *p = s2s_decode_default_params(*m);
+    if (o->config || o->n_sets) {
+        // The YAML goes over the model's own config: keys it leaves out keep
+        // the model's values, and a model: section must match the weights.
+        s2s_config cfg = *s2s_model_get_config(*m);
+        const char *name = o->config ? o->config : "--set";
+        s = o->config ? s2s_config_load_file_set(&cfg, o->config, o->sets, o->n_sets) : S2S_OK;
+        for (int k = 0; k < o->n_sets && !o->config && s == S2S_OK; k++)
+            s = s2s_config_set(&cfg, o->sets[k]);
+        if (s == S2S_OK) s = s2s_config_validate(&cfg, name);
+        if (s == S2S_OK) s = s2s_config_check_arch(s2s_model_get_config(*m), o->model, &cfg, name);
+        if (s != S2S_OK) {
+            s2s_state_free(*st);
+            s2s_model_free(*m);
+            *m = NULL, *st = NULL;
+            return s2s_cli_fail(s);
+        }
+        *p = s2s_decode_params_from_config(&cfg);
+    }
     if (o->batch > 0) p->max_batch = o->batch;
     if (o->max_len > 0) p->max_len = o->max_len;
     if (o->beam > 0) p->beam_size = o->beam;

@@ -33,9 +33,7 @@ int s2s_cmd_init(int argc, char **argv) {
     }
     if (!config || !out) return s2s_cli_usage_error("init", "usage: s2s init CONFIG -o MODEL [--seed N]");
 
-    s2s_status st = s2s_config_load_file(&cfg, config);
-    for (int i = 0; i < n_sets && st == S2S_OK; i++) st = s2s_config_set(&cfg, sets[i]);
-    if (st == S2S_OK) st = s2s_config_validate(&cfg, config);
+    s2s_status st = s2s_config_load_file_set(&cfg, config, sets, n_sets);
     if (st != S2S_OK) return s2s_cli_fail(st);
     s2s_model *m;
     st = s2s_model_init(&m, &cfg, (uint64_t)seed);

@@ -12,7 +12,11 @@
 #include "ops/matmul.h"
 
 s2s_decode_params s2s_decode_default_params(const s2s_model *m) {
-    const s2s_decode_config *d = &s2s_model_get_config(m)->decode;
+    return s2s_decode_params_from_config(s2s_model_get_config(m));
+}
+
+s2s_decode_params s2s_decode_params_from_config(const s2s_config *cfg) {
+    const s2s_decode_config *d = &cfg->decode;
     return (s2s_decode_params){
         .max_len = d->max_len,
         .max_len_ratio = d->max_len_ratio,
