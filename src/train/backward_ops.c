@@ -1,0 +1,264 @@
+// Training kernels: LayerNorm, activations, softmax, dropout, embeddings
+// and linear layers backward; attention forward with dropout and backward.
+//
+// For one head of attention (S scores, P weights, Pd dropped weights):
+//   S = alpha Q K^T (masked)   P = softmax(S)   Pd = drop(P)   O = Pd V
+//   dPd = dO V^T   dV = Pd^T dO   dP = drop'(dPd)   dS = P (dP - rowsum(P dP))
+//   dQ = alpha dS K   dK = alpha dS^T Q
+// Every product is one batched s2s_mm over (B, H) reading heads in place.
+#include "train/backward_ops.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "ops/ops.h"
+
+// ---- LayerNorm ----
+
+void s2s_layernorm_fwd(float *y, float *xhat, float *rstd, const float *x, const float *w,
+                       const float *b, int64_t rows, int64_t d, float eps) {
+    // The same float operations as s2s_layernorm, so training and
+    // inference agree to the bit on this step.
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * d;
+        float *yr = y + r * d, *hr = xhat + r * d;
+        float mean = 0.0f;
+        for (int64_t i = 0; i < d; i++) mean += xr[i];
+        mean /= (float)d;
+        float var = 0.0f;
+        for (int64_t i = 0; i < d; i++) {
+            float t = xr[i] - mean;
+            var += t * t;
+        }
+        var /= (float)d;
+        float rs = 1.0f / sqrtf(var + eps);
+        rstd[r] = rs;
+        for (int64_t i = 0; i < d; i++) {
+            hr[i] = (xr[i] - mean) * rs;
+            yr[i] = hr[i] * w[i] + b[i];
+        }
+    }
+}
+
+void s2s_layernorm_backward(float *dx, float *dw, float *db, const float *dy,
+                            const float *xhat, const float *rstd, const float *w, int64_t rows,
+                            int64_t d, bool accumulate) {
+    // With g = dy * w: dx = rstd * (g - mean(g) - xhat * mean(g * xhat)).
+    for (int64_t r = 0; r < rows; r++) {
+        const float *dyr = dy + r * d, *hr = xhat + r * d;
+        float *dxr = dx + r * d;
+        float sg = 0.0f, sgx = 0.0f;
+        for (int64_t i = 0; i < d; i++) {
+            float g = dyr[i] * w[i];
+            sg += g;
+            sgx += g * hr[i];
+            dw[i] += dyr[i] * hr[i];
+            db[i] += dyr[i];
+        }
+        float mg = sg / (float)d, mgx = sgx / (float)d, rs = rstd[r];
+        if (accumulate) {
+            for (int64_t i = 0; i < d; i++) dxr[i] += rs * (dyr[i] * w[i] - mg - hr[i] * mgx);
+        } else {
+            for (int64_t i = 0; i < d; i++) dxr[i] = rs * (dyr[i] * w[i] - mg - hr[i] * mgx);
+        }
+    }
+}
+
+// ---- activations ----
+
+void s2s_relu(float *y, const float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void s2s_relu_backward(float *dx, const float *dy, const float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+#define INV_SQRT2 0.70710678118654752f
+
+void s2s_gelu(float *y, const float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * INV_SQRT2));
+}
+
+void s2s_gelu_backward(float *dx, const float *dy, const float *x, int64_t n) {
+    const float inv_sqrt_2pi = 0.3989422804014327f;
+    for (int64_t i = 0; i < n; i++) {
+        float cdf = 0.5f * (1.0f + erff(x[i] * INV_SQRT2));
+        float pdf = inv_sqrt_2pi * expf(-0.5f * x[i] * x[i]);
+        dx[i] = dy[i] * (cdf + x[i] * pdf);
+    }
+}
+
+void s2s_softmax_backward_row(float *dx, const float *dy, const float *y, int64_t valid,
+                              int64_t n) {
+    float dot = 0.0f;
+    for (int64_t j = 0; j < valid; j++) dot += y[j] * dy[j];
+    for (int64_t j = 0; j < valid; j++) dx[j] = y[j] * (dy[j] - dot);
+    for (int64_t j = valid; j < n; j++) dx[j] = 0.0f;
+}
+
+// ---- dropout ----
+
+void s2s_dropout(float *x, uint8_t *keep, int64_t n, float p, s2s_rng *rng) {
+    if (p == 0.0f) return;
+    float scale = 1.0f / (1.0f - p);
+    for (int64_t i = 0; i < n; i++) {
+        keep[i] = s2s_rng_uniform(rng) >= (double)p;
+        x[i] = keep[i] ? x[i] * scale : 0.0f;
+    }
+}
+
+void s2s_dropout_backward(float *dx, const float *dy, const uint8_t *keep, int64_t n, float p) {
+    if (p == 0.0f) {
+        if (dx != dy) memcpy(dx, dy, (size_t)n * sizeof *dx);
+        return;
+    }
+    float scale = 1.0f / (1.0f - p);
+    for (int64_t i = 0; i < n; i++) dx[i] = keep[i] ? dy[i] * scale : 0.0f;
+}
+
+// ---- embeddings and biases ----
+
+void s2s_embedding_backward(float *demb, const float *dx, const int *ids, int64_t rows,
+                            int64_t d, float scale) {
+    for (int64_t r = 0; r < rows; r++) {
+        float *e = demb + (int64_t)ids[r] * d;
+        const float *g = dx + r * d;
+        for (int64_t i = 0; i < d; i++) e[i] += scale * g[i];
+    }
+}
+
+void s2s_colsum(float *db, const float *dy, int64_t rows, int64_t n) {
+    for (int64_t r = 0; r < rows; r++) {
+        const float *g = dy + r * n;
+        for (int64_t j = 0; j < n; j++) db[j] += g[j];
+    }
+}
+
+// ---- products ----
+
+s2s_status s2s_linear_backward(float *dx, float *dw, float *db, const float *dy,
+                               const float *x, const float *w, int64_t rows, int64_t k,
+                               int64_t n, bool accumulate_dx) {
+    if (dx) {
+        // dx (R, K) = dy (R, N) · W (N, K)
+        s2s_mm_args a = {
+            .b0 = 1, .b1 = 1, .m = rows, .k = n, .n = k,
+            .sa = {0, 0, n, 1}, .sb = {0, 0, k, 1}, .sc = {0, 0, k, 1},
+            .alpha = 1.0f, .accumulate = accumulate_dx,
+        };
+        S2S_TRY(s2s_mm(dx, dy, w, &a));
+    }
+    if (dw) {
+        // dW (N, K) += dy^T (N, R) · x (R, K), dy read transposed in place
+        s2s_mm_args a = {
+            .b0 = 1, .b1 = 1, .m = n, .k = rows, .n = k,
+            .sa = {0, 0, 1, n}, .sb = {0, 0, k, 1}, .sc = {0, 0, k, 1},
+            .alpha = 1.0f, .accumulate = true,
+        };
+        S2S_TRY(s2s_mm(dw, dy, x, &a));
+    }
+    if (db) s2s_colsum(db, dy, rows, n);
+    return S2S_OK;
+}
+
+// Keys row i of (b) may see: the key-padding length, cut by the causal mask.
+static int64_t valid_keys(const s2s_attn_shape *s, int64_t b, int64_t i) {
+    int64_t valid = s->k_len ? s->k_len[b] : s->tk;
+    if (s->causal_pos0 >= 0 && s->causal_pos0 + i + 1 < valid) valid = s->causal_pos0 + i + 1;
+    return valid;
+}
+
+s2s_status s2s_attention_train(float *ctx, float *probs, float *pdrop, uint8_t *keep,
+                               s2s_view q, s2s_view k, s2s_view v, const s2s_attn_shape *s,
+                               float p, s2s_rng *rng) {
+    int64_t B = s->batch, H = s->heads, dh = s->head_dim, tq = s->tq, tk = s->tk;
+    int64_t d = H * dh, n = B * H * tq * tk;
+
+    // The same products and softmax as s2s_attention.
+    s2s_mm_args scores = {
+        .b0 = B, .b1 = H, .m = tq, .k = dh, .n = tk,
+        .sa = {q.bs, dh, q.rs, 1},
+        .sb = {k.bs, dh, 1, k.rs},
+        .sc = {H * tq * tk, tq * tk, tk, 1},
+        .alpha = 1.0f / sqrtf((float)dh),
+    };
+    S2S_TRY(s2s_mm(probs, q.p, k.p, &scores));
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t i = 0; i < tq; i++)
+                s2s_softmax_row(probs + ((b * H + h) * tq + i) * tk, valid_keys(s, b, i), tk);
+
+    const float *w = probs;
+    if (p > 0.0f) {
+        memcpy(pdrop, probs, (size_t)n * sizeof *pdrop);
+        s2s_dropout(pdrop, keep, n, p, rng);
+        w = pdrop;
+    }
+    s2s_mm_args context = {
+        .b0 = B, .b1 = H, .m = tq, .k = tk, .n = dh,
+        .sa = {H * tq * tk, tq * tk, tk, 1},
+        .sb = {v.bs, dh, v.rs, 1},
+        .sc = {tq * d, dh, d, 1},
+        .alpha = 1.0f,
+    };
+    return s2s_mm(ctx, w, v.p, &context);
+}
+
+s2s_status s2s_attention_backward(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *dprobs,
+                                  const float *dctx, const float *probs, const float *pdrop,
+                                  const uint8_t *keep, float p, s2s_view q, s2s_view k,
+                                  s2s_view v, const s2s_attn_shape *s) {
+    int64_t B = s->batch, H = s->heads, dh = s->head_dim, tq = s->tq, tk = s->tk;
+    int64_t d = H * dh, n = B * H * tq * tk;
+    float alpha = 1.0f / sqrtf((float)dh);
+    const float *w = p > 0.0f ? pdrop : probs;
+
+    // dPd (B, H, Tq, Tk) = dO (B, H, Tq, Dh) · V^T
+    s2s_mm_args dp = {
+        .b0 = B, .b1 = H, .m = tq, .k = dh, .n = tk,
+        .sa = {tq * d, dh, d, 1},
+        .sb = {v.bs, dh, 1, v.rs},
+        .sc = {H * tq * tk, tq * tk, tk, 1},
+        .alpha = 1.0f,
+    };
+    S2S_TRY(s2s_mm(dprobs, dctx, v.p, &dp));
+    // dV (B, H, Tk, Dh) = Pd^T · dO, Pd read transposed
+    s2s_mm_args dvv = {
+        .b0 = B, .b1 = H, .m = tk, .k = tq, .n = dh,
+        .sa = {H * tq * tk, tq * tk, 1, tk},
+        .sb = {tq * d, dh, d, 1},
+        .sc = {dv.bs, dh, dv.rs, 1},
+        .alpha = 1.0f,
+    };
+    S2S_TRY(s2s_mm(dv.p, w, dctx, &dvv));
+
+    s2s_dropout_backward(dprobs, dprobs, keep, n, p);
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t i = 0; i < tq; i++) {
+                int64_t off = ((b * H + h) * tq + i) * tk;
+                s2s_softmax_backward_row(dprobs + off, dprobs + off, probs + off,
+                                         valid_keys(s, b, i), tk);
+            }
+
+    // dQ (B, H, Tq, Dh) = alpha dS · K
+    s2s_mm_args dqq = {
+        .b0 = B, .b1 = H, .m = tq, .k = tk, .n = dh,
+        .sa = {H * tq * tk, tq * tk, tk, 1},
+        .sb = {k.bs, dh, k.rs, 1},
+        .sc = {dq.bs, dh, dq.rs, 1},
+        .alpha = alpha,
+    };
+    S2S_TRY(s2s_mm(dq.p, dprobs, k.p, &dqq));
+    // dK (B, H, Tk, Dh) = alpha dS^T · Q
+    s2s_mm_args dkk = {
+        .b0 = B, .b1 = H, .m = tk, .k = tq, .n = dh,
+        .sa = {H * tq * tk, tq * tk, 1, tk},
+        .sb = {q.bs, dh, q.rs, 1},
+        .sc = {dk.bs, dh, dk.rs, 1},
+        .alpha = alpha,
+    };
+    return s2s_mm(dk.p, dprobs, q.p, &dkk);
+}

@@ -1,0 +1,672 @@
+// Training graph: the forward pass keeping activations, the label-smoothed
+// cross-entropy, and the backward pass into a parameter-shaped gradient
+// block.
+//
+// Dimension letters: N sentences, S source rows, T target rows, D model
+// width, F FFN width, H heads, V target vocabulary; Rs = N*S, Rt = N*T.
+//
+// The forward pass is the inference one (src/layers, src/decoding) with
+// the whole target at once (causal mask from position 0) plus dropout:
+//   x0 = drop(E[id] * sqrt(D) + PE[pos])
+//   pre:  x = x + drop(Sub(LN(x)))      post: x = LN(x + drop(Sub(x)))
+//   attention weights: drop(softmax(mask(Q K^T / sqrt(Dh))))
+//   logits = h · W^T + b,  W = generator.weight or tgt_embed.weight (tied)
+// Every sublayer writes a fresh residual stream buffer, so the backward
+// pass finds the input of each LayerNorm and product it needs.
+//
+// Gradients of pad rows: a padded source row is masked out as a key and
+// feeds no real row; a padded target row gets no loss and, being after
+// every real row, is seen by none through the causal mask. Their
+// gradients are therefore exactly 0, and the embedding rows of <pad> get
+// no gradient from padding. A <pad> id inside a sentence would be treated
+// like any other id (PyTorch's nn.Embedding without padding_idx does the
+// same). The positional table is a constant.
+#include "train/graph.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "layers/attention.h"
+#include "ops/matmul.h"
+#include "ops/ops.h"
+#include "train/backward_ops.h"
+
+// ---- activations ----
+
+// What one sublayer (self-attention, cross-attention or FFN) keeps.
+typedef struct sub_acts {
+    const float *in;  // (R, D) residual stream entering (the previous out)
+    float *h;         // (R, D) sublayer input: LN(in) for pre-norm, in for post-norm
+    float *xhat;      // (R, D) normalised LN input: in (pre) or in + drop(sub) (post)
+    float *rstd;      // (R)
+    uint8_t *keep;    // (R, D) dropout mask of the sublayer output
+    float *out;       // (R, D) residual stream leaving
+    // attention
+    float *q;         // self (R, 3D) fused Q|K|V; cross (R, D) queries
+    float *kv;        // cross (Rs, 2D) keys|values of the encoder output
+    float *probs;     // (N, H, Tq, Tk) softmax
+    float *pdrop;     // (N, H, Tq, Tk) after attention dropout (when allocated)
+    uint8_t *akeep;   // (N, H, Tq, Tk)
+    float *ctx;       // (R, D) heads concatenated, before out_proj
+    // FFN
+    float *a1;        // (R, F) fc1 output before the activation
+    float *act;       // (R, F) after it
+} sub_acts;
+
+typedef struct final_norm {
+    float *y, *xhat, *rstd;  // (R, D), (R, D), (R)
+} final_norm;
+
+enum { SUB_ATTN, SUB_CROSS, SUB_FFN };
+
+struct s2s_graph {
+    const s2s_model *m;
+    int64_t cap_n, cap_s, cap_t;  // batch shape the blocks were laid out for
+    bool cap_adrop;               // pdrop/akeep allocated
+    float *block;
+    uint8_t *bytes;
+
+    float *src_x, *tgt_x;         // (Rs, D), (Rt, D) embedding outputs
+    uint8_t *src_keep, *tgt_keep; // their dropout masks
+    sub_acts *enc;                // (L_enc * 2): attention, FFN
+    sub_acts *dec;                // (L_dec * 3): self, cross, FFN
+    final_norm enc_norm, dec_norm;  // pre-norm only
+    const float *memory;          // (Rs, D) encoder output
+    const float *hfin;            // (Rt, D) decoder output
+    float *logits;                // (Rt, V); d loss / d logits after the loss
+
+    // backward scratch, shared by all layers
+    float *tmp;     // (Rmax, D) sublayer output before dropout / its gradient
+    float *dh;      // (Rmax, D) gradient of a pre-norm sublayer input
+    float *dq;      // (Rmax, 3D)
+    float *dctx;    // (Rmax, D)
+    float *dprobs;  // (N, H, max(S,T), max(S,T))
+    float *dff;     // (Rmax, F)
+    float *dkv;     // (Rs, 2D)
+    float *dsrc;    // (Rs, D) gradient of the encoder stream (and output)
+    float *dtgt;    // (Rt, D) gradient of the decoder stream
+};
+
+// ---- memory plan ----
+
+// Two bump allocators walked twice: counting (NULL bases), then handing
+// out pointers into one float block and one byte block.
+typedef struct arena {
+    float *f;
+    size_t nf;
+    uint8_t *b;
+    size_t nb;
+} arena;
+
+static size_t round64(int64_t n) { return ((size_t)n + 63) & ~(size_t)63; }
+
+static float *take(arena *a, int64_t n) {
+    float *p = a->f ? a->f + a->nf : NULL;
+    a->nf += round64(n);  // 256-byte aligned buffers
+    return p;
+}
+
+static uint8_t *take_bytes(arena *a, int64_t n) {
+    uint8_t *p = a->b ? a->b + a->nb : NULL;
+    a->nb += round64(n);
+    return p;
+}
+
+static void plan_sub(arena *a, sub_acts *s, int kind, bool pre, bool adrop, int64_t R,
+                     int64_t Rs, int64_t n_probs, int64_t d, int64_t f) {
+    *s = (sub_acts){0};
+    if (pre) s->h = take(a, R * d);
+    s->xhat = take(a, R * d);
+    s->rstd = take(a, R);
+    s->keep = take_bytes(a, R * d);
+    s->out = take(a, R * d);
+    if (kind == SUB_FFN) {
+        s->a1 = take(a, R * f);
+        s->act = take(a, R * f);
+        return;
+    }
+    s->q = take(a, R * (kind == SUB_ATTN ? 3 * d : d));
+    if (kind == SUB_CROSS) s->kv = take(a, Rs * 2 * d);
+    s->probs = take(a, n_probs);
+    if (adrop) {
+        s->pdrop = take(a, n_probs);
+        s->akeep = take_bytes(a, n_probs);
+    }
+    s->ctx = take(a, R * d);
+}
+
+static void plan(s2s_graph *g, arena *a) {
+    const s2s_model_config *c = &g->m->cfg.model;
+    int64_t N = g->cap_n, S = g->cap_s, T = g->cap_t;
+    int64_t d = c->d_model, f = c->ffn_dim, H = c->heads;
+    int64_t V = s2s_vocab_size(g->m->tgt_vocab);
+    int64_t Rs = N * S, Rt = N * T, Rm = Rs > Rt ? Rs : Rt, tm = S > T ? S : T;
+    bool pre = c->norm == S2S_NORM_PRE, ad = g->cap_adrop;
+
+    g->src_x = take(a, Rs * d);
+    g->src_keep = take_bytes(a, Rs * d);
+    for (int l = 0; l < c->encoder_layers; l++) {
+        plan_sub(a, &g->enc[2 * l], SUB_ATTN, pre, ad, Rs, Rs, N * H * S * S, d, f);
+        plan_sub(a, &g->enc[2 * l + 1], SUB_FFN, pre, ad, Rs, Rs, 0, d, f);
+    }
+    if (pre) g->enc_norm = (final_norm){take(a, Rs * d), take(a, Rs * d), take(a, Rs)};
+    g->tgt_x = take(a, Rt * d);
+    g->tgt_keep = take_bytes(a, Rt * d);
+    for (int l = 0; l < c->decoder_layers; l++) {
+        plan_sub(a, &g->dec[3 * l], SUB_ATTN, pre, ad, Rt, Rs, N * H * T * T, d, f);
+        plan_sub(a, &g->dec[3 * l + 1], SUB_CROSS, pre, ad, Rt, Rs, N * H * T * S, d, f);
+        plan_sub(a, &g->dec[3 * l + 2], SUB_FFN, pre, ad, Rt, Rs, 0, d, f);
+    }
+    if (pre) g->dec_norm = (final_norm){take(a, Rt * d), take(a, Rt * d), take(a, Rt)};
+    g->logits = take(a, Rt * V);
+
+    g->tmp = take(a, Rm * d);
+    g->dh = take(a, Rm * d);
+    g->dq = take(a, Rm * 3 * d);
+    g->dctx = take(a, Rm * d);
+    g->dprobs = take(a, N * H * tm * tm);
+    g->dff = take(a, Rm * f);
+    g->dkv = take(a, Rs * 2 * d);
+    g->dsrc = take(a, Rs * d);
+    g->dtgt = take(a, Rt * d);
+}
+
+// Makes the blocks big enough for an (N, S, T) batch; they only grow.
+static s2s_status reserve(s2s_graph *g, int64_t N, int64_t S, int64_t T, bool adrop) {
+    if (N <= g->cap_n && S <= g->cap_s && T <= g->cap_t && (!adrop || g->cap_adrop))
+        return S2S_OK;
+    g->cap_n = N > g->cap_n ? N : g->cap_n;
+    g->cap_s = S > g->cap_s ? S : g->cap_s;
+    g->cap_t = T > g->cap_t ? T : g->cap_t;
+    g->cap_adrop = g->cap_adrop || adrop;
+    arena a = {0};
+    plan(g, &a);
+    float *block = malloc(a.nf * sizeof(float));
+    uint8_t *bytes = malloc(a.nb ? a.nb : 1);
+    if (!block || !bytes) {
+        // The counting pass has cleared the old layout: drop it all, so the
+        // next call lays everything out again.
+        free(block);
+        free(bytes);
+        free(g->block);
+        free(g->bytes);
+        g->block = NULL;
+        g->bytes = NULL;
+        g->cap_n = g->cap_s = g->cap_t = 0;
+        g->cap_adrop = false;
+        return s2s_fail(S2S_ERR_NOMEM,
+                        "out of memory for the training activations of a batch of %lld "
+                        "sentences (%lld source, %lld target rows)",
+                        (long long)N, (long long)S, (long long)T);
+    }
+    free(g->block);
+    free(g->bytes);
+    g->block = block;
+    g->bytes = bytes;
+    a = (arena){.f = block, .b = bytes};
+    plan(g, &a);
+    return S2S_OK;
+}
+
+s2s_status s2s_graph_new(s2s_graph **out, const s2s_model *m) {
+    *out = NULL;
+    s2s_graph *g = s2s_calloc(1, sizeof *g);
+    if (!g) return S2S_ERR_NOMEM;
+    g->m = m;
+    g->enc = s2s_calloc((size_t)m->cfg.model.encoder_layers * 2 + 1, sizeof(sub_acts));
+    g->dec = s2s_calloc((size_t)m->cfg.model.decoder_layers * 3 + 1, sizeof(sub_acts));
+    if (!g->enc || !g->dec) {
+        s2s_graph_free(g);
+        return S2S_ERR_NOMEM;
+    }
+    *out = g;
+    return S2S_OK;
+}
+
+void s2s_graph_free(s2s_graph *g) {
+    if (!g) return;
+    free(g->block);
+    free(g->bytes);
+    free(g->enc);
+    free(g->dec);
+    free(g);
+}
+
+// ---- one pass ----
+
+typedef struct pass {
+    s2s_graph *g;
+    const s2s_model *m;
+    const s2s_batch *b;
+    int64_t N, S, T, d, f, H, V;
+    bool pre;
+    float eps;
+    float drop, adrop;
+    s2s_rng *rng;
+    float *grads;  // backward only
+} pass;
+
+static s2s_rows rows_of(float *p, int64_t width) { return (s2s_rows){p, 0, width}; }
+
+// The gradient of weight w: the same offset in the gradient block.
+static float *G(const pass *p, const float *w) { return p->grads + (w - p->m->params); }
+
+static s2s_status check_batch(const s2s_model *m, const s2s_batch *b) {
+    int vs = s2s_vocab_size(m->src_vocab), vt = s2s_vocab_size(m->tgt_vocab);
+    int max_len = m->cfg.model.max_len;
+    if (b->n < 1 || b->S < 1 || b->T < 1)
+        return s2s_fail(S2S_ERR_INVALID, "training batch: empty (%d sentences, %d x %d rows)",
+                        b->n, b->S, b->T);
+    if (b->S > max_len || b->T > max_len)
+        return s2s_fail(S2S_ERR_INVALID,
+                        "training batch: %d source / %d target rows; the model takes at most %d",
+                        b->S, b->T, max_len);
+    long long n_tokens = 0;
+    for (int i = 0; i < b->n; i++) {
+        if (b->src_len[i] < 1 || b->src_len[i] > b->S || b->tgt_len[i] < 1 ||
+            b->tgt_len[i] > b->T)
+            return s2s_fail(S2S_ERR_INVALID,
+                            "training batch: sentence %d has lengths %d/%d in a %d x %d batch",
+                            i + 1, b->src_len[i], b->tgt_len[i], b->S, b->T);
+        n_tokens += b->tgt_len[i];
+        for (int j = 0; j < b->S; j++) {
+            int id = b->src[(int64_t)i * b->S + j];
+            if (id < 0 || id >= vs)
+                return s2s_fail(S2S_ERR_INVALID, "training batch: sentence %d: source id %d "
+                                "out of range", i + 1, id);
+        }
+        for (int j = 0; j < b->T; j++) {
+            int in = b->tgt_in[(int64_t)i * b->T + j], out = b->tgt_out[(int64_t)i * b->T + j];
+            if (in < 0 || in >= vt || (j < b->tgt_len[i] && (out < 0 || out >= vt)))
+                return s2s_fail(S2S_ERR_INVALID, "training batch: sentence %d: target id "
+                                "out of range", i + 1);
+        }
+    }
+    if (n_tokens != b->n_tokens)
+        return s2s_fail(S2S_ERR_INVALID, "training batch: n_tokens is %d, the lengths add up "
+                        "to %lld", b->n_tokens, n_tokens);
+    return S2S_OK;
+}
+
+static s2s_status begin(pass *p, s2s_graph *g, const s2s_batch *b, float drop, float adrop,
+                        s2s_rng *rng) {
+    const s2s_model *m = g->m;
+    const s2s_model_config *c = &m->cfg.model;
+    S2S_TRY(check_batch(m, b));
+    *p = (pass){
+        .g = g, .m = m, .b = b,
+        .N = b->n, .S = b->S, .T = b->T,
+        .d = c->d_model, .f = c->ffn_dim, .H = c->heads,
+        .V = s2s_vocab_size(m->tgt_vocab),
+        .pre = c->norm == S2S_NORM_PRE, .eps = c->layer_norm_eps,
+        .drop = drop, .adrop = adrop, .rng = rng,
+    };
+    return reserve(g, p->N, p->S, p->T, adrop > 0.0f);
+}
+
+// ---- forward ----
+
+// x (N*len, D) = drop(E[ids] * sqrt(D) + PE[pos])
+static void embed_fwd(pass *p, float *x, uint8_t *keep, const float *table, const int *ids,
+                      int64_t len) {
+    int64_t d = p->d;
+    float scale = sqrtf((float)d);
+    for (int64_t b = 0; b < p->N; b++)
+        for (int64_t i = 0; i < len; i++)
+            s2s_embed_row(x + (b * len + i) * d, table, ids[b * len + i], scale,
+                          p->m->pe + i * d, d);
+    s2s_dropout(x, keep, p->N * len * p->d, p->drop, p->rng);
+}
+
+// The sublayer's input: LN(in) for pre-norm, in itself for post-norm.
+static void sub_in(pass *p, sub_acts *a, const s2s_norm_weights *n, int64_t R) {
+    if (p->pre)
+        s2s_layernorm_fwd(a->h, a->xhat, a->rstd, a->in, n->w, n->b, R, p->d, p->eps);
+    else
+        a->h = (float *)a->in;
+}
+
+// out = in + drop(sub); post-norm normalises the sum.
+static void sub_out(pass *p, sub_acts *a, const s2s_norm_weights *n, float *sub, int64_t R) {
+    s2s_dropout(sub, a->keep, R * p->d, p->drop, p->rng);
+    s2s_add(a->out, a->in, sub, R * p->d);
+    if (!p->pre) s2s_layernorm_fwd(a->out, a->xhat, a->rstd, a->out, n->w, n->b, R, p->d, p->eps);
+}
+
+static float *used_probs(const pass *p, const sub_acts *a) {
+    return p->adrop > 0.0f ? a->pdrop : a->probs;
+}
+
+// Self-attention over T rows per sentence (k_len: key padding, causal: -1
+// or 0 for the decoder's full-target causal mask).
+static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
+                                const s2s_norm_weights *n, int64_t T, const int *k_len,
+                                int64_t causal) {
+    int64_t d = p->d, R = p->N * T;
+    sub_in(p, a, n, R);
+    S2S_TRY(s2s_linear(rows_of(a->q, 3 * d), rows_of(a->h, d), w->w_qkv, w->b_qkv, 1, R, d,
+                       3 * d, S2S_MM_NONE, false));
+    s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = T,
+                          .k_len = k_len, .causal_pos0 = causal};
+    s2s_view q = {a->q, T * 3 * d, 3 * d}, k = {a->q + d, T * 3 * d, 3 * d},
+             v = {a->q + 2 * d, T * 3 * d, 3 * d};
+    S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, q, k, v, &sh,
+                                p->adrop, p->rng));
+    S2S_TRY(s2s_linear(rows_of(p->g->tmp, d), rows_of(a->ctx, d), w->w_out, w->b_out, 1, R, d,
+                       d, S2S_MM_NONE, false));
+    sub_out(p, a, n, p->g->tmp, R);
+    return S2S_OK;
+}
+
+static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
+                                 const s2s_norm_weights *n) {
+    int64_t d = p->d, T = p->T, S = p->S, R = p->N * T;
+    sub_in(p, a, n, R);
+    S2S_TRY(s2s_linear(rows_of(a->q, d), rows_of(a->h, d), w->w_qkv, w->b_qkv, 1, R, d, d,
+                       S2S_MM_NONE, false));
+    S2S_TRY(s2s_linear(rows_of(a->kv, 2 * d), rows_of((float *)p->g->memory, d),
+                       w->w_qkv + d * d, w->b_qkv + d, 1, p->N * S, d, 2 * d, S2S_MM_NONE,
+                       false));
+    s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = S,
+                          .k_len = p->b->src_len, .causal_pos0 = -1};
+    s2s_view q = {a->q, T * d, d}, k = {a->kv, S * 2 * d, 2 * d},
+             v = {a->kv + d, S * 2 * d, 2 * d};
+    S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, q, k, v, &sh,
+                                p->adrop, p->rng));
+    S2S_TRY(s2s_linear(rows_of(p->g->tmp, d), rows_of(a->ctx, d), w->w_out, w->b_out, 1, R, d,
+                       d, S2S_MM_NONE, false));
+    sub_out(p, a, n, p->g->tmp, R);
+    return S2S_OK;
+}
+
+// The activation stays out of fc1's product: the backward pass needs the
+// pre-activation.
+static s2s_status ffn_fwd(pass *p, sub_acts *a, const s2s_ffn_weights *w,
+                          const s2s_norm_weights *n, int64_t R) {
+    int64_t d = p->d, f = p->f;
+    sub_in(p, a, n, R);
+    S2S_TRY(s2s_linear(rows_of(a->a1, f), rows_of(a->h, d), w->w1, w->b1, 1, R, d, f,
+                       S2S_MM_NONE, false));
+    if (p->m->cfg.model.activation == S2S_ACT_GELU)
+        s2s_gelu(a->act, a->a1, R * f);
+    else
+        s2s_relu(a->act, a->a1, R * f);
+    S2S_TRY(s2s_linear(rows_of(p->g->tmp, d), rows_of(a->act, f), w->w2, w->b2, 1, R, f, d,
+                       S2S_MM_NONE, false));
+    sub_out(p, a, n, p->g->tmp, R);
+    return S2S_OK;
+}
+
+static s2s_status forward(pass *p) {
+    s2s_graph *g = p->g;
+    const s2s_model *m = p->m;
+    const s2s_model_config *c = &m->cfg.model;
+    const s2s_batch *b = p->b;
+    int64_t d = p->d, Rs = p->N * p->S, Rt = p->N * p->T;
+
+    embed_fwd(p, g->src_x, g->src_keep, m->src_embed, b->src, p->S);
+    const float *x = g->src_x;
+    for (int l = 0; l < c->encoder_layers; l++) {
+        sub_acts *at = &g->enc[2 * l], *ff = &g->enc[2 * l + 1];
+        at->in = x;
+        S2S_TRY(self_attn_fwd(p, at, &m->enc[l].self_attn, &m->enc[l].norm1, p->S, b->src_len,
+                              -1));
+        ff->in = at->out;
+        S2S_TRY(ffn_fwd(p, ff, &m->enc[l].ffn, &m->enc[l].norm2, Rs));
+        x = ff->out;
+    }
+    g->memory = x;
+    if (p->pre) {
+        final_norm *fn = &g->enc_norm;
+        s2s_layernorm_fwd(fn->y, fn->xhat, fn->rstd, x, m->enc_norm.w, m->enc_norm.b, Rs, d,
+                          p->eps);
+        g->memory = fn->y;
+    }
+
+    embed_fwd(p, g->tgt_x, g->tgt_keep, m->tgt_embed, b->tgt_in, p->T);
+    x = g->tgt_x;
+    for (int l = 0; l < c->decoder_layers; l++) {
+        const s2s_decoder_weights *w = &m->dec[l];
+        sub_acts *sa = &g->dec[3 * l], *ca = &g->dec[3 * l + 1], *ff = &g->dec[3 * l + 2];
+        sa->in = x;
+        S2S_TRY(self_attn_fwd(p, sa, &w->self_attn, &w->norm1, p->T, NULL, 0));
+        ca->in = sa->out;
+        S2S_TRY(cross_attn_fwd(p, ca, &w->cross_attn, &w->norm2));
+        ff->in = ca->out;
+        S2S_TRY(ffn_fwd(p, ff, &w->ffn, &w->norm3, Rt));
+        x = ff->out;
+    }
+    g->hfin = x;
+    if (p->pre) {
+        final_norm *fn = &g->dec_norm;
+        s2s_layernorm_fwd(fn->y, fn->xhat, fn->rstd, x, m->dec_norm.w, m->dec_norm.b, Rt, d,
+                          p->eps);
+        g->hfin = fn->y;
+    }
+    return s2s_linear(rows_of(g->logits, p->V), rows_of((float *)g->hfin, d), m->gen_w,
+                      m->gen_b, 1, Rt, d, p->V, S2S_MM_NONE, false);
+}
+
+// ---- loss ----
+
+// Label-smoothed cross-entropy over the real target rows, in double:
+//   (1-eps) (lse - x[gold]) + eps (lse - mean_v x[v]),  lse = log sum exp x.
+// With want_grad, logits become d(mean loss)/d logits =
+// (softmax - (1-eps) onehot - eps/V) / n_tokens, and 0 on pad rows.
+static void loss(pass *p, float eps, bool want_grad, s2s_loss_stats *st) {
+    const s2s_batch *b = p->b;
+    int64_t V = p->V;
+    double sum = 0.0, nll_sum = 0.0, inv_n = 1.0 / (double)b->n_tokens;
+    int correct = 0;
+    for (int64_t s = 0; s < p->N; s++) {
+        for (int64_t i = 0; i < p->T; i++) {
+            float *x = p->g->logits + (s * p->T + i) * V;
+            if (i >= b->tgt_len[s]) {
+                if (want_grad) memset(x, 0, (size_t)V * sizeof *x);
+                continue;
+            }
+            int gold = b->tgt_out[s * p->T + i];
+            int64_t best = 0;
+            for (int64_t v = 1; v < V; v++)
+                if (x[v] > x[best]) best = v;
+            double mx = x[best], se = 0.0, sx = 0.0;
+            for (int64_t v = 0; v < V; v++) {
+                se += exp((double)x[v] - mx);
+                sx += x[v];
+            }
+            double lse = mx + log(se);
+            double nll = lse - x[gold];
+            sum += (1.0 - eps) * nll + eps * (lse - sx / (double)V);
+            nll_sum += nll;
+            correct += best == gold;
+            if (want_grad) {
+                double off = eps / (double)V;
+                for (int64_t v = 0; v < V; v++)
+                    x[v] = (float)((exp((double)x[v] - lse) - off) * inv_n);
+                x[gold] = (float)((double)x[gold] - (1.0 - eps) * inv_n);
+            }
+        }
+    }
+    *st = (s2s_loss_stats){
+        .loss = sum * inv_n, .nll = nll_sum * inv_n,
+        .n_tokens = b->n_tokens, .n_correct = correct,
+    };
+}
+
+// ---- backward ----
+//
+// dx, the gradient of the residual stream, is updated in place from the
+// last sublayer to the first: on entry to a sublayer's backward it is
+// d loss / d out, on return d loss / d in.
+
+// Opens a sublayer's backward: returns the gradient of its output before
+// dropout (in g->tmp), and where its input gradient goes: g->dh
+// (overwritten) for pre-norm, dx itself (accumulated) for post-norm.
+static float *sub_bwd_begin(pass *p, sub_acts *a, const s2s_norm_weights *n, float *dx,
+                            int64_t R, float **din, bool *acc) {
+    if (!p->pre)
+        s2s_layernorm_backward(dx, G(p, n->w), G(p, n->b), dx, a->xhat, a->rstd, n->w, R, p->d,
+                               false);
+    s2s_dropout_backward(p->g->tmp, dx, a->keep, R * p->d, p->drop);
+    *din = p->pre ? p->g->dh : dx;
+    *acc = !p->pre;
+    return p->g->tmp;
+}
+
+// Closes it: pre-norm adds the LayerNorm's input gradient to the residual.
+static void sub_bwd_end(pass *p, sub_acts *a, const s2s_norm_weights *n, float *dx, int64_t R) {
+    if (p->pre)
+        s2s_layernorm_backward(dx, G(p, n->w), G(p, n->b), p->g->dh, a->xhat, a->rstd, n->w, R,
+                               p->d, /*accumulate=*/true);
+}
+
+static s2s_status self_attn_bwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
+                                const s2s_norm_weights *n, float *dx, int64_t T,
+                                const int *k_len, int64_t causal) {
+    s2s_graph *g = p->g;
+    int64_t d = p->d, R = p->N * T;
+    float *din;
+    bool acc;
+    float *dsub = sub_bwd_begin(p, a, n, dx, R, &din, &acc);
+    S2S_TRY(s2s_linear_backward(g->dctx, G(p, w->w_out), G(p, w->b_out), dsub, a->ctx,
+                                w->w_out, R, d, d, false));
+    s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = T,
+                          .k_len = k_len, .causal_pos0 = causal};
+    int64_t bs = T * 3 * d, rs = 3 * d;
+    s2s_view q = {a->q, bs, rs}, k = {a->q + d, bs, rs}, v = {a->q + 2 * d, bs, rs};
+    s2s_rows dq = {g->dq, bs, rs}, dk = {g->dq + d, bs, rs}, dv = {g->dq + 2 * d, bs, rs};
+    S2S_TRY(s2s_attention_backward(dq, dk, dv, g->dprobs, g->dctx, a->probs, used_probs(p, a),
+                                   a->akeep, p->adrop, q, k, v, &sh));
+    S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv, R,
+                                d, 3 * d, acc));
+    sub_bwd_end(p, a, n, dx, R);
+    return S2S_OK;
+}
+
+// Also adds the encoder output's gradient into g->dsrc.
+static s2s_status cross_attn_bwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
+                                 const s2s_norm_weights *n, float *dx) {
+    s2s_graph *g = p->g;
+    int64_t d = p->d, T = p->T, S = p->S, R = p->N * T;
+    float *din;
+    bool acc;
+    float *dsub = sub_bwd_begin(p, a, n, dx, R, &din, &acc);
+    S2S_TRY(s2s_linear_backward(g->dctx, G(p, w->w_out), G(p, w->b_out), dsub, a->ctx,
+                                w->w_out, R, d, d, false));
+    s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = S,
+                          .k_len = p->b->src_len, .causal_pos0 = -1};
+    s2s_view q = {a->q, T * d, d}, k = {a->kv, S * 2 * d, 2 * d},
+             v = {a->kv + d, S * 2 * d, 2 * d};
+    s2s_rows dq = {g->dq, T * d, d}, dk = {g->dkv, S * 2 * d, 2 * d},
+             dv = {g->dkv + d, S * 2 * d, 2 * d};
+    S2S_TRY(s2s_attention_backward(dq, dk, dv, g->dprobs, g->dctx, a->probs, used_probs(p, a),
+                                   a->akeep, p->adrop, q, k, v, &sh));
+    S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv, R,
+                                d, d, acc));
+    S2S_TRY(s2s_linear_backward(g->dsrc, G(p, w->w_qkv) + d * d, G(p, w->b_qkv) + d, g->dkv,
+                                g->memory, w->w_qkv + d * d, p->N * S, d, 2 * d,
+                                /*accumulate_dx=*/true));
+    sub_bwd_end(p, a, n, dx, R);
+    return S2S_OK;
+}
+
+static s2s_status ffn_bwd(pass *p, sub_acts *a, const s2s_ffn_weights *w,
+                          const s2s_norm_weights *n, float *dx, int64_t R) {
+    s2s_graph *g = p->g;
+    int64_t d = p->d, f = p->f;
+    float *din;
+    bool acc;
+    float *dsub = sub_bwd_begin(p, a, n, dx, R, &din, &acc);
+    S2S_TRY(s2s_linear_backward(g->dff, G(p, w->w2), G(p, w->b2), dsub, a->act, w->w2, R, f, d,
+                                false));
+    if (p->m->cfg.model.activation == S2S_ACT_GELU)
+        s2s_gelu_backward(g->dff, g->dff, a->a1, R * f);
+    else
+        s2s_relu_backward(g->dff, g->dff, a->a1, R * f);
+    S2S_TRY(s2s_linear_backward(din, G(p, w->w1), G(p, w->b1), g->dff, a->h, w->w1, R, d, f,
+                                acc));
+    sub_bwd_end(p, a, n, dx, R);
+    return S2S_OK;
+}
+
+static void embed_bwd(pass *p, float *demb, float *dx, const uint8_t *keep, const int *ids,
+                      int64_t R) {
+    s2s_dropout_backward(dx, dx, keep, R * p->d, p->drop);
+    s2s_embedding_backward(demb, dx, ids, R, p->d, sqrtf((float)p->d));
+}
+
+// Expects g->logits to hold d loss / d logits.
+static s2s_status backward(pass *p) {
+    s2s_graph *g = p->g;
+    const s2s_model *m = p->m;
+    const s2s_model_config *c = &m->cfg.model;
+    int64_t d = p->d, Rs = p->N * p->S, Rt = p->N * p->T;
+    memset(p->grads, 0, m->n_params * sizeof(float));
+
+    // logits = hfin · W^T + b; a tied W is tgt_embed, whose gradient block
+    // then collects this and the embedding's contribution.
+    float *dh = p->pre ? g->dh : g->dtgt;
+    S2S_TRY(s2s_linear_backward(dh, G(p, m->gen_w), G(p, m->gen_b), g->logits, g->hfin,
+                                m->gen_w, Rt, d, p->V, false));
+    if (p->pre)
+        s2s_layernorm_backward(g->dtgt, G(p, m->dec_norm.w), G(p, m->dec_norm.b), g->dh,
+                               g->dec_norm.xhat, g->dec_norm.rstd, m->dec_norm.w, Rt, d, false);
+
+    memset(g->dsrc, 0, (size_t)(Rs * d) * sizeof(float));
+    for (int l = c->decoder_layers - 1; l >= 0; l--) {
+        const s2s_decoder_weights *w = &m->dec[l];
+        S2S_TRY(ffn_bwd(p, &g->dec[3 * l + 2], &w->ffn, &w->norm3, g->dtgt, Rt));
+        S2S_TRY(cross_attn_bwd(p, &g->dec[3 * l + 1], &w->cross_attn, &w->norm2, g->dtgt));
+        S2S_TRY(self_attn_bwd(p, &g->dec[3 * l], &w->self_attn, &w->norm1, g->dtgt, p->T, NULL,
+                              0));
+    }
+    embed_bwd(p, G(p, m->tgt_embed), g->dtgt, g->tgt_keep, p->b->tgt_in, Rt);
+
+    if (p->pre)
+        s2s_layernorm_backward(g->dsrc, G(p, m->enc_norm.w), G(p, m->enc_norm.b), g->dsrc,
+                               g->enc_norm.xhat, g->enc_norm.rstd, m->enc_norm.w, Rs, d, false);
+    for (int l = c->encoder_layers - 1; l >= 0; l--) {
+        const s2s_encoder_weights *w = &m->enc[l];
+        S2S_TRY(ffn_bwd(p, &g->enc[2 * l + 1], &w->ffn, &w->norm2, g->dsrc, Rs));
+        S2S_TRY(self_attn_bwd(p, &g->enc[2 * l], &w->self_attn, &w->norm1, g->dsrc, p->S,
+                              p->b->src_len, -1));
+    }
+    embed_bwd(p, G(p, m->src_embed), g->dsrc, g->src_keep, p->b->src, Rs);
+    return S2S_OK;
+}
+
+// ---- entry points ----
+
+static s2s_status check_rate(float x, const char *name, bool one_ok) {
+    if (!(x >= 0.0f && (one_ok ? x <= 1.0f : x < 1.0f)))
+        return s2s_fail(S2S_ERR_INVALID, "%s must be in [0, 1%c, not %g", name,
+                        one_ok ? ']' : ')', (double)x);
+    return S2S_OK;
+}
+
+s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_train_opts *o,
+                                s2s_rng *rng, float *grads, s2s_loss_stats *stats) {
+    S2S_TRY(check_rate(o->dropout, "dropout", false));
+    S2S_TRY(check_rate(o->attention_dropout, "attention_dropout", false));
+    S2S_TRY(check_rate(o->label_smoothing, "label_smoothing", true));
+    if (!rng && (o->dropout > 0.0f || o->attention_dropout > 0.0f))
+        return s2s_fail(S2S_ERR_INVALID, "dropout needs a random number generator");
+    pass p;
+    S2S_TRY(begin(&p, g, b, o->dropout, o->attention_dropout, rng));
+    p.grads = grads;
+    S2S_TRY(forward(&p));
+    loss(&p, o->label_smoothing, true, stats);
+    return backward(&p);
+}
+
+s2s_status s2s_forward_loss(s2s_graph *g, const s2s_batch *b, float label_smoothing,
+                            s2s_loss_stats *stats) {
+    S2S_TRY(check_rate(label_smoothing, "label_smoothing", true));
+    pass p;
+    S2S_TRY(begin(&p, g, b, 0.0f, 0.0f, NULL));
+    S2S_TRY(forward(&p));
+    loss(&p, label_smoothing, false, stats);
+    return S2S_OK;
+}

@@ -1,0 +1,1109 @@
+// Tests for src/train (graph.c, backward_ops.c): the training forward pass,
+// the label-smoothed loss and every gradient.
+//
+// Gradients are checked against central differences of an independent
+// double-precision implementation of the architecture written here from
+// the pinned definitions (issue 2) and PyTorch's CrossEntropyLoss with
+// label smoothing: perturbing one float parameter by h = 1e-4 and reading
+// the loss in double leaves only the O(h^2) truncation error, so the
+// analytic float gradient must agree to about 1e-4 of the gradient scale.
+// Each kernel is checked alone (LayerNorm, activations, softmax, attention
+// with both masks and with dropout, FFN, embeddings), then whole tiny
+// models (pre/post norm, relu/gelu, tied/untied, label smoothing 0 and
+// 0.1) on a padded batch of three sentences of different lengths.
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <criterion/parameterized.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "decoding/state.h"
+#include "model/model_internal.h"
+#include "ops/matmul.h"
+#include "ops/ops.h"
+#include "reference.h"
+#include "s2s/s2s.h"
+#include "train/backward_ops.h"
+#include "train/graph.h"
+
+// ---- helpers ----
+
+// One thread: the determinism the graph promises is per thread count, and
+// on a loaded machine OpenMP's fork/join costs far more than these tiny
+// products.
+static void one_thread(void) { s2s_set_num_threads(1); }
+TestSuite(graph, .init = one_thread);
+
+static uint64_t rng_state = 88172645463325252ull;
+static uint64_t rnd(void) {  // xorshift64
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static double rnd_sym(void) { return (double)(rnd() >> 11) / 9007199254740992.0 * 2.0 - 1.0; }
+
+static void fill(float *x, int64_t n, double scale) {
+    for (int64_t i = 0; i < n; i++) x[i] = (float)(scale * rnd_sym());
+}
+
+static double dot_fd(const double *a, const float *b, int64_t n) {
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) s += a[i] * (double)b[i];
+    return s;
+}
+
+// Agreement of an analytic gradient with a finite difference: within
+// rtol of the value or atol of the scale of that gradient.
+#define ASSERT_GRAD(an, fd, scale, rtol, atol, ...)                               \
+    cr_assert(fabs((double)(an) - (fd)) <= (rtol) * fabs(fd) + (atol) * (scale),   \
+              "analytic %.8g vs numeric %.8g (scale %.3g): " __VA_ARGS__, (double)(an), \
+              (double)(fd), (double)(scale))
+
+// ---- LayerNorm, activations, softmax, dropout, embeddings ----
+
+static void dln(double *y, const double *x, const double *w, const double *b, int rows, int d,
+                double eps) {
+    for (int r = 0; r < rows; r++) {
+        double mean = 0, var = 0;
+        for (int i = 0; i < d; i++) mean += x[r * d + i];
+        mean /= d;
+        for (int i = 0; i < d; i++) var += (x[r * d + i] - mean) * (x[r * d + i] - mean);
+        var /= d;
+        for (int i = 0; i < d; i++)
+            y[r * d + i] = (x[r * d + i] - mean) / sqrt(var + eps) * w[i] + b[i];
+    }
+}
+
+Test(graph, layernorm_backward_matches_finite_differences) {
+    enum { R = 5, D = 7 };
+    float x[R * D], w[D], b[D], dy[R * D], y[R * D], y_inf[R * D], xhat[R * D], rstd[R];
+    fill(x, R * D, 2.0);
+    fill(w, D, 1.0);
+    fill(b, D, 1.0);
+    fill(dy, R * D, 1.0);
+    float eps = 1e-5f;
+    s2s_layernorm_fwd(y, xhat, rstd, x, w, b, R, D, eps);
+    s2s_layernorm(y_inf, x, w, b, R, D, eps);
+    cr_assert(memcmp(y, y_inf, sizeof y) == 0, "training LayerNorm differs from inference");
+
+    float dx[R * D], dw[D] = {0}, db[D] = {0};
+    s2s_layernorm_backward(dx, dw, db, dy, xhat, rstd, w, R, D, false);
+
+    // loss = sum(dy * LN(x)) in double; perturb x, w, b
+    double X[R * D], W[D], B[D], Y[R * D], h = 1e-5;
+    for (int i = 0; i < R * D; i++) X[i] = x[i];
+    for (int i = 0; i < D; i++) W[i] = w[i], B[i] = b[i];
+    double *params[3] = {X, W, B};
+    float *grads[3] = {dx, dw, db};
+    int sizes[3] = {R * D, D, D};
+    for (int t = 0; t < 3; t++) {
+        for (int i = 0; i < sizes[t]; i++) {
+            double keep = params[t][i];
+            params[t][i] = keep + h;
+            dln(Y, X, W, B, R, D, eps);
+            double lp = dot_fd(Y, dy, R * D);
+            params[t][i] = keep - h;
+            dln(Y, X, W, B, R, D, eps);
+            double lm = dot_fd(Y, dy, R * D);
+            params[t][i] = keep;
+            ASSERT_GRAD(grads[t][i], (lp - lm) / (2 * h), 1.0, 1e-4, 1e-5, "tensor %d [%d]", t, i);
+        }
+    }
+
+    // accumulate adds to what is there, in place (dx aliasing dy) overwrites
+    float acc[R * D], inplace[R * D], dw2[D] = {0}, db2[D] = {0};
+    for (int i = 0; i < R * D; i++) acc[i] = 1.0f, inplace[i] = dy[i];
+    s2s_layernorm_backward(acc, dw2, db2, dy, xhat, rstd, w, R, D, true);
+    for (int i = 0; i < R * D; i++) cr_assert_float_eq(acc[i], 1.0f + dx[i], 1e-6);
+    for (int i = 0; i < D; i++) cr_assert_eq(dw2[i], dw[i]);
+    s2s_layernorm_backward(inplace, dw2, db2, inplace, xhat, rstd, w, R, D, false);
+    cr_assert(memcmp(inplace, dx, sizeof dx) == 0);
+    for (int i = 0; i < D; i++) cr_assert_float_eq(dw2[i], 2 * dw[i], 1e-5, "dw accumulates");
+}
+
+static double gelu_d(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+
+Test(graph, activation_backward_matches_derivatives) {
+    enum { N = 41 };
+    float x[N], y[N], dy[N], dx[N];
+    for (int i = 0; i < N; i++) x[i] = -4.0f + 0.2f * (float)i + 0.013f;  // never exactly 0
+    fill(dy, N, 1.0);
+    s2s_gelu(y, x, N);
+    s2s_gelu_backward(dx, dy, x, N);
+    for (int i = 0; i < N; i++) {
+        cr_assert_float_eq(y[i], gelu_d(x[i]), 1e-6, "gelu(%g)", (double)x[i]);
+        double h = 1e-5, fd = (gelu_d(x[i] + h) - gelu_d(x[i] - h)) / (2 * h);
+        ASSERT_GRAD(dx[i], dy[i] * fd, 1.0, 1e-5, 1e-6, "gelu' at %g", (double)x[i]);
+    }
+    s2s_relu(y, x, N);
+    s2s_relu_backward(dx, dy, x, N);
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(y[i], x[i] > 0 ? x[i] : 0.0f);
+        cr_assert_eq(dx[i], x[i] > 0 ? dy[i] : 0.0f);
+    }
+    // in place, as graph.c uses it
+    memcpy(dx, dy, sizeof dx);
+    s2s_gelu_backward(dx, dx, x, N);
+    float want[N];
+    s2s_gelu_backward(want, dy, x, N);
+    cr_assert(memcmp(dx, want, sizeof dx) == 0);
+}
+
+Test(graph, masked_softmax_backward_matches_finite_differences) {
+    enum { N = 9, VALID = 6 };
+    float x[N], y[N], dy[N], dx[N];
+    fill(x, N, 3.0);
+    fill(dy, N, 1.0);
+    memcpy(y, x, sizeof y);
+    s2s_softmax_row(y, VALID, N);
+    s2s_softmax_backward_row(dx, dy, y, VALID, N);
+    for (int i = 0; i < N; i++) {
+        if (i >= VALID) {
+            cr_assert_eq(dx[i], 0.0f, "masked key %d gets a gradient", i);
+            continue;
+        }
+        double lp = 0, lm = 0, h = 1e-6;
+        for (int s = 0; s < 2; s++) {
+            double z[N], mx = -1e300, sum = 0, l = 0;
+            for (int j = 0; j < VALID; j++) z[j] = x[j] + (j == i ? (s ? -h : h) : 0);
+            for (int j = 0; j < VALID; j++) mx = z[j] > mx ? z[j] : mx;
+            for (int j = 0; j < VALID; j++) sum += exp(z[j] - mx);
+            for (int j = 0; j < VALID; j++) l += dy[j] * exp(z[j] - mx) / sum;
+            *(s ? &lm : &lp) = l;
+        }
+        ASSERT_GRAD(dx[i], (lp - lm) / (2 * h), 1.0, 1e-4, 1e-6, "key %d", i);
+    }
+}
+
+Test(graph, dropout_keeps_one_minus_p_scaled_and_is_reproducible) {
+    enum { N = 20000 };
+    float *x = malloc(sizeof(float) * N), *x2 = malloc(sizeof(float) * N);
+    uint8_t *keep = malloc(N), *keep2 = malloc(N);
+    for (int i = 0; i < N; i++) x[i] = x2[i] = 1.0f + (float)(i % 7);
+    s2s_rng r1, r2;
+    s2s_rng_seed(&r1, 5);
+    s2s_rng_seed(&r2, 5);
+    float p = 0.25f;
+    s2s_dropout(x, keep, N, p, &r1);
+    s2s_dropout(x2, keep2, N, p, &r2);
+    cr_assert(memcmp(x, x2, sizeof(float) * N) == 0 && memcmp(keep, keep2, N) == 0);
+    int kept = 0;
+    for (int i = 0; i < N; i++) {
+        float orig = 1.0f + (float)(i % 7);
+        kept += keep[i];
+        cr_assert_float_eq(x[i], keep[i] ? orig / (1 - p) : 0.0f, 1e-5);
+    }
+    // 3 standard deviations of a binomial(20000, 0.75)
+    cr_assert(fabs(kept - 0.75 * N) < 3 * sqrt(N * 0.75 * 0.25), "kept %d of %d", kept, N);
+    float *dx = malloc(sizeof(float) * N);
+    s2s_dropout_backward(dx, x2, keep, N, p);  // the same mask and scale
+    for (int i = 0; i < N; i++) cr_assert_float_eq(dx[i], keep[i] ? x2[i] / (1 - p) : 0.0f, 1e-5);
+    // p = 0 changes nothing and draws nothing
+    s2s_rng before = r1;
+    memcpy(x2, x, sizeof(float) * N);
+    s2s_dropout(x, NULL, N, 0.0f, &r1);
+    cr_assert(memcmp(x, x2, sizeof(float) * N) == 0 && memcmp(&before, &r1, sizeof r1) == 0);
+    free(x), free(x2), free(keep), free(keep2), free(dx);
+}
+
+Test(graph, embedding_backward_scatters_with_the_scale) {
+    enum { V = 6, D = 4, R = 5 };
+    int ids[R] = {2, 0, 2, 5, 2};  // repeated ids accumulate; pad (0) like any id
+    float dx[R * D], demb[V * D], want[V * D];
+    fill(dx, R * D, 1.0);
+    fill(demb, V * D, 1.0);
+    memcpy(want, demb, sizeof want);
+    float scale = 2.0f;
+    for (int r = 0; r < R; r++)
+        for (int i = 0; i < D; i++) want[ids[r] * D + i] += scale * dx[r * D + i];
+    s2s_embedding_backward(demb, dx, ids, R, D, scale);
+    cr_assert_lt(ref_max_diff(demb, want, V * D), 1e-6f);
+}
+
+// ---- attention ----
+
+// ctx (Tq, H*Dh) of one sentence in double; keep (H, Tq, Tk) and scale
+// apply attention dropout when keep is not NULL.
+static void r_attend(double *ctx, const double *q, int ldq, const double *k, const double *v,
+                     int ldk, int tq, int tk, int H, int dh, int klen, int pos0,
+                     const uint8_t *keep, double scale) {
+    double *p = malloc(sizeof(double) * (size_t)tk);
+    for (int h = 0; h < H; h++)
+        for (int i = 0; i < tq; i++) {
+            int valid = klen;
+            if (pos0 >= 0 && pos0 + i + 1 < valid) valid = pos0 + i + 1;
+            double mx = -1e300, sum = 0;
+            for (int j = 0; j < valid; j++) {
+                double s = 0;
+                for (int c = 0; c < dh; c++) s += q[i * ldq + h * dh + c] * k[j * ldk + h * dh + c];
+                p[j] = s / sqrt((double)dh);
+                mx = p[j] > mx ? p[j] : mx;
+            }
+            for (int j = 0; j < valid; j++) sum += (p[j] = exp(p[j] - mx));
+            for (int j = 0; j < valid; j++) {
+                p[j] /= sum;
+                if (keep) p[j] *= keep[(h * tq + i) * tk + j] ? scale : 0.0;
+            }
+            for (int c = 0; c < dh; c++) {
+                double acc = 0;
+                for (int j = 0; j < valid; j++) acc += p[j] * v[j * ldk + h * dh + c];
+                ctx[i * H * dh + h * dh + c] = acc;
+            }
+        }
+    free(p);
+}
+
+typedef struct attn_case {
+    int B, H, dh, tq, tk;
+    int klen[2];
+    int pos0;     // -1: no causal mask
+    float p;      // attention dropout
+} attn_case;
+
+ParameterizedTestParameters(graph, attention_backward_matches_finite_differences) {
+    static attn_case cases[] = {
+        {2, 2, 3, 4, 5, {5, 3}, -1, 0.0f},   // cross-attention: key padding
+        {2, 2, 3, 5, 5, {5, 2}, 0, 0.0f},    // both masks at once
+        {1, 3, 2, 4, 4, {4, 0}, 0, 0.0f},    // causal only, three heads
+        {2, 2, 3, 4, 5, {4, 5}, 0, 0.3f},    // with attention dropout
+    };
+    return cr_make_param_array(attn_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+// q, k, v as column blocks of one (B*T, 3D) buffer when Tq = Tk (self-
+// attention) and as separate buffers otherwise (cross); loss = sum(r * ctx).
+ParameterizedTest(attn_case *c, graph, attention_backward_matches_finite_differences) {
+    int B = c->B, H = c->H, dh = c->dh, tq = c->tq, tk = c->tk, d = H * dh;
+    bool fused = tq == tk;
+    int ldq = fused ? 3 * d : d, ldk = fused ? 3 * d : 2 * d;
+    int nq = B * tq * ldq, nk = fused ? 0 : B * tk * ldk;
+    float *qb = malloc(sizeof(float) * (size_t)nq), *kb = nk ? malloc(sizeof(float) * (size_t)nk) : NULL;
+    fill(qb, nq, 1.5);
+    if (kb) fill(kb, nk, 1.5);
+    const float *kbase = fused ? qb + d : kb;
+    s2s_view q = {qb, tq * ldq, ldq}, k = {kbase, tk * ldk, ldk}, v = {kbase + d, tk * ldk, ldk};
+    int klen[2] = {c->klen[0], c->klen[1]};
+    s2s_attn_shape sh = {.batch = B, .heads = H, .head_dim = dh, .tq = tq, .tk = tk,
+                         .k_len = c->klen[1] ? klen : NULL, .causal_pos0 = c->pos0};
+    int64_t np = (int64_t)B * H * tq * tk;
+    float *ctx = malloc(sizeof(float) * B * tq * d), *probs = malloc(sizeof(float) * np);
+    float *pdrop = malloc(sizeof(float) * np), *dprobs = malloc(sizeof(float) * np);
+    uint8_t *keep = malloc((size_t)np);
+    s2s_rng rng;
+    s2s_rng_seed(&rng, 77);
+    cr_assert_eq(s2s_attention_train(ctx, probs, c->p > 0 ? pdrop : probs, keep, q, k, v, &sh,
+                                     c->p, &rng), S2S_OK);
+    if (c->p == 0) {  // the same as the inference kernel
+        float *ctx2 = malloc(sizeof(float) * B * tq * d), *probs2 = malloc(sizeof(float) * np);
+        cr_assert_eq(s2s_attention(ctx2, probs2, q, k, v, &sh), S2S_OK);
+        cr_assert(memcmp(ctx, ctx2, sizeof(float) * B * tq * d) == 0);
+        free(ctx2), free(probs2);
+    }
+    float *r = malloc(sizeof(float) * B * tq * d);
+    fill(r, B * tq * d, 1.0);
+    float *dqb = calloc((size_t)nq, sizeof(float)), *dkb = nk ? calloc((size_t)nk, sizeof(float)) : NULL;
+    float *dkbase = fused ? dqb + d : dkb;
+    s2s_rows dq = {dqb, tq * ldq, ldq}, dk = {dkbase, tk * ldk, ldk}, dv = {dkbase + d, tk * ldk, ldk};
+    cr_assert_eq(s2s_attention_backward(dq, dk, dv, dprobs, r, probs, pdrop, keep, c->p, q, k, v,
+                                        &sh), S2S_OK);
+
+    // loss in double over every sentence
+    double *Q = malloc(sizeof(double) * (size_t)nq), *K = nk ? malloc(sizeof(double) * (size_t)nk) : NULL;
+    double *out = malloc(sizeof(double) * tq * d);
+    for (int i = 0; i < nq; i++) Q[i] = qb[i];
+    for (int i = 0; i < nk; i++) K[i] = kb[i];
+    double scale = c->p > 0 ? 1.0 / (1.0 - (double)c->p) : 1.0;
+#define ATT_LOSS(res)                                                                   \
+    do {                                                                                \
+        res = 0;                                                                        \
+        for (int b = 0; b < B; b++) {                                                   \
+            const double *kk = fused ? Q + b * tq * ldq + d : K + b * tk * ldk;         \
+            r_attend(out, Q + b * tq * ldq, ldq, kk, kk + d, ldk, tq, tk, H, dh,        \
+                     sh.k_len ? klen[b] : tk, c->pos0,                                  \
+                     c->p > 0 ? keep + (int64_t)b * H * tq * tk : NULL, scale);         \
+            res += dot_fd(out, r + b * tq * d, tq * d);                                 \
+        }                                                                               \
+    } while (0)
+    double h = 1e-5;
+    double *bufs[2] = {Q, K};
+    float *grads[2] = {dqb, dkb};
+    int sizes[2] = {nq, nk};
+    int checked = 0;
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < sizes[t]; i++) {
+            double keepv = bufs[t][i], lp, lm;
+            bufs[t][i] = keepv + h;
+            ATT_LOSS(lp);
+            bufs[t][i] = keepv - h;
+            ATT_LOSS(lm);
+            bufs[t][i] = keepv;
+            ASSERT_GRAD(grads[t][i], (lp - lm) / (2 * h), 1.0, 1e-3, 2e-5, "buffer %d [%d]", t, i);
+            checked++;
+        }
+    cr_assert_eq(checked, nq + nk);
+#undef ATT_LOSS
+    free(qb), free(kb), free(ctx), free(probs), free(pdrop), free(dprobs), free(keep), free(r);
+    free(dqb), free(dkb), free(Q), free(K), free(out);
+}
+
+// ---- FFN through s2s_linear_backward ----
+
+typedef struct ffn_case {
+    int act;  // s2s_activation
+} ffn_case;
+
+ParameterizedTestParameters(graph, ffn_backward_matches_finite_differences) {
+    static ffn_case cases[] = {{S2S_ACT_RELU}, {S2S_ACT_GELU}};
+    return cr_make_param_array(ffn_case, cases, 2);
+}
+
+static void r_ffn_rows(double *y, const double *x, const double *w1, const double *b1,
+                       const double *w2, const double *b2, int R, int d, int f, bool gelu) {
+    double *a = malloc(sizeof(double) * (size_t)f);
+    for (int r = 0; r < R; r++) {
+        for (int j = 0; j < f; j++) {
+            double s = b1[j];
+            for (int i = 0; i < d; i++) s += x[r * d + i] * w1[j * d + i];
+            a[j] = gelu ? gelu_d(s) : (s > 0 ? s : 0);
+        }
+        for (int i = 0; i < d; i++) {
+            double s = b2[i];
+            for (int j = 0; j < f; j++) s += a[j] * w2[i * f + j];
+            y[r * d + i] = s;
+        }
+    }
+    free(a);
+}
+
+// y = fc2(act(fc1(x))) forward on s2s_linear, backward on
+// s2s_linear_backward (dW = dY^T X on the transposed-A product) and the
+// activation kernels, as graph.c composes them; loss = sum(r * y).
+ParameterizedTest(ffn_case *c, graph, ffn_backward_matches_finite_differences) {
+    enum { R = 6, D = 5, F = 9 };
+    bool gelu = c->act == S2S_ACT_GELU;
+    float x[R * D], w1[F * D], b1[F], w2[D * F], b2[D], r[R * D];
+    fill(x, R * D, 1.5), fill(w1, F * D, 0.8), fill(b1, F, 0.5), fill(w2, D * F, 0.8);
+    fill(b2, D, 0.5), fill(r, R * D, 1.0);
+    float a1[R * F], act[R * F];
+    cr_assert_eq(s2s_linear((s2s_rows){a1, 0, F}, (s2s_rows){x, 0, D}, w1, b1, 1, R, D, F,
+                            S2S_MM_NONE, false), S2S_OK);
+    if (gelu) s2s_gelu(act, a1, R * F);
+    else s2s_relu(act, a1, R * F);
+    float dx[R * D], dw1[F * D] = {0}, db1[F] = {0}, dw2[D * F] = {0}, db2[D] = {0}, dff[R * F];
+    for (int i = 0; i < R * D; i++) dx[i] = 0.5f;  // accumulating into a residual gradient
+    cr_assert_eq(s2s_linear_backward(dff, dw2, db2, r, act, w2, R, F, D, false), S2S_OK);
+    if (gelu) s2s_gelu_backward(dff, dff, a1, R * F);
+    else s2s_relu_backward(dff, dff, a1, R * F);
+    cr_assert_eq(s2s_linear_backward(dx, dw1, db1, dff, x, w1, R, D, F, true), S2S_OK);
+
+    double X[R * D], W1[F * D], B1[F], W2[D * F], B2[D], Y[R * D];
+    for (int i = 0; i < R * D; i++) X[i] = x[i];
+    for (int i = 0; i < F * D; i++) W1[i] = w1[i], W2[i] = w2[i];
+    for (int i = 0; i < F; i++) B1[i] = b1[i];
+    for (int i = 0; i < D; i++) B2[i] = b2[i];
+    double *params[5] = {X, W1, B1, W2, B2};
+    float *grads[5] = {dx, dw1, db1, dw2, db2};
+    int sizes[5] = {R * D, F * D, F, D * F, D};
+    double h = 1e-6;
+    for (int t = 0; t < 5; t++)
+        for (int i = 0; i < sizes[t]; i++) {
+            double keep = params[t][i];
+            params[t][i] = keep + h;
+            r_ffn_rows(Y, X, W1, B1, W2, B2, R, D, F, gelu);
+            double lp = dot_fd(Y, r, R * D);
+            params[t][i] = keep - h;
+            r_ffn_rows(Y, X, W1, B1, W2, B2, R, D, F, gelu);
+            double lm = dot_fd(Y, r, R * D);
+            params[t][i] = keep;
+            double want = (lp - lm) / (2 * h) + (t == 0 ? 0.5 : 0.0);
+            ASSERT_GRAD(grads[t][i], want, 1.0, 1e-4, 1e-5, "%s tensor %d [%d]",
+                        gelu ? "gelu" : "relu", t, i);
+        }
+}
+
+// ---- tiny models ----
+
+static const char *const SRC_TOKENS[] = {"<pad>", "<unk>", "<s>", "</s>", "a", "b",
+                                         "c", "d", "e", "f", "g", "h"};
+static const char *const TGT_TOKENS[] = {"<pad>", "<unk>", "<s>", "</s>", "u", "v",
+                                         "w", "x", "y", "z", "q"};
+#define VS 12
+#define VT 11
+#define MAX_LEN 16
+
+typedef struct arch {
+    int d, heads, ffn, enc_layers, dec_layers;
+    int norm, act;  // s2s_norm, s2s_activation
+    int tie;
+    float smoothing;
+} arch;
+
+static void write_lines(const char *path, const char *const *lines, int n) {
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "cannot write %s", path);
+    for (int i = 0; i < n; i++) fprintf(f, "%s\n", lines[i]);
+    fclose(f);
+}
+
+// A random model with vocabularies of 12 and 11 tokens; every 1-D tensor
+// is perturbed so a missing bias or norm weight cannot hide.
+static s2s_model *make_model(const arch *a, uint64_t seed) {
+    char dir[] = "/tmp/s2s_test_graph_XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char src[64], tgt[64];
+    snprintf(src, sizeof src, "%s/src.txt", dir);
+    snprintf(tgt, sizeof tgt, "%s/tgt.txt", dir);
+    write_lines(src, SRC_TOKENS, VS);
+    write_lines(tgt, TGT_TOKENS, VT);
+    s2s_config c;
+    s2s_config_default(&c);
+    c.model.d_model = a->d;
+    c.model.heads = a->heads;
+    c.model.encoder_layers = a->enc_layers;
+    c.model.decoder_layers = a->dec_layers;
+    c.model.ffn_dim = a->ffn;
+    c.model.activation = (s2s_activation)a->act;
+    c.model.norm = (s2s_norm)a->norm;
+    c.model.tie_output = a->tie;
+    c.model.max_len = MAX_LEN;
+    snprintf(c.vocab.src, sizeof c.vocab.src, "%s", src);
+    snprintf(c.vocab.tgt, sizeof c.vocab.tgt, "%s", tgt);
+    s2s_model *m = NULL;
+    s2s_status st = s2s_model_init(&m, &c, seed);
+    unlink(src), unlink(tgt), rmdir(dir);
+    cr_assert_eq(st, S2S_OK, "%s", s2s_last_error());
+    for (int i = 0; i < s2s_model_tensor_count(m); i++) {
+        s2s_tensor_info t = s2s_model_tensor(m, i);
+        if (t.ndim == 1)
+            for (int64_t j = 0; j < t.shape[0]; j++) t.data[j] += (float)(0.3 * rnd_sym());
+    }
+    return m;
+}
+
+// Sentences as token ids without </s>.
+typedef struct corpus {
+    int n;
+    const int *src[4], *tgt[4];
+    int src_len[4], tgt_len[4];
+} corpus;
+
+static const int S0[] = {4, 5, 6, 7}, S1[] = {8}, S2[] = {9, 10, 11, 4, 5, 6};
+static const int T0[] = {4, 5, 6}, T1[] = {7, 8, 9, 10, 4}, T2[] = {0};
+// Three sentences of different lengths on both sides; the last target is
+// empty (only </s> is predicted).
+static const corpus THREE = {3, {S0, S1, S2}, {T0, T1, T2}, {4, 1, 6}, {3, 5, 0}};
+
+static void make_batch(s2s_batch *b, const corpus *c, int first, int n) {
+    int S = 0, T = 0;
+    for (int i = first; i < first + n; i++) {
+        S = c->src_len[i] + 1 > S ? c->src_len[i] + 1 : S;
+        T = c->tgt_len[i] + 1 > T ? c->tgt_len[i] + 1 : T;
+    }
+    *b = (s2s_batch){.n = n, .S = S, .T = T};
+    b->src = calloc((size_t)(n * S), sizeof(int));
+    b->tgt_in = calloc((size_t)(n * T), sizeof(int));
+    b->tgt_out = calloc((size_t)(n * T), sizeof(int));
+    b->src_len = calloc((size_t)n, sizeof(int));
+    b->tgt_len = calloc((size_t)n, sizeof(int));
+    for (int k = 0; k < n; k++) {
+        int i = first + k, sl = c->src_len[i], tl = c->tgt_len[i];
+        memcpy(b->src + k * S, c->src[i], sizeof(int) * (size_t)sl);
+        b->src[k * S + sl] = S2S_EOS;
+        b->tgt_in[k * T] = S2S_BOS;
+        memcpy(b->tgt_in + k * T + 1, c->tgt[i], sizeof(int) * (size_t)tl);
+        memcpy(b->tgt_out + k * T, c->tgt[i], sizeof(int) * (size_t)tl);
+        b->tgt_out[k * T + tl] = S2S_EOS;
+        b->src_len[k] = sl + 1;
+        b->tgt_len[k] = tl + 1;
+        b->n_tokens += tl + 1;
+        b->src_tokens += sl;
+    }
+}
+
+static void free_batch(s2s_batch *b) {
+    free(b->src), free(b->tgt_in), free(b->tgt_out), free(b->src_len), free(b->tgt_len);
+}
+
+// ---- the architecture in double, from the definitions ----
+
+static const float *P(const s2s_model *m, const char *fmt, int i, const char *suffix) {
+    char name[128], base[96];
+    snprintf(base, sizeof base, fmt, i);
+    snprintf(name, sizeof name, "%s%s", base, suffix);
+    s2s_tensor_info t = s2s_model_find_tensor(m, name);
+    cr_assert(t.data, "no tensor %s", name);
+    return t.data;
+}
+
+// y (R, out) = x (R, in) · W^T + b
+static void r_linear(double *y, const double *x, const float *w, const float *b, int R, int in,
+                     int out) {
+    for (int r = 0; r < R; r++)
+        for (int o = 0; o < out; o++) {
+            double s = b[o];
+            for (int i = 0; i < in; i++) s += x[r * in + i] * (double)w[o * in + i];
+            y[r * out + o] = s;
+        }
+}
+
+static void r_ln(double *y, const double *x, const s2s_model *m, const char *fmt, int i, int R) {
+    int d = m->cfg.model.d_model;
+    const float *w = P(m, fmt, i, ".weight"), *b = P(m, fmt, i, ".bias");
+    double *W = malloc(sizeof(double) * (size_t)d), *B = malloc(sizeof(double) * (size_t)d);
+    for (int k = 0; k < d; k++) W[k] = w[k], B[k] = b[k];
+    dln(y, x, W, B, R, d, m->cfg.model.layer_norm_eps);
+    free(W), free(B);
+}
+
+// out (Tq, D) = MHA of xq over xkv, weights "<prefix>.{q,k,v,out}_proj"
+static void r_mha(double *out, const double *xq, int tq, const double *xkv, int tk,
+                  const s2s_model *m, const char *prefix, int layer, int pos0) {
+    int d = m->cfg.model.d_model, H = m->cfg.model.heads;
+    char fmt[96];
+    snprintf(fmt, sizeof fmt, prefix, layer);
+    double *q = malloc(sizeof(double) * (size_t)(tq * d)), *k = malloc(sizeof(double) * (size_t)(tk * d));
+    double *v = malloc(sizeof(double) * (size_t)(tk * d)), *ctx = malloc(sizeof(double) * (size_t)(tq * d));
+    r_linear(q, xq, P(m, fmt, 0, ".q_proj.weight"), P(m, fmt, 0, ".q_proj.bias"), tq, d, d);
+    r_linear(k, xkv, P(m, fmt, 0, ".k_proj.weight"), P(m, fmt, 0, ".k_proj.bias"), tk, d, d);
+    r_linear(v, xkv, P(m, fmt, 0, ".v_proj.weight"), P(m, fmt, 0, ".v_proj.bias"), tk, d, d);
+    r_attend(ctx, q, d, k, v, d, tq, tk, H, d / H, tk, pos0, NULL, 1.0);
+    r_linear(out, ctx, P(m, fmt, 0, ".out_proj.weight"), P(m, fmt, 0, ".out_proj.bias"), tq, d, d);
+    free(q), free(k), free(v), free(ctx);
+}
+
+static void r_ffn(double *out, const double *x, int R, const s2s_model *m, const char *prefix,
+                  int layer) {
+    int d = m->cfg.model.d_model, f = m->cfg.model.ffn_dim;
+    double *a = malloc(sizeof(double) * (size_t)(R * f));
+    r_linear(a, x, P(m, prefix, layer, ".ffn.fc1.weight"), P(m, prefix, layer, ".ffn.fc1.bias"), R,
+             d, f);
+    for (int i = 0; i < R * f; i++)
+        a[i] = m->cfg.model.activation == S2S_ACT_GELU ? gelu_d(a[i]) : (a[i] > 0 ? a[i] : 0);
+    r_linear(out, a, P(m, prefix, layer, ".ffn.fc2.weight"), P(m, prefix, layer, ".ffn.fc2.bias"), R,
+             f, d);
+    free(a);
+}
+
+static void r_embed(double *x, const int *ids, int n, const float *table, int d) {
+    for (int p = 0; p < n; p++)
+        for (int i = 0; i < d; i += 2) {
+            double angle = p / pow(10000.0, (double)i / d);
+            x[p * d + i] = table[ids[p] * d + i] * sqrt((double)d) + sin(angle);
+            x[p * d + i + 1] = table[ids[p] * d + i + 1] * sqrt((double)d) + cos(angle);
+        }
+}
+
+// Residual sublayer: kind 0 self-attention (pos0 causal), 1 cross, 2 FFN.
+static void r_sub(double *x, int R, const double *mem, int S, const s2s_model *m,
+                  const char *layer_fmt, int layer, int kind, int pos0, const char *norm) {
+    int d = m->cfg.model.d_model;
+    bool pre = m->cfg.model.norm == S2S_NORM_PRE;
+    char nfmt[96], afmt[96];
+    snprintf(nfmt, sizeof nfmt, "%s.%s", layer_fmt, norm);
+    snprintf(afmt, sizeof afmt, "%s.%s", layer_fmt, kind == 1 ? "cross_attn" : "self_attn");
+    double *h = malloc(sizeof(double) * (size_t)(R * d)), *y = malloc(sizeof(double) * (size_t)(R * d));
+    if (pre) r_ln(h, x, m, nfmt, layer, R);
+    else memcpy(h, x, sizeof(double) * (size_t)(R * d));
+    if (kind == 2) r_ffn(y, h, R, m, layer_fmt, layer);
+    else r_mha(y, h, R, kind == 1 ? mem : h, kind == 1 ? S : R, m, afmt, layer, pos0);
+    for (int i = 0; i < R * d; i++) x[i] += y[i];
+    if (!pre) {
+        r_ln(h, x, m, nfmt, layer, R);
+        memcpy(x, h, sizeof(double) * (size_t)(R * d));
+    }
+    free(h), free(y);
+}
+
+// One sentence alone: the sum of its per-position smoothed losses; adds
+// the nll and the number of argmax hits.
+static double r_sentence(const s2s_model *m, const int *src, int sl, const int *tgt, int tl,
+                         double eps, double *nll, int *correct) {
+    const s2s_model_config *c = &m->cfg.model;
+    int d = c->d_model, S = sl + 1, T = tl + 1, V = VT;
+    bool pre = c->norm == S2S_NORM_PRE;
+    int ids[MAX_LEN], out_ids[MAX_LEN];
+    memcpy(ids, src, sizeof(int) * (size_t)sl);
+    ids[sl] = S2S_EOS;
+    double *mem = malloc(sizeof(double) * (size_t)(S * d));
+    r_embed(mem, ids, S, P(m, "src_embed", 0, ".weight"), d);
+    for (int l = 0; l < c->encoder_layers; l++) {
+        r_sub(mem, S, NULL, 0, m, "encoder.layers.%d", l, 0, -1, "norm1");
+        r_sub(mem, S, NULL, 0, m, "encoder.layers.%d", l, 2, -1, "norm2");
+    }
+    if (pre) {
+        double *t = malloc(sizeof(double) * (size_t)(S * d));
+        r_ln(t, mem, m, "encoder.norm", 0, S);
+        memcpy(mem, t, sizeof(double) * (size_t)(S * d));
+        free(t);
+    }
+    ids[0] = S2S_BOS;
+    memcpy(ids + 1, tgt, sizeof(int) * (size_t)tl);
+    memcpy(out_ids, tgt, sizeof(int) * (size_t)tl);
+    out_ids[tl] = S2S_EOS;
+    double *x = malloc(sizeof(double) * (size_t)(T * d)), *h = malloc(sizeof(double) * (size_t)(T * d));
+    r_embed(x, ids, T, P(m, "tgt_embed", 0, ".weight"), d);
+    for (int l = 0; l < c->decoder_layers; l++) {
+        r_sub(x, T, mem, S, m, "decoder.layers.%d", l, 0, 0, "norm1");
+        r_sub(x, T, mem, S, m, "decoder.layers.%d", l, 1, -1, "norm2");
+        r_sub(x, T, mem, S, m, "decoder.layers.%d", l, 2, -1, "norm3");
+    }
+    if (pre) r_ln(h, x, m, "decoder.norm", 0, T);
+    else memcpy(h, x, sizeof(double) * (size_t)(T * d));
+    const float *W = P(m, c->tie_output ? "tgt_embed" : "generator", 0, ".weight");
+    double *logits = malloc(sizeof(double) * (size_t)(T * V));
+    r_linear(logits, h, W, P(m, "generator", 0, ".bias"), T, d, V);
+    double total = 0;
+    for (int t = 0; t < T; t++) {
+        const double *z = logits + t * V;
+        double mx = z[0], se = 0, mean = 0;
+        int best = 0;
+        for (int v = 1; v < V; v++)
+            if (z[v] > z[best]) best = v;
+        mx = z[best];
+        for (int v = 0; v < V; v++) se += exp(z[v] - mx), mean += z[v] / V;
+        double lse = mx + log(se), g = lse - z[out_ids[t]];
+        total += (1 - eps) * g + eps * (lse - mean);
+        *nll += g;
+        *correct += best == out_ids[t];
+    }
+    free(mem), free(x), free(h), free(logits);
+    return total;
+}
+
+static double r_loss(const s2s_model *m, const corpus *c, double eps, double *nll, int *correct) {
+    double sum = 0, nsum = 0;
+    int n = 0, hits = 0;
+    for (int i = 0; i < c->n; i++) {
+        sum += r_sentence(m, c->src[i], c->src_len[i], c->tgt[i], c->tgt_len[i], eps, &nsum, &hits);
+        n += c->tgt_len[i] + 1;
+    }
+    if (nll) *nll = nsum / n;
+    if (correct) *correct = hits;
+    return sum / n;
+}
+
+// ---- whole-model gradient checks ----
+
+static float *grad_of(const s2s_model *m, float *grads, const s2s_tensor_info *t) {
+    return grads + (t->data - m->params);
+}
+
+static int64_t numel(const s2s_tensor_info *t) {
+    return t->ndim == 2 ? t->shape[0] * t->shape[1] : t->shape[0];
+}
+
+// Up to k coordinates of t; rows of embedding tables are taken from ids
+// that occur in the corpus (other rows have no gradient, checked apart).
+static int pick(int64_t *out, const s2s_tensor_info *t, int k, bool src_side) {
+    int64_t n = numel(t);
+    if (n <= k) {
+        for (int64_t i = 0; i < n; i++) out[i] = i;
+        return (int)n;
+    }
+    bool embed = strstr(t->name, "embed") != NULL;
+    for (int i = 0; i < k; i++) {
+        if (embed && i % 4 != 3) {
+            // first three tokens of the two longer sentences on that side
+            const int *sent = src_side ? THREE.src[rnd() % 2 ? 0 : 2] : THREE.tgt[rnd() % 2];
+            int row = sent[rnd() % 3];
+            if (rnd() % 4 == 0) row = src_side ? S2S_EOS : S2S_BOS;
+            out[i] = row * t->shape[1] + (int64_t)(rnd() % (uint64_t)t->shape[1]);
+        } else {
+            out[i] = (int64_t)(rnd() % (uint64_t)n);
+        }
+    }
+    return k;
+}
+
+static const arch ARCHS[] = {
+    {8, 2, 16, 1, 1, S2S_NORM_PRE, S2S_ACT_RELU, 1, 0.0f},
+    {8, 2, 12, 2, 1, S2S_NORM_POST, S2S_ACT_GELU, 0, 0.1f},
+    {12, 2, 16, 1, 2, S2S_NORM_PRE, S2S_ACT_GELU, 0, 0.1f},
+    {16, 2, 24, 2, 2, S2S_NORM_POST, S2S_ACT_RELU, 1, 0.0f},
+    {8, 2, 16, 1, 1, S2S_NORM_PRE, S2S_ACT_RELU, 1, 0.1f},
+    {8, 2, 16, 1, 1, S2S_NORM_POST, S2S_ACT_GELU, 0, 0.0f},
+};
+#define N_ARCHS ((int)(sizeof ARCHS / sizeof ARCHS[0]))
+
+ParameterizedTestParameters(graph, model_gradients_match_finite_differences) {
+    return cr_make_param_array(arch, (void *)ARCHS, N_ARCHS);
+}
+
+ParameterizedTest(arch *a, graph, model_gradients_match_finite_differences) {
+    s2s_model *m = make_model(a, 1000 + (uint64_t)a->d * 10 + (uint64_t)a->norm * 3 + (uint64_t)a->tie);
+    s2s_batch b;
+    make_batch(&b, &THREE, 0, 3);
+    s2s_graph *g;
+    cr_assert_eq(s2s_graph_new(&g, m), S2S_OK);
+    float *grads = malloc(sizeof(float) * m->n_params);
+    s2s_train_opts o = {.label_smoothing = a->smoothing};
+    s2s_loss_stats st;
+    cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, grads, &st), S2S_OK, "%s", s2s_last_error());
+
+    double nll;
+    int correct;
+    double want = r_loss(m, &THREE, a->smoothing, &nll, &correct);
+    cr_assert(fabs(st.loss - want) <= 1e-5 * want, "loss %.9g, reference %.9g", st.loss, want);
+    cr_assert(fabs(st.nll - nll) <= 1e-5 * nll, "nll %.9g, reference %.9g", st.nll, nll);
+    cr_assert_eq(st.n_tokens, b.n_tokens);
+    cr_assert_eq(st.n_correct, correct);
+
+    double gmax = 0;
+    for (size_t i = 0; i < m->n_params; i++) gmax = fmax(gmax, fabs(grads[i]));
+    cr_assert(gmax > 1e-3 && isfinite(gmax));
+    double worst = 0, worst_rel = 0;
+    int checked = 0;
+    for (int ti = 0; ti < s2s_model_tensor_count(m); ti++) {
+        s2s_tensor_info t = s2s_model_tensor(m, ti);
+        float *gt = grad_of(m, grads, &t);
+        // about 400 coordinates per model, at least 4 per tensor
+        int per = 400 / s2s_model_tensor_count(m);
+        per = per < 4 ? 4 : per > 10 ? 10 : per;
+        int64_t idx[10];
+        int k = pick(idx, &t, per, strncmp(t.name, "src", 3) == 0);
+        double tmax = 0;
+        for (int64_t i = 0; i < numel(&t); i++) tmax = fmax(tmax, fabs(gt[i]));
+        for (int j = 0; j < k; j++) {
+            float w0 = t.data[idx[j]], wp = w0 + 1e-4f, wm = w0 - 1e-4f;
+            t.data[idx[j]] = wp;
+            double lp = r_loss(m, &THREE, a->smoothing, NULL, NULL);
+            t.data[idx[j]] = wm;
+            double lm = r_loss(m, &THREE, a->smoothing, NULL, NULL);
+            t.data[idx[j]] = w0;
+            double fd = (lp - lm) / ((double)wp - (double)wm), an = gt[idx[j]];
+            double err = fabs(an - fd) / (fabs(fd) + 1e-2 * tmax + 1e-3 * gmax);
+            worst = fmax(worst, fabs(an - fd));
+            worst_rel = fmax(worst_rel, err);
+            // 1e-3 of the value, with a floor at 1e-5 of the tensor's and
+            // 1e-6 of the model's largest gradient (observed: < 1e-4 of that)
+            ASSERT_GRAD(an, fd, 1e-2 * tmax + 1e-3 * gmax, 1e-3, 1e-3, "%s[%lld]", t.name,
+                        (long long)idx[j]);
+            checked++;
+        }
+    }
+    cr_log_info("d=%d %s %s %s eps=%.1f: loss %.6f, %d coordinates, max |an-fd| %.2e, "
+                "max scaled error %.2e, max |grad| %.3f",
+                a->d, a->norm == S2S_NORM_PRE ? "pre" : "post",
+                a->act == S2S_ACT_GELU ? "gelu" : "relu", a->tie ? "tied" : "untied",
+                (double)a->smoothing, st.loss, checked, worst, worst_rel, gmax);
+    cr_assert_gt(checked, 300);
+
+    // Embedding rows of ids that occur nowhere in the batch get nothing;
+    // <pad> included: padding contributes no gradient.
+    const int unused_src[] = {S2S_PAD, S2S_UNK, S2S_BOS}, unused_tgt[] = {S2S_PAD, S2S_UNK, 0};
+    s2s_tensor_info se = s2s_model_find_tensor(m, "src_embed.weight");
+    s2s_tensor_info te = s2s_model_find_tensor(m, "tgt_embed.weight");
+    for (int u = 0; u < 3; u++)
+        for (int i = 0; i < a->d; i++) {
+            cr_assert_eq(grad_of(m, grads, &se)[unused_src[u] * a->d + i], 0.0f);
+            if (u < 2 && !a->tie)
+                cr_assert_eq(grad_of(m, grads, &te)[unused_tgt[u] * a->d + i], 0.0f);
+        }
+    free(grads);
+    free_batch(&b);
+    s2s_graph_free(g);
+    s2s_model_free(m);
+}
+
+// ---- loss against the inference engine and by hand ----
+
+// s2s_score's token log-probs (eps = 0) and the inference engine's full
+// distributions (eps = 0.1) give the same loss as the training graph.
+Test(graph, loss_equals_the_inference_engine_log_probs) {
+    for (int ai = 0; ai < 4; ai++) {
+        s2s_model *m = make_model(&ARCHS[ai], 2000 + (uint64_t)ai);
+        s2s_batch b;
+        make_batch(&b, &THREE, 0, 3);
+        s2s_graph *g;
+        cr_assert_eq(s2s_graph_new(&g, m), S2S_OK);
+        s2s_state *state;
+        cr_assert_eq(s2s_state_new(&state, m), S2S_OK);
+        s2s_decode_params dp = s2s_decode_default_params(m);
+        dp.max_batch = 1;  // alone, so st->logits holds this sentence's rows
+        double sum_lp = 0, smooth = 0, eps = 0.1;
+        int n = 0;
+        for (int i = 0; i < 3; i++) {
+            s2s_hypothesis hyp;
+            cr_assert_eq(s2s_score(state, &dp, &THREE.src[i], &THREE.src_len[i], &THREE.tgt[i],
+                                   &THREE.tgt_len[i], 1, &hyp), S2S_OK, "%s", s2s_last_error());
+            cr_assert_eq(hyp.n_out, THREE.tgt_len[i] + 1);
+            for (int t = 0; t < hyp.n_out; t++) {
+                sum_lp += hyp.token_logprobs[t];
+                // full distribution of row t; log-softmax again is harmless
+                const float *z = state->logits + (int64_t)t * VT;
+                double mx = z[0], se = 0, mean = 0;
+                for (int v = 1; v < VT; v++) mx = z[v] > mx ? z[v] : mx;
+                for (int v = 0; v < VT; v++) se += exp(z[v] - mx), mean += z[v] / VT;
+                int gold = t < THREE.tgt_len[i] ? THREE.tgt[i][t] : S2S_EOS;
+                double lse = mx + log(se);
+                cr_assert(fabs((z[gold] - lse) - hyp.token_logprobs[t]) < 1e-5);
+                smooth += (1 - eps) * (lse - z[gold]) + eps * (lse - mean);
+                n++;
+            }
+            s2s_hypothesis_free(&hyp);
+        }
+        cr_assert_eq(n, b.n_tokens);
+        s2s_loss_stats st;
+        cr_assert_eq(s2s_forward_loss(g, &b, 0.0f, &st), S2S_OK);
+        cr_assert(fabs(st.loss - (-sum_lp / n)) < 1e-5 * st.loss, "arch %d: %.8f vs %.8f", ai,
+                  st.loss, -sum_lp / n);
+        cr_assert_eq(st.loss, st.nll);
+        cr_assert_eq(s2s_forward_loss(g, &b, (float)eps, &st), S2S_OK);
+        cr_assert(fabs(st.loss - smooth / n) < 1e-5 * st.loss, "arch %d: %.8f vs %.8f", ai,
+                  st.loss, smooth / n);
+        cr_assert(fabs(st.nll - (-sum_lp / n)) < 1e-5 * st.nll);
+        s2s_state_free(state);
+        s2s_graph_free(g);
+        free_batch(&b);
+        s2s_model_free(m);
+    }
+}
+
+// With generator.weight = 0 the logits are generator.bias at every row, so
+// the loss and its gradient are a hand computation, and nothing else in
+// the model gets a gradient.
+Test(graph, loss_and_bias_gradient_by_hand) {
+    arch a = {8, 2, 16, 1, 1, S2S_NORM_POST, S2S_ACT_RELU, 0, 0.0f};
+    s2s_model *m = make_model(&a, 3000);
+    memset(m->gen_w, 0, sizeof(float) * VT * 8);
+    // bias: token v has logit log(v + 1), so p[v] = (v + 1) / 66
+    for (int v = 0; v < VT; v++) m->gen_b[v] = logf((float)(v + 1));
+    static const int s[] = {4}, t[] = {7};
+    corpus c = {1, {s}, {t}, {1}, {1}};  // predicts 7 then </s> (3)
+    s2s_batch b;
+    make_batch(&b, &c, 0, 1);
+    s2s_graph *g;
+    cr_assert_eq(s2s_graph_new(&g, m), S2S_OK);
+    float *grads = malloc(sizeof(float) * m->n_params);
+    double eps = 0.1, Z = 66.0;
+    double mean_logit = 0;
+    for (int v = 0; v < VT; v++) mean_logit += log(v + 1.0) / VT;
+    double lse = log(Z);
+    double nll7 = lse - log(8.0), nll3 = lse - log(4.0);
+    double want = 0.5 * ((1 - eps) * (nll7 + nll3) + 2 * eps * (lse - mean_logit));
+    s2s_train_opts o = {.label_smoothing = (float)eps};
+    s2s_loss_stats st;
+    cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, grads, &st), S2S_OK);
+    cr_assert(fabs(st.loss - want) < 1e-6, "%.9f vs %.9f", st.loss, want);
+    cr_assert(fabs(st.nll - 0.5 * (nll7 + nll3)) < 1e-6);
+    cr_assert_eq(st.n_tokens, 2);
+    cr_assert_eq(st.n_correct, 0);  // argmax is the last token, 10
+    const float *gb = grads + (m->gen_b - m->params);
+    for (int v = 0; v < VT; v++) {
+        // two rows: (p - (1-eps) onehot - eps/V) / 2 each
+        double p = (v + 1) / Z;
+        double gv = (2 * p - 2 * eps / VT - (1 - eps) * ((v == 7) + (v == 3))) / 2;
+        cr_assert(fabs(gb[v] - gv) < 1e-6, "bias %d: %g vs %g", v, (double)gb[v], gv);
+    }
+    size_t gen_w_off = (size_t)(m->gen_w - m->params), gen_b_off = (size_t)(m->gen_b - m->params);
+    for (size_t i = 0; i < m->n_params; i++) {
+        bool generator = (i >= gen_w_off && i < gen_w_off + VT * 8) ||
+                         (i >= gen_b_off && i < gen_b_off + VT);
+        if (!generator) cr_assert_eq(grads[i], 0.0f, "parameter %zu", i);
+    }
+    free(grads);
+    free_batch(&b);
+    s2s_graph_free(g);
+    s2s_model_free(m);
+}
+
+// ---- padding, determinism, dropout, growth ----
+
+Test(graph, padded_batch_equals_sentences_alone) {
+    for (int ai = 0; ai < 4; ai++) {
+        s2s_model *m = make_model(&ARCHS[ai], 4000 + (uint64_t)ai);
+        s2s_graph *g;
+        cr_assert_eq(s2s_graph_new(&g, m), S2S_OK);
+        size_t np = m->n_params;
+        float *grads = malloc(sizeof(float) * np);
+        double *sum = calloc(np, sizeof(double)), *batch = calloc(np, sizeof(double));
+        s2s_train_opts o = {.label_smoothing = 0.1f};
+        s2s_loss_stats st;
+        double loss_sum = 0;
+        for (int i = 0; i < 3; i++) {
+            s2s_batch b;
+            make_batch(&b, &THREE, i, 1);
+            cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, grads, &st), S2S_OK);
+            loss_sum += st.loss * st.n_tokens;
+            for (size_t k = 0; k < np; k++) sum[k] += (double)grads[k] * st.n_tokens;
+            free_batch(&b);
+        }
+        s2s_batch b;
+        make_batch(&b, &THREE, 0, 3);
+        cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, grads, &st), S2S_OK);
+        cr_assert(fabs(st.loss * st.n_tokens - loss_sum) < 1e-5 * loss_sum, "%.8f vs %.8f",
+                  st.loss * st.n_tokens, loss_sum);
+        double scale = 0, err = 0;
+        for (size_t k = 0; k < np; k++) {
+            batch[k] = (double)grads[k] * st.n_tokens;
+            scale = fmax(scale, fabs(sum[k]));
+            err = fmax(err, fabs(batch[k] - sum[k]));
+        }
+        cr_assert(err < 1e-5 * scale, "arch %d: summed gradients differ by %g (scale %g)", ai,
+                  err, scale);
+        free_batch(&b);
+        free(grads), free(sum), free(batch);
+        s2s_graph_free(g);
+        s2s_model_free(m);
+    }
+}
+
+Test(graph, dropout_is_reproducible_from_the_rng_state) {
+    s2s_model *m = make_model(&ARCHS[1], 5000);
+    s2s_batch b;
+    make_batch(&b, &THREE, 0, 3);
+    s2s_graph *g;
+    cr_assert_eq(s2s_graph_new(&g, m), S2S_OK);
+    size_t np = m->n_params;
+    float *g1 = malloc(sizeof(float) * np), *g2 = malloc(sizeof(float) * np);
+    float *g3 = malloc(sizeof(float) * np);
+    s2s_train_opts o = {.dropout = 0.2f, .attention_dropout = 0.1f, .label_smoothing = 0.1f};
+    s2s_loss_stats s1, s2, s3, s0;
+    s2s_rng r1, r2, r3;
+    s2s_rng_seed(&r1, 42), s2s_rng_seed(&r2, 42), s2s_rng_seed(&r3, 43);
+    cr_assert_eq(s2s_forward_backward(g, &b, &o, &r1, g1, &s1), S2S_OK);
+    cr_assert_eq(s2s_forward_backward(g, &b, &o, &r2, g2, &s2), S2S_OK);
+    cr_assert_eq(s2s_forward_backward(g, &b, &o, &r3, g3, &s3), S2S_OK);
+    cr_assert_eq(s1.loss, s2.loss);
+    cr_assert(memcmp(g1, g2, sizeof(float) * np) == 0, "same seed, different gradients");
+    cr_assert(memcmp(&r1, &r2, sizeof r1) == 0);
+    cr_assert_neq(s1.loss, s3.loss);
+    cr_assert(memcmp(g1, g3, sizeof(float) * np) != 0, "another seed, the same gradients");
+    cr_assert_eq(s2s_forward_loss(g, &b, 0.1f, &s0), S2S_OK);
+    cr_assert_neq(s0.loss, s1.loss, "dropout changed nothing");
+
+    // dropout 0: the same loss as s2s_forward_loss, to the bit, and the
+    // rng is not touched (it may even be NULL)
+    s2s_train_opts none = {.label_smoothing = 0.1f};
+    s2s_rng before = r1;
+    cr_assert_eq(s2s_forward_backward(g, &b, &none, &r1, g1, &s1), S2S_OK);
+    cr_assert_eq(s1.loss, s0.loss);
+    cr_assert_eq(s1.nll, s0.nll);
+    cr_assert(memcmp(&before, &r1, sizeof r1) == 0);
+    cr_assert_eq(s2s_forward_backward(g, &b, &none, NULL, g2, &s2), S2S_OK);
+    cr_assert(memcmp(g1, g2, sizeof(float) * np) == 0, "no-dropout gradients not repeatable");
+    cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, g2, &s2), S2S_ERR_INVALID);
+    free(g1), free(g2), free(g3);
+    free_batch(&b);
+    s2s_graph_free(g);
+    s2s_model_free(m);
+}
+
+// With the masks frozen (the same rng state for every evaluation), the
+// loss is a smooth function of the weights whose gradient the backward
+// pass must give, dropout scaling included. Float forward here, so a
+// larger step and an aggregate tolerance per tensor; gelu models, as a
+// step of 1e-2 would often push a relu unit across 0.
+Test(graph, gradients_with_frozen_dropout_masks_match_finite_differences) {
+    for (int ai = 0; ai < 2; ai++) {
+        const arch *a = &ARCHS[ai == 0 ? 2 : 1];
+        s2s_model *m = make_model(a, 6000 + (uint64_t)ai);
+        s2s_batch b;
+        make_batch(&b, &THREE, 0, 3);
+        s2s_graph *g;
+        cr_assert_eq(s2s_graph_new(&g, m), S2S_OK);
+        size_t np = m->n_params;
+        float *grads = malloc(sizeof(float) * np), *scratch = malloc(sizeof(float) * np);
+        s2s_train_opts o = {.dropout = 0.3f, .attention_dropout = 0.3f, .label_smoothing = 0.1f};
+        s2s_rng seed;
+        s2s_rng_seed(&seed, 9);
+        s2s_rng r = seed;
+        s2s_loss_stats st;
+        cr_assert_eq(s2s_forward_backward(g, &b, &o, &r, grads, &st), S2S_OK);
+        double worst = 0, gmax = 0;
+        for (size_t i = 0; i < np; i++) gmax = fmax(gmax, fabs(grads[i]));
+        for (int ti = 0; ti < s2s_model_tensor_count(m); ti++) {
+            s2s_tensor_info t = s2s_model_tensor(m, ti);
+            float *gt = grad_of(m, grads, &t);
+            int64_t idx[4];
+            int k = pick(idx, &t, 4, strncmp(t.name, "src", 3) == 0);
+            double num = 0, den = 0;
+            for (int j = 0; j < k; j++) {
+                float w0 = t.data[idx[j]], wp = w0 + 1e-2f, wm = w0 - 1e-2f;
+                s2s_loss_stats sp, sm;
+                t.data[idx[j]] = wp;
+                r = seed;
+                cr_assert_eq(s2s_forward_backward(g, &b, &o, &r, scratch, &sp), S2S_OK);
+                t.data[idx[j]] = wm;
+                r = seed;
+                cr_assert_eq(s2s_forward_backward(g, &b, &o, &r, scratch, &sm), S2S_OK);
+                t.data[idx[j]] = w0;
+                double fd = (sp.loss - sm.loss) / ((double)wp - (double)wm);
+                num += (fd - gt[idx[j]]) * (fd - gt[idx[j]]);
+                den += fd * fd;
+            }
+            // k_proj.bias has a zero gradient (a softmax ignores a shift of
+            // its row), so the floor is a share of the model's gradients
+            double rel = sqrt(num) / (sqrt(den) + 1e-2 * gmax * sqrt((double)k));
+            worst = fmax(worst, rel);
+            cr_assert_lt(rel, 2e-2, "%s: relative error %.3g", t.name, rel);
+        }
+        cr_log_info("frozen dropout masks, arch %d: worst per-tensor relative error %.2e",
+                    ai, worst);
+        free(grads), free(scratch);
+        free_batch(&b);
+        s2s_graph_free(g);
+        s2s_model_free(m);
+    }
+}
+
+Test(graph, blocks_grow_and_shrink_without_changing_results) {
+    s2s_model *m = make_model(&ARCHS[2], 7000);
+    size_t np = m->n_params;
+    s2s_batch small, big;
+    make_batch(&small, &THREE, 0, 1);
+    make_batch(&big, &THREE, 0, 3);
+    s2s_graph *fresh, *reused;
+    cr_assert_eq(s2s_graph_new(&fresh, m), S2S_OK);
+    cr_assert_eq(s2s_graph_new(&reused, m), S2S_OK);
+    float *want = malloc(sizeof(float) * np), *got = malloc(sizeof(float) * np);
+    s2s_train_opts o = {.label_smoothing = 0.1f};
+    s2s_loss_stats a, b2;
+    cr_assert_eq(s2s_forward_backward(fresh, &small, &o, NULL, want, &a), S2S_OK);
+    cr_assert_eq(s2s_forward_backward(reused, &small, &o, NULL, got, &b2), S2S_OK);
+    cr_assert_eq(s2s_forward_backward(reused, &big, &o, NULL, got, &b2), S2S_OK);
+    cr_assert_eq(s2s_forward_backward(reused, &small, &o, NULL, got, &b2), S2S_OK);
+    cr_assert_eq(a.loss, b2.loss);
+    float err = ref_max_diff(want, got, (int64_t)np);
+    cr_assert(err < 1e-6f, "gradients after growing differ by %g", (double)err);
+    free(want), free(got);
+    free_batch(&small), free_batch(&big);
+    s2s_graph_free(fresh), s2s_graph_free(reused);
+    s2s_model_free(m);
+}
+
+Test(graph, bad_batches_are_refused_with_a_message) {
+    s2s_model *m = make_model(&ARCHS[0], 8000);
+    s2s_graph *g;
+    cr_assert_eq(s2s_graph_new(&g, m), S2S_OK);
+    s2s_loss_stats st;
+    s2s_batch b;
+    make_batch(&b, &THREE, 0, 3);
+    b.src[1] = VS;  // id out of range
+    cr_assert_eq(s2s_forward_loss(g, &b, 0, &st), S2S_ERR_INVALID);
+    cr_assert(strstr(s2s_last_error(), "source id"), "%s", s2s_last_error());
+    b.src[1] = 5;
+    b.n_tokens++;
+    cr_assert_eq(s2s_forward_loss(g, &b, 0, &st), S2S_ERR_INVALID);
+    cr_assert(strstr(s2s_last_error(), "n_tokens"), "%s", s2s_last_error());
+    b.n_tokens--;
+    b.tgt_len[0] = b.T + 1;
+    cr_assert_eq(s2s_forward_loss(g, &b, 0, &st), S2S_ERR_INVALID);
+    b.tgt_len[0] = 4;
+    cr_assert_eq(s2s_forward_loss(g, &b, 1.5f, &st), S2S_ERR_INVALID);
+    s2s_train_opts o = {.dropout = 1.0f};
+    s2s_rng r;
+    s2s_rng_seed(&r, 1);
+    float *grads = malloc(sizeof(float) * m->n_params);
+    cr_assert_eq(s2s_forward_backward(g, &b, &o, &r, grads, &st), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_forward_loss(g, &b, 0, &st), S2S_OK);
+    free(grads);
+    free_batch(&b);
+    s2s_graph_free(g);
+    s2s_model_free(m);
+}
