@@ -1,0 +1,1056 @@
+#!/usr/bin/env python3
+"""Generates the toy zh<->en parallel corpus with gold word alignments.
+
+    python3 scripts/gen_corpus.py                       # the shipped corpus
+    python3 scripts/gen_corpus.py --seed 1 --train 100000 --dev 1000 --test 1000 \\
+        --lexicon data/lexicon.tsv --out data/corpus --vocab-dir vocab
+
+Reads the bilingual lexicon (data/lexicon.tsv) and a small grammar (this
+file), samples sentence structures with a seeded random.Random, renders each
+structure in both languages and writes
+
+    OUT/{train,dev,test}.zh-en.tsv   zh <TAB> en <TAB> alignment (zh index-en index)
+    OUT/{train,dev,test}.en-zh.tsv   en <TAB> zh <TAB> alignment (en index-zh index)
+    The train files also hold a tenth of their statements again with the
+    source's final full stop left out (unpunctuated()).
+    VOCAB/zh.txt, VOCAB/en.txt       <pad> <unk> <s> </s>, then train tokens by
+                                     frequency (descending), ties alphabetically
+
+The conventions (articles, tense, 这/那, alignment) are in docs/toy-corpus.md.
+Translation is a function in both directions: every structure renders to one
+Chinese and one English string, and the conventions are chosen so that two
+different structures never share either string (checked here while
+generating and again by tests/test_corpus.py).
+
+Standard library only; same arguments -> byte-identical files (nothing
+iterates over a set or a hash-ordered container).
+"""
+
+import argparse
+import os
+import random
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]
+VOWELS = "aeiou"
+
+
+# ---- lexicon ----
+
+class Entry:
+    """One lexicon line: .zh, .pos, .en (list of English tokens), .f (fields)."""
+
+    def __init__(self, zh, pos, en, fields):
+        self.zh, self.pos, self.f = zh, pos, fields
+        self.en = [] if en == "-" else en.split("_")
+
+    def get(self, key, default=None):
+        return self.f.get(key, default)
+
+    def words(self, key):
+        """A field holding an English form, as tokens."""
+        return self.f[key].split("_")
+
+    def lst(self, key):
+        v = self.f.get(key)
+        return v.split(",") if v else []
+
+    def __repr__(self):
+        return "Entry(%s)" % self.zh
+
+
+class Lexicon:
+    def __init__(self, path):
+        self.entries = []
+        self.by_zh = {}
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                line = line.rstrip("\n")
+                if not line.strip() or line.startswith("#"):
+                    continue
+                cols = line.split("\t")
+                if len(cols) < 3 or len(cols) > 4:
+                    raise ValueError("%s:%d: expected 3 or 4 tab-separated columns" % (path, lineno))
+                fields = {}
+                if len(cols) == 4 and cols[3].strip():
+                    for kv in cols[3].split():
+                        if "=" not in kv:
+                            raise ValueError("%s:%d: field '%s' is not key=value" % (path, lineno, kv))
+                        k, v = kv.split("=", 1)
+                        fields[k] = v
+                e = Entry(cols[0], cols[1], cols[2], fields)
+                if e.zh in self.by_zh:
+                    raise ValueError("%s:%d: duplicate Chinese word '%s'" % (path, lineno, e.zh))
+                self.entries.append(e)
+                self.by_zh[e.zh] = e
+
+    def pos(self, *names):
+        return [e for e in self.entries if e.pos in names]
+
+    def __getitem__(self, zh):
+        return self.by_zh[zh]
+
+
+# ---- rendering helpers ----
+# A rendered phrase is a list of (token, ids): ids is a tuple of link ids;
+# a zh token and an en token are aligned when they share an id.
+
+def T(tok, *ids):
+    return (tok, tuple(i for i in ids if i))
+
+
+def words(ws, *ids):
+    return [T(w, *ids) for w in ws]
+
+
+def agr_of(np):
+    """English agreement class of a subject NP: 1sg, 3sg or other."""
+    if np["num"] == "sg" and np["per"] == 1:
+        return "1sg"
+    if np["num"] == "sg" and np["per"] == 3:
+        return "3sg"
+    return "other"
+
+
+def verb_forms(v, obj=None):
+    """base/3sg/past/ing token lists of verb entry v; the read= field swaps in
+    another English verb for some object classes (看书 = read books)."""
+    alt = v.get("read")
+    if alt and obj is not None:
+        cats, forms = alt.split(":")
+        if obj_cat(obj) in cats.split(","):
+            b, s, p, g = forms.split(",")
+            return {"base": [b], "3sg": [s], "past": [p], "ing": [g]}
+    return {"base": v.en, "3sg": v.words("3sg"), "past": v.words("past"), "ing": v.words("ing")}
+
+
+def obj_cat(np):
+    return np["cat"]
+
+
+class Gen:
+    """Builds sentence structures (dicts) and renders them in both languages."""
+
+    def __init__(self, lex, rng):
+        self.lex = lex
+        self.r = rng
+        self._id = 0
+        L = lex
+        self.prons = L.pos("pron")
+        self.names = L.pos("name")
+        self.kins = L.pos("kin")
+        self.nouns = L.pos("noun", "mass", "place", "field")
+        self.verbs = L.pos("verb")
+        self.adjs = L.pos("adj")
+        self.nums = L.pos("num")
+        self.times = {t: [e for e in L.pos("time") if e.get("tense") == t] for t in ("pres", "past", "fut")}
+        self.loc_nouns = [e for e in self.nouns if e.get("loc")]
+
+    def nid(self):
+        self._id += 1
+        return self._id
+
+    def reset_ids(self):
+        self._id = 0
+
+    # ---- noun phrases ----
+
+    def np_pron(self, zh, cat=None):
+        e = self.lex[zh]
+        return {"k": "pron", "e": e, "id": self.nid(), "num": e.get("num"), "per": int(e.get("per")),
+                "cat": cat or e.get("cat"), "gender": e.get("gender")}
+
+    def np_name(self, zh):
+        e = self.lex[zh]
+        return {"k": "name", "e": e, "id": self.nid(), "num": "sg", "per": 3, "cat": "human",
+                "gender": e.get("gender")}
+
+    def np_kin(self, zh, poss=None):
+        e = self.lex[zh]
+        np = {"k": "kin", "e": e, "id": self.nid(), "num": "sg", "per": 3, "cat": "human",
+              "gender": e.get("gender"), "poss": None}
+        if poss:
+            np["poss"] = self.lex[poss]
+            np["pid"] = self.nid()
+        return np
+
+    def np_noun(self, zh, form="bare", num=None, det=None, poss=None, adj=None):
+        """A count, mass, place or field noun. form: bare | num | det | detnum | poss."""
+        e = self.lex[zh]
+        np = {"k": e.pos, "e": e, "id": self.nid(), "form": form, "per": 3, "cat": e.get("cat"),
+              "gender": e.get("gender"), "adj": None, "num_e": None, "det": None, "poss": None}
+        if adj:
+            np["adj"] = self.lex[adj]
+            np["aid"] = self.nid()
+        if form in ("num", "detnum"):
+            np["num_e"] = self.lex[num]
+            np["numid"] = self.nid()
+        if form in ("det", "detnum"):
+            np["det"] = det
+            np["detid"] = self.nid()
+        if form == "poss":
+            np["poss"] = self.lex[poss]
+            np["pid"] = self.nid()
+        if e.pos == "noun":
+            plural = form == "bare" or (form in ("num", "detnum") and num != "一")
+        elif e.pos == "mass":
+            # two cups of tea are ...: the container sets the agreement
+            plural = form in ("num", "detnum") and num != "一"
+            if form != "bare" and form != "poss":
+                np["mwid"] = self.nid()  # the container (杯 = cup) is a word of its own
+        else:
+            plural = False
+        np["num"] = "pl" if plural else "sg"
+        return np
+
+    def np_rel(self, head, subj, verb):
+        """Object relative: 我买的书 = the book that i bought."""
+        e = self.lex[head]
+        return {"k": "rel", "e": e, "id": self.nid(), "subj": subj, "v": self.lex[verb],
+                "vid": self.nid(), "deid": self.nid(), "num": "sg", "per": 3, "cat": e.get("cat"),
+                "gender": e.get("gender")}
+
+    def np_srel(self, head, verb, obj=None):
+        """Subject relative: 吃苹果的猫 = the cat that eats apples."""
+        e = self.lex[head]
+        return {"k": "srel", "e": e, "id": self.nid(), "v": self.lex[verb], "obj": obj,
+                "vid": self.nid(), "deid": self.nid(), "num": "sg", "per": 3, "cat": e.get("cat"),
+                "gender": e.get("gender")}
+
+    # ---- rendering noun phrases ----
+
+    def zh_adj(self, np):
+        a = np.get("adj")
+        if not a:
+            return []
+        out = [T(a.zh, np["aid"])]
+        if a.get("attr") == "de":
+            out.append(T("的"))
+        return out
+
+    def zh_np(self, np):
+        k, e = np["k"], np["e"]
+        if k in ("pron", "name"):
+            return [T(e.zh, np["id"])]
+        if k == "kin":
+            if np["poss"]:
+                return [T(np["poss"].zh, np["pid"]), T("的", np["pid"]), T(e.zh, np["id"])]
+            return [T(e.zh, np["id"])]
+        if k == "rel":
+            return self.zh_np(np["subj"]) + [T(np["v"].zh, np["vid"]), T("的", np["deid"]),
+                                              T(e.zh, np["id"])]
+        if k == "srel":
+            out = [T(np["v"].zh, np["vid"])]
+            if np["obj"]:
+                out += self.zh_np(np["obj"])
+            return out + [T("的", np["deid"]), T(e.zh, np["id"])]
+        form = np["form"]
+        out = []
+        mw = T(e.get("mw"), np.get("mwid"))
+        if form == "num":
+            out += [T(np["num_e"].zh, np["numid"]), mw]
+        elif form == "det":
+            out += [T(np["det"], np["detid"]), mw]
+        elif form == "detnum":
+            out += [T(np["det"], np["detid"]), T(np["num_e"].zh, np["numid"]), mw]
+        elif form == "poss":
+            out += [T(np["poss"].zh, np["pid"]), T("的", np["pid"])]
+        return out + self.zh_adj(np) + [T(e.zh, np["id"])]
+
+    def en_np(self, np, case="subj"):
+        k, e = np["k"], np["e"]
+        if k == "pron":
+            return words(e.en if case == "subj" else e.words("obj"), np["id"])
+        if k == "name":
+            return words(e.en, np["id"])
+        if k == "kin":
+            if np["poss"]:
+                return words(np["poss"].words("poss"), np["pid"]) + words(e.en, np["id"])
+            return words(e.en, np["id"])
+        if k == "rel":
+            s = np["subj"]
+            v = np["v"]
+            f = verb_forms(v, np)
+            if v.get("le", "1") == "1":
+                vf = f["past"]  # finished action: 我买的书 = the book that i bought
+            else:
+                vf = f["3sg"] if agr_of(s) == "3sg" else f["base"]
+            return ([T("the")] + words(e.en, np["id"]) + [T("that", np["deid"])] +
+                    self.en_np(s, "subj") + words(vf, np["vid"]))
+        if k == "srel":
+            f = verb_forms(np["v"], np["obj"])
+            out = [T("the")] + words(e.en, np["id"]) + [T("that", np["deid"])] + words(f["3sg"], np["vid"])
+            if np["obj"]:
+                out += self.en_np(np["obj"], "obj")
+            return out
+        form = np["form"]
+        adj = words(np["adj"].en, np["aid"]) if np.get("adj") else []
+        noun = words(e.en if np["num"] == "sg" or k == "mass" else e.words("pl"), np["id"])
+        if k == "place":
+            return [T("the")] + adj + noun
+        if k == "field":
+            return noun
+        if k == "mass":
+            mw = self.lex[e.get("mw")]
+            if form == "bare":
+                return adj + noun
+            if form == "poss":
+                return words(np["poss"].words("poss"), np["pid"]) + adj + noun
+            plural = form in ("num", "detnum") and np["num_e"].zh != "一"
+            cont = [T((mw.words("pl") if plural else mw.en)[0], np["mwid"]), T("of")]
+            if form == "num":
+                return [self.en_num(np)] + cont + adj + noun
+            if form == "det":
+                return [self.en_det(np, False)] + cont + adj + noun
+            return [self.en_det(np, True), self.en_num(np)] + cont + adj + noun
+        # count nouns
+        if form == "bare":
+            return adj + noun
+        if form == "num":
+            return [self.en_num(np)] + adj + noun
+        if form == "det":
+            return [self.en_det(np, False)] + adj + noun
+        if form == "detnum":
+            return [self.en_det(np, True), self.en_num(np)] + adj + noun
+        return words(np["poss"].words("poss"), np["pid"]) + adj + noun
+
+    def en_num(self, np):
+        return T(np["num_e"].en[0], np["numid"])  # 一 -> a (a/an fixed at the end)
+
+    def en_det(self, np, plural):
+        d = self.lex[np["det"]]
+        tok = d.get("pl") if plural and d.get("pl") else d.en[0]
+        return T(tok, np["detid"])
+
+    # ---- clauses ----
+    # A clause is a dict with "t": vp | adj | look | locpred | cop | have.
+
+    def zh_loc(self, loc, absorb_zai=False):
+        """在公园里 (在 merged into 正在 when absorb_zai)."""
+        out = [] if absorb_zai else [T("在", loc["zaiid"])]
+        return out + [T(loc["n"].zh, loc["nid"]), T(loc["n"].get("loc"), loc["locid"])]
+
+    def en_loc(self, loc):
+        prep = self.lex[loc["n"].get("loc")].en[0]
+        return [T(prep, loc["zaiid"], loc["locid"]), T("the"), T(loc["n"].en[0], loc["nid"])]
+
+    def make_loc(self, zh):
+        return {"n": self.lex[zh], "nid": self.nid(), "zaiid": self.nid(), "locid": self.nid()}
+
+    def zh_clause(self, c, tense, q):
+        subj = self.zh_np(c["subj"])
+        time = [T(c["time"].zh, c["timeid"])] if c.get("time") else []
+        t = c["t"]
+        if t == "vp":
+            head = c["mv"] or c["v"]
+            out = subj + time
+            if c["neg"]:
+                if head.get("type") == "have":
+                    pass  # 没有 replaces 有 below
+                elif tense == "past" and head.get("neg", "没有") == "没有":
+                    out.append(T("没有", c["negid"]))
+                else:
+                    out.append(T("不", c["negid"]))
+            prog = c["prog"]
+            if prog:
+                ids = [c["progid"]]
+                if c["loc"]:
+                    ids.append(c["loc"]["zaiid"])  # 正在公园里: 正在 also carries 在
+                out.append(T("正在", *ids))
+            if c["mv"]:
+                out.append(T(c["mv"].zh, c["mvid"]))
+            if c["loc"]:
+                out += self.zh_loc(c["loc"], absorb_zai=prog)
+            v = c["v"]
+            if v.get("type") == "have" and c["neg"]:
+                out.append(T("没有", c["negid"], c["vid"]))
+            else:
+                out.append(T(v.zh, c["vid"]))
+            if (tense == "past" and not c["neg"] and not c["mv"] and v.get("le", "1") == "1"):
+                out.append(T("了", c["leid"]))
+            if c["obj"]:
+                out += self.zh_np(c["obj"])
+            if c["place"]:
+                out += self.zh_np(c["place"])
+            if c["la"]:
+                out += self.zh_loc(c["la"])
+        elif t == "adj":
+            out = subj + time
+            a = c["adj"]
+            if a.get("pred") == "color":
+                if c["neg"]:
+                    out.append(T("不", c["negid"]))
+                out += [T("是", c["beid"]), T(a.zh, c["aid"]), T("的")]
+            else:
+                if c["neg"]:
+                    out.append(T("不", c["negid"]))
+                if c["deg"]:
+                    out.append(T(c["deg"], c["degid"]))
+                out.append(T(a.zh, c["aid"]))
+                if c["deg"] == "太":
+                    out.append(T("了"))
+        elif t == "look":
+            out = subj + time + [T("看起来", c["vid"]), T(c["deg"], c["degid"]), T(c["adj"].zh, c["aid"])]
+            if c["deg"] == "太":
+                out.append(T("了"))
+        elif t == "locpred":
+            out = subj + time
+            if c["neg"]:
+                out.append(T("不", c["negid"]))
+            out += self.zh_loc(c["loc"])
+        elif t == "cop":
+            out = subj + time
+            if c["neg"]:
+                out.append(T("不", c["negid"]))
+            out.append(T("是", c["beid"]))
+            out += self.zh_pred(c)
+        else:
+            raise ValueError(t)
+        if q:
+            out.append(T("吗", c["qid"]))
+        return out
+
+    def zh_pred(self, c):
+        return self.zh_np(c["pred"])
+
+    def en_vgroup(self, forms, vids, tense, c, q, agr):
+        """(tokens before the subject, tokens after it) of a lexical verb."""
+        neg, prog = c["neg"], c["prog"]
+
+        def V(form, *extra):
+            return words(forms[form], *(list(vids) + list(extra)))
+
+        if prog:
+            be = {"1sg": "am", "3sg": "is", "other": "are"}[agr]
+            if q:
+                return [T(be, c["progid"], c["qid"])], V("ing")
+            return [], [T(be, c["progid"])] + V("ing")
+        if tense == "pres":
+            if neg:
+                return [], [T("doesn't" if agr == "3sg" else "don't", c["negid"])] + V("base")
+            if q:
+                return [T("does" if agr == "3sg" else "do", c["qid"])], V("base")
+            return [], V("3sg" if agr == "3sg" else "base")
+        if tense == "past":
+            if neg:
+                return [], [T("didn't", c["negid"])] + V("base")
+            if q:
+                return [T("did", c["qid"])], V("base")
+            return [], V("past", c.get("leid") if c.get("le_here") else None)
+        if neg:
+            return [], [T("won't", c["negid"])] + V("base")
+        if q:
+            return [T("will", c["qid"])], V("base")
+        return [], [T("will")] + V("base")
+
+    def en_be(self, tense, c, q, agr, beid=None):
+        neg = c.get("neg")
+        if tense == "fut":
+            if neg:
+                return [], [T("won't", c["negid"]), T("be", beid)]
+            if q:
+                return [T("will", c["qid"])], [T("be", beid)]
+            return [], [T("will"), T("be", beid)]
+        if tense == "pres":
+            be = {"1sg": "am", "3sg": "is", "other": "are"}[agr]
+        else:
+            be = "was" if agr in ("1sg", "3sg") else "were"
+        if q:
+            return [T(be, beid, c["qid"])], []
+        return [], [T(be, beid)] + ([T("not", c["negid"])] if neg else [])
+
+    def en_clause(self, c, tense, q):
+        s = c["subj"]
+        subj = self.en_np(s, "subj")
+        agr = agr_of(s)
+        time = words(c["time"].en, c["timeid"]) if c.get("time") else []
+        t = c["t"]
+        if t == "vp":
+            v = c["v"]
+            c["le_here"] = tense == "past" and not c["neg"] and not c["mv"] and v.get("le", "1") == "1"
+            if c["mv"]:
+                pre, post = self.en_vgroup(verb_forms(c["mv"]), [c["mvid"]], tense, c, q, agr)
+                post = post + [T("to")] + words(verb_forms(v, c["obj"])["base"], c["vid"])
+            else:
+                vids = [c["vid"]]
+                if v.get("type") == "have" and c["neg"]:
+                    vids.append(c["negid"])  # 没有 = don't have
+                pre, post = self.en_vgroup(verb_forms(v, c["obj"]), vids, tense, c, q, agr)
+            out = pre + subj + post
+            if c["obj"]:
+                out += self.en_np(c["obj"], "obj")
+            if c["place"]:
+                out += [T("to")] + self.en_np(c["place"], "obj")
+            if c["la"]:
+                out += self.en_loc(c["la"])
+            if c["loc"]:
+                out += self.en_loc(c["loc"])
+            return out + time
+        if t == "look":
+            c2 = dict(c, neg=False, prog=False)
+            pre, post = self.en_vgroup(verb_forms(self.lex["看起来"]), [c["vid"]], tense, c2, q, agr)
+            return pre + subj + post + [T(self.lex[c["deg"]].en[0], c["degid"])] + \
+                words(c["adj"].en, c["aid"]) + time
+        if t == "adj":
+            beid = c.get("beid") if c["adj"].get("pred") == "color" else None
+            pre, post = self.en_be(tense, c, q, agr, beid)
+            deg = [T(self.lex[c["deg"]].en[0], c["degid"])] if c.get("deg") else []
+            return pre + subj + post + deg + words(c["adj"].en, c["aid"]) + time
+        if t == "locpred":
+            pre, post = self.en_be(tense, c, q, agr)
+            return pre + subj + post + self.en_loc(c["loc"]) + time
+        if t == "cop":
+            pre, post = self.en_be(tense, c, q, agr, c["beid"])
+            return pre + subj + post + self.en_pred(c) + time
+        raise ValueError(t)
+
+    def en_pred(self, c):
+        p = c["pred"]
+        if p["k"] == "noun" and p["form"] == "bare":
+            # 他是老师 = he is a teacher; 他们是老师 = they are teachers
+            if c["subj"]["num"] == "sg":
+                return [T("a")] + words(p["e"].en, p["id"])
+            return words(p["e"].words("pl"), p["id"])
+        return self.en_np(p, "obj")
+
+    # ---- clause constructors (explicit; the random ones call these) ----
+
+    def clause(self, t, subj, **kw):
+        c = {"t": t, "subj": subj, "neg": False, "prog": False, "mv": None, "v": None, "obj": None,
+             "place": None, "la": None, "loc": None, "time": None, "deg": None, "adj": None}
+        c.update(kw)
+        for key in ("negid", "qid", "progid", "leid", "vid", "mvid", "aid", "degid", "beid", "timeid"):
+            c[key] = self.nid()
+        return c
+
+    # ---- sentences ----
+
+    def render(self, s):
+        """(zh tokens, en tokens), each a list of (token, ids)."""
+        tense, kind, cs = s["tense"], s["kind"], s["clauses"]
+        q = kind == "q"
+        zh = [self.zh_clause(c, tense, q) for c in cs]
+        en = [self.en_clause(c, tense, q) for c in cs]
+        pid, cid, bid, sid = s["pid"], s["cid"], s["bid"], s["sid"]
+        if kind == "single":
+            Z = zh[0] + [T("。", pid)]
+            E = en[0] + [T(".", pid)]
+        elif kind == "q":
+            Z = zh[0] + [T("？", pid)]
+            E = en[0] + [T("?", pid)]
+        elif kind == "comma":
+            Z = zh[0] + [T("，", cid)] + zh[1] + [T("。", pid)]
+            E = en[0] + [T(",", cid)] + en[1] + [T(".", pid)]
+        elif kind == "because_after":
+            Z = zh[0] + [T("，"), T("因为", bid)] + zh[1] + [T("。", pid)]
+            E = en[0] + [T("because", bid)] + en[1] + [T(".", pid)]
+        elif kind == "because_first":
+            Z = [T("因为", bid)] + zh[0] + [T("，", cid), T("所以")] + zh[1] + [T("。", pid)]
+            E = [T("because", bid)] + en[0] + [T(",", cid)] + en[1] + [T(".", pid)]
+        elif kind == "so":
+            Z = zh[0] + [T("，", cid), T("所以", sid)] + zh[1] + [T("。", pid)]
+            E = en[0] + [T(",", cid), T("so", sid)] + en[1] + [T(".", pid)]
+        else:
+            raise ValueError(kind)
+        # a -> an before a vowel
+        for j in range(len(E) - 1):
+            if E[j][0] == "a" and E[j + 1][0][0] in VOWELS:
+                E[j] = ("an", E[j][1])
+        return Z, E
+
+    def sentence(self, kind, tense, clauses):
+        return {"kind": kind, "tense": tense, "clauses": clauses, "pid": self.nid(), "cid": self.nid(),
+                "bid": self.nid(), "sid": self.nid()}
+
+    def strings(self, s):
+        Z, E = self.render(s)
+        return "".join(t for t, _ in Z), " ".join(t for t, _ in E)
+
+    def pair(self, s):
+        """(zh string, en string, alignment string zh-en)."""
+        Z, E = self.render(s)
+        links = []
+        for i, (_, zi) in enumerate(Z):
+            if not zi:
+                continue
+            for j, (_, ej) in enumerate(E):
+                if set(zi) & set(ej):
+                    links.append("%d-%d" % (i, j))
+        return ("".join(t for t, _ in Z), " ".join(t for t, _ in E), " ".join(links),
+                [t for t, _ in Z], [t for t, _ in E])
+
+    # ---- random structures ----
+
+    def pick(self, seq):
+        return seq[self.r.randrange(len(seq))]
+
+    def wpick(self, pairs):
+        """Weighted choice from [(weight, value), ...]."""
+        total = sum(w for w, _ in pairs)
+        x = self.r.random() * total
+        for w, v in pairs:
+            x -= w
+            if x < 0:
+                return v
+        return pairs[-1][1]
+
+    def noun_matches(self, e, cats):
+        return e.get("cat") in cats or e.zh in cats
+
+    def rand_adj_for(self, e, p=0.2):
+        if self.r.random() >= p:
+            return None
+        cands = [a for a in self.adjs if a.get("attr") != "none" and e.get("cat") in a.lst("cats")]
+        return self.pick(cands).zh if cands else None
+
+    def rand_num(self):
+        return self.wpick([(5, "一"), (4, "两"), (3, "三"), (1, "四"), (1, "五"), (1, "六"), (1, "七"),
+                           (1, "八"), (1, "九"), (1, "十")])
+
+    def rand_noun_np(self, e, allow_forms=None):
+        """A count/mass/place/field NP headed by entry e."""
+        if e.pos == "field":
+            return self.np_noun(e.zh)
+        if e.pos == "place":
+            return self.np_noun(e.zh, adj=self.rand_adj_for(e, 0.12))
+        poss_prons = [p for p in self.prons if p.get("poss")]
+        if e.pos == "mass":
+            forms = [(5, "bare"), (3, "num"), (2, "det"), (0.4, "detnum"), (1, "poss")]
+        else:
+            forms = [(4, "bare"), (3, "num"), (2.5, "det"), (0.6, "detnum"), (1.5, "poss")]
+        if allow_forms:
+            forms = [(w, f) for w, f in forms if f in allow_forms]
+        form = self.wpick(forms)
+        adj = self.rand_adj_for(e)
+        if form == "bare":
+            return self.np_noun(e.zh, adj=adj)
+        if form == "num":
+            return self.np_noun(e.zh, "num", num=self.rand_num(), adj=adj)
+        if form == "det":
+            return self.np_noun(e.zh, "det", det=self.pick(["这", "那"]), adj=adj)
+        if form == "detnum":
+            n = self.pick(["两", "三", "四", "五"])
+            return self.np_noun(e.zh, "detnum", num=n, det=self.pick(["这", "那"]), adj=adj)
+        if e.get("cat") == "human":
+            poss_prons = [p for p in poss_prons if p.zh != "它"]  # its child: not for people
+        return self.np_noun(e.zh, "poss", poss=self.pick(poss_prons).zh, adj=adj)
+
+    def rand_rel_subj(self, verb):
+        cats = verb.lst("subj")
+        opts = []
+        if "human" in cats:
+            opts += [(6, "pron"), (1, "name"), (1, "kin")]
+        if not opts:
+            return None
+        k = self.wpick(opts)
+        if k == "pron":
+            return self.np_pron(self.pick([p for p in self.prons if p.get("cat") == "human"]).zh)
+        if k == "name":
+            return self.np_name(self.pick(self.names).zh)
+        return self.np_kin(self.pick([x for x in self.kins if x.get("bare") == "1"]).zh)
+
+    def rand_rel(self, cats):
+        """An object relative whose head is in cats, or None."""
+        heads = [e for e in self.nouns if e.pos in ("noun", "mass") and self.noun_matches(e, cats)]
+        if not heads:
+            return None
+        head = self.pick(heads)
+        verbs = [v for v in self.verbs if v.get("type") == "tr" and v.get("subj") and
+                 (head.get("cat") in v.lst("obj") or head.zh in v.lst("obj"))]
+        verbs = [v for v in verbs if "human" in v.lst("subj")]
+        if not verbs:
+            return None
+        v = self.pick(verbs)
+        subj = self.rand_rel_subj(v)
+        return self.np_rel(head.zh, subj, v.zh)
+
+    def rand_srel(self, cats):
+        """A subject relative whose head (human or animal) is in cats, or None."""
+        heads = [e for e in self.nouns if e.pos == "noun" and e.get("cat") in ("human", "animal")
+                 and self.noun_matches(e, cats)]
+        if not heads:
+            return None
+        head = self.pick(heads)
+        verbs = [v for v in self.verbs if v.get("type") in ("tr", "intr") and head.get("cat") in v.lst("subj")]
+        v = self.pick(verbs)
+        obj = None
+        if v.get("type") == "tr":
+            objs = [e for e in self.nouns if self.noun_matches(e, v.lst("obj"))]
+            obj = self.np_noun(self.pick(objs).zh)
+        return self.np_srel(head.zh, v.zh, obj)
+
+    def rand_np(self, cats, role, avoid=None, rel=True):
+        """An NP whose class is in cats (classes and/or zh words)."""
+        opts = []
+        human, animal = "human" in cats, "animal" in cats
+        prons = [p for p in self.prons if (human and p.get("cat") == "human") or (animal and p.zh == "它")]
+        if avoid is not None:
+            prons = [p for p in prons if p.zh != avoid]
+        if prons:
+            opts.append((3.5 if role == "subj" else 1.2, "pron"))
+        if human:
+            opts += [(0.6, "name"), (0.6, "kin")]
+        nouns = [e for e in self.nouns if self.noun_matches(e, cats)]
+        if nouns:
+            opts.append((5, "noun"))
+        if rel:
+            opts.append((0.4, "rel"))
+            if human or animal:
+                opts.append((0.2, "srel"))
+        while True:
+            k = self.wpick(opts)
+            if k == "pron":
+                return self.np_pron(self.pick(prons).zh)
+            if k == "name":
+                return self.np_name(self.pick(self.names).zh)
+            if k == "kin":
+                e = self.pick(self.kins)
+                if e.get("bare") == "1" and self.r.random() < 0.5:
+                    return self.np_kin(e.zh)
+                return self.np_kin(e.zh, poss=self.pick([p for p in self.prons if p.get("poss")]).zh)
+            if k == "noun":
+                return self.rand_noun_np(self.pick(nouns))
+            np = self.rand_rel(cats) if k == "rel" else self.rand_srel(cats)
+            if np:
+                return np
+
+    def coref(self, np):
+        """The pronoun that refers back to np, or None (no pronoun for non-human plurals)."""
+        k = np["k"]
+        if k == "pron":
+            return self.np_pron(np["e"].zh, np["cat"])
+        cat = np["cat"]
+        if cat == "human":
+            if np["num"] == "pl":
+                return self.np_pron("他们")
+            g = np.get("gender") or self.pick(["m", "f"])
+            return self.np_pron("他" if g == "m" else "她")
+        if np["num"] == "pl":
+            return None
+        return self.np_pron("它", cat)
+
+    def loc_for(self, cats=None):
+        cands = self.loc_nouns if cats is None else [e for e in self.loc_nouns if self.noun_matches(e, cats)]
+        return self.make_loc(self.pick(cands).zh)
+
+    def rand_vp(self, tense, subj=None, q=False):
+        """A vp clause; subj, when given, is a pronoun whose class must fit."""
+        r = self.r
+        core_types = ("tr", "intr", "loc", "motion", "have")
+        vv = r.random() < 0.15
+        for _ in range(50):
+            if vv:
+                mv = self.pick([v for v in self.verbs if v.get("vv") == "1"])
+                v = self.pick([v for v in self.verbs if v.get("type") in ("tr", "intr", "loc", "motion")
+                               and v.get("le", "1") == "1" or v.get("type") == "loc"])
+                cats = [x for x in mv.lst("subj") if x in v.lst("subj")]
+            else:
+                mv = None
+                v = self.pick([v for v in self.verbs if v.get("type") in core_types])
+                cats = v.lst("subj")
+            if subj is not None and subj["cat"] not in cats:
+                continue
+            if not cats:
+                continue
+            break
+        else:
+            return None
+        if subj is None:
+            subj = self.rand_np(cats, "subj")
+        head = mv or v
+        obj = place = la = loc = None
+        t = v.get("type")
+        if t in ("tr", "have"):
+            avoid = subj["e"].zh if subj["k"] == "pron" else None
+            obj = self.rand_np(v.lst("obj"), "obj", avoid=avoid)
+        elif t == "motion":
+            places = [e for e in self.nouns if e.pos == "place" and self.noun_matches(e, v.lst("obj"))]
+            place = self.np_noun(self.pick(places).zh)
+        elif t == "loc":
+            la = self.loc_for(v.lst("obj"))
+        if t in ("tr", "intr") and v.get("le", "1") == "1" and r.random() < 0.2:  # actions only
+            loc = self.loc_for(["place", "house", "vehicle"])  # where the action happens
+        neg = (not q) and r.random() < 0.22
+        prog = (tense == "pres" and not neg and mv is None and head.get("prog", "1") == "1"
+                and r.random() < 0.25)
+        return self.clause("vp", subj, v=v, mv=mv, obj=obj, place=place, la=la, loc=loc, neg=neg,
+                           prog=prog)
+
+    def rand_adj_clause(self, subj=None, q=False, look=False):
+        if subj is None:
+            a = self.pick([a for a in self.adjs if not (look and a.get("pred") == "color")])
+            cats = a.lst("cats")
+            subj = self.rand_np(cats, "subj")
+        else:
+            cands = [a for a in self.adjs if subj["cat"] in a.lst("cats")
+                     and not (look and a.get("pred") == "color")]
+            if not cands:
+                return None
+            a = self.pick(cands)
+        if look:
+            deg = "太" if (not q and self.r.random() < 0.3) else "很"
+            return self.clause("look", subj, adj=a, deg=deg)
+        if a.get("pred") == "color":
+            return self.clause("adj", subj, adj=a, neg=(not q) and self.r.random() < 0.25)
+        x = self.r.random()
+        if x < 0.4:
+            return self.clause("adj", subj, adj=a, deg="很")
+        if x < 0.6 and not q:
+            return self.clause("adj", subj, adj=a, deg="太")
+        if x < 0.8 and not q:
+            return self.clause("adj", subj, adj=a, neg=True)
+        return self.clause("adj", subj, adj=a)
+
+    def rand_locpred(self, subj=None, q=False):
+        cats = ["human", "animal", "thing", "readable", "food", "clothes", "vehicle", "bike"]
+        if subj is None:
+            subj = self.rand_np(cats, "subj", rel=False)
+        elif subj["cat"] not in cats:
+            return None
+        loc = self.loc_for()
+        if loc["n"].zh == subj["e"].zh:
+            return None
+        return self.clause("locpred", subj, loc=loc, neg=(not q) and self.r.random() < 0.2)
+
+    def rand_cop(self, subj=None, q=False):
+        if subj is None:
+            subj = self.rand_np(["human"], "subj", rel=False)
+        elif subj["cat"] != "human":
+            return None
+        humans = [e for e in self.nouns if e.pos == "noun" and e.get("cat") == "human"]
+        x = self.r.random()
+        if subj["num"] == "pl" or x < 0.6:
+            pred = self.np_noun(self.pick(humans).zh)
+        elif x < 0.8:
+            pred = self.np_noun(self.pick(humans).zh, "poss",
+                                poss=self.pick([p for p in self.prons if p.get("poss")]).zh)
+        elif x < 0.9:
+            pred = self.np_kin(self.pick(self.kins).zh,
+                               poss=self.pick([p for p in self.prons if p.get("poss")]).zh)
+        else:
+            pred = self.np_name(self.pick(self.names).zh)
+        if subj["k"] == pred["k"] and subj["e"].zh == pred["e"].zh:
+            return None
+        return self.clause("cop", subj, pred=pred, neg=(not q) and self.r.random() < 0.2)
+
+    def rand_clause(self, tense, subj=None, q=False, prefer=None):
+        kinds = [(5, "vp"), (2.2, "adj"), (1.2, "look"), (1, "locpred")]
+        if tense == "pres":
+            kinds.append((0.8, "cop"))
+        if prefer:
+            kinds = prefer
+        for _ in range(50):
+            k = self.wpick(kinds)
+            if k == "vp":
+                c = self.rand_vp(tense, subj, q)
+            elif k == "adj":
+                c = self.rand_adj_clause(subj, q)
+            elif k == "look":
+                c = self.rand_adj_clause(subj, q, look=True)
+            elif k == "locpred":
+                c = self.rand_locpred(subj, q)
+            elif k == "cop":
+                if tense != "pres":
+                    continue
+                c = self.rand_cop(subj, q)
+            if c is not None:
+                return c
+        return None
+
+    def rand_sentence(self):
+        r = self.r
+        self.reset_ids()
+        kind = self.wpick([(46, "single"), (18, "q"), (13, "comma"), (9, "because_after"),
+                           (6, "because_first"), (8, "so")])
+        tense = self.wpick([(50, "pres"), (35, "past"), (15, "fut")])
+        q = kind == "q"
+        c1 = self.rand_clause(tense, q=q)
+        if c1 is None:
+            return None
+        clauses = [c1]
+        if kind not in ("single", "q"):
+            subj2 = self.coref(c1["subj"]) if r.random() < 0.75 else None
+            if kind == "comma":
+                prefer = [(4.5, "look"), (3.5, "adj"), (2, "vp")]
+            else:
+                prefer = None
+            c2 = self.rand_clause(tense, subj=subj2, prefer=prefer)
+            if c2 is None:
+                return None
+            clauses.append(c2)
+        if tense != "pres" and any(c["t"] == "cop" for c in clauses):
+            return None
+        if any(c["prog"] for c in clauses) and tense != "pres":
+            return None
+        s = self.sentence(kind, tense, clauses)
+        self.place_time(s)
+        return s
+
+    def place_time(self, s):
+        """Time words: 明天 always for the future; 昨天 whenever the past would
+        otherwise read like the present in either language; else optional."""
+        tense = s["tense"]
+        first = s["clauses"][0]
+        if tense == "fut":
+            need = True
+        elif tense == "past":
+            past = self.strings(s)
+            s["tense"] = "pres"
+            pres = self.strings(s)
+            s["tense"] = "past"
+            need = past[0] == pres[0] or past[1] == pres[1]
+        else:
+            need = False
+        if need or (tense == "past" and self.r.random() < 0.25) or \
+                (tense == "pres" and not first["prog"] and first["t"] != "cop" and self.r.random() < 0.12):
+            first["time"] = self.pick(self.times[tense])
+
+
+# ---- the sample sentences of the issue, built explicitly ----
+
+def sample_sentences(g):
+    """The three sentences the shipped models must translate, as structures."""
+    g.reset_ids()
+    s1 = g.sentence("single", "pres", [g.clause(
+        "vp", g.np_pron("我"), mv=g.lex["爱"], v=g.lex["吃"], obj=g.np_noun("苹果"))])
+    g.reset_ids()
+    cat = g.np_noun("猫", "det", det="那")
+    s2 = g.sentence("comma", "pres", [
+        g.clause("vp", cat, v=g.lex["坐"], la=g.make_loc("垫子")),
+        g.clause("look", g.coref(cat), adj=g.lex["舒服"], deg="很")])
+    g.reset_ids()
+    animal = g.np_noun("动物", "det", det="这")
+    s3 = g.sentence("because_after", "past", [
+        g.clause("vp", animal, v=g.lex["过"], obj=g.np_noun("马路"), neg=True),
+        g.clause("adj", g.coref(animal), adj=g.lex["累"], deg="太")])
+    return [s1, s2, s3]
+
+
+# ---- output ----
+
+def vocab_lines(rows, side):
+    counts = {}
+    for r in rows:
+        for t in r[side]:
+            counts[t] = counts.get(t, 0) + 1
+    toks = sorted(counts, key=lambda t: (-counts[t], t))
+    return SPECIALS + toks
+
+
+def write_lines(path, lines):
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        for line in lines:
+            fh.write(line + "\n")
+
+
+def flip(align):
+    pairs = []
+    for p in align.split():
+        i, j = p.split("-")
+        pairs.append((int(j), int(i)))
+    pairs.sort()
+    return " ".join("%d-%d" % p for p in pairs)
+
+
+def unpunctuated(rows, seed, zh_source, share=0.1):
+    """Extra training lines whose source has no final full stop (people
+    often type 我爱吃苹果 without 。): a seeded tenth of the statements, in
+    one direction only, so that each source still has one translation. The
+    target keeps its punctuation; the stop's alignment link goes."""
+    r = random.Random(seed + (104729 if zh_source else 1299709))
+    out = []
+    for zh, en, align, zh_toks, en_toks in rows:
+        src, tgt = (zh, en) if zh_source else (en, zh)
+        stop = "。" if zh_source else " ."
+        if not src.endswith(stop) or r.random() >= share:
+            continue
+        last = len(zh_toks if zh_source else en_toks) - 1
+        links = align if zh_source else flip(align)
+        kept = " ".join(l for l in links.split() if int(l.split("-")[0]) != last)
+        out.append("%s\t%s\t%s" % (src[:-len(stop)], tgt, kept))
+    return out
+
+
+def generate(seed, n_train, n_dev, n_test, lexicon, max_len=20):
+    """Returns (train, dev, test, stats); each row is (zh, en, align, zh_toks, en_toks)."""
+    lex = Lexicon(lexicon)
+    g = Gen(lex, random.Random(seed))
+    zh2en, en2zh = {}, {}
+    rows = []
+    conflicts = 0
+    too_long = 0
+
+    samples = [g.pair(s) for s in sample_sentences(g)]
+    for p in samples:
+        zh2en[p[0]] = p[1]
+        en2zh[p[1]] = p[0]
+
+    need = n_train + n_dev + n_test - len(samples)
+    tries = 0
+    while len(rows) < need:
+        tries += 1
+        if tries > 50 * need + 1000:
+            raise RuntimeError("cannot find %d distinct sentences (got %d)" % (need, len(rows)))
+        s = g.rand_sentence()
+        if s is None:
+            continue
+        p = g.pair(s)
+        if len(p[3]) > max_len or len(p[4]) > max_len:
+            too_long += 1
+            continue
+        zh, en = p[0], p[1]
+        if zh in zh2en or en in en2zh:
+            if zh2en.get(zh) != en or en2zh.get(en) != zh:
+                conflicts += 1  # a convention bug: two structures share a string
+            continue
+        zh2en[zh] = en
+        en2zh[en] = zh
+        rows.append(p)
+    r = random.Random(seed + 7919)
+    r.shuffle(rows)
+    test = rows[:n_test]
+    dev = rows[n_test:n_test + n_dev]
+    train = samples + rows[n_test + n_dev:]
+    r.shuffle(train)
+    stats = {"conflicts": conflicts, "too_long": too_long, "tries": tries}
+    return train, dev, test, stats
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--train", type=int, default=100000)
+    ap.add_argument("--dev", type=int, default=1000)
+    ap.add_argument("--test", type=int, default=1000)
+    ap.add_argument("--lexicon", default=os.path.join(ROOT, "data", "lexicon.tsv"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "data", "corpus"))
+    ap.add_argument("--vocab-dir", default=os.path.join(ROOT, "vocab"))
+    a = ap.parse_args(argv)
+
+    train, dev, test, stats = generate(a.seed, a.train, a.dev, a.test, a.lexicon)
+    if stats["conflicts"]:
+        print("gen_corpus: %d ambiguous pairs dropped (a convention bug)" % stats["conflicts"],
+              file=sys.stderr)
+    os.makedirs(a.out, exist_ok=True)
+    os.makedirs(a.vocab_dir, exist_ok=True)
+    for name, rows in (("train", train), ("dev", dev), ("test", test)):
+        zh_en = ["%s\t%s\t%s" % (r[0], r[1], r[2]) for r in rows]
+        en_zh = ["%s\t%s\t%s" % (r[1], r[0], flip(r[2])) for r in rows]
+        if name == "train":
+            zh_en += unpunctuated(rows, a.seed, zh_source=True)
+            en_zh += unpunctuated(rows, a.seed, zh_source=False)
+        write_lines(os.path.join(a.out, name + ".zh-en.tsv"), zh_en)
+        write_lines(os.path.join(a.out, name + ".en-zh.tsv"), en_zh)
+    write_lines(os.path.join(a.vocab_dir, "zh.txt"), vocab_lines(train, 3))
+    write_lines(os.path.join(a.vocab_dir, "en.txt"), vocab_lines(train, 4))
+    print("gen_corpus: train %d, dev %d, test %d pairs in %s; vocab zh %d, en %d in %s" %
+          (len(train), len(dev), len(test), a.out, len(vocab_lines(train, 3)),
+           len(vocab_lines(train, 4)), a.vocab_dir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
