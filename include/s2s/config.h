@@ -35,6 +35,7 @@ typedef struct s2s_model_config {
     s2s_norm norm;
     float layer_norm_eps;
     float dropout;          // training only
+    float attention_dropout;  // on attention weights; training only
     bool tie_output;        // logits use tgt_embed.weight
     int max_len;            // longest sequence (positions 0..max_len-1)
 } s2s_model_config;
@@ -57,10 +58,55 @@ typedef struct s2s_decode_config {
     int seed;             // sampling seed
 } s2s_decode_config;
 
+typedef enum s2s_schedule {
+    S2S_SCHEDULE_CONSTANT,
+    S2S_SCHEDULE_NOAM,
+    S2S_SCHEDULE_INVERSE_SQRT,
+    S2S_SCHEDULE_COSINE,
+    S2S_SCHEDULE_COUNT
+} s2s_schedule;
+
+typedef enum s2s_best_metric {
+    S2S_BEST_BLEU,
+    S2S_BEST_LOSS,
+    S2S_BEST_EXACT_MATCH,
+    S2S_BEST_COUNT
+} s2s_best_metric;
+
+// Training data: TSV files of source<TAB>target[<TAB>alignment] lines.
+typedef struct s2s_data_config {
+    char train[S2S_PATH_MAX];  // resolved against the config file's folder
+    char dev[S2S_PATH_MAX];    // unset: no validation
+} s2s_data_config;
+
+// How `s2s train` trains (s2s/train.h).
+typedef struct s2s_train_config {
+    float lr;
+    s2s_schedule schedule;
+    int warmup_steps;
+    int batch_tokens;           // padded source + target tokens per batch
+    int seed;                   // init, data order, dropout
+    bool shuffle;
+    int max_steps;
+    int valid_every;            // 0: never
+    int save_every;             // 0: only at the end
+    int patience;               // 0: no early stopping
+    float label_smoothing;
+    float adam_betas[2];
+    float adam_eps;
+    float weight_decay;         // decoupled (AdamW)
+    float clip_norm;            // 0: off
+    char log[S2S_PATH_MAX];     // "": train.log beside the output
+    s2s_best_metric best_metric;
+    char output[S2S_PATH_MAX];  // the model `s2s train` writes (-o overrides)
+} s2s_train_config;
+
 typedef struct s2s_config {
     s2s_model_config model;
     s2s_vocab_config vocab;
     s2s_decode_config decode;
+    s2s_data_config data;
+    s2s_train_config train;
 } s2s_config;
 
 // Fills every field with its schema default.

@@ -12,6 +12,8 @@ int s2s_cmd_inspect(int argc, char **argv) {
     printf("model: %s\n", argv[0]);
     printf("source vocab: %d tokens\ntarget vocab: %d tokens\n",
            s2s_vocab_size(s2s_model_src_vocab(m)), s2s_vocab_size(s2s_model_tgt_vocab(m)));
+    int al, ah;
+    if (s2s_model_alignment_head(m, &al, &ah)) printf("alignment head: layer %d, head %d\n", al, ah);
     printf("parameters: %zu\n\nconfig:\n%s\ntensors:\n", s2s_model_param_count(m),
            yaml ? yaml : "(out of memory)\n");
     free(yaml);

@@ -12,7 +12,8 @@ static const char usage[] =
     "  translate -m MODEL [SENTENCE...]  translate arguments, or stdin line by line\n"
     "  score -m MODEL                    log-probs of source<TAB>target lines on stdin\n"
     "  inspect MODEL                     config, vocab sizes, tensors, parameter count\n"
-
+    "  train CONFIG -o OUT               train a model (--init MODEL, --resume CKPT, --quiet)\n"
+    "  vocab build TSV --column src|tgt -o VOCAB  write a vocab file from a corpus\n"
     "  config check|show|diff FILE...    validate, print or compare YAML configs\n"
     "\n"
     "decoding options: --threads N, --batch N, --max-len N\n"
@@ -28,6 +29,8 @@ static const command commands[] = {
     {"translate", s2s_cmd_translate},
     {"score", s2s_cmd_score},
     {"inspect", s2s_cmd_inspect},
+    {"train", s2s_cmd_train},
+    {"vocab", s2s_cmd_vocab},
     {"config", s2s_cmd_config},
 };
 

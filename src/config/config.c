@@ -303,8 +303,27 @@ static bool is_null(const yaml_node_t *n) {
            strcmp(v, "Null") == 0 || strcmp(v, "NULL") == 0;
 }
 
-static void load_key(cfg_ctx *c, s2s_config *cfg, int section, const yaml_node_t *kn,
-                     const yaml_node_t *vn) {
+// A flow or block sequence of plain scalars as the text "[a, b, ...]", for
+// list-valued keys (S2S_CFG_FLOAT_PAIR), which parse that text. False when
+// an item is not a plain scalar.
+static bool sequence_text(yaml_document_t *doc, const yaml_node_t *vn, s2s_cfg_buf *out) {
+    s2s_cfg_buf_puts(out, "[");
+    for (yaml_node_item_t *it = vn->data.sequence.items.start;
+         it < vn->data.sequence.items.top; it++) {
+        const yaml_node_t *n = yaml_document_get_node(doc, *it);
+        if (!n || n->type != YAML_SCALAR_NODE ||
+            n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
+            memchr(n->data.scalar.value, '\0', n->data.scalar.length))
+            return false;
+        if (it > vn->data.sequence.items.start) s2s_cfg_buf_puts(out, ", ");
+        s2s_cfg_buf_append(out, (const char *)n->data.scalar.value, n->data.scalar.length);
+    }
+    s2s_cfg_buf_puts(out, "]");
+    return true;
+}
+
+static void load_key(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc, int section,
+                     const yaml_node_t *kn, const yaml_node_t *vn) {
     const char *sname = s2s_cfg_sections[section].name;
     if (kn->type != YAML_SCALAR_NODE) {
         reportf(c, &kn->start_mark, "expected a key name in '%s', got %s", sname,
@@ -337,7 +356,24 @@ static void load_key(cfg_ctx *c, s2s_config *cfg, int section, const yaml_node_t
     s2s_cfg_buf_printf(&why, "%s: ", k->key);
     size_t prefix = why.len;
     bool path_like = k->type == S2S_CFG_PATH || k->type == S2S_CFG_STRING;
-    if (vn->type != YAML_SCALAR_NODE) {
+    s2s_cfg_buf seq = {0};
+    if (k->type == S2S_CFG_FLOAT_PAIR && vn->type == YAML_SEQUENCE_NODE) {
+        if (sequence_text(doc, vn, &seq) && !seq.oom) {
+            if (apply_value(c, cfg, k, seq.s, /*quoted=*/false, &why)) {
+                cfg_ctx *t = top(c);
+                if (t->origin)
+                    t->origin[ki] = (cfg_origin){.name = c->name, .text = c->text,
+                                                 .len = c->len, .mark = vn->start_mark,
+                                                 .set = true};
+                s2s_cfg_buf_free(&seq);
+                s2s_cfg_buf_free(&why);
+                return;
+            }
+        } else {
+            s2s_cfg_buf_puts(&why, "expected a list of two numbers, such as [0.9, 0.98]");
+        }
+        s2s_cfg_buf_free(&seq);
+    } else if (vn->type != YAML_SCALAR_NODE) {
         s2s_cfg_buf_puts(&why, "expected ");
         s2s_cfg_describe_type(&why, k);
         s2s_cfg_buf_printf(&why, ", got %s", node_kind(vn));
@@ -439,7 +475,7 @@ static void load_document(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc) {
              q < vn->data.mapping.pairs.top; q++) {
             yaml_node_t *k2 = yaml_document_get_node(doc, q->key);
             yaml_node_t *v2 = yaml_document_get_node(doc, q->value);
-            if (k2 && v2) load_key(c, cfg, s, k2, v2);
+            if (k2 && v2) load_key(c, cfg, doc, s, k2, v2);
         }
     }
 }

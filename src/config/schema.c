@@ -17,6 +17,8 @@
 // ENUM fields are written through an int pointer.
 _Static_assert(sizeof(s2s_norm) == sizeof(int), "enum fields must be int-sized");
 _Static_assert(sizeof(s2s_activation) == sizeof(int), "enum fields must be int-sized");
+_Static_assert(sizeof(s2s_schedule) == sizeof(int), "enum fields must be int-sized");
+_Static_assert(sizeof(s2s_best_metric) == sizeof(int), "enum fields must be int-sized");
 
 #define FIELD(f) .offset = offsetof(s2s_config, f), .size = sizeof(((s2s_config *)0)->f)
 
@@ -24,6 +26,13 @@ static const char *const activation_names[] = {
     [S2S_ACT_RELU] = "relu", [S2S_ACT_GELU] = "gelu", [S2S_ACT_COUNT] = NULL};
 static const char *const norm_names[] = {
     [S2S_NORM_PRE] = "pre", [S2S_NORM_POST] = "post", [S2S_NORM_COUNT] = NULL};
+static const char *const schedule_names[] = {
+    [S2S_SCHEDULE_CONSTANT] = "constant", [S2S_SCHEDULE_NOAM] = "noam",
+    [S2S_SCHEDULE_INVERSE_SQRT] = "inverse_sqrt", [S2S_SCHEDULE_COSINE] = "cosine",
+    [S2S_SCHEDULE_COUNT] = NULL};
+static const char *const best_metric_names[] = {
+    [S2S_BEST_BLEU] = "bleu", [S2S_BEST_LOSS] = "loss",
+    [S2S_BEST_EXACT_MATCH] = "exact_match", [S2S_BEST_COUNT] = NULL};
 
 // ---- the table ----
 // Sections in the order they are written; keys grouped by section in the
@@ -35,6 +44,13 @@ const s2s_cfg_section s2s_cfg_sections[] = {
     {"vocab", "Vocabulary files. Relative paths are resolved against the "
               "folder of the config file; a path that is set must exist."},
     {"decode", "How translations are generated."},
+    {"data", "Training data for `s2s train`: TSV files with one "
+             "`source<TAB>target[<TAB>alignment]` pair per line, tokenized with "
+             "the model's vocabularies. Relative paths are resolved against the "
+             "folder of the config file; a path that is set must exist."},
+    {"train", "How `s2s train` trains: optimizer, learning-rate schedule, "
+              "batching, validation and checkpoints (see include/s2s/train.h "
+              "for the files it writes)."},
 };
 const int s2s_cfg_n_sections =
     (int)(sizeof s2s_cfg_sections / sizeof s2s_cfg_sections[0]);
@@ -73,6 +89,12 @@ const s2s_cfg_key s2s_cfg_keys[] = {
      .def = "0.1", .bounds = S2S_CFG_MIN | S2S_CFG_MAX | S2S_CFG_MAX_EXCL,
      .min = 0, .max = 1, .flags = S2S_CFG_NOT_ARCH,
      .help = "Dropout probability; used in training only."},
+    {.key = "model.attention_dropout", .type = S2S_CFG_FLOAT,
+     FIELD(model.attention_dropout), .def = "0.0",
+     .bounds = S2S_CFG_MIN | S2S_CFG_MAX | S2S_CFG_MAX_EXCL, .min = 0, .max = 1,
+     .flags = S2S_CFG_NOT_ARCH,
+     .help = "Dropout probability on the attention weights (after the "
+             "softmax); used in training only."},
     {.key = "model.tie_output", .type = S2S_CFG_BOOL, FIELD(model.tie_output),
      .def = "true",
      .help = "Compute the output logits with the target embedding matrix "
@@ -123,6 +145,85 @@ const s2s_cfg_key s2s_cfg_keys[] = {
      .def = "0", .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Sampling seed: the same seed gives the same samples; each "
              "sentence draws from a stream of the seed and its tokens."},
+    {.key = "data.train", .type = S2S_CFG_PATH, FIELD(data.train), .def = "",
+     .help = "Training pairs. A line without a tab, invalid UTF-8 or a side "
+             "longer than `model.max_len - 1` tokens is an error naming the "
+             "file and line."},
+    {.key = "data.dev", .type = S2S_CFG_PATH, FIELD(data.dev), .def = "",
+     .help = "Validation pairs; unset: no validation, no best model, no "
+             "early stopping."},
+    {.key = "train.lr", .type = S2S_CFG_FLOAT, FIELD(train.lr), .def = "0.0005",
+     .bounds = S2S_CFG_MIN | S2S_CFG_MIN_EXCL, .min = 0,
+     .help = "Peak learning rate (for `noam`, the factor in front of "
+             "`d_model^-0.5 * min(t^-0.5, t * warmup^-1.5)`)."},
+    {.key = "train.schedule", .type = S2S_CFG_ENUM, FIELD(train.schedule),
+     .def = "inverse_sqrt", .names = schedule_names,
+     .help = "Learning rate at step t (from 1): `constant`; `noam`; "
+             "`inverse_sqrt`: linear warmup to `lr`, then `lr * sqrt(warmup / t)`; "
+             "`cosine`: linear warmup, then a half cosine down to 0 at "
+             "`train.max_steps`."},
+    {.key = "train.warmup_steps", .type = S2S_CFG_INT, FIELD(train.warmup_steps),
+     .def = "4000", .bounds = S2S_CFG_MIN, .min = 0,
+     .help = "Steps of linear warmup (0: none)."},
+    {.key = "train.batch_tokens", .type = S2S_CFG_INT, FIELD(train.batch_tokens),
+     .def = "4096", .bounds = S2S_CFG_MIN, .min = 1,
+     .help = "Tokens per batch, counted as sentences x (padded source length "
+             "+ padded target length), `</s>` and `<s>` included; a longer "
+             "sentence gets a batch of its own."},
+    {.key = "train.seed", .type = S2S_CFG_INT, FIELD(train.seed), .def = "1",
+     .bounds = S2S_CFG_MIN, .min = 0,
+     .help = "Seed of the initial weights (without `--init`), the data order "
+             "and the dropout masks."},
+    {.key = "train.shuffle", .type = S2S_CFG_BOOL, FIELD(train.shuffle), .def = "true",
+     .help = "Bucket sentences by length and shuffle the batches every epoch; "
+             "`false` keeps the file order."},
+    {.key = "train.max_steps", .type = S2S_CFG_INT, FIELD(train.max_steps),
+     .def = "100000", .bounds = S2S_CFG_MIN, .min = 1,
+     .help = "Updates to make (a resumed run counts the steps already made)."},
+    {.key = "train.valid_every", .type = S2S_CFG_INT, FIELD(train.valid_every),
+     .def = "1000", .bounds = S2S_CFG_MIN, .min = 0,
+     .help = "Validate on `data.dev` every this many steps (0: never): loss, "
+             "token accuracy, BLEU and exact match of greedy translations."},
+    {.key = "train.save_every", .type = S2S_CFG_INT, FIELD(train.save_every),
+     .def = "1000", .bounds = S2S_CFG_MIN, .min = 0,
+     .help = "Write a checkpoint every this many steps (0: only at the end)."},
+    {.key = "train.patience", .type = S2S_CFG_INT, FIELD(train.patience), .def = "0",
+     .bounds = S2S_CFG_MIN, .min = 0,
+     .help = "Stop after this many validations without a better "
+             "`train.best_metric` (0: never stop early)."},
+    {.key = "train.label_smoothing", .type = S2S_CFG_FLOAT,
+     FIELD(train.label_smoothing), .def = "0.1",
+     .bounds = S2S_CFG_MIN | S2S_CFG_MAX | S2S_CFG_MAX_EXCL, .min = 0, .max = 1,
+     .help = "Label smoothing eps: the loss is `(1-eps) * -log p[gold] + eps * "
+             "mean over the vocabulary of -log p[v]`, as PyTorch's "
+             "`CrossEntropyLoss(label_smoothing=eps)`."},
+    {.key = "train.adam_betas", .type = S2S_CFG_FLOAT_PAIR, FIELD(train.adam_betas),
+     .def = "[0.9, 0.98]", .bounds = S2S_CFG_MIN | S2S_CFG_MAX | S2S_CFG_MAX_EXCL,
+     .min = 0, .max = 1,
+     .help = "Adam's beta1 and beta2."},
+    {.key = "train.adam_eps", .type = S2S_CFG_FLOAT, FIELD(train.adam_eps), .def = "1e-9",
+     .bounds = S2S_CFG_MIN | S2S_CFG_MIN_EXCL, .min = 0,
+     .help = "Adam's epsilon."},
+    {.key = "train.weight_decay", .type = S2S_CFG_FLOAT, FIELD(train.weight_decay),
+     .def = "0.0", .bounds = S2S_CFG_MIN, .min = 0,
+     .help = "Decoupled weight decay (AdamW: `p -= lr * weight_decay * p` "
+             "each step); 0: plain Adam."},
+    {.key = "train.clip_norm", .type = S2S_CFG_FLOAT, FIELD(train.clip_norm), .def = "0.0",
+     .bounds = S2S_CFG_MIN, .min = 0,
+     .help = "Clip the global gradient norm to this (0: no clipping)."},
+    {.key = "train.log", .type = S2S_CFG_STRING, FIELD(train.log), .def = "",
+     .help = "JSON-lines log, one object per step (`step`, `loss`, `lr`, "
+             "`tokens`, `grad_norm`, and `valid` on validation steps); unset: "
+             "`train.log` in the output's folder. Relative to the current "
+             "directory."},
+    {.key = "train.best_metric", .type = S2S_CFG_ENUM, FIELD(train.best_metric),
+     .def = "bleu", .names = best_metric_names,
+     .help = "Validation score that picks the best model "
+             "(`OUT.best.safetensors`) and drives early stopping; `loss` is "
+             "better when lower."},
+    {.key = "train.output", .type = S2S_CFG_STRING, FIELD(train.output), .def = "",
+     .help = "Model file `s2s train` writes (`-o` overrides); the optimizer "
+             "state goes beside it. Relative to the current directory."},
 };
 const int s2s_cfg_n_keys = (int)(sizeof s2s_cfg_keys / sizeof s2s_cfg_keys[0]);
 
@@ -314,6 +415,7 @@ void s2s_cfg_describe_type(s2s_cfg_buf *b, const s2s_cfg_key *k) {
     }
     case S2S_CFG_PATH: s2s_cfg_buf_puts(b, "a path"); break;
     case S2S_CFG_STRING: s2s_cfg_buf_puts(b, "a string"); break;
+    case S2S_CFG_FLOAT_PAIR: s2s_cfg_buf_puts(b, "a list of two numbers"); break;
     default: S2S_ASSERT(0);
     }
 }
@@ -351,6 +453,7 @@ static bool range_error(const s2s_cfg_key *k, const char *shown, s2s_cfg_buf *wh
     s2s_cfg_buf_append(why, shown, strlen(shown) > 60 ? 60 : strlen(shown));
     s2s_cfg_buf_puts(why, " is out of range; must be ");
     describe_bounds(why, k);
+    if (k->type == S2S_CFG_FLOAT_PAIR) s2s_cfg_buf_puts(why, ", each");
     return false;
 }
 
@@ -378,6 +481,35 @@ static bool is_decimal_float(const char *s) {
         while (*s >= '0' && *s <= '9') s++;
     }
     return *s == '\0';
+}
+
+// "[a, b]" or "a, b" (the loader turns a YAML sequence into the first;
+// --set may give either), each a plain decimal number.
+static bool parse_pair(const char *text, float v[2]) {
+    size_t n = strlen(text);
+    const char *s = text, *end = text + n;
+    while (s < end && *s == ' ') s++;
+    while (end > s && end[-1] == ' ') end--;
+    if (s < end && *s == '[') {
+        if (end[-1] != ']') return false;
+        s++;
+        end--;
+    }
+    for (int i = 0; i < 2; i++) {
+        const char *stop = i == 0 ? memchr(s, ',', (size_t)(end - s)) : end;
+        if (!stop) return false;
+        const char *a = s, *b = stop;
+        while (a < b && *a == ' ') a++;
+        while (b > a && b[-1] == ' ') b--;
+        char num[64];
+        if (b - a <= 0 || b - a >= (ptrdiff_t)sizeof num) return false;
+        memcpy(num, a, (size_t)(b - a));
+        num[b - a] = '\0';
+        if (!is_decimal_float(num)) return false;
+        v[i] = strtof(num, NULL);
+        s = stop + 1;
+    }
+    return true;
 }
 
 bool s2s_cfg_parse_value(const s2s_cfg_key *k, const char *text, bool quoted,
@@ -438,6 +570,14 @@ bool s2s_cfg_parse_value(const s2s_cfg_key *k, const char *text, bool quoted,
         memcpy(field, text, n + 1);
         return true;
     }
+    case S2S_CFG_FLOAT_PAIR: {
+        float v[2];
+        if (quoted || !parse_pair(text, v)) return type_error(k, text, quoted, why);
+        for (int i = 0; i < 2; i++)
+            if (!isfinite(v[i]) || !in_bounds(k, v[i])) return range_error(k, text, why);
+        memcpy(field, v, sizeof v);
+        return true;
+    }
     default: S2S_ASSERT(0);
     }
     return false;
@@ -488,6 +628,17 @@ bool s2s_cfg_check_value(const s2s_cfg_key *k, const void *field, s2s_cfg_buf *w
         if (memchr(field, '\0', k->size)) return true;
         s2s_cfg_buf_puts(why, "is not NUL-terminated");
         return false;
+    case S2S_CFG_FLOAT_PAIR: {
+        float v[2];
+        memcpy(v, field, sizeof v);
+        if (isfinite(v[0]) && isfinite(v[1]) && in_bounds(k, v[0]) && in_bounds(k, v[1]))
+            return true;
+        s2s_cfg_buf shown = {0};
+        s2s_cfg_format_value(&shown, k, field);
+        range_error(k, shown.s ? shown.s : "?", why);
+        s2s_cfg_buf_free(&shown);
+        return false;
+    }
     default: S2S_ASSERT(0);
     }
     return false;
@@ -556,6 +707,16 @@ void s2s_cfg_format_value(s2s_cfg_buf *b, const s2s_cfg_key *k, const void *fiel
         format_quoted(b, s);
         break;
     }
+    case S2S_CFG_FLOAT_PAIR: {
+        float v[2];
+        memcpy(v, field, sizeof v);
+        s2s_cfg_buf_puts(b, "[");
+        format_float(b, v[0]);
+        s2s_cfg_buf_puts(b, ", ");
+        format_float(b, v[1]);
+        s2s_cfg_buf_puts(b, "]");
+        break;
+    }
     default: S2S_ASSERT(0);
     }
 }
@@ -568,6 +729,7 @@ bool s2s_cfg_value_equal(const s2s_cfg_key *k, const void *a, const void *b) {
     case S2S_CFG_BOOL: return memcmp(a, b, 1) == 0;
     case S2S_CFG_PATH:
     case S2S_CFG_STRING: return strncmp(a, b, k->size) == 0;
+    case S2S_CFG_FLOAT_PAIR: return memcmp(a, b, 2 * sizeof(float)) == 0;
     default: S2S_ASSERT(0);
     }
     return false;
@@ -580,6 +742,7 @@ static const char *type_name(s2s_cfg_type t) {
         [S2S_CFG_INT] = "int",    [S2S_CFG_FLOAT] = "float",
         [S2S_CFG_BOOL] = "bool",  [S2S_CFG_ENUM] = "enum",
         [S2S_CFG_PATH] = "path",  [S2S_CFG_STRING] = "string",
+        [S2S_CFG_FLOAT_PAIR] = "[float, float]",
     };
     return names[t];
 }
@@ -655,6 +818,7 @@ char *s2s_config_reference_md(void) {
             default:
                 if (k->bounds) describe_bounds(&b, k);
                 else s2s_cfg_buf_puts(&b, "any");
+                if (k->type == S2S_CFG_FLOAT_PAIR) s2s_cfg_buf_puts(&b, ", each");
             }
             s2s_cfg_buf_printf(&b, " | %s |\n", k->help);
         }

@@ -21,6 +21,7 @@ typedef enum s2s_cfg_type {
     S2S_CFG_ENUM,    // an int-sized C enum; names[value] is its spelling
     S2S_CFG_PATH,    // char[size]; relative paths resolve against base_dir
     S2S_CFG_STRING,  // char[size]
+    S2S_CFG_FLOAT_PAIR,  // float[2], written [a, b]; bounds apply to each
     S2S_CFG_TYPE_COUNT
 } s2s_cfg_type;
 

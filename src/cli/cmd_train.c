@@ -1,0 +1,165 @@
+// s2s train CONFIG [-o OUT] [--init MODEL] [--resume CKPT] [--set key=value ...]
+//                  [--threads N] [--log-every N] [--quiet]
+//
+// Progress goes to stderr: on a terminal one live line redrawn with \r,
+// otherwise a plain line every --log-every steps (default 100); validation
+// results always get their own line. SIGINT/SIGTERM finish the current
+// step, write a checkpoint and exit 130.
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "s2s/train.h"
+
+#define EXIT_INTERRUPTED 130
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig) {
+    (void)sig;
+    stop_flag = 1;  // the trainer checks it after each step
+}
+
+typedef struct progress {
+    bool tty, quiet, live;  // live: a \r line is on screen
+    int every;
+    double drawn;           // elapsed time of the last redraw
+    int first_step;         // the step before this process's first (0, or the resumed one)
+} progress;
+
+static void format_eta(char *buf, size_t n, double sec) {
+    if (!isfinite(sec) || sec < 0) sec = 0;
+    long s = (long)(sec + 0.5);
+    if (s >= 3600) snprintf(buf, n, "%ldh%02ldm", s / 3600, s / 60 % 60);
+    else if (s >= 60) snprintf(buf, n, "%ldm%02lds", s / 60, s % 60);
+    else snprintf(buf, n, "%lds", s);
+}
+
+static void on_step(const s2s_train_progress *p, void *user) {
+    progress *pg = user;
+    if (pg->quiet) return;
+    if (pg->first_step < 0) pg->first_step = p->step - 1;
+    int done = p->step - pg->first_step;
+    char eta[32];
+    format_eta(eta, sizeof eta, done > 0 ? p->elapsed / done * (p->max_steps - p->step) : 0);
+    if (pg->tty) {
+        // About ten redraws a second: a tiny model makes hundreds of steps.
+        bool due = !pg->live || p->elapsed - pg->drawn >= 0.1 || p->step == p->max_steps ||
+                   p->valid;
+        if (due) {
+            pg->drawn = p->elapsed;
+            fprintf(stderr, "\r\033[Kstep %d/%d  loss %.4f  lr %.3g  %.0f tok/s  ETA %s", p->step,
+                    p->max_steps, p->loss, p->lr, p->tokens_per_sec, eta);
+            pg->live = true;
+        }
+    } else if (p->step % pg->every == 0 || p->step == p->max_steps) {
+        fprintf(stderr, "step %d/%d  loss %.4f  lr %.3g  %.0f tok/s  ETA %s\n", p->step,
+                p->max_steps, p->loss, p->lr, p->tokens_per_sec, eta);
+    }
+    if (p->valid) {
+        const s2s_valid_result *v = p->valid;
+        fprintf(stderr, "%svalid step %d: loss %.4f  accuracy %.2f%%  bleu %.2f  exact %.2f%%%s\n",
+                pg->live ? "\n" : "", p->step, v->loss, 100 * v->token_accuracy, v->bleu,
+                100 * v->exact_match, p->best ? "  (best)" : "");
+        pg->live = false;
+    }
+    fflush(stderr);
+}
+
+int s2s_cmd_train(int argc, char **argv) {
+    const char *config = NULL;
+    s2s_train_params tp = s2s_train_default_params();
+    progress pg = {.tty = isatty(STDERR_FILENO), .every = 100, .first_step = -1};
+    int threads = 0;
+    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    if (!sets) return S2S_EXIT_FAILURE;
+    int n_sets = 0, rc = S2S_EXIT_OK;
+    for (int i = 0; i < argc && rc == S2S_EXIT_OK; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (!val) rc = s2s_cli_usage_error("train", "%s needs a file name", a);
+            else tp.output = argv[++i];
+        } else if (!strcmp(a, "--init") || !strcmp(a, "--resume")) {
+            if (!val) rc = s2s_cli_usage_error("train", "%s needs a model file", a);
+            else if (a[2] == 'i') tp.init = argv[++i];
+            else tp.resume = argv[++i];
+        } else if (!strcmp(a, "--set")) {
+            if (!val) rc = s2s_cli_usage_error("train", "--set needs section.key=value");
+            else sets[n_sets++] = argv[++i];
+        } else if (!strcmp(a, "--threads")) {
+            if (!s2s_cli_int("train", a, val, 1, &threads)) rc = S2S_EXIT_USAGE;
+            i++;
+        } else if (!strcmp(a, "--log-every")) {
+            if (!s2s_cli_int("train", a, val, 1, &pg.every)) rc = S2S_EXIT_USAGE;
+            i++;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs("usage: s2s train CONFIG [-o OUT] [--init MODEL | --resume CKPT]\n"
+                  "                 [--set section.key=value ...] [--threads N]\n"
+                  "                 [--log-every N] [--quiet]\n"
+                  "Writes OUT (the model), OUT's .optim.safetensors (optimizer state for\n"
+                  "--resume), .best.safetensors (best validation) and train.log (JSON lines).\n"
+                  "Ctrl-C finishes the step, writes a checkpoint and exits 130.\n",
+                  stdout);
+            free(sets);
+            return S2S_EXIT_OK;
+        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+            pg.quiet = true;
+        } else if (a[0] == '-') {
+            rc = s2s_cli_usage_error("train", "unknown option '%s'", a);
+        } else if (!config) {
+            config = a;
+        } else {
+            rc = s2s_cli_usage_error("train", "unexpected argument '%s'", a);
+        }
+    }
+    if (rc == S2S_EXIT_OK && !config)
+        rc = s2s_cli_usage_error("train", "usage: s2s train CONFIG [-o OUT] [--init MODEL] "
+                                          "[--resume CKPT] [--set key=value ...] [--quiet]");
+    if (rc == S2S_EXIT_OK && tp.init && tp.resume)
+        rc = s2s_cli_usage_error("train", "--init and --resume exclude each other");
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    if (rc == S2S_EXIT_OK) {
+        // File, then overrides, then cross-field checks; problems reported together.
+        s2s_status st = s2s_config_load_file_set(&cfg, config, sets, n_sets);
+        if (st != S2S_OK) rc = s2s_cli_fail(st);
+    }
+    free(sets);
+    if (rc != S2S_EXIT_OK) return rc;
+
+    s2s_set_threads(threads);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    tp.stop = &stop_flag;
+    tp.on_step = on_step;
+    tp.user = &pg;
+
+    s2s_train_summary sum;
+    s2s_status st = s2s_train(&cfg, &tp, &sum);
+    if (pg.live) fputc('\n', stderr);
+    if (st != S2S_OK) return s2s_cli_fail(st);
+    const char *out = tp.output ? tp.output : cfg.train.output;
+    if (!pg.quiet) {
+        if (sum.interrupted)
+            fprintf(stderr, "interrupted after step %d; checkpoint %s (continue with --resume %s)\n",
+                    sum.steps, out, out);
+        else
+            fprintf(stderr, "%s after step %d (%.0f tok/s); model %s\n",
+                    sum.early_stopped ? "stopped early" : "done", sum.steps, sum.tokens_per_sec,
+                    out);
+        static const char *const metric[S2S_BEST_COUNT] = {
+            [S2S_BEST_BLEU] = "bleu", [S2S_BEST_LOSS] = "loss",
+            [S2S_BEST_EXACT_MATCH] = "exact match"};
+        if (!isnan(sum.best_score))
+            fprintf(stderr, "best %s %.4f at step %d\n", metric[cfg.train.best_metric],
+                    sum.best_score, sum.best_step);
+    }
+    return sum.interrupted ? EXIT_INTERRUPTED : S2S_EXIT_OK;
+}

@@ -1,0 +1,327 @@
+// TSV loading, tokenization and token-count batching.
+#include "train/data.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/util.h"
+
+// ---- growable arrays ----
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap) return true;
+    size_t c = *cap ? *cap : 64;
+    while (c < need) {
+        if (c > SIZE_MAX / 2 / elem) return false;
+        c *= 2;
+    }
+    void *q = realloc(*p, c * elem);
+    if (!q) return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+// ---- loading ----
+
+typedef struct loader {
+    s2s_dataset *d;
+    size_t cap_ex, n_ids, cap_ids;
+    size_t n_refs, cap_refs;   // ref_offs entries
+    size_t *ref_offs;          // offsets into ref_text, turned into pointers at the end
+    size_t n_text, cap_text;
+    s2s_tokens tok;
+} loader;
+
+// Re-wraps the tokenizer's message (which lives in the same buffer
+// s2s_fail writes) as "file:line: message".
+static s2s_status at_line(s2s_status st, const char *path, int line, const char *what) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", s2s_last_error());
+    return s2s_fail(st, "%s:%d: %s%s", path, line, what, msg);
+}
+
+static s2s_status add_side(loader *L, const s2s_vocab *v, const char *text, const char *path,
+                           int line, const char *side, int max_len, size_t *off, int *len,
+                           bool refs) {
+    if (s2s_tokenize(v, text, &L->tok) != S2S_OK) {
+        char what[32];
+        snprintf(what, sizeof what, "%s: ", side);
+        return at_line(S2S_ERR_FORMAT, path, line, what);
+    }
+    int n = L->tok.n;
+    if (n + 1 > max_len)
+        return s2s_fail(S2S_ERR_FORMAT,
+                        "%s:%d: %s has %d tokens; model.max_len %d allows at most %d", path,
+                        line, side, n, max_len, max_len - 1);
+    if (!grow((void **)&L->d->ids, &L->cap_ids, L->n_ids + (size_t)n, sizeof(int)))
+        return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+    memcpy(L->d->ids + L->n_ids, L->tok.ids, (size_t)n * sizeof(int));
+    *off = L->n_ids;
+    *len = n;
+    L->n_ids += (size_t)n;
+    if (refs) {
+        if (!grow((void **)&L->ref_offs, &L->cap_refs, L->n_refs + (size_t)n, sizeof(size_t)))
+            return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+        for (int i = 0; i < n; i++) {
+            size_t k = strlen(L->tok.pieces[i]) + 1;
+            if (!grow((void **)&L->d->ref_text, &L->cap_text, L->n_text + k, 1))
+                return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+            memcpy(L->d->ref_text + L->n_text, L->tok.pieces[i], k);
+            L->ref_offs[L->n_refs++] = L->n_text;
+            L->n_text += k;
+        }
+    }
+    return S2S_OK;
+}
+
+static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_vocab *sv,
+                             const s2s_vocab *tv, int max_len, bool keep_refs) {
+    char *buf = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    int line = 0;
+    s2s_status st = S2S_OK;
+    while (st == S2S_OK && (got = getline(&buf, &cap, f)) >= 0) {
+        line++;
+        size_t n = (size_t)got;
+        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) buf[--n] = '\0';
+        if (strlen(buf) != n) {
+            st = s2s_fail(S2S_ERR_FORMAT, "%s:%d: NUL byte in the line", path, line);
+            break;
+        }
+        char *tab = strchr(buf, '\t');
+        if (!tab) {
+            st = s2s_fail(S2S_ERR_FORMAT, "%s:%d: expected source<TAB>target, found no tab",
+                          path, line);
+            break;
+        }
+        *tab = '\0';
+        char *tgt = tab + 1, *third = strchr(tgt, '\t');
+        if (third) *third = '\0';  // the alignment column
+        if (!grow((void **)&L->d->ex, &L->cap_ex, (size_t)L->d->n + 1, sizeof(s2s_example))) {
+            st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+            break;
+        }
+        s2s_example *e = &L->d->ex[L->d->n];
+        e->line = line;
+        e->ref = L->n_refs;
+        st = add_side(L, sv, buf, path, line, "source", max_len, &e->src, &e->src_len, false);
+        if (st == S2S_OK)
+            st = add_side(L, tv, tgt, path, line, "target", max_len, &e->tgt, &e->tgt_len,
+                          keep_refs);
+        if (st == S2S_OK) L->d->n++;
+    }
+    if (st == S2S_OK && ferror(f)) st = s2s_fail(S2S_ERR_IO, "%s: read error", path);
+    if (st == S2S_OK && L->d->n == 0)
+        st = s2s_fail(S2S_ERR_FORMAT, "%s: no sentence pairs in the file", path);
+    free(buf);
+    return st;
+}
+
+s2s_status s2s_dataset_load(s2s_dataset **out, const char *path, const s2s_vocab *src_vocab,
+                            const s2s_vocab *tgt_vocab, int max_len, bool keep_refs) {
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    loader L = {0};
+    L.d = s2s_calloc(1, sizeof *L.d);
+    s2s_status st = L.d ? load_lines(&L, f, path, src_vocab, tgt_vocab, max_len, keep_refs)
+                        : S2S_ERR_NOMEM;
+    fclose(f);
+    s2s_tokens_free(&L.tok);
+    if (st == S2S_OK && keep_refs) {
+        L.d->ref_tokens = s2s_calloc(L.n_refs + 1, sizeof(char *));
+        if (!L.d->ref_tokens) st = S2S_ERR_NOMEM;
+        for (size_t i = 0; st == S2S_OK && i < L.n_refs; i++)
+            L.d->ref_tokens[i] = L.d->ref_text + L.ref_offs[i];
+    }
+    free(L.ref_offs);
+    if (st != S2S_OK) {
+        s2s_dataset_free(L.d);
+        return st;
+    }
+    *out = L.d;
+    return S2S_OK;
+}
+
+void s2s_dataset_free(s2s_dataset *d) {
+    if (!d) return;
+    free(d->ex);
+    free(d->ids);
+    free(d->ref_tokens);
+    free(d->ref_text);
+    free(d);
+}
+
+// ---- batch plans ----
+
+typedef struct sort_item {
+    int len, pos, index;
+} sort_item;
+
+static int by_len(const void *a, const void *b) {
+    const sort_item *x = a, *y = b;
+    if (x->len != y->len) return x->len < y->len ? -1 : 1;
+    return x->pos - y->pos;  // the random position breaks ties: a stable, seeded order
+}
+
+static uint64_t below(s2s_rng *r, uint64_t k) { return s2s_rng_next(r) % k; }
+
+s2s_status s2s_batch_plan_make(s2s_batch_plan *p, const s2s_dataset *d, int batch_tokens,
+                               bool shuffle, uint64_t seed, int epoch) {
+    s2s_batch_plan_free(p);
+    int n = d->n;
+    p->order = s2s_calloc((size_t)n, sizeof(int));
+    p->start = s2s_calloc((size_t)n + 1, sizeof(int));
+    sort_item *items = s2s_calloc((size_t)n, sizeof *items);
+    if (!p->order || !p->start || !items) {
+        free(items);
+        s2s_batch_plan_free(p);
+        return S2S_ERR_NOMEM;
+    }
+    for (int i = 0; i < n; i++) p->order[i] = i;
+    s2s_rng r;
+    // The epoch in the high bits: every (seed, epoch) pair its own stream.
+    s2s_rng_seed(&r, seed ^ ((uint64_t)(uint32_t)epoch << 32) ^ 0xba7c4edULL);
+    if (shuffle) {
+        for (int i = n - 1; i > 0; i--) {
+            int j = (int)below(&r, (uint64_t)i + 1);
+            int t = p->order[i];
+            p->order[i] = p->order[j];
+            p->order[j] = t;
+        }
+        for (int i = 0; i < n; i++) {
+            const s2s_example *e = &d->ex[p->order[i]];
+            items[i] = (sort_item){.len = e->src_len + e->tgt_len, .pos = i, .index = p->order[i]};
+        }
+        qsort(items, (size_t)n, sizeof *items, by_len);
+        for (int i = 0; i < n; i++) p->order[i] = items[i].index;
+    }
+    free(items);
+
+    // Cut greedily while n * (S + T) stays within batch_tokens.
+    int nb = 0, S = 0, T = 0, k = 0;
+    p->start[0] = 0;
+    for (int i = 0; i < n; i++) {
+        const s2s_example *e = &d->ex[p->order[i]];
+        int s = e->src_len + 1, t = e->tgt_len + 1;
+        int S2 = s > S ? s : S, T2 = t > T ? t : T;
+        if (k > 0 && (int64_t)(k + 1) * (S2 + T2) > batch_tokens) {
+            p->start[++nb] = i;
+            k = 0;
+            S2 = s;
+            T2 = t;
+        }
+        S = S2;
+        T = T2;
+        k++;
+    }
+    p->start[++nb] = n;
+    p->n_batches = nb;
+
+    if (shuffle && nb > 1) {
+        // Shuffle whole batches: lengths stay bucketed, their order does not.
+        int *ranges = s2s_calloc((size_t)nb, sizeof(int));
+        int *order2 = s2s_calloc((size_t)n, sizeof(int));
+        int *start2 = s2s_calloc((size_t)nb + 1, sizeof(int));
+        if (!ranges || !order2 || !start2) {
+            free(ranges);
+            free(order2);
+            free(start2);
+            s2s_batch_plan_free(p);
+            return S2S_ERR_NOMEM;
+        }
+        for (int b = 0; b < nb; b++) ranges[b] = b;
+        for (int b = nb - 1; b > 0; b--) {
+            int j = (int)below(&r, (uint64_t)b + 1);
+            int t = ranges[b];
+            ranges[b] = ranges[j];
+            ranges[j] = t;
+        }
+        int at = 0;
+        for (int b = 0; b < nb; b++) {
+            int src_b = ranges[b];
+            start2[b] = at;
+            for (int i = p->start[src_b]; i < p->start[src_b + 1]; i++) order2[at++] = p->order[i];
+        }
+        start2[nb] = at;
+        free(p->order);
+        free(p->start);
+        free(ranges);
+        p->order = order2;
+        p->start = start2;
+    }
+    return S2S_OK;
+}
+
+void s2s_batch_plan_free(s2s_batch_plan *p) {
+    free(p->order);
+    free(p->start);
+    *p = (s2s_batch_plan){0};
+}
+
+// ---- batches ----
+
+s2s_status s2s_batch_fill(s2s_batch_buf *buf, const s2s_dataset *d, const int *idx, int n) {
+    int S = 0, T = 0;
+    for (int i = 0; i < n; i++) {
+        const s2s_example *e = &d->ex[idx[i]];
+        if (e->src_len + 1 > S) S = e->src_len + 1;
+        if (e->tgt_len + 1 > T) T = e->tgt_len + 1;
+    }
+    s2s_batch *b = &buf->b;
+    size_t cells = (size_t)n * (size_t)(S > T ? S : T);
+    if (cells > buf->cap_cells) {
+        int *a = realloc(b->src, cells * sizeof(int));
+        if (a) b->src = a;
+        int *c = realloc(b->tgt_in, cells * sizeof(int));
+        if (c) b->tgt_in = c;
+        int *o = realloc(b->tgt_out, cells * sizeof(int));
+        if (o) b->tgt_out = o;
+        if (!a || !c || !o) return s2s_fail(S2S_ERR_NOMEM, "batch: out of memory");
+        buf->cap_cells = cells;
+    }
+    if ((size_t)n > buf->cap_rows) {
+        int *a = realloc(b->src_len, (size_t)n * sizeof(int));
+        if (a) b->src_len = a;
+        int *c = realloc(b->tgt_len, (size_t)n * sizeof(int));
+        if (c) b->tgt_len = c;
+        if (!a || !c) return s2s_fail(S2S_ERR_NOMEM, "batch: out of memory");
+        buf->cap_rows = (size_t)n;
+    }
+    b->n = n;
+    b->S = S;
+    b->T = T;
+    b->n_tokens = 0;
+    b->src_tokens = 0;
+    for (int i = 0; i < n; i++) {
+        const s2s_example *e = &d->ex[idx[i]];
+        int *src = b->src + (size_t)i * S, *ti = b->tgt_in + (size_t)i * T,
+            *to = b->tgt_out + (size_t)i * T;
+        const int *sid = d->ids + e->src, *tid = d->ids + e->tgt;
+        for (int j = 0; j < S; j++)
+            src[j] = j < e->src_len ? sid[j] : j == e->src_len ? S2S_EOS : S2S_PAD;
+        for (int j = 0; j < T; j++) {
+            ti[j] = j == 0 ? S2S_BOS : j <= e->tgt_len ? tid[j - 1] : S2S_PAD;
+            to[j] = j < e->tgt_len ? tid[j] : j == e->tgt_len ? S2S_EOS : S2S_PAD;
+        }
+        b->src_len[i] = e->src_len + 1;
+        b->tgt_len[i] = e->tgt_len + 1;
+        b->n_tokens += e->tgt_len + 1;
+        b->src_tokens += e->src_len;
+    }
+    return S2S_OK;
+}
+
+void s2s_batch_buf_free(s2s_batch_buf *buf) {
+    free(buf->b.src);
+    free(buf->b.src_len);
+    free(buf->b.tgt_in);
+    free(buf->b.tgt_out);
+    free(buf->b.tgt_len);
+    *buf = (s2s_batch_buf){0};
+}

@@ -1,0 +1,76 @@
+// Training data (internal): a TSV corpus tokenized with the model's
+// vocabularies, and its batches.
+//
+// A line is `source<TAB>target[<TAB>alignment]`; a third column (word
+// alignments) is read past and ignored. Lines are numbered from 1 and every
+// problem is reported as "file:line: problem".
+//
+// Batching: a batch of n sentences costs n * (S + T) tokens, S and T being
+// the padded source and target lengths (S = longest source + </s>, T =
+// longest target + 1), i.e. every cell of the padded id matrices. Sentences
+// are added while the cost stays within train.batch_tokens; a sentence that
+// alone exceeds it gets a batch of its own.
+//   shuffle on:  each epoch, a permutation drawn from (seed, epoch) orders
+//                the sentences, a stable sort by source + target length
+//                buckets them, batches are cut in that order and the batch
+//                order is shuffled with the same generator. An epoch's
+//                order is a pure function of (seed, epoch), so a resumed
+//                run rebuilds it from the epoch number alone.
+//   shuffle off: file order, cut into batches the same way, every epoch.
+#ifndef S2S_TRAIN_DATA_H
+#define S2S_TRAIN_DATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "s2s/status.h"
+#include "s2s/tokenizer.h"
+#include "train/batch.h"
+
+typedef struct s2s_example {
+    size_t src, tgt;      // offsets of the ids in s2s_dataset.ids
+    int src_len, tgt_len; // tokens, no </s>
+    int line;             // in the file, from 1
+    size_t ref;           // first of tgt_len entries in ref_tokens (with keep_refs)
+} s2s_example;
+
+typedef struct s2s_dataset {
+    int n;
+    s2s_example *ex;    // (n)
+    int *ids;           // every example's source and target ids
+    // With keep_refs: the target pieces as split from the text (unknown
+    // words keep their spelling), for BLEU and exact match.
+    const char **ref_tokens;
+    char *ref_text;     // the bytes ref_tokens point into
+} s2s_dataset;
+
+// Reads and tokenizes a TSV file. A source or target of max_len tokens or
+// more (</s> or <s> must still fit) is an error, as are a missing tab,
+// invalid UTF-8, a NUL byte and an empty file.
+s2s_status s2s_dataset_load(s2s_dataset **out, const char *path, const s2s_vocab *src_vocab,
+                            const s2s_vocab *tgt_vocab, int max_len, bool keep_refs);
+void s2s_dataset_free(s2s_dataset *d);
+
+// An epoch's batches: batch b holds the sentences order[start[b] .. start[b+1]).
+typedef struct s2s_batch_plan {
+    int n_batches;
+    int *start;  // (n_batches + 1)
+    int *order;  // (n) example indices
+} s2s_batch_plan;
+
+s2s_status s2s_batch_plan_make(s2s_batch_plan *p, const s2s_dataset *d, int batch_tokens,
+                               bool shuffle, uint64_t seed, int epoch);
+void s2s_batch_plan_free(s2s_batch_plan *p);
+
+// Reusable batch buffers.
+typedef struct s2s_batch_buf {
+    s2s_batch b;
+    size_t cap_cells, cap_rows;
+} s2s_batch_buf;
+
+// Fills buf->b with the examples idx[0..n).
+s2s_status s2s_batch_fill(s2s_batch_buf *buf, const s2s_dataset *d, const int *idx, int n);
+void s2s_batch_buf_free(s2s_batch_buf *buf);
+
+#endif

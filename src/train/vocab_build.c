@@ -1,0 +1,186 @@
+// `s2s vocab build`: a vocab file from one column of a TSV corpus.
+//
+// Tokens are counted in a string hash table (open addressing), then sorted
+// by count descending and byte order, so the file is the same whatever the
+// line order of equally frequent tokens.
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/util.h"
+#include "s2s/train.h"
+
+typedef struct entry {
+    char *tok;  // NULL: empty slot
+    long long count;
+} entry;
+
+typedef struct table {
+    entry *e;
+    size_t cap, n;
+} table;
+
+static uint64_t hash_str(const char *s) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return h;
+}
+
+static bool table_grow(table *t) {
+    size_t cap = t->cap ? t->cap * 2 : 1024;
+    entry *e = calloc(cap, sizeof *e);
+    if (!e) return false;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->e[i].tok) continue;
+        size_t j = hash_str(t->e[i].tok) & (cap - 1);
+        while (e[j].tok) j = (j + 1) & (cap - 1);
+        e[j] = t->e[i];
+    }
+    free(t->e);
+    t->e = e;
+    t->cap = cap;
+    return true;
+}
+
+static bool table_add(table *t, const char *tok) {
+    if ((t->n + 1) * 2 > t->cap && !table_grow(t)) return false;
+    size_t j = hash_str(tok) & (t->cap - 1);
+    while (t->e[j].tok && strcmp(t->e[j].tok, tok) != 0) j = (j + 1) & (t->cap - 1);
+    if (!t->e[j].tok) {
+        size_t n = strlen(tok) + 1;
+        t->e[j].tok = malloc(n);
+        if (!t->e[j].tok) return false;
+        memcpy(t->e[j].tok, tok, n);
+        t->n++;
+    }
+    t->e[j].count++;
+    return true;
+}
+
+static void table_free(table *t) {
+    for (size_t i = 0; i < t->cap; i++) free(t->e[i].tok);
+    free(t->e);
+}
+
+static int by_count(const void *a, const void *b) {
+    const entry *x = a, *y = b;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    return strcmp(x->tok, y->tok);
+}
+
+static const char *const specials[S2S_NUM_SPECIALS] = {"<pad>", "<unk>", "<s>", "</s>"};
+
+static bool is_special(const char *tok) {
+    for (int i = 0; i < S2S_NUM_SPECIALS; i++)
+        if (strcmp(tok, specials[i]) == 0) return true;
+    return false;
+}
+
+static s2s_status count_file(table *t, FILE *f, const char *path, int column,
+                             const s2s_vocab *empty) {
+    char *buf = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    int line = 0;
+    s2s_tokens tok = {0};
+    s2s_status st = S2S_OK;
+    while (st == S2S_OK && (got = getline(&buf, &cap, f)) >= 0) {
+        line++;
+        size_t n = (size_t)got;
+        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) buf[--n] = '\0';
+        if (strlen(buf) != n) {
+            st = s2s_fail(S2S_ERR_FORMAT, "%s:%d: NUL byte in the line", path, line);
+            break;
+        }
+        char *tab = strchr(buf, '\t');
+        if (!tab) {
+            st = s2s_fail(S2S_ERR_FORMAT, "%s:%d: expected source<TAB>target, found no tab",
+                          path, line);
+            break;
+        }
+        *tab = '\0';
+        char *text = column == 0 ? buf : tab + 1, *end = strchr(tab + 1, '\t');
+        if (end) *end = '\0';
+        if (s2s_tokenize(empty, text, &tok) != S2S_OK) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "%s", s2s_last_error());
+            st = s2s_fail(S2S_ERR_FORMAT, "%s:%d: %s", path, line, msg);
+            break;
+        }
+        for (int i = 0; i < tok.n && st == S2S_OK; i++)
+            if (!is_special(tok.pieces[i]) && !table_add(t, tok.pieces[i]))
+                st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+    }
+    if (st == S2S_OK && ferror(f)) st = s2s_fail(S2S_ERR_IO, "%s: read error", path);
+    free(buf);
+    s2s_tokens_free(&tok);
+    return st;
+}
+
+// Writes beside the target, fsyncs, renames: a reader never sees half a file.
+static s2s_status write_vocab(const char *out, const entry *e, size_t n) {
+    size_t len = strlen(out);
+    char *tmp = malloc(len + 16);
+    if (!tmp) return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", out);
+    snprintf(tmp, len + 16, "%s.tmp%ld", out, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        s2s_status st = s2s_fail(S2S_ERR_IO, "%s: cannot write: %s", tmp, strerror(errno));
+        free(tmp);
+        return st;
+    }
+    bool ok = true;
+    for (int i = 0; i < S2S_NUM_SPECIALS; i++) ok = ok && fprintf(f, "%s\n", specials[i]) > 0;
+    for (size_t i = 0; i < n; i++) ok = ok && fprintf(f, "%s\n", e[i].tok) > 0;
+    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, out) != 0) {
+        s2s_status st = s2s_fail(S2S_ERR_IO, "%s: cannot write: %s", out, strerror(errno));
+        remove(tmp);
+        free(tmp);
+        return st;
+    }
+    free(tmp);
+    return S2S_OK;
+}
+
+s2s_status s2s_vocab_build(const char *tsv_path, const s2s_vocab_build_params *p,
+                           const char *out_path, int *n_tokens) {
+    if (p->column < 0 || p->column > 1 || p->min_count < 1 || p->max_size < 0 ||
+        (p->max_size > 0 && p->max_size < S2S_NUM_SPECIALS))
+        return s2s_fail(S2S_ERR_INVALID,
+                        "vocab build: column 0 or 1, min count >= 1, max size 0 or >= %d",
+                        S2S_NUM_SPECIALS);
+    s2s_vocab *empty;
+    S2S_TRY(s2s_vocab_from_string(&empty, "<pad>\n<unk>\n<s>\n</s>", "specials"));
+    FILE *f = fopen(tsv_path, "rb");
+    if (!f) {
+        s2s_vocab_free(empty);
+        return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", tsv_path, strerror(errno));
+    }
+    table t = {0};
+    s2s_status st = count_file(&t, f, tsv_path, p->column, empty);
+    fclose(f);
+    s2s_vocab_free(empty);
+    entry *list = NULL;
+    size_t n = 0;
+    if (st == S2S_OK) {
+        list = s2s_calloc(t.n + 1, sizeof *list);
+        if (!list) st = S2S_ERR_NOMEM;
+        for (size_t i = 0; list && i < t.cap; i++)
+            if (t.e[i].tok && t.e[i].count >= p->min_count) list[n++] = t.e[i];
+    }
+    if (st == S2S_OK) {
+        qsort(list, n, sizeof *list, by_count);
+        if (p->max_size > 0 && n > (size_t)(p->max_size - S2S_NUM_SPECIALS))
+            n = (size_t)(p->max_size - S2S_NUM_SPECIALS);
+        st = write_vocab(out_path, list, n);
+    }
+    if (st == S2S_OK && n_tokens) *n_tokens = (int)n + S2S_NUM_SPECIALS;
+    free(list);
+    table_free(&t);
+    return st;
+}

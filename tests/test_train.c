@@ -1,0 +1,632 @@
+// Tests for training (src/train): Adam/AdamW, clipping and LR schedules
+// against hand-computed numbers, BLEU against worked examples, TSV errors
+// and batching properties, the label-smoothed loss against log-probs from
+// s2s_score, learning the reverse task, and resume equivalence.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "s2s/decode.h"
+#include "s2s/train.h"
+#include "train/data.h"
+#include "train/graph.h"
+#include "train/metrics.h"
+#include "train/optim.h"
+
+#define DIR S2S_TEST_DATA "/train"
+#define FIX(name) DIR "/" name
+
+// ---- helpers ----
+
+static void assert_near(double got, double want, double rel, const char *what) {
+    double tol = rel * fmax(1.0, fabs(want));
+    cr_assert(fabs(got - want) <= tol, "%s: got %.10g, want %.10g", what, got, want);
+}
+
+static char tmpdir[64];
+
+static void make_tmpdir(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/s2s_train_test_XXXXXX");
+    cr_assert_not_null(mkdtemp(tmpdir));
+    // One thread: these matrices are small, and a busy 2-core CI machine
+    // makes two threads wait on each other many times slower.
+    s2s_set_threads(1);
+}
+
+static void remove_tmpdir(void) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static char *tmp_path(const char *name) {
+    static char buf[4][256];
+    static int k;
+    char *p = buf[k++ % 4];
+    snprintf(p, 256, "%s/%s", tmpdir, name);
+    return p;
+}
+
+static unsigned char *read_bytes(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)len + 1);
+    cr_assert_eq(fread(b, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+static s2s_vocab *digits(void) {
+    s2s_vocab *v;
+    cr_assert_eq(s2s_vocab_load(&v, FIX("digits.txt")), S2S_OK, "%s", s2s_last_error());
+    return v;
+}
+
+// ---- Adam, clipping, schedules ----
+
+Test(optim, adam_two_steps_match_hand_computation) {
+    float p[3] = {1.0f, -2.0f, 0.5f}, m[3] = {0}, v[3] = {0};
+    const float g1[3] = {0.1f, -0.2f, 0.3f}, g2[3] = {0.2f, 0.0f, -0.3f};
+    s2s_adam_params a = {.beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f, .weight_decay = 0};
+    s2s_adam_step(p, m, v, g1, 3, 0.01, &a, 1);
+    // Step 1: m_hat = g, v_hat = g^2, so each weight moves by lr against sign(g).
+    const double want1[3] = {0.99, -1.99, 0.49};
+    for (int i = 0; i < 3; i++) assert_near(p[i], want1[i], 1e-6, "step 1");
+    assert_near(m[0], 0.01, 1e-6, "m after step 1");
+    assert_near(v[2], 0.0018, 1e-6, "v after step 1");
+    s2s_adam_step(p, m, v, g2, 3, 0.01, &a, 2);
+    // By hand: m = (0.029, -0.018, -0.003), v = (0.000996, 0.000784, 0.003564),
+    // bias corrections 0.19 and 0.0396.
+    const double want2[3] = {0.980375852, -1.983267002, 0.490526316};
+    for (int i = 0; i < 3; i++) assert_near(p[i], want2[i], 1e-6, "step 2");
+}
+
+Test(optim, adamw_decays_before_the_update) {
+    float p[3] = {1.0f, -2.0f, 0.5f}, m[3] = {0}, v[3] = {0};
+    const float g[3] = {0.1f, -0.2f, 0.3f};
+    s2s_adam_params a = {.beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f, .weight_decay = 0.1f};
+    s2s_adam_step(p, m, v, g, 3, 0.01, &a, 1);
+    // p * (1 - lr*wd) - lr*sign(g)
+    const double want[3] = {0.999 - 0.01, -1.998 + 0.01, 0.4995 - 0.01};
+    for (int i = 0; i < 3; i++) assert_near(p[i], want[i], 1e-6, "adamw");
+}
+
+Test(optim, clipping_scales_to_the_norm_like_torch) {
+    float g[2] = {3, 4};
+    cr_assert_float_eq(s2s_clip_grad_norm(g, 2, 1.0), 5.0, 1e-9);
+    assert_near(g[0], 3 / (5 + 1e-6), 1e-7, "clipped g0");
+    assert_near(g[1], 4 / (5 + 1e-6), 1e-7, "clipped g1");
+    float h[2] = {3, 4};
+    s2s_clip_grad_norm(h, 2, 10.0);  // under the limit: untouched
+    cr_assert(h[0] == 3 && h[1] == 4);
+    s2s_clip_grad_norm(h, 2, 0.0);  // 0 = off
+    cr_assert(h[0] == 3 && h[1] == 4);
+}
+
+Test(optim, schedules_match_their_formulas) {
+    // noam: lr * d^-0.5 * min(t^-0.5, t * w^-1.5), lr 2, d 512, warmup 4000.
+    assert_near(s2s_lr_at(S2S_SCHED_NOAM, 2, 1, 4000, 512, 0), 3.493856214843422e-07, 1e-9, "noam 1");
+    assert_near(s2s_lr_at(S2S_SCHED_NOAM, 2, 4000, 4000, 512, 0), 0.0013975424859373686, 1e-9,
+                "noam peak");
+    assert_near(s2s_lr_at(S2S_SCHED_NOAM, 2, 16000, 4000, 512, 0), 0.0006987712429686843, 1e-9,
+                "noam decay");
+    // inverse_sqrt: linear warmup to lr at t = warmup, then lr * sqrt(warmup / t).
+    assert_near(s2s_lr_at(S2S_SCHED_INVERSE_SQRT, 1e-3, 50, 100, 0, 0), 5e-4, 1e-12, "isqrt 50");
+    assert_near(s2s_lr_at(S2S_SCHED_INVERSE_SQRT, 1e-3, 100, 100, 0, 0), 1e-3, 1e-12, "isqrt 100");
+    assert_near(s2s_lr_at(S2S_SCHED_INVERSE_SQRT, 1e-3, 400, 100, 0, 0), 5e-4, 1e-12, "isqrt 400");
+    // cosine: warmup 10, then half a cosine down to 0 at max_steps 110.
+    assert_near(s2s_lr_at(S2S_SCHED_COSINE, 1e-3, 5, 10, 0, 110), 5e-4, 1e-12, "cos 5");
+    assert_near(s2s_lr_at(S2S_SCHED_COSINE, 1e-3, 10, 10, 0, 110), 1e-3, 1e-12, "cos 10");
+    assert_near(s2s_lr_at(S2S_SCHED_COSINE, 1e-3, 60, 10, 0, 110), 5e-4, 1e-12, "cos 60");
+    assert_near(s2s_lr_at(S2S_SCHED_COSINE, 1e-3, 110, 10, 0, 110), 0, 1e-12, "cos end");
+    assert_near(s2s_lr_at(S2S_SCHED_CONSTANT, 1e-3, 12345, 10, 0, 110), 1e-3, 1e-12, "constant");
+}
+
+// ---- BLEU ----
+
+static double bleu_of(const char *hyp, const char *ref) {
+    // Whitespace-separated test sentences, one pair.
+    char hb[256], rb[256];
+    const char *h[32], *r[32];
+    int nh = 0, nr = 0;
+    snprintf(hb, sizeof hb, "%s", hyp);
+    snprintf(rb, sizeof rb, "%s", ref);
+    for (char *t = strtok(hb, " "); t; t = strtok(NULL, " ")) h[nh++] = t;
+    for (char *t = strtok(rb, " "); t; t = strtok(NULL, " ")) r[nr++] = t;
+    s2s_bleu_stats s = {0};
+    cr_assert_eq(s2s_bleu_add(&s, h, nh, r, nr), S2S_OK);
+    return s2s_bleu_score(&s);
+}
+
+Test(metrics, bleu_perfect_match_is_100) {
+    assert_near(bleu_of("the cat sat on the mat", "the cat sat on the mat"), 100, 1e-12, "bleu");
+}
+
+Test(metrics, bleu_partial_match_by_hand) {
+    // p1 = 5/6, p2 = 3/5, p3 = 1/4, p4 = 0/3 -> smoothed 1/(2*3); BP = 1.
+    assert_near(bleu_of("the cat sat on the mat", "the cat is on the mat"), 37.99178428257963,
+                1e-9, "bleu");
+}
+
+Test(metrics, bleu_brevity_penalty) {
+    // Every n-gram matches; 4 tokens against 6: BP = exp(1 - 6/4).
+    assert_near(bleu_of("the cat sat on", "the cat sat on the mat"), 60.653065971263345, 1e-9,
+                "bleu");
+}
+
+Test(metrics, bleu_clips_repeated_ngrams) {
+    // p1 = 1/4 (one "the" in the reference), then 0/3, 0/2, 0/1 smoothed as
+    // 1/(2*3), 1/(4*2), 1/(8*1): 100 * (1/1536)^(1/4).
+    assert_near(bleu_of("the the the the", "the cat"), 15.97357760615681, 1e-9, "bleu");
+}
+
+Test(metrics, bleu_sums_counts_over_the_corpus) {
+    // Alone the second pair has no 3-grams (BLEU 0); in the corpus its
+    // counts add to the first pair's and every precision is 1.
+    const char *a[] = {"a", "b", "c", "d"}, *b[] = {"a", "b"};
+    s2s_bleu_stats s = {0};
+    s2s_bleu_add(&s, a, 4, a, 4);
+    s2s_bleu_add(&s, b, 2, b, 2);
+    assert_near(s2s_bleu_score(&s), 100, 1e-12, "corpus");
+    assert_near(bleu_of("a b", "a b"), 0, 1e-12, "alone");
+    s2s_bleu_stats empty = {0};
+    assert_near(s2s_bleu_score(&empty), 0, 1e-12, "empty");
+}
+
+Test(metrics, exact_match_compares_every_token) {
+    const char *a[] = {"x", "y"}, *b[] = {"x", "z"};
+    cr_assert(s2s_tokens_match(a, 2, a, 2));
+    cr_assert(!s2s_tokens_match(a, 2, b, 2));
+    cr_assert(!s2s_tokens_match(a, 1, a, 2));
+}
+
+// ---- data ----
+
+static void expect_load_error(const char *path, s2s_status want, const char *needle) {
+    s2s_vocab *v = digits();
+    s2s_dataset *d = NULL;
+    s2s_status st = s2s_dataset_load(&d, path, v, v, 16, false);
+    cr_assert_eq(st, want, "%s: status %d: %s", path, st, s2s_last_error());
+    cr_assert_null(d);
+    cr_assert_not_null(strstr(s2s_last_error(), needle), "message '%s' lacks '%s'",
+                       s2s_last_error(), needle);
+    s2s_vocab_free(v);
+}
+
+Test(data, missing_file_is_named) {
+    expect_load_error(FIX("no_such.tsv"), S2S_ERR_IO, "no_such.tsv: cannot open");
+}
+
+Test(data, line_without_tab_names_file_and_line) {
+    expect_load_error(FIX("bad_no_tab.tsv"), S2S_ERR_FORMAT,
+                      "bad_no_tab.tsv:3: expected source<TAB>target");
+}
+
+Test(data, invalid_utf8_names_file_and_line) {
+    expect_load_error(FIX("bad_utf8.tsv"), S2S_ERR_FORMAT, "bad_utf8.tsv:2: target: invalid UTF-8");
+}
+
+Test(data, over_long_line_names_file_and_line) {
+    expect_load_error(FIX("bad_too_long.tsv"), S2S_ERR_FORMAT,
+                      "bad_too_long.tsv:2: source has 16 tokens; model.max_len 16 allows at most 15");
+}
+
+Test(data, reads_ids_and_references) {
+    s2s_vocab *v = digits();
+    s2s_dataset *d;
+    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), v, v, 16, true), S2S_OK);
+    cr_assert_eq(d->n, 100);
+    // Line 1 is "0 4 5 3 4 9<TAB>9 4 3 5 4 0": digit k has id k + 4.
+    const s2s_example *e = &d->ex[0];
+    cr_assert_eq(e->src_len, 6);
+    cr_assert_eq(d->ids[e->src + 1], 4 + 4);
+    cr_assert_eq(d->ids[e->tgt + 5], 0 + 4);
+    cr_assert_str_eq(d->ref_tokens[e->ref], "9");
+    cr_assert_str_eq(d->ref_tokens[d->ex[1].ref + 1], "4");
+    cr_assert_eq(d->ex[99].line, 100);
+    s2s_dataset_free(d);
+    s2s_vocab_free(v);
+}
+
+// Every sentence once per epoch, every batch within budget (or a single
+// sentence), the same plan for the same (seed, epoch), another for another epoch.
+Test(data, batches_cover_the_epoch_within_the_budget) {
+    s2s_vocab *v = digits();
+    s2s_dataset *d;
+    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_train.tsv"), v, v, 16, false), S2S_OK);
+    s2s_batch_plan p = {0}, q = {0}, r = {0};
+    cr_assert_eq(s2s_batch_plan_make(&p, d, 300, true, 7, 1), S2S_OK);
+    cr_assert_eq(s2s_batch_plan_make(&q, d, 300, true, 7, 1), S2S_OK);
+    cr_assert_eq(s2s_batch_plan_make(&r, d, 300, true, 7, 2), S2S_OK);
+    cr_assert_eq(p.n_batches, q.n_batches);
+    cr_assert(memcmp(p.order, q.order, (size_t)d->n * sizeof(int)) == 0);
+    cr_assert(memcmp(p.order, r.order, (size_t)d->n * sizeof(int)) != 0);
+    char *seen = calloc((size_t)d->n, 1);
+    s2s_batch_buf bb = {0};
+    int spread = 0;
+    for (int b = 0; b < p.n_batches; b++) {
+        int n = p.start[b + 1] - p.start[b];
+        cr_assert_gt(n, 0);
+        cr_assert_eq(s2s_batch_fill(&bb, d, p.order + p.start[b], n), S2S_OK);
+        cr_assert(n == 1 || n * (bb.b.S + bb.b.T) <= 300, "batch %d: %d x (%d + %d)", b, n,
+                  bb.b.S, bb.b.T);
+        int lo = 99, hi = 0;
+        for (int i = 0; i < n; i++) {
+            int k = p.order[p.start[b] + i];
+            cr_assert(!seen[k]);
+            seen[k] = 1;
+            int len = d->ex[k].src_len + d->ex[k].tgt_len;
+            lo = len < lo ? len : lo;
+            hi = len > hi ? len : hi;
+        }
+        spread += hi - lo;
+    }
+    for (int i = 0; i < d->n; i++) cr_assert(seen[i], "sentence %d not in the epoch", i);
+    // Bucketing: lengths within a batch are close (6..12 overall).
+    cr_assert_lt(spread, p.n_batches, "batches mix lengths: total spread %d", spread);
+    // Batch contents: <s> first, </s> after the last source and target token.
+    const s2s_example *e = &d->ex[p.order[0]];
+    cr_assert_eq(s2s_batch_fill(&bb, d, p.order, 1), S2S_OK);
+    cr_assert_eq(bb.b.src[e->src_len], S2S_EOS);
+    cr_assert_eq(bb.b.tgt_in[0], S2S_BOS);
+    cr_assert_eq(bb.b.tgt_out[e->tgt_len], S2S_EOS);
+    cr_assert_eq(bb.b.tgt_in[1], bb.b.tgt_out[0]);
+    cr_assert_eq(bb.b.n_tokens, e->tgt_len + 1);
+    free(seen);
+    s2s_batch_buf_free(&bb);
+    s2s_batch_plan_free(&p);
+    s2s_batch_plan_free(&q);
+    s2s_batch_plan_free(&r);
+    s2s_dataset_free(d);
+    s2s_vocab_free(v);
+}
+
+Test(data, no_shuffle_keeps_file_order) {
+    s2s_vocab *v = digits();
+    s2s_dataset *d;
+    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), v, v, 16, false), S2S_OK);
+    s2s_batch_plan p = {0};
+    cr_assert_eq(s2s_batch_plan_make(&p, d, 200, false, 7, 3), S2S_OK);
+    for (int i = 0; i < d->n; i++) cr_assert_eq(p.order[i], i);
+    cr_assert_gt(p.n_batches, 1);
+    s2s_batch_plan_free(&p);
+    s2s_dataset_free(d);
+    s2s_vocab_free(v);
+}
+
+// ---- the loss ----
+
+static s2s_config reverse_config(void) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file(&cfg, FIX("reverse.yaml")), S2S_OK, "%s", s2s_last_error());
+    return cfg;
+}
+
+// s2s_forward_loss against log-probs of every vocab entry at every position,
+// got from s2s_score by forcing prefix + v:
+// (1-eps) * -log p[gold] + eps * mean_v -log p[v], averaged over positions.
+Test(loss, label_smoothed_loss_matches_scored_log_probs) {
+    s2s_config cfg = reverse_config();
+    s2s_model *m;
+    cr_assert_eq(s2s_model_init(&m, &cfg, 5), S2S_OK, "%s", s2s_last_error());
+    s2s_dataset *d;
+    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), s2s_model_src_vocab(m),
+                                  s2s_model_tgt_vocab(m), 16, false), S2S_OK);
+    int idx[3] = {0, 1, 2};  // different lengths: padding in the batch
+    s2s_batch_buf bb = {0};
+    cr_assert_eq(s2s_batch_fill(&bb, d, idx, 3), S2S_OK);
+    s2s_graph *g;
+    cr_assert_eq(s2s_graph_new(&g, m), S2S_OK);
+    const float eps = 0.1f;
+    s2s_loss_stats ls;
+    cr_assert_eq(s2s_forward_loss(g, &bb.b, eps, &ls), S2S_OK, "%s", s2s_last_error());
+
+    s2s_state *st;
+    cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+    s2s_decode_params dp = s2s_decode_default_params(m);
+    int V = s2s_vocab_size(s2s_model_tgt_vocab(m));
+    double total = 0, nll = 0;
+    int positions = 0;
+    for (int k = 0; k < 3; k++) {
+        const s2s_example *e = &d->ex[idx[k]];
+        const int *src = d->ids + e->src;
+        for (int t = 0; t <= e->tgt_len; t++) {
+            int gold = t < e->tgt_len ? d->ids[e->tgt + t] : S2S_EOS;
+            double sum_all = 0, lp_gold = 0;
+            int tgt[32];
+            memcpy(tgt, d->ids + e->tgt, (size_t)t * sizeof(int));
+            for (int v = 0; v < V; v++) {
+                s2s_hypothesis h;
+                double lp;
+                if (v == S2S_EOS) {
+                    // </s> at t: the final log-prob of scoring the prefix alone.
+                    const int *tp = tgt;
+                    cr_assert_eq(s2s_score(st, &dp, &src, &e->src_len, &tp, &t, 1, &h), S2S_OK);
+                    lp = h.token_logprobs[t];
+                } else {
+                    tgt[t] = v;
+                    const int *tp = tgt;
+                    int n = t + 1;
+                    cr_assert_eq(s2s_score(st, &dp, &src, &e->src_len, &tp, &n, 1, &h), S2S_OK,
+                                 "%s", s2s_last_error());
+                    lp = h.token_logprobs[t];
+                }
+                s2s_hypothesis_free(&h);
+                sum_all += -lp;
+                if (v == gold) lp_gold = lp;
+            }
+            total += (1 - eps) * -lp_gold + eps * sum_all / V;
+            nll += -lp_gold;
+            positions++;
+        }
+    }
+    cr_assert_eq(ls.n_tokens, positions);
+    assert_near(ls.loss, total / positions, 1e-4, "smoothed loss");
+    assert_near(ls.nll, nll / positions, 1e-4, "nll");
+    s2s_state_free(st);
+    s2s_graph_free(g);
+    s2s_batch_buf_free(&bb);
+    s2s_dataset_free(d);
+    s2s_model_free(m);
+}
+
+// ---- training ----
+
+// Under AddressSanitizer the graph runs several times slower: S2S_TEST_QUICK
+// shortens the runs (the assertions stay).
+static bool quick(void) { return getenv("S2S_TEST_QUICK") != NULL; }
+
+Test(trainer, learns_to_reverse_digits, .init = make_tmpdir, .fini = remove_tmpdir,
+     .timeout = 600) {
+    s2s_config cfg = reverse_config();
+    if (quick()) cfg.train.max_steps = 300;
+    s2s_train_params p = s2s_train_default_params();
+    p.output = tmp_path("rev.safetensors");
+    s2s_train_summary sum;
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(sum.steps, cfg.train.max_steps);
+    cr_assert_eq(sum.last_valid.sentences, 100);
+    double want = quick() ? 0.5 : 0.99;
+    cr_assert_geq(sum.last_valid.exact_match, want, "exact match %.3f after %d steps (BLEU %.1f)",
+                  sum.last_valid.exact_match, sum.steps, sum.last_valid.bleu);
+    cr_assert_geq(sum.best_score, sum.last_valid.exact_match);
+    // The files the run promises: model, optimizer state, best model, log.
+    s2s_model *m;
+    cr_assert_eq(s2s_model_load(&m, tmp_path("rev.best.safetensors")), S2S_OK);
+    s2s_model_free(m);
+    cr_assert_eq(access(tmp_path("rev.optim.safetensors"), R_OK), 0);
+    size_t n;
+    unsigned char *log = read_bytes(tmp_path("train.log"), &n);
+    int lines = 0;
+    for (size_t i = 0; i < n; i++) lines += log[i] == '\n';
+    cr_assert_eq(lines, cfg.train.max_steps);
+    free(log);
+}
+
+// N steps in one run, or N/2 then --resume to N: the same weights, byte for
+// byte, and the same log. Dropout and shuffling are on, so the dropout
+// generator, the epoch order and the position in it must all be restored.
+Test(trainer, resume_gives_identical_weights, .init = make_tmpdir, .fini = remove_tmpdir,
+     .timeout = 600) {
+    s2s_config cfg = reverse_config();
+    cfg.model.dropout = 0.1f;
+    cfg.model.attention_dropout = 0.1f;
+    cfg.train.batch_tokens = 200;  // several epochs' worth of positions in few steps
+    cfg.train.max_steps = quick() ? 16 : 40;
+    cfg.train.valid_every = 10;
+    cfg.train.save_every = 0;
+    s2s_train_summary sum;
+    s2s_train_params p = s2s_train_default_params();
+    p.output = tmp_path("full.safetensors");
+    snprintf(cfg.train.log, sizeof cfg.train.log, "%s", tmp_path("full.log"));
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+
+    int total = cfg.train.max_steps;
+    cfg.train.max_steps = total / 2;
+    snprintf(cfg.train.log, sizeof cfg.train.log, "%s", tmp_path("half.log"));
+    p.output = tmp_path("half.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(sum.steps, total / 2);
+    cfg.train.max_steps = total;
+    p.resume = tmp_path("half.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(sum.steps, total);
+
+    // The files' metadata hold each run's config (log path, max_steps); the
+    // weights must agree bit for bit.
+    s2s_model *ma, *mb;
+    cr_assert_eq(s2s_model_load(&ma, tmp_path("full.safetensors")), S2S_OK);
+    cr_assert_eq(s2s_model_load(&mb, tmp_path("half.safetensors")), S2S_OK);
+    for (int i = 0; i < s2s_model_tensor_count(ma); i++) {
+        s2s_tensor_info ta = s2s_model_tensor(ma, i), tb = s2s_model_tensor(mb, i);
+        size_t n = (size_t)ta.shape[0] * (size_t)(ta.ndim == 2 ? ta.shape[1] : 1);
+        cr_assert(memcmp(ta.data, tb.data, n * sizeof(float)) == 0, "%s differs after resume",
+                  ta.name);
+    }
+    s2s_model_free(ma);
+    s2s_model_free(mb);
+    size_t na, nb;
+    unsigned char *a, *b;
+    a = read_bytes(tmp_path("full.log"), &na);
+    b = read_bytes(tmp_path("half.log"), &nb);
+    cr_assert(na == nb && memcmp(a, b, na) == 0, "resumed loss curve differs");
+    free(a);
+    free(b);
+}
+
+Test(trainer, resume_refuses_a_mismatched_optimizer_file, .init = make_tmpdir,
+     .fini = remove_tmpdir) {
+    s2s_config cfg = reverse_config();
+    cfg.train.max_steps = 2;
+    cfg.train.valid_every = 0;
+    s2s_train_params p = s2s_train_default_params();
+    s2s_train_summary sum;
+    p.output = tmp_path("a.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    cfg.train.seed = 2;
+    p.output = tmp_path("b.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    // b's optimizer state next to a's weights.
+    cr_assert_eq(rename(tmp_path("b.optim.safetensors"), tmp_path("a.optim.safetensors")), 0);
+    cfg.train.max_steps = 4;
+    p.resume = tmp_path("a.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_ERR_FORMAT);
+    cr_assert_not_null(strstr(s2s_last_error(), "does not belong with"), "%s", s2s_last_error());
+}
+
+Test(trainer, same_seed_same_loss_curve, .init = make_tmpdir, .fini = remove_tmpdir) {
+    s2s_config cfg = reverse_config();
+    cfg.model.dropout = 0.1f;
+    cfg.train.max_steps = 8;
+    cfg.train.valid_every = 0;
+    s2s_train_params p = s2s_train_default_params();
+    s2s_train_summary sum;
+    p.output = tmp_path("a.safetensors");
+    snprintf(cfg.train.log, sizeof cfg.train.log, "%s", tmp_path("a.log"));
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    p.output = tmp_path("b.safetensors");
+    snprintf(cfg.train.log, sizeof cfg.train.log, "%s", tmp_path("b.log"));
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    size_t na, nb;
+    unsigned char *a = read_bytes(tmp_path("a.log"), &na), *b = read_bytes(tmp_path("b.log"), &nb);
+    cr_assert(na == nb && memcmp(a, b, na) == 0, "two runs with one seed differ");
+    free(a);
+    free(b);
+}
+
+// A learning rate too small to change a float32 weight: validation scores
+// repeat, so patience 2 stops the run at the third validation.
+Test(trainer, early_stopping_after_patience_validations, .init = make_tmpdir,
+     .fini = remove_tmpdir) {
+    s2s_config cfg = reverse_config();
+    cfg.train.lr = 1e-12f;
+    cfg.train.schedule = S2S_SCHEDULE_CONSTANT;
+    cfg.train.max_steps = 100;
+    cfg.train.valid_every = 2;
+    cfg.train.patience = 2;
+    cfg.train.best_metric = S2S_BEST_LOSS;
+    s2s_train_params p = s2s_train_default_params();
+    p.output = tmp_path("e.safetensors");
+    s2s_train_summary sum;
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    cr_assert(sum.early_stopped);
+    cr_assert_eq(sum.steps, 6);
+    cr_assert_eq(sum.best_step, 2);
+    s2s_model *m;
+    cr_assert_eq(s2s_model_load(&m, tmp_path("e.safetensors")), S2S_OK, "checkpoint at the stop");
+    s2s_model_free(m);
+}
+
+static volatile sig_atomic_t stop_flag;
+
+static void stop_at_3(const s2s_train_progress *pr, void *user) {
+    (void)user;
+    if (pr->step == 3) stop_flag = 1;  // as a SIGINT handler would, between steps
+}
+
+Test(trainer, stop_flag_finishes_the_step_and_checkpoints, .init = make_tmpdir,
+     .fini = remove_tmpdir) {
+    s2s_config cfg = reverse_config();
+    cfg.train.max_steps = 1000;
+    cfg.train.save_every = 0;
+    cfg.train.valid_every = 0;
+    stop_flag = 0;
+    s2s_train_params p = s2s_train_default_params();
+    p.output = tmp_path("i.safetensors");
+    p.stop = &stop_flag;
+    p.on_step = stop_at_3;
+    s2s_train_summary sum;
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    cr_assert(sum.interrupted);
+    // Set during step 3's callback: step 4 runs, sees the flag, saves and stops.
+    cr_assert_eq(sum.steps, 4);
+    s2s_model *m;
+    cr_assert_eq(s2s_model_load(&m, tmp_path("i.safetensors")), S2S_OK);
+    s2s_model_free(m);
+    // ... and it resumes.
+    stop_flag = 0;
+    cfg.train.max_steps = 6;
+    p.resume = tmp_path("i.safetensors");
+    p.on_step = NULL;
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(sum.steps, 6);
+    cr_assert(!sum.interrupted);
+}
+
+Test(trainer, init_must_match_the_configs_architecture, .init = make_tmpdir,
+     .fini = remove_tmpdir) {
+    s2s_config cfg = reverse_config();
+    s2s_model *m;
+    cr_assert_eq(s2s_model_init(&m, &cfg, 1), S2S_OK);
+    cr_assert_eq(s2s_model_save(m, tmp_path("init.safetensors")), S2S_OK);
+    s2s_model_free(m);
+    cfg.model.ffn_dim = 48;
+    cfg.train.max_steps = 1;
+    s2s_train_params p = s2s_train_default_params();
+    p.output = tmp_path("o.safetensors");
+    p.init = tmp_path("init.safetensors");
+    s2s_train_summary sum;
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_ERR_CONFIG);
+    cr_assert_not_null(strstr(s2s_last_error(), "model.ffn_dim"), "%s", s2s_last_error());
+    cfg.model.ffn_dim = 64;
+    cfg.model.dropout = 0.3f;  // not architecture
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+}
+
+Test(trainer, bad_data_file_is_reported_with_its_line, .init = make_tmpdir,
+     .fini = remove_tmpdir) {
+    s2s_config cfg = reverse_config();
+    snprintf(cfg.data.train, sizeof cfg.data.train, "%s", FIX("bad_no_tab.tsv"));
+    s2s_train_params p = s2s_train_default_params();
+    p.output = tmp_path("x.safetensors");
+    s2s_train_summary sum;
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_ERR_FORMAT);
+    cr_assert_not_null(strstr(s2s_last_error(), "bad_no_tab.tsv:3:"), "%s", s2s_last_error());
+    cr_assert_neq(access(tmp_path("x.safetensors"), F_OK), 0, "no model after a data error");
+}
+
+// ---- vocab build ----
+
+Test(vocab_build, counts_sorts_and_limits, .init = make_tmpdir, .fini = remove_tmpdir) {
+    FILE *f = fopen(tmp_path("c.tsv"), "w");
+    fputs("b a b\tX\nc b\tY y\n猫猫狗\tz\n", f);
+    fclose(f);
+    s2s_vocab_build_params p = {.column = 0, .min_count = 1, .max_size = 0};
+    int n;
+    cr_assert_eq(s2s_vocab_build(tmp_path("c.tsv"), &p, tmp_path("v.txt"), &n), S2S_OK, "%s",
+                 s2s_last_error());
+    size_t len;
+    char *text = (char *)read_bytes(tmp_path("v.txt"), &len);
+    text[len] = '\0';
+    // b x3, 猫 x2, then a, c, 狗 (once each) in byte order.
+    cr_assert_str_eq(text, "<pad>\n<unk>\n<s>\n</s>\nb\n猫\na\nc\n狗\n");
+    cr_assert_eq(n, 9);
+    free(text);
+    p = (s2s_vocab_build_params){.column = 1, .min_count = 2, .max_size = 0};
+    cr_assert_eq(s2s_vocab_build(tmp_path("c.tsv"), &p, tmp_path("t.txt"), &n), S2S_OK);
+    text = (char *)read_bytes(tmp_path("t.txt"), &len);
+    text[len] = '\0';
+    cr_assert_str_eq(text, "<pad>\n<unk>\n<s>\n</s>\ny\n");  // X, z once; Y and y lower-cased
+    free(text);
+    p = (s2s_vocab_build_params){.column = 0, .min_count = 1, .max_size = 5};
+    cr_assert_eq(s2s_vocab_build(tmp_path("c.tsv"), &p, tmp_path("s.txt"), &n), S2S_OK);
+    cr_assert_eq(n, 5);
+    // The file loads as a vocab.
+    s2s_vocab *v;
+    cr_assert_eq(s2s_vocab_load(&v, tmp_path("v.txt")), S2S_OK, "%s", s2s_last_error());
+    s2s_vocab_free(v);
+    // A line without a tab.
+    f = fopen(tmp_path("bad.tsv"), "w");
+    fputs("a\tb\nno tab here\n", f);
+    fclose(f);
+    cr_assert_eq(s2s_vocab_build(tmp_path("bad.tsv"), &p, tmp_path("s.txt"), &n), S2S_ERR_FORMAT);
+    cr_assert_not_null(strstr(s2s_last_error(), "bad.tsv:2: expected"), "%s", s2s_last_error());
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""One step of `s2s train` against an independent float64 computation.
+
+From a model with random weights (scripts/ref_model.py random: biases and
+LayerNorm gains far from 0 and 1), with dropout 0, shuffle off and the whole
+data file in one batch, `s2s train` takes one step. Then:
+
+  - the step-1 loss in train.log equals the label-smoothed cross-entropy
+    (1-eps) * -log p[gold] + eps * mean_v -log p[v], averaged over every
+    target position (</s> included), computed by ref_model.py's forward pass,
+    to 1e-4 relative;
+  - every sampled weight moved as Adam's first step says: with m_hat = g and
+    v_hat = g^2, p1 = p0 - lr * g / (|g| + eps), where g is a central finite
+    difference of that reference loss (float64), to 1e-4 relative of lr;
+  - weights that get no gradient (embedding rows of tokens the batch never
+    feeds in, <pad> included) did not move.
+
+    train_reference_test.py PATH_TO_s2s      (exit 77: numpy missing, skipped)
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+import ref_model as R  # noqa: E402  (exits 77 without numpy)
+
+np = R.np
+DATA = os.path.join(HERE, "data", "train")
+EPS_LS = 0.1
+LR = 0.01
+PAIRS = 12
+
+
+def ref_loss(model, pairs):
+    total, count = 0.0, 0
+    for src, tgt in pairs:
+        logp = R.forward_ids(model, src, tgt)
+        gold = list(tgt) + [R.EOS]
+        for t, g in enumerate(gold):
+            total += (1 - EPS_LS) * -logp[t, g] + EPS_LS * -logp[t].mean()
+            count += 1
+    return total / count
+
+
+def main():
+    s2s = sys.argv[1]
+    tmp = tempfile.mkdtemp(prefix="s2s_train_ref_")
+    cfg = os.path.join(DATA, "reverse.yaml")
+    digits = os.path.join(DATA, "digits.txt")
+    init = os.path.join(tmp, "init.safetensors")
+    if R.main(["random", cfg, digits, digits, init, "--seed", "3"]) != 0:
+        return 1
+
+    with open(os.path.join(DATA, "reverse_train.tsv"), encoding="utf-8") as f:
+        lines = [next(f) for _ in range(PAIRS)]
+    train = os.path.join(tmp, "train.tsv")
+    with open(train, "w", encoding="utf-8") as f:
+        f.writelines(lines)
+
+    out = os.path.join(tmp, "out.safetensors")
+    log = os.path.join(tmp, "train.log")
+    sets = ["model.dropout=0", "model.attention_dropout=0", "train.shuffle=false",
+            "train.batch_tokens=1000000", "train.max_steps=1", "train.schedule=constant",
+            "train.lr=%g" % LR, "train.label_smoothing=%g" % EPS_LS, "train.valid_every=0",
+            "train.clip_norm=0", "train.weight_decay=0", "data.train=" + train,
+            "train.log=" + log]
+    cmd = [s2s, "train", cfg, "--init", init, "-o", out, "--quiet", "--threads", "1"]
+    for s in sets:
+        cmd += ["--set", s]
+    subprocess.run(cmd, check=True)
+
+    model = R.load_model(init)
+    pairs = []
+    for line in lines:
+        src, tgt = line.rstrip("\n").split("\t")[:2]
+        pairs.append((R.to_ids(model.src_index, src), R.to_ids(model.tgt_index, tgt)))
+
+    failures = []
+    with open(log, encoding="utf-8") as f:
+        step1 = json.loads(f.readline())
+    want = ref_loss(model, pairs)
+    if abs(step1["loss"] - want) > 1e-4 * abs(want):
+        failures.append("step-1 loss %.9g, reference %.9g" % (step1["loss"], want))
+
+    w0, _ = R.read_safetensors(init)
+    w1, _ = R.read_safetensors(out)
+    rng = np.random.default_rng(5)
+    checked = 0
+    h = 1e-5
+    for name in sorted(w0):
+        flat = model.w[name].reshape(-1)  # a view: perturbing it perturbs the model
+        for idx in rng.choice(flat.size, size=min(3, flat.size), replace=False):
+            keep = flat[idx]
+            flat[idx] = keep + h
+            lp = ref_loss(model, pairs)
+            flat[idx] = keep - h
+            lm = ref_loss(model, pairs)
+            flat[idx] = keep
+            g = (lp - lm) / (2 * h)
+            if abs(g) < 1e-6:
+                continue  # the sign is not reliable; zero-gradient rows are checked below
+            moved = float(w1[name].reshape(-1)[idx]) - float(w0[name].reshape(-1)[idx])
+            expect = -LR * g / (abs(g) + 1e-9)
+            checked += 1
+            if abs(moved - expect) > 1e-4 * LR:
+                failures.append("%s[%d]: moved %.9g, Adam step 1 says %.9g (g = %.3g)"
+                                % (name, idx, moved, expect, g))
+    # <pad>, <unk> and <s> never enter the encoder: their rows get no gradient.
+    for row in (R.PAD, R.UNK, R.BOS):
+        if not np.array_equal(w0["src_embed.weight"][row], w1["src_embed.weight"][row]):
+            failures.append("src_embed.weight row %d moved without a gradient" % row)
+    if checked < 40:
+        failures.append("only %d weights had a usable finite difference" % checked)
+    for msg in failures:
+        print("FAIL:", msg)
+    print("train_reference: loss %.9g vs %.9g; %d weights checked; %d failures"
+          % (step1["loss"], want, checked, len(failures)))
+    subprocess.run(["rm", "-rf", tmp], check=False)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
