@@ -266,14 +266,16 @@ static bool resolve_path(char *out, size_t size, const char *path,
 static bool apply_value(const cfg_ctx *c, s2s_config *cfg, const s2s_cfg_key *k,
                         const char *text, bool quoted, s2s_cfg_buf *why) {
     void *field = s2s_cfg_field(cfg, k);
-    if (k->type != S2S_CFG_PATH) return s2s_cfg_parse_value(k, text, quoted, field, why);
+    bool output = k->flags & S2S_CFG_OUTPUT;
+    if (k->type != S2S_CFG_PATH && !output) return s2s_cfg_parse_value(k, text, quoted, field, why);
     // Paths go through scratch buffers so a failed check leaves the field.
     char *written = malloc(k->size), *resolved = malloc(k->size);
     bool ok = false;
     if (!written || !resolved) {
         why->oom = true;
     } else if (s2s_cfg_parse_value(k, text, quoted, written, why) &&
-               resolve_path(resolved, k->size, written, c->base_dir, c->check_paths, why)) {
+               resolve_path(resolved, k->size, written, c->base_dir, c->check_paths && !output,
+                            why)) {
         memcpy(field, resolved, strlen(resolved) + 1);
         ok = true;
     }

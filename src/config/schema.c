@@ -212,18 +212,20 @@ const s2s_cfg_key s2s_cfg_keys[] = {
      .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Clip the global gradient norm to this (0: no clipping)."},
     {.key = "train.log", .type = S2S_CFG_STRING, FIELD(train.log), .def = "",
+     .flags = S2S_CFG_OUTPUT,
      .help = "JSON-lines log, one object per step (`step`, `loss`, `lr`, "
              "`tokens`, `grad_norm`, and `valid` on validation steps); unset: "
-             "`train.log` in the output's folder. Relative to the current "
-             "directory."},
+             "`train.log` in the output's folder. Relative to the config "
+             "file's folder."},
     {.key = "train.best_metric", .type = S2S_CFG_ENUM, FIELD(train.best_metric),
      .def = "bleu", .names = best_metric_names,
      .help = "Validation score that picks the best model "
              "(`OUT.best.safetensors`) and drives early stopping; `loss` is "
              "better when lower."},
     {.key = "train.output", .type = S2S_CFG_STRING, FIELD(train.output), .def = "",
+     .flags = S2S_CFG_OUTPUT,
      .help = "Model file `s2s train` writes (`-o` overrides); the optimizer "
-             "state goes beside it. Relative to the current directory."},
+             "state goes beside it. Relative to the config file's folder."},
 };
 const int s2s_cfg_n_keys = (int)(sizeof s2s_cfg_keys / sizeof s2s_cfg_keys[0]);
 

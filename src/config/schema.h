@@ -38,6 +38,9 @@ enum {
     // A model: key that does not change what the network computes (dropout):
     // it may differ between a model file and the config it is used with.
     S2S_CFG_NOT_ARCH = 1,
+    // A string naming a file s2s writes: relative to the config file's
+    // folder like a path, but it need not exist yet.
+    S2S_CFG_OUTPUT = 2,
 };
 
 typedef struct s2s_cfg_section {
@@ -55,7 +58,7 @@ typedef struct s2s_cfg_key {
     double min, max;
     const char *const *names;  // ENUM only, NULL-terminated, index = value
     const char *help;
-    unsigned flags;    // S2S_CFG_NOT_ARCH
+    unsigned flags;    // S2S_CFG_NOT_ARCH, S2S_CFG_OUTPUT
 } s2s_cfg_key;
 
 extern const s2s_cfg_section s2s_cfg_sections[];
