@@ -81,7 +81,8 @@ static bool absolute_paths(s2s_config *cfg) {
     for (int i = 0; i < s2s_cfg_n_keys && ok; i++) {
         const s2s_cfg_key *k = &s2s_cfg_keys[i];
         char *path = s2s_cfg_field(cfg, k);
-        if (k->type != S2S_CFG_PATH || path[0] == '\0' || path[0] == '/') continue;
+        bool is_path = k->type == S2S_CFG_PATH || (k->flags & S2S_CFG_OUTPUT);
+        if (!is_path || path[0] == '\0' || path[0] == '/') continue;
         size_t need = strlen(cwd) + 1 + strlen(path) + 1;
         if (need > k->size) {
             fprintf(stderr, "s2s config: %s: '%s/%s' is longer than %zu bytes\n", k->key, cwd,

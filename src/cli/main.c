@@ -15,6 +15,7 @@ static const char usage[] =
     "  train CONFIG -o OUT               train a model (--init MODEL, --resume CKPT, --quiet)\n"
     "  vocab build TSV --column src|tgt -o VOCAB  write a vocab file from a corpus\n"
     "  config check|show|diff FILE...    validate, print or compare YAML configs\n"
+    "  align -m MODEL [SENTENCE...]      attention alignments, heatmaps, AER (eval-align)\n"
     "\n"
     "decoding options: --threads N, --batch N, --max-len N\n"
     "exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input\n";
@@ -32,6 +33,8 @@ static const command commands[] = {
     {"train", s2s_cmd_train},
     {"vocab", s2s_cmd_vocab},
     {"config", s2s_cmd_config},
+    {"align", s2s_cmd_align},
+    {"eval-align", s2s_cmd_eval_align},
 };
 
 int main(int argc, char **argv) {

@@ -25,7 +25,7 @@ static s2s_status score_batch(s2s_state *st, const s2s_decode_params *p, const s
         int i = order[b].index;
         int *row = st->ids + (int64_t)b * T;
         row[0] = S2S_BOS;
-        memcpy(row + 1, tgt[i], (size_t)tgt_len[i] * sizeof(int));
+        if (tgt_len[i] > 0) memcpy(row + 1, tgt[i], (size_t)tgt_len[i] * sizeof(int));
         for (int64_t j = tgt_len[i] + 1; j < T; j++) row[j] = S2S_PAD;
     }
     s2s_dec_pos pos = {.t0 = 0, .tq = T, .t_alloc = T, .beams = 1};
@@ -37,7 +37,7 @@ static s2s_status score_batch(s2s_state *st, const s2s_decode_params *p, const s
         int i = order[b].index, n = tgt_len[i];
         s2s_hypothesis *h = &out[i];
         S2S_TRY(s2s_hyp_alloc(h, m, n + 1, src_len[i] + 1, maps));
-        memcpy(h->ids, tgt[i], (size_t)n * sizeof(int));
+        if (n > 0) memcpy(h->ids, tgt[i], (size_t)n * sizeof(int));
         h->n = n;
         h->n_out = n + 1;
         for (int t = 0; t <= n; t++) {

@@ -86,7 +86,7 @@ s2s_status s2s_encode_batch(s2s_state *st, const s2s_order *order, int B,
     for (int b = 0; b < B; b++) {
         int i = order[b].index, n = src_len[i];
         int *row = st->ids + (int64_t)b * S;
-        memcpy(row, src[i], (size_t)n * sizeof(int));
+        if (n > 0) memcpy(row, src[i], (size_t)n * sizeof(int));  // src[i] may be NULL then
         row[n] = S2S_EOS;
         for (int64_t j = n + 1; j < S; j++) row[j] = S2S_PAD;
         st->src_len[b] = n + 1;

@@ -1,0 +1,194 @@
+// s2s/align.h — word alignments from attention: hard links, symmetrisation,
+// Pharaoh text, alignment error rate, terminal and HTML heatmaps.
+//
+// A soft alignment is a (rows, cols) matrix of attention weights, one row
+// per target token and one column per source token, as s2s_translate and
+// s2s_score return in s2s_hypothesis.cross_attn with want_attention. A hard
+// alignment is a set of links (i, j): source token i, target token j, both
+// 0-based over the tokens the tokenizer splits (no <s>, no </s>).
+//
+//     float *w = malloc(h.n_out * h.n_src * sizeof *w);
+//     s2s_attn_select(w, h.cross_attn, h.layers, h.heads, h.n_out, h.n_src,
+//                     S2S_ALIGN_AVG, S2S_ALIGN_AVG);      // mean of all heads
+//     s2s_alignment a = {0};
+//     s2s_align_argmax(&a, w, h.n, h.n_src, h.n_src - 1);  // skip </s> column
+//     char *text = s2s_alignment_format(&a);                // "0-0 1-2 2-1"
+//
+// Pharaoh text: links separated by spaces; "i-j" is a sure link, "ipj" a
+// possible one (the convention of the Lilt alignment-scripts aer.py used by
+// awesome-align, SimAlign and others). When reading, "i?j" and "i-jp" (a
+// 'p' suffix) are accepted as possible links too.
+#ifndef S2S_ALIGN_H
+#define S2S_ALIGN_H
+
+#include <stdbool.h>
+
+#include "s2s/decode.h"
+#include "s2s/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// ---- hard alignments ----
+
+typedef struct s2s_link {
+    int src, tgt;   // 0-based token indices
+    bool possible;  // a possible (not sure) link; only gold alignments have them
+} s2s_link;
+
+typedef struct s2s_alignment {
+    int n;  // links in use
+    int cap;
+    s2s_link *links;  // (n), sorted by (src, tgt) after s2s_alignment_normalize
+} s2s_alignment;
+
+void s2s_alignment_free(s2s_alignment *a);
+// Appends a link (no dedup). S2S_ERR_NOMEM or S2S_ERR_INVALID (negative index).
+s2s_status s2s_alignment_add(s2s_alignment *a, int src, int tgt, bool possible);
+// Sorts by (src, tgt) and merges duplicates; a link that is both sure and
+// possible stays sure.
+void s2s_alignment_normalize(s2s_alignment *a);
+// Whether (src, tgt) is a link (sure or possible). a must be normalized.
+bool s2s_alignment_has(const s2s_alignment *a, int src, int tgt);
+
+// Parses Pharaoh text into out (cleared first; normalized). `where` names
+// the input in messages ("dev.tsv:7"). Bad links give S2S_ERR_FORMAT:
+//   "dev.tsv:7: bad alignment link '3-x' (expected i-j, or ipj for possible)"
+s2s_status s2s_alignment_parse(s2s_alignment *out, const char *text, const char *where);
+// Pharaoh text of a in its link order: "0-0 1-2 3p4"; "" when empty.
+// Caller frees; NULL on out of memory.
+char *s2s_alignment_format(const s2s_alignment *a);
+// S2S_ERR_FORMAT naming `where` when a link's source index is >= n_src or
+// its target index >= n_tgt.
+s2s_status s2s_alignment_check(const s2s_alignment *a, int n_src, int n_tgt, const char *where);
+
+// ---- from attention to links ----
+
+enum {
+    S2S_ALIGN_AVG = -1,  // a layer or head selector: the mean over all of them
+};
+
+// out (rows, cols) = the attention plane of (layer, head) from maps
+// (layers, heads, rows, cols); layer and/or head may be S2S_ALIGN_AVG for
+// the mean over layers and/or heads. S2S_ERR_INVALID (with a message giving
+// the valid range) when a selector is out of range.
+s2s_status s2s_attn_select(float *out, const float *maps, int layers, int heads, int rows,
+                           int cols, int layer, int head);
+
+// out (rows, n_keep) = in (rows, cols) without the columns whose keep[c] is
+// false, each row rescaled to sum to 1 (a row with no kept mass stays 0).
+// Returns n_keep. out may not alias in.
+int s2s_attn_drop_columns(float *out, const float *in, int rows, int cols, const bool *keep);
+
+// Hard alignment by argmax: for each row t < rows, the column c with the
+// largest weight (the first on ties); adds link (c, t) when c < n_src_tokens.
+// Columns >= n_src_tokens are specials (the source </s>): a row whose
+// maximum falls there gets no link. out is cleared first and normalized.
+s2s_status s2s_align_argmax(s2s_alignment *out, const float *attn, int rows, int cols,
+                            int n_src_tokens);
+
+// ---- symmetrisation ----
+
+typedef enum s2s_symmetrize {
+    S2S_SYM_INTERSECTION,
+    S2S_SYM_UNION,
+    S2S_SYM_GROW_DIAG,
+    S2S_SYM_GROW_DIAG_FINAL,
+    S2S_SYM_GROW_DIAG_FINAL_AND,
+    S2S_SYM_COUNT
+} s2s_symmetrize;
+
+// "intersection", "union", "grow-diag", "grow-diag-final",
+// "grow-diag-final-and"; NULL for an out-of-range value.
+const char *s2s_symmetrize_name(s2s_symmetrize m);
+// The method of a name; false when there is none.
+bool s2s_symmetrize_parse(const char *name, s2s_symmetrize *out);
+
+// Combines a forward (source-to-target) and a reverse alignment, both
+// given as (src, tgt) links over n_src x n_tgt tokens (flip the reverse
+// model's links with s2s_alignment_transpose first), with Koehn et al.'s
+// heuristics as in Moses: start from the intersection; grow-diag adds
+// union links neighbouring (8 directions) a current link while either
+// of their words is unaligned, until nothing changes (rows scanned in
+// source order, then target order); -final then adds union links of the
+// forward and then the reverse alignment whose source or target word is
+// still unaligned (-final-and: both unaligned). out is cleared first.
+s2s_status s2s_align_symmetrize(s2s_alignment *out, const s2s_alignment *fwd,
+                                const s2s_alignment *rev, int n_src, int n_tgt,
+                                s2s_symmetrize method);
+
+// Swaps src and tgt of every link (and re-sorts).
+void s2s_alignment_transpose(s2s_alignment *a);
+
+// ---- alignment error rate (Och & Ney 2003) ----
+
+// Counts summed over a corpus. With A the hypothesis links, S the sure
+// and P the sure-or-possible gold links:
+//   precision = |A∩P| / |A|, recall = |A∩S| / |S|,
+//   AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|).
+// Hypothesis links count as links whatever their possible flag.
+typedef struct s2s_aer_counts {
+    long long a, s, a_s, a_p;  // |A|, |S|, |A∩S|, |A∩P|
+} s2s_aer_counts;
+
+// Adds one sentence. Both alignments must be normalized.
+void s2s_aer_add(s2s_aer_counts *c, const s2s_alignment *hyp, const s2s_alignment *gold);
+// 0 when |A| + |S| = 0 (nothing to get wrong).
+double s2s_aer(const s2s_aer_counts *c);
+// 1 when |A| = 0.
+double s2s_aer_precision(const s2s_aer_counts *c);
+// 1 when |S| = 0.
+double s2s_aer_recall(const s2s_aer_counts *c);
+
+// ---- terminal heatmap ----
+
+// Columns the UTF-8 text takes in a terminal: 2 for East Asian Wide and
+// Fullwidth characters (CJK, kana, hangul, fullwidth forms, most emoji),
+// 0 for combining marks, zero-width characters and ANSI escape sequences
+// (ESC [ ... letter), 1 otherwise (ambiguous-width characters such as the
+// shade blocks count 1, as wcwidth does outside CJK locales). A byte that
+// is not valid UTF-8 counts 1.
+int s2s_display_width(const char *s);
+
+// The weights (rows, cols), each in [0, 1], as text: a header line with the
+// column labels, then one line per row with its label and one cell per
+// column drawn with the shades " ░▒▓█" (the row's largest cell is also
+// marked with colour when `color`). Labels wider than 12 columns are cut
+// with "…". Every line has the same display width (s2s_display_width)
+// and ends in "\n". With `color`, ANSI 256-colour escapes shade the cells.
+// Caller frees; NULL on out of memory.
+char *s2s_heatmap_text(const float *w, int rows, int cols, const char *const *row_labels,
+                       const char *const *col_labels, bool color);
+
+// ---- HTML report ----
+
+// Several sentences' attention maps in one self-contained HTML page (inline
+// CSS and JS, no network): a heatmap per layer and head and the averages,
+// token labels on rows and columns, the weight on hover, and selectors for
+// sentence, map type (cross, decoder self, encoder self), layer and head.
+typedef struct s2s_align_html s2s_align_html;
+
+s2s_status s2s_align_html_new(s2s_align_html **out, const char *title);
+void s2s_align_html_free(s2s_align_html *d);
+
+// Adds a sentence: its source tokens (n_src, no </s>), its target tokens
+// (n_tgt = h->n, no </s>), the maps h holds (cross_attn must be set;
+// self_attn and enc_attn when not NULL) and optionally its hard alignment
+// as Pharaoh text (NULL: none). Everything is copied.
+s2s_status s2s_align_html_add(s2s_align_html *d, const char *const *src_tokens, int n_src,
+                              const char *const *tgt_tokens, int n_tgt,
+                              const s2s_hypothesis *h, const char *alignment);
+
+// The view the page opens on: layer and head (an index or S2S_ALIGN_AVG;
+// the default is avg/avg) and whether </s> / <s> columns start hidden.
+void s2s_align_html_set_view(s2s_align_html *d, int layer, int head, bool drop_specials);
+
+// Writes the page atomically (temp file, fsync, rename): S2S_ERR_IO naming
+// the path on failure, and no partial file left behind.
+s2s_status s2s_align_html_write(const s2s_align_html *d, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,316 @@
+#!/usr/bin/env bash
+# `s2s align` end to end on random-weight models: Pharaoh, JSON and CSV
+# outputs parse back and agree, the terminal heatmap keeps one width with
+# CJK tokens, bad --layer/--head values exit 2 with one clear line,
+# --eval's table matches AER recomputed from the JSON output, --calibrate
+# stores the best head (shown by s2s inspect), symmetrisation, --html.
+#   cli_align_test.sh PATH_TO_s2s
+set -u
+s2s=$1
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+py=/usr/bin/python3
+pass=0 fail=0
+check() {  # check NAME CONDITION...
+  local name=$1; shift
+  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
+}
+run() {  # run EXPECTED_RC CMD... : stdout in $tmp/out, stderr in $tmp/err
+  local want=$1; shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  [ "$rc" -eq "$want" ] || { echo "  exit $rc, wanted $want: $*"; cat "$tmp/err"; return 1; }
+}
+err_has() { grep -q -- "$1" "$tmp/err" || { echo "  stderr lacks '$1':"; cat "$tmp/err"; return 1; }; }
+out_has() { grep -q -- "$1" "$tmp/out" || { echo "  stdout lacks '$1':"; head -20 "$tmp/out"; return 1; }; }
+one_line_err() { [ "$(wc -l <"$tmp/err")" -eq 1 ] || { echo "  stderr has $(wc -l <"$tmp/err") lines:"; cat "$tmp/err"; return 1; }; }
+lines() { [ "$(wc -l <"$tmp/out")" -eq "$1" ] || { echo "  $(wc -l <"$tmp/out") lines, wanted $1"; return 1; }; }
+pycheck() {  # pycheck SCRIPT ARGS... (the script reads files named in sys.argv)
+  local script=$1; shift
+  "$py" -c "$script" "$@" || { echo "  python check failed"; return 1; }
+}
+
+model=$tmp/m.safetensors
+rmodel=$tmp/r.safetensors
+dev=$here/data/align/dev.tsv
+check "init forward model" run 0 "$s2s" init "$here/data/ref/pre_relu_tied.yaml" -o "$model" --seed 1
+check "init reverse model" run 0 "$s2s" init "$here/data/align/reverse.yaml" -o "$rmodel" --seed 2
+A=("$s2s" align -m "$model" --max-len 8)
+
+# ---- Pharaoh, JSON, CSV agree and parse back ----
+printf 'der hund sitzt auf der matte\n\ndie katze ist klein\n' >"$tmp/in.txt"
+check "pharaoh: exit 0" run 0 "${A[@]}" <"$tmp/in.txt"
+cp "$tmp/out" "$tmp/ph.txt"
+check "pharaoh: a line per input line" lines 3
+check "pharaoh: empty input, empty line" test -z "$(sed -n 2p "$tmp/ph.txt")"
+check "pharaoh: syntax" bash -c "! grep -qvE '^([0-9]+-[0-9]+( [0-9]+-[0-9]+)*)?\$' '$tmp/ph.txt'"
+check "json: exit 0" run 0 "${A[@]}" --format json <"$tmp/in.txt"
+cp "$tmp/out" "$tmp/j.json"
+check "json: one object per line, alignment = pharaoh, links in range, rows sum to 1" pycheck '
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+ph = open(sys.argv[2]).read().split("\n")[:-1]
+assert len(objs) == 3 == len(ph), (len(objs), len(ph))
+for o, p in zip(objs, ph):
+    assert o["alignment"] == p, (o["alignment"], p)
+    ns, nt = len(o["source_tokens"]), len(o["target_tokens"])
+    for l in p.split():
+        i, j = map(int, l.split("-"))
+        assert 0 <= i < ns and 0 <= j < nt, (l, ns, nt)
+    links = [tuple(map(int, l.split("-"))) for l in p.split()]
+    assert len({j for _, j in links}) == len(links), "one link per target token at most"
+    (m,) = o["maps"]
+    assert m["type"] == "cross" and m["layer"] == "avg" and m["head"] == "avg"
+    assert m["cols"] == o["source_tokens"] + ["</s>"], m["cols"]
+    assert m["rows"][:nt] == o["target_tokens"]
+    assert len(m["weights"]) == len(m["rows"])
+    for row in m["weights"]:
+        assert len(row) == len(m["cols"]) and abs(sum(row) - 1) < 1e-4, row
+    # argmax per target row (first on ties), </s> column = no link
+    want = []
+    for j, row in enumerate(m["weights"][:nt]):
+        c = max(range(len(row)), key=lambda k: (row[k], -k))
+        if c < ns: want.append((c, j))
+    assert sorted(want) == sorted(links), (want, links)
+assert objs[0]["source_tokens"] == "der hund sitzt auf der matte".split()
+' "$tmp/j.json" "$tmp/ph.txt"
+
+check "json --no-eos: exit 0" run 0 "${A[@]}" --format json --no-eos --layer 1 --head 2 "der hund sitzt" "die katze"
+check "json --no-eos: no </s> column, rows renormalised, every token aligned" pycheck '
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    (m,) = o["maps"]
+    assert m["layer"] == 1 and m["head"] == 2 and o["alignment_layer"] == 1
+    assert "</s>" not in m["cols"], m["cols"]
+    for row in m["weights"]:
+        assert abs(sum(row) - 1) < 1e-4
+    assert len(o["alignment"].split()) == len(o["target_tokens"])
+' "$tmp/out"
+
+check "csv: exit 0" run 0 "${A[@]}" --format csv --layer all --head all "der hund sitzt" "die katze"
+cp "$tmp/out" "$tmp/c.csv"
+check "json all/all: exit 0" run 0 "${A[@]}" --format json --layer all --head all "der hund sitzt" "die katze"
+check "csv parses back and equals the JSON maps; 3 x 5 planes" pycheck '
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+objs = [json.loads(l) for l in open(sys.argv[2])]
+assert set(rows[0]) == {"sentence","map","layer","head","row","row_token","col","col_token","weight"}
+cells = {}
+for r in rows:
+    cells[(int(r["sentence"]), r["layer"], r["head"], int(r["row"]), int(r["col"]))] = (float(r["weight"]), r["row_token"], r["col_token"])
+n = 0
+for o in objs:
+    planes = {(str(m["layer"]), str(m["head"])) for m in o["maps"]}
+    assert planes == {(l, h) for l in ["0","1","avg"] for h in ["0","1","2","3","avg"]}, planes
+    for m in o["maps"]:
+        for i, row in enumerate(m["weights"]):
+            for j, w in enumerate(row):
+                cw, rt, ct = cells[(o["sentence"], str(m["layer"]), str(m["head"]), i, j)]
+                assert abs(cw - w) < 2e-6 and rt == m["rows"][i] and ct == m["cols"][j]
+                n += 1
+assert n == len(rows), (n, len(rows))
+# the average plane is the mean of the single ones
+for o in objs:
+    by = {(str(m["layer"]), str(m["head"])): m["weights"] for m in o["maps"]}
+    avg = by[("avg", "avg")]
+    for i in range(len(avg)):
+        for j in range(len(avg[0])):
+            mean = sum(by[(l, h)][i][j] for l in "01" for h in "0123") / 8
+            assert abs(mean - avg[i][j]) < 1e-5
+' "$tmp/c.csv" "$tmp/out"
+
+printf 'die katze\tthe cat\nder hund sitzt\tthe dog sits on\n' >"$tmp/pairs.tsv"
+check "--ref: exit 0" run 0 "${A[@]}" --ref --format json <"$tmp/pairs.tsv"
+check "--ref: forced targets and </s> row" pycheck '
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+assert [o["target_tokens"] for o in objs] == [["the","cat"], ["the","dog","sits","on"]]
+assert [o["target"] for o in objs] == ["the cat", "the dog sits on"]
+assert [o["source"] for o in objs] == ["die katze", "der hund sitzt"]
+for o in objs:
+    assert o["maps"][0]["rows"] == o["target_tokens"] + ["</s>"]
+' "$tmp/out"
+check "--map self: exit 0" run 0 "${A[@]}" --ref --format json --map self --layer 0 --head 1 <"$tmp/pairs.tsv"
+check "--map self: causal and labelled by decoder inputs" pycheck '
+import json, sys
+for l in open(sys.argv[1]):
+    m = json.loads(l)["maps"][0]
+    assert m["type"] == "self" and m["rows"][0] == "<s>" and m["rows"] == m["cols"]
+    for i, row in enumerate(m["weights"]):
+        assert abs(sum(row) - 1) < 1e-4 and all(w == 0 for w in row[i + 1:])
+' "$tmp/out"
+check "--map enc: exit 0" run 0 "${A[@]}" --ref --format json --map enc --no-eos <"$tmp/pairs.tsv"
+check "--map enc: source x source without </s>" pycheck '
+import json, sys
+for l in open(sys.argv[1]):
+    o = json.loads(l); m = o["maps"][0]
+    assert m["rows"] == o["source_tokens"] + ["</s>"] and m["cols"] == o["source_tokens"]
+' "$tmp/out"
+
+# ---- the terminal heatmap with CJK tokens ----
+check "text: exit 0" run 0 "${A[@]}" --format text --layer all --head avg "我爱 吃苹果 der hund" "猫"
+check "text: heatmap rows have one display width" pycheck '
+import sys, unicodedata
+def width(s):
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+blocks, cur = [], None
+for line in open(sys.argv[1], encoding="utf-8").read().split("\n"):
+    if line.startswith("cross-attention, layer"):
+        cur = []; blocks.append(cur)
+    elif line.startswith("alignment") or line.startswith("[") or not line:
+        cur = None
+    elif cur is not None:
+        cur.append(line)
+assert len(blocks) == 6, len(blocks)   # 2 sentences x (layers 0, 1, avg)
+for b in blocks:
+    assert len(b) >= 2
+    ws = {width(l) for l in b}
+    assert len(ws) == 1, (ws, b)
+assert "\x1b" not in open(sys.argv[1]).read(), "no colour when stdout is not a terminal"
+' "$tmp/out"
+check "text: CJK column labels" out_has "我"
+# On a terminal (util-linux `script` gives one): text is the default, in colour.
+if command -v script >/dev/null; then
+  script -qec "'$s2s' align -m '$model' --max-len 3 'die katze'" /dev/null >"$tmp/tty.txt" 2>&1 </dev/null
+  check "tty: text heatmap by default" grep -q "cross-attention, layer avg, head avg" "$tmp/tty.txt"
+  check "tty: ANSI colour" grep -q $'\x1b\[38;5;' "$tmp/tty.txt"
+  NO_COLOR=1 script -qec "'$s2s' align -m '$model' --max-len 3 'die katze'" /dev/null >"$tmp/tty2.txt" 2>&1 </dev/null
+  check "tty with NO_COLOR: no colour" bash -c "! grep -q $'\x1b' '$tmp/tty2.txt'"
+fi
+
+# ---- bad values: exit 2, one line naming the problem ----
+check "--layer 5: exit 2" run 2 "${A[@]}" --layer 5 "die katze"
+check "--layer 5: clear message" err_has "s2s align: --layer 5: the model has 2 decoder layers (use 0-1, all or avg)"
+check "--layer 5: one line" one_line_err
+check "--head 4: exit 2" run 2 "${A[@]}" --head 4 "die katze"
+check "--head 4: clear message" err_has "head 4: the model has 4 heads (use 0-3, all or avg)"
+check "--layer x: exit 2" run 2 "${A[@]}" --layer x "die katze"
+check "--layer x: clear message" err_has "layer needs a number >= 0, all or avg, got 'x'"
+check "--head -1: exit 2" run 2 "${A[@]}" --head -1 "die katze"
+check "--head without value: exit 2" run 2 "${A[@]}" --head
+check "--head without value: one line" one_line_err
+check "--map enc --layer 2: exit 2" run 2 "${A[@]}" --map enc --layer 2 "die katze"
+check "--map enc --layer 2: encoder layers" err_has "2 encoder layers"
+check "pharaoh with all: exit 2" run 2 "${A[@]}" --format pharaoh --layer all "die katze"
+check "pharaoh with all: says why" err_has "prints one alignment"
+check "bad --format: exit 2" run 2 "${A[@]}" --format xml "die katze"
+check "bad --format: lists formats" err_has "pharaoh|json|csv|text"
+check "--symmetrize without --reverse: exit 2" run 2 "${A[@]}" --symmetrize union "die katze"
+check "bad --symmetrize: exit 2" run 2 "${A[@]}" --reverse "$rmodel" --symmetrize grow "die katze"
+check "--n-best 2: exit 2" run 2 "${A[@]}" --n-best 2 "die katze"
+check "unknown option: exit 2" run 2 "${A[@]}" --frobnicate
+check "no model: exit 2" run 2 "$s2s" align "die katze"
+check "--ref without tab: exit 2" run 2 "${A[@]}" --ref <<<"no tab here"
+check "--ref without tab: names the line" err_has "stdin:1: expected source<TAB>target"
+
+# ---- symmetrisation with a reverse model ----
+for m in intersection union grow-diag grow-diag-final grow-diag-final-and; do
+  check "--symmetrize $m: exit 0" run 0 "${A[@]}" --ref --format json --reverse "$rmodel" --symmetrize $m <"$tmp/pairs.tsv"
+  cp "$tmp/out" "$tmp/sym_$m.json"
+done
+check "symmetrised alignments nest: intersection <= grow-diag <= gdf <= union, forward inside union" pycheck '
+import json, sys
+d = sys.argv[1]
+def load(m):
+    return [json.loads(l) for l in open(f"{d}/sym_{m}.json")]
+def links(s): return {tuple(map(int, l.split("-"))) for l in s.split()}
+I, U, G, F = load("intersection"), load("union"), load("grow-diag"), load("grow-diag-final")
+for k in range(len(I)):
+    fw = links(I[k]["forward_alignment"])
+    assert I[k]["symmetrize"] == "intersection"
+    i, u, g, f = (links(x[k]["alignment"]) for x in (I, U, G, F))
+    assert i <= fw <= u and i <= g <= f <= u, (i, g, f, u)
+' "$tmp"
+check "free decoding with --reverse: exit 0" run 0 "${A[@]}" --reverse "$rmodel" --symmetrize grow-diag-final "der hund" "die katze ist alt"
+check "free decoding with --reverse: 2 lines" lines 2
+
+# ---- --eval: the table, checked against the JSON output ----
+check "--eval: exit 0" run 0 "${A[@]}" --eval "$dev"
+cp "$tmp/out" "$tmp/eval.txt"
+check "--eval: 2x4 heads + 2 + 4 + 1 averages" bash -c "[ \$(grep -cE '^([0-9]+|avg) +([0-9]+|avg) +[0-9.]+ +[0-9.]+ +[0-9.]+' '$tmp/eval.txt') -eq 15 ]"
+check "--eval: marks the best head" out_has "  best"
+check "--ref json with gold: exit 0" run 0 "${A[@]}" --ref --format json --layer avg --head avg <"$dev"
+check "--eval avg/avg row = AER recomputed from the JSON alignments (Och & Ney)" pycheck '
+import json, sys
+a = s = a_s = a_p = 0
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    hyp = {tuple(map(int, l.split("-"))) for l in o["alignment"].split()}
+    sure, poss = set(), set()
+    for l in o["gold"].split():
+        if "p" in l: poss.add(tuple(map(int, l.split("p"))))
+        else: sure.add(tuple(map(int, l.split("-"))))
+    P = sure | poss
+    a += len(hyp); s += len(sure); a_s += len(hyp & sure); a_p += len(hyp & P)
+aer, prec, rec = 1 - (a_s + a_p) / (a + s), a_p / a, a_s / s
+row = [l.split() for l in open(sys.argv[2]) if l.startswith("avg   avg")][0]
+got = tuple(map(float, row[2:5]))
+assert all(abs(x - y) < 6e-5 for x, y in zip(got, (aer, prec, rec))), (got, (aer, prec, rec))
+' "$tmp/out" "$tmp/eval.txt"
+check "eval-align alias: same table" bash -c "'$s2s' eval-align -m '$model' --max-len 8 '$dev' | cmp -s - '$tmp/eval.txt'"
+check "--ref --eval on stdin: same rows" bash -c "'$s2s' align -m '$model' --max-len 8 --ref --eval <'$dev' | tail -n +2 | cmp -s - <(tail -n +2 '$tmp/eval.txt')"
+printf 'die katze\tthe cat\t0-0 1-x\n' >"$tmp/badgold.tsv"
+check "bad gold: exit 2" run 2 "${A[@]}" --eval "$tmp/badgold.tsv"
+check "bad gold: file, line and link" err_has "badgold.tsv:1: bad alignment link '1-x'"
+printf 'die katze\tthe cat\t0-0\nder hund\tthe dog\t0-0 5-1\n' >"$tmp/rangegold.tsv"
+check "gold out of range: exit 2" run 2 "${A[@]}" --eval "$tmp/rangegold.tsv"
+check "gold out of range: named" err_has "rangegold.tsv:2: alignment link 5-1 out of range (2 source, 2 target tokens)"
+printf 'die katze\tthe cat\n' >"$tmp/nogold.tsv"
+check "no gold column: exit 2" run 2 "${A[@]}" --eval "$tmp/nogold.tsv"
+check "missing eval file: exit 2" run 2 "${A[@]}" --eval "$tmp/none.tsv"
+check "missing eval file: named" err_has "none.tsv"
+
+# ---- --calibrate stores the head; inspect and align see it ----
+check "calibrate -o: exit 0" run 0 "${A[@]}" --calibrate "$dev" -o "$tmp/cal.safetensors"
+best=$(grep '  best' "$tmp/out" | awk '{print $1, $2}')
+check "calibrate: reports the best head" out_has "calibrated: layer ${best% *}, head ${best#* }"
+check "inspect shows the stored head" run 0 "$s2s" inspect "$tmp/cal.safetensors"
+check "inspect: alignment head line" out_has "alignment head: layer ${best% *}, head ${best#* }"
+check "the original model is untouched" run 0 "$s2s" inspect "$model"
+check "original: no alignment head" bash -c "! grep -q 'alignment head' '$tmp/out'"
+check "align defaults to the stored head" run 0 "$s2s" align -m "$tmp/cal.safetensors" --max-len 6 --format json "die katze"
+check "align json: alignment_layer/head" pycheck '
+import json, sys
+o = json.loads(open(sys.argv[1]).readline())
+assert (o["alignment_layer"], o["alignment_head"]) == tuple(map(int, sys.argv[2:4])), o
+assert (o["maps"][0]["layer"], o["maps"][0]["head"]) == tuple(map(int, sys.argv[2:4]))
+' "$tmp/out" ${best% *} ${best#* }
+check "eval marks the stored head" run 0 "$s2s" align -m "$tmp/cal.safetensors" --max-len 8 --eval "$dev"
+check "eval: stored" out_has "stored"
+cp "$model" "$tmp/inplace.safetensors"
+check "calibrate in place: exit 0" run 0 "$s2s" align -m "$tmp/inplace.safetensors" --max-len 8 --calibrate "$dev"
+check "calibrate in place: inspect" run 0 "$s2s" inspect "$tmp/inplace.safetensors"
+check "calibrate in place: head stored" out_has "alignment head: layer"
+check "calibrate: no temp file left" bash -c "! ls '$tmp' | grep -q tmp"
+check "calibrate into a missing folder: exit 1" run 1 "${A[@]}" --calibrate "$dev" -o "$tmp/no/dir/x.safetensors"
+check "-o without --calibrate: exit 2" run 2 "${A[@]}" -o "$tmp/x.safetensors" "die katze"
+check "--calibrate with --eval: exit 2" run 2 "${A[@]}" --calibrate "$dev" --eval "$dev"
+
+# ---- --html ----
+check "--html: exit 0" run 0 "${A[@]}" --html "$tmp/r.html" "der hund sitzt" "die katze" "猫 <script>"
+check "--html: stdout still has the alignments" lines 3
+check "--html: a self-contained page" pycheck '
+import json, re, sys
+html = open(sys.argv[1], encoding="utf-8").read()
+assert html.startswith("<!DOCTYPE html>") and "http://" not in html and "https://" not in html
+assert html.count("</script>") == 2
+data = json.loads(re.search(r"<script type=\"application/json\" id=\"s2s-data\">(.*?)</script>", html, re.S).group(1))
+S = data["sentences"]
+assert len(S) == 3
+assert S[2]["src"] == ["猫", "<", "script", ">", "</s>"], S[2]["src"]
+for s in S:
+    L, H, R, C = s["layers"], s["heads"], len(s["tgt"]), len(s["src"])
+    assert len(s["cross"]) == L * H * R * C
+    assert len(s["self"]) == L * H * R * R and len(s["enc"]) == s["enc_layers"] * H * C * C
+' "$tmp/r.html"
+check "--html: no temp file" bash -c "! ls '$tmp' | grep -q 'r.html.tmp'"
+check "--html with beam search: exit 0" run 0 "${A[@]}" --beam 3 --html "$tmp/b.html" "der hund" "die katze"
+check "--html with beam search: cross maps only" bash -c "[ \$(grep -o '\"self\":null' '$tmp/b.html' | wc -l) -eq 2 ]"
+check "--map self with beam search: exit 2" run 2 "${A[@]}" --beam 3 --map self "der hund"
+check "--html into a missing folder: exit 1" run 1 "${A[@]}" --html "$tmp/no/dir/r.html" "die katze"
+check "--html into a missing folder: named" err_has "no/dir/r.html"
+
+echo "cli_align: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

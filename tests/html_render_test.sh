@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The HTML report of `s2s align --html` in headless Chromium (Debian's
+# chromium): the page loads with no console error, draws its heatmap, every
+# sentence / map type / layer / head / </s> combination draws (the page's
+# #selftest), and a screenshot is taken. Exits 77 (skipped) without
+# /usr/bin/chromium.   html_render_test.sh PATH_TO_s2s
+# SCREENSHOT_OUT=FILE keeps the screenshot (docs/align-screenshot.png is
+# made so).
+set -u
+s2s=$1
+chromium=${CHROMIUM:-/usr/bin/chromium}
+if [ ! -x "$chromium" ]; then
+  echo "html_render: skipped: $chromium not found (apt-get install chromium to run it)"
+  exit 77
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+check() {  # check NAME CONDITION...
+  local name=$1; shift
+  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
+}
+flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+       --disable-background-networking --disable-component-update --disable-sync
+       --user-data-dir="$tmp/profile" --enable-logging=stderr --v=0)
+chrome() {  # chrome OUT LOG ARGS... : chromium with a time limit
+  local out=$1 log=$2; shift 2
+  timeout 120 "$chromium" "${flags[@]}" "$@" >"$out" 2>"$log"
+}
+no_page_error() {  # window.onerror marks the page
+  if grep -o 'class="s2s-js-error"[^<]*' "$1"; then return 1; fi
+}
+no_console_errors() {  # console messages and uncaught exceptions land in the log
+  if grep -E 'CONSOLE|Uncaught|SyntaxError|TypeError|ReferenceError' "$1"; then return 1; fi
+}
+
+model=$tmp/m.safetensors
+"$s2s" init "$here/data/ref/pre_relu_tied.yaml" -o "$model" --seed 1 >/dev/null || exit 1
+page=$tmp/report.html
+check "s2s align --html" "$s2s" align -m "$model" --max-len 7 --html "$page" \
+  "der hund sitzt auf der matte" "die katze ist klein" "我爱吃苹果 der hund" >/dev/null
+
+check "loads: exit 0" chrome "$tmp/dom.html" "$tmp/load.log" --dump-dom "file://$page"
+check "loads: script ran to the end" grep -q 'data-s2s-status="ok"' "$tmp/dom.html"
+check "loads: one heatmap drawn" grep -q 'data-s2s-maps="1"' "$tmp/dom.html"
+check "loads: cells carry their weight" grep -qE 'title="[^"]+ → [^"]+: 0\.[0-9]{4}"' "$tmp/dom.html"
+check "loads: no page error" no_page_error "$tmp/dom.html"
+check "loads: no console errors" no_console_errors "$tmp/load.log"
+
+# 3 sentences x 3 map types x (2 layers + avg + all) x (4 heads + avg + all) x 2
+check "selftest: exit 0" chrome "$tmp/self.html" "$tmp/self.log" --dump-dom "file://$page#selftest"
+check "selftest: every view drawn" grep -q 'data-s2s-selftest="432"' "$tmp/self.html"
+check "selftest: no page error" no_page_error "$tmp/self.html"
+check "selftest: no console errors" no_console_errors "$tmp/self.log"
+
+check "screenshot: exit 0" chrome /dev/null "$tmp/shot.log" --hide-scrollbars --window-size=900,640 \
+  --screenshot="$tmp/shot.png" "file://$page"
+check "screenshot: a PNG" bash -c "head -c 8 '$tmp/shot.png' | od -An -tx1 | grep -q '89 50 4e 47'"
+check "screenshot: no console errors" no_console_errors "$tmp/shot.log"
+if [ -n "${SCREENSHOT_OUT:-}" ] && [ -f "$tmp/shot.png" ]; then cp "$tmp/shot.png" "$SCREENSHOT_OUT"; fi
+
+echo "html_render: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,557 @@
+// Tests for src/align: Pharaoh text, AER against hand-worked cases and a
+// plain counting reference, argmax links, plane selection and
+// renormalisation, symmetrisation against Koehn's definitions worked by
+// hand, display widths, the terminal heatmap with CJK labels, attention
+// rows that are distributions (decoder and encoder self-attention; the
+// cross-attention is covered, with a recomputation from the weights, in
+// test_decoding.c), and the HTML report.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "s2s/align.h"
+#include "s2s/s2s.h"
+
+// ---- helpers ----
+
+static s2s_alignment parse(const char *text) {
+    s2s_alignment a = {0};
+    cr_assert_eq(s2s_alignment_parse(&a, text, "test"), S2S_OK, "%s: %s", text, s2s_last_error());
+    return a;
+}
+
+static void assert_links(const s2s_alignment *a, const char *want) {
+    char *got = s2s_alignment_format(a);
+    cr_assert_not_null(got);
+    cr_assert_str_eq(got, want);
+    free(got);
+}
+
+// A tiny deterministic generator for the property tests.
+static uint64_t rng_state = 88172645463325252ull;
+static uint32_t rnd(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 32);
+}
+
+// ---- Pharaoh text ----
+
+Test(align, pharaoh_reads_sure_and_possible_links_and_writes_them_back) {
+    s2s_alignment a = parse("  5-6p 0-0\t2p1 3?4 1-1\n");
+    cr_assert_eq(a.n, 5);
+    const s2s_link want[] = {{0, 0, false}, {1, 1, false}, {2, 1, true}, {3, 4, true}, {5, 6, true}};
+    for (int k = 0; k < 5; k++) {
+        cr_assert_eq(a.links[k].src, want[k].src, "link %d", k);
+        cr_assert_eq(a.links[k].tgt, want[k].tgt, "link %d", k);
+        cr_assert_eq(a.links[k].possible, want[k].possible, "link %d", k);
+    }
+    assert_links(&a, "0-0 1-1 2p1 3p4 5p6");
+    // What format writes parses back to the same links.
+    char *text = s2s_alignment_format(&a);
+    s2s_alignment b = parse(text);
+    cr_assert_eq(b.n, a.n);
+    cr_assert_eq(memcmp(a.links, b.links, (size_t)a.n * sizeof *a.links), 0);
+    free(text);
+    s2s_alignment_free(&a);
+    s2s_alignment_free(&b);
+    s2s_alignment e = parse("");
+    cr_assert_eq(e.n, 0);
+    assert_links(&e, "");
+    s2s_alignment_free(&e);
+}
+
+Test(align, duplicate_links_merge_and_sure_wins) {
+    s2s_alignment a = parse("1p2 1-2 1-2 0p0 0p0");
+    assert_links(&a, "0p0 1-2");
+    cr_assert(s2s_alignment_has(&a, 1, 2));
+    cr_assert(s2s_alignment_has(&a, 0, 0));
+    cr_assert_not(s2s_alignment_has(&a, 2, 1));
+    s2s_alignment_free(&a);
+}
+
+Test(align, bad_pharaoh_links_are_refused_with_the_place_and_the_link) {
+    const char *bad[] = {"0-0 1-x", "1--2", "-1-2", "1-2q", "99999999999-1", "1-2pp", "3", "a-b", "1p2p"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        s2s_alignment a = {0};
+        cr_assert_eq(s2s_alignment_parse(&a, bad[i], "dev.tsv:3"), S2S_ERR_FORMAT, "'%s' accepted", bad[i]);
+        cr_assert(strstr(s2s_last_error(), "dev.tsv:3: bad alignment link '"), "%s", s2s_last_error());
+        s2s_alignment_free(&a);
+    }
+    s2s_alignment a = parse("0-0 4-2");
+    cr_assert_eq(s2s_alignment_check(&a, 5, 3, "x"), S2S_OK);
+    cr_assert_eq(s2s_alignment_check(&a, 4, 3, "dev.tsv:9"), S2S_ERR_FORMAT);
+    cr_assert(strstr(s2s_last_error(), "dev.tsv:9: alignment link 4-2 out of range"), "%s", s2s_last_error());
+    s2s_alignment_free(&a);
+}
+
+// ---- AER ----
+
+static void assert_aer(const char *hyp, const char *gold, double aer, double p, double r) {
+    s2s_alignment h = parse(hyp), g = parse(gold);
+    s2s_aer_counts c = {0};
+    s2s_aer_add(&c, &h, &g);
+    cr_assert_float_eq(s2s_aer(&c), aer, 1e-12, "hyp '%s' gold '%s': AER %g", hyp, gold, s2s_aer(&c));
+    cr_assert_float_eq(s2s_aer_precision(&c), p, 1e-12, "hyp '%s' gold '%s'", hyp, gold);
+    cr_assert_float_eq(s2s_aer_recall(&c), r, 1e-12, "hyp '%s' gold '%s'", hyp, gold);
+    s2s_alignment_free(&h);
+    s2s_alignment_free(&g);
+}
+
+Test(align, aer_precision_and_recall_on_hand_worked_cases) {
+    // |A|=3 |S|=2 |A∩S|=1 |A∩P|=2: AER = 1 - 3/5.
+    assert_aer("0-0 1-2 2-2", "0-0 1-1 1p2", 0.4, 2.0 / 3.0, 0.5);
+    assert_aer("0-0 1-1", "0-0 1-1", 0.0, 1.0, 1.0);
+    assert_aer("0-1 1-0", "0-0 1-1", 1.0, 0.0, 0.0);
+    // Only a possible link hit: precision 1, recall 0, AER 1 - 1/2.
+    assert_aer("0-1", "0-0 0p1", 0.5, 1.0, 0.0);
+    // Possible links are not needed: all sure found, AER 0 although P is bigger.
+    assert_aer("0-0", "0-0 1p1 2p2", 0.0, 1.0, 1.0);
+    // A hypothesis's possible flag does not matter.
+    assert_aer("0p0", "0-0", 0.0, 1.0, 1.0);
+    // Nothing proposed, nothing sure.
+    assert_aer("", "", 0.0, 1.0, 1.0);
+    assert_aer("", "0-0", 1.0, 1.0, 0.0);
+}
+
+Test(align, aer_sums_counts_over_the_corpus) {
+    s2s_alignment h1 = parse("0-0 1-2 2-2"), g1 = parse("0-0 1-1 1p2");
+    s2s_alignment h2 = parse("0-0 1-1"), g2 = parse("0-0 1-1");
+    s2s_aer_counts c = {0};
+    s2s_aer_add(&c, &h1, &g1);
+    s2s_aer_add(&c, &h2, &g2);
+    cr_assert_eq(c.a, 5);
+    cr_assert_eq(c.s, 4);
+    cr_assert_eq(c.a_s, 3);
+    cr_assert_eq(c.a_p, 4);
+    cr_assert_float_eq(s2s_aer(&c), 1.0 - 7.0 / 9.0, 1e-12);
+    s2s_alignment_free(&h1);
+    s2s_alignment_free(&g1);
+    s2s_alignment_free(&h2);
+    s2s_alignment_free(&g2);
+}
+
+// Random alignments against counting over a dense matrix.
+Test(align, aer_counts_equal_plain_counting_on_random_alignments) {
+    for (int trial = 0; trial < 200; trial++) {
+        int ns = 1 + (int)(rnd() % 7), nt = 1 + (int)(rnd() % 7);
+        int gold[8][8] = {{0}}, hyp[8][8] = {{0}};  // 0 none, 1 sure, 2 possible
+        s2s_alignment h = {0}, g = {0};
+        for (int i = 0; i < ns; i++)
+            for (int j = 0; j < nt; j++) {
+                uint32_t x = rnd() % 6;
+                gold[i][j] = x == 0 ? 1 : x == 1 ? 2 : 0;
+                hyp[i][j] = rnd() % 4 == 0;
+                if (gold[i][j]) cr_assert_eq(s2s_alignment_add(&g, i, j, gold[i][j] == 2), S2S_OK);
+                if (hyp[i][j]) cr_assert_eq(s2s_alignment_add(&h, i, j, false), S2S_OK);
+            }
+        s2s_alignment_normalize(&g);
+        s2s_alignment_normalize(&h);
+        long long a = 0, s = 0, as = 0, ap = 0;
+        for (int i = 0; i < ns; i++)
+            for (int j = 0; j < nt; j++) {
+                a += hyp[i][j];
+                s += gold[i][j] == 1;
+                as += hyp[i][j] && gold[i][j] == 1;
+                ap += hyp[i][j] && gold[i][j] != 0;
+            }
+        s2s_aer_counts c = {0};
+        s2s_aer_add(&c, &h, &g);
+        cr_assert(c.a == a && c.s == s && c.a_s == as && c.a_p == ap, "trial %d", trial);
+        double want = a + s ? 1.0 - (double)(as + ap) / (double)(a + s) : 0.0;
+        cr_assert_float_eq(s2s_aer(&c), want, 1e-12);
+        s2s_alignment_free(&h);
+        s2s_alignment_free(&g);
+    }
+}
+
+// ---- from attention to links ----
+
+Test(align, argmax_links_each_target_token_and_skips_eos) {
+    // 3 target tokens x (3 source tokens + </s>)
+    const float w[3 * 4] = {
+        0.7f, 0.1f, 0.1f, 0.1f,  // -> source 0
+        0.1f, 0.2f, 0.3f, 0.4f,  // -> </s>: unaligned
+        0.2f, 0.4f, 0.4f, 0.0f,  // tie: the first, source 1
+    };
+    s2s_alignment a = {0};
+    cr_assert_eq(s2s_align_argmax(&a, w, 3, 4, 3), S2S_OK);
+    assert_links(&a, "0-0 1-2");
+    // Without the </s> column, row 1 goes to its best real token.
+    float d[3 * 3];
+    bool keep[4] = {true, true, true, false};
+    cr_assert_eq(s2s_attn_drop_columns(d, w, 3, 4, keep), 3);
+    cr_assert_eq(s2s_align_argmax(&a, d, 3, 3, 3), S2S_OK);
+    assert_links(&a, "0-0 1-2 2-1");
+    s2s_alignment_free(&a);
+}
+
+Test(align, dropping_columns_renormalises_each_row) {
+    const float w[3 * 4] = {
+        0.1f, 0.2f, 0.3f, 0.4f,
+        1.0f, 0.0f, 0.0f, 0.0f,  // all mass on the dropped column
+        0.25f, 0.25f, 0.25f, 0.25f,
+    };
+    bool keep[4] = {false, true, true, true};
+    float d[9];
+    cr_assert_eq(s2s_attn_drop_columns(d, w, 3, 4, keep), 3);
+    cr_assert_float_eq(d[0], 0.2f / 0.9f, 1e-6);
+    cr_assert_float_eq(d[2], 0.4f / 0.9f, 1e-6);
+    for (int r = 0; r < 3; r++) {
+        double sum = d[r * 3] + d[r * 3 + 1] + d[r * 3 + 2];
+        if (r == 1)
+            cr_assert_float_eq(sum, 0.0, 1e-9, "a row without kept mass stays zero");
+        else
+            cr_assert_float_eq(sum, 1.0, 1e-6, "row %d", r);
+    }
+    cr_assert_float_eq(d[6], 1.0f / 3.0f, 1e-6);
+}
+
+Test(align, select_returns_a_plane_or_the_mean_of_layers_and_heads) {
+    enum { L = 2, H = 3, R = 2, C = 3 };
+    float maps[L * H * R * C], out[R * C];
+    for (int k = 0; k < L * H * R * C; k++) maps[k] = (float)(rnd() % 1000) / 1000.0f;
+#define AT(l, h, e) maps[((l) * H + (h)) * R * C + (e)]
+    cr_assert_eq(s2s_attn_select(out, maps, L, H, R, C, 1, 2), S2S_OK);
+    for (int e = 0; e < R * C; e++) cr_assert_float_eq(out[e], AT(1, 2, e), 1e-7);
+    cr_assert_eq(s2s_attn_select(out, maps, L, H, R, C, 0, S2S_ALIGN_AVG), S2S_OK);
+    for (int e = 0; e < R * C; e++)
+        cr_assert_float_eq(out[e], (AT(0, 0, e) + AT(0, 1, e) + AT(0, 2, e)) / 3, 1e-6);
+    cr_assert_eq(s2s_attn_select(out, maps, L, H, R, C, S2S_ALIGN_AVG, 1), S2S_OK);
+    for (int e = 0; e < R * C; e++) cr_assert_float_eq(out[e], (AT(0, 1, e) + AT(1, 1, e)) / 2, 1e-6);
+    cr_assert_eq(s2s_attn_select(out, maps, L, H, R, C, S2S_ALIGN_AVG, S2S_ALIGN_AVG), S2S_OK);
+    for (int e = 0; e < R * C; e++) {
+        double m = 0;
+        for (int l = 0; l < L; l++)
+            for (int h = 0; h < H; h++) m += AT(l, h, e);
+        cr_assert_float_eq(out[e], m / (L * H), 1e-6);
+    }
+#undef AT
+    cr_assert_eq(s2s_attn_select(out, maps, L, H, R, C, 2, 0), S2S_ERR_INVALID);
+    cr_assert(strstr(s2s_last_error(), "layer 2 out of range"), "%s", s2s_last_error());
+    cr_assert_eq(s2s_attn_select(out, maps, L, H, R, C, 0, 3), S2S_ERR_INVALID);
+    cr_assert(strstr(s2s_last_error(), "head 3 out of range (the model has 3 heads: 0-2)"), "%s",
+              s2s_last_error());
+    cr_assert_eq(s2s_attn_select(out, maps, L, H, R, C, -5, 0), S2S_ERR_INVALID);
+}
+
+// ---- symmetrisation ----
+
+static void assert_sym(const s2s_alignment *f, const s2s_alignment *r, int ns, int nt,
+                       s2s_symmetrize m, const char *want) {
+    s2s_alignment out = {0};
+    cr_assert_eq(s2s_align_symmetrize(&out, f, r, ns, nt, m), S2S_OK, "%s", s2s_last_error());
+    char *got = s2s_alignment_format(&out);
+    cr_assert_str_eq(got, want, "%s", s2s_symmetrize_name(m));
+    free(got);
+    s2s_alignment_free(&out);
+}
+
+// Worked by hand from Koehn's GROW-DIAG-FINAL(-AND) pseudocode:
+// intersection {0-0 1-1}; 2-2 is a union link diagonal to 1-1 with source
+// 2 unaligned, so grow-diag adds it; 0-1 is a union link whose words are
+// both aligned, so nothing adds it; 4-4 (forward) and 4-3 (reverse) touch
+// nothing: FINAL adds 4-4 (source 4 free), then 4-3 (target 3 still free);
+// FINAL-AND adds 4-4 (both free) but not 4-3 (source 4 taken by then).
+Test(align, symmetrization_matches_the_definitions_on_a_hand_worked_case) {
+    s2s_alignment f = parse("0-0 0-1 1-1 2-2 4-4"), r = parse("0-0 1-1 4-3");
+    assert_sym(&f, &r, 5, 5, S2S_SYM_INTERSECTION, "0-0 1-1");
+    assert_sym(&f, &r, 5, 5, S2S_SYM_UNION, "0-0 0-1 1-1 2-2 4-3 4-4");
+    assert_sym(&f, &r, 5, 5, S2S_SYM_GROW_DIAG, "0-0 1-1 2-2");
+    assert_sym(&f, &r, 5, 5, S2S_SYM_GROW_DIAG_FINAL, "0-0 1-1 2-2 4-3 4-4");
+    assert_sym(&f, &r, 5, 5, S2S_SYM_GROW_DIAG_FINAL_AND, "0-0 1-1 2-2 4-4");
+    s2s_alignment_free(&f);
+    s2s_alignment_free(&r);
+}
+
+// grow-diag only reaches union links next to the alignment, but follows
+// chains of them; horizontal neighbours count too (1-2 next to 1-1, with
+// target 2 free).
+Test(align, grow_diag_grows_along_chains_and_sideways) {
+    s2s_alignment f = parse("0-0 2-2 3-3"), r = parse("0-0");
+    assert_sym(&f, &r, 4, 4, S2S_SYM_GROW_DIAG, "0-0");
+    s2s_alignment f2 = parse("0-0 1-1 2-2 3-3"), r2 = parse("0-0 1-1");
+    assert_sym(&f2, &r2, 4, 4, S2S_SYM_GROW_DIAG, "0-0 1-1 2-2 3-3");
+    s2s_alignment f3 = parse("0-0 1-1 1-2"), r3 = parse("0-0 1-1");
+    assert_sym(&f3, &r3, 2, 3, S2S_SYM_GROW_DIAG, "0-0 1-1 1-2");
+    s2s_alignment_free(&f);
+    s2s_alignment_free(&r);
+    s2s_alignment_free(&f2);
+    s2s_alignment_free(&r2);
+    s2s_alignment_free(&f3);
+    s2s_alignment_free(&r3);
+}
+
+static bool subset(const s2s_alignment *a, const s2s_alignment *b) {
+    for (int k = 0; k < a->n; k++)
+        if (!s2s_alignment_has(b, a->links[k].src, a->links[k].tgt)) return false;
+    return true;
+}
+
+Test(align, symmetrizations_nest_between_intersection_and_union) {
+    for (int trial = 0; trial < 200; trial++) {
+        int ns = 1 + (int)(rnd() % 8), nt = 1 + (int)(rnd() % 8);
+        s2s_alignment f = {0}, r = {0}, out[S2S_SYM_COUNT] = {{0}};
+        for (int i = 0; i < ns; i++)
+            for (int j = 0; j < nt; j++) {
+                if (rnd() % 4 == 0) s2s_alignment_add(&f, i, j, false);
+                if (rnd() % 4 == 0) s2s_alignment_add(&r, i, j, false);
+            }
+        s2s_alignment_normalize(&f);
+        s2s_alignment_normalize(&r);
+        for (int m = 0; m < S2S_SYM_COUNT; m++)
+            cr_assert_eq(s2s_align_symmetrize(&out[m], &f, &r, ns, nt, (s2s_symmetrize)m), S2S_OK);
+        cr_assert(subset(&out[S2S_SYM_INTERSECTION], &out[S2S_SYM_GROW_DIAG]));
+        // (-final-and is not always inside -final: adding less in the
+        // forward pass can leave words free for the reverse pass.)
+        cr_assert(subset(&out[S2S_SYM_GROW_DIAG], &out[S2S_SYM_GROW_DIAG_FINAL_AND]));
+        cr_assert(subset(&out[S2S_SYM_GROW_DIAG], &out[S2S_SYM_GROW_DIAG_FINAL]));
+        cr_assert(subset(&out[S2S_SYM_GROW_DIAG_FINAL], &out[S2S_SYM_UNION]));
+        cr_assert(subset(&out[S2S_SYM_GROW_DIAG_FINAL_AND], &out[S2S_SYM_UNION]));
+        // Intersection and union by definition.
+        for (int i = 0; i < ns; i++)
+            for (int j = 0; j < nt; j++) {
+                bool a = s2s_alignment_has(&f, i, j), b = s2s_alignment_has(&r, i, j);
+                cr_assert_eq(s2s_alignment_has(&out[S2S_SYM_INTERSECTION], i, j), a && b);
+                cr_assert_eq(s2s_alignment_has(&out[S2S_SYM_UNION], i, j), a || b);
+            }
+        // -final leaves no word unaligned that a union link could cover
+        // with a link touching an unaligned word.
+        const s2s_alignment *g = &out[S2S_SYM_GROW_DIAG_FINAL];
+        for (int k = 0; k < out[S2S_SYM_UNION].n; k++) {
+            int i = out[S2S_SYM_UNION].links[k].src, j = out[S2S_SYM_UNION].links[k].tgt;
+            bool i_free = true, j_free = true;
+            for (int q = 0; q < g->n; q++) {
+                if (g->links[q].src == i) i_free = false;
+                if (g->links[q].tgt == j) j_free = false;
+            }
+            cr_assert(!(i_free || j_free), "trial %d: union link %d-%d left out", trial, i, j);
+        }
+        s2s_alignment_free(&f);
+        s2s_alignment_free(&r);
+        for (int m = 0; m < S2S_SYM_COUNT; m++) s2s_alignment_free(&out[m]);
+    }
+}
+
+Test(align, symmetrize_refuses_links_outside_the_sentence_and_names_methods) {
+    s2s_alignment f = parse("0-0 3-1"), r = parse("0-0"), out = {0};
+    cr_assert_eq(s2s_align_symmetrize(&out, &f, &r, 2, 2, S2S_SYM_UNION), S2S_ERR_INVALID);
+    cr_assert(strstr(s2s_last_error(), "forward link 3-1 out of range"), "%s", s2s_last_error());
+    s2s_symmetrize m;
+    for (int k = 0; k < S2S_SYM_COUNT; k++) {
+        cr_assert(s2s_symmetrize_parse(s2s_symmetrize_name((s2s_symmetrize)k), &m));
+        cr_assert_eq((int)m, k);
+    }
+    cr_assert_not(s2s_symmetrize_parse("grow", &m));
+    cr_assert_null(s2s_symmetrize_name(S2S_SYM_COUNT));
+    s2s_alignment_transpose(&f);
+    assert_links(&f, "0-0 1-3");
+    s2s_alignment_free(&f);
+    s2s_alignment_free(&r);
+    s2s_alignment_free(&out);
+}
+
+// ---- terminal ----
+
+Test(align, display_width_counts_cjk_double_and_marks_zero) {
+    cr_assert_eq(s2s_display_width("abc"), 3);
+    cr_assert_eq(s2s_display_width("猫"), 2);
+    cr_assert_eq(s2s_display_width("我爱吃苹果"), 10);
+    cr_assert_eq(s2s_display_width("，。？"), 6);      // fullwidth punctuation
+    cr_assert_eq(s2s_display_width("ｱ"), 1);           // halfwidth katakana
+    cr_assert_eq(s2s_display_width("한국"), 4);
+    cr_assert_eq(s2s_display_width("e\xCC\x81"), 1);  // e + combining acute
+    cr_assert_eq(s2s_display_width("\xF0\x9F\x98\x80"), 2);  // 😀
+    cr_assert_eq(s2s_display_width("░▒▓█"), 4);
+    cr_assert_eq(s2s_display_width("\x1b[38;5;45mred\x1b[0m"), 3);
+    cr_assert_eq(s2s_display_width("a\xFF" "b"), 3);   // an invalid byte counts 1
+    cr_assert_eq(s2s_display_width(""), 0);
+}
+
+static void assert_even_lines(const char *text, int want_lines) {
+    int lines = 0, width = -1;
+    const char *p = text;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        cr_assert_not_null(nl, "every line ends in a newline");
+        char *line = strndup(p, (size_t)(nl - p));
+        int w = s2s_display_width(line);
+        if (width < 0) width = w;
+        cr_assert_eq(w, width, "line %d is %d columns wide, line 0 %d:\n%s", lines, w, width, text);
+        free(line);
+        lines++;
+        p = nl + 1;
+    }
+    cr_assert_eq(lines, want_lines);
+}
+
+Test(align, heatmap_lines_have_one_width_with_cjk_tokens) {
+    const char *rows[] = {"i", "love", "to", "eat", "apples", "</s>"};
+    const char *cols[] = {"我", "爱", "吃", "苹果", "。", "</s>"};
+    float w[6 * 6];
+    for (int r = 0; r < 6; r++) {
+        double sum = 0;
+        for (int c = 0; c < 6; c++) sum += w[r * 6 + c] = (float)(1 + (r * 7 + c * 3) % 5);
+        for (int c = 0; c < 6; c++) w[r * 6 + c] = (float)(w[r * 6 + c] / sum);
+    }
+    w[0] = 1.0f;
+    w[1] = 0.0f;
+    for (int color = 0; color < 2; color++) {
+        char *t = s2s_heatmap_text(w, 6, 6, rows, cols, color);
+        cr_assert_not_null(t);
+        assert_even_lines(t, 7);
+        cr_assert(strstr(t, "苹果"), "%s", t);
+        cr_assert_eq(strstr(t, "\x1b[") != NULL, color == 1, "colour only when asked");
+        // A weight of 1 is a full block; a weight of 0 is blank.
+        const char *row1 = strchr(t, '\n') + 1;
+        cr_assert(strstr(row1, "\xE2\x96\x88\xE2\x96\x88"), "%s", t);
+        free(t);
+    }
+    // CJK row labels, a long label cut with "…", a label with a control byte.
+    const char *r2[] = {"猫", "超级长的中文词语标签还有更多", "x\x1b[31my"};
+    const char *c2[] = {"averyveryverylongword", "狗", "b"};
+    float w2[9] = {0.2f, 0.3f, 0.5f, 0.9f, 0.05f, 0.05f, 0.0f, 0.0f, 1.0f};
+    char *t = s2s_heatmap_text(w2, 3, 3, r2, c2, false);
+    cr_assert_not_null(t);
+    assert_even_lines(t, 4);
+    cr_assert(strstr(t, "\xE2\x80\xA6"), "long labels are cut with an ellipsis:\n%s", t);
+    cr_assert_null(strstr(t, "\x1b"), "control bytes in labels are replaced:\n%s", t);
+    free(t);
+}
+
+// ---- attention maps from the library ----
+
+static s2s_model *ref_model(uint64_t seed) {
+    s2s_config c;
+    s2s_config_default(&c);
+    cr_assert_eq(s2s_config_load_file(&c, S2S_TEST_DATA "/ref/pre_relu_tied.yaml"), S2S_OK, "%s",
+                 s2s_last_error());
+    s2s_model *m;
+    cr_assert_eq(s2s_model_init(&m, &c, seed), S2S_OK, "%s", s2s_last_error());
+    return m;
+}
+
+static void assert_distributions(const float *maps, int planes, int rows, int cols, bool causal,
+                                 const char *what) {
+    for (int p = 0; p < planes; p++)
+        for (int r = 0; r < rows; r++) {
+            const float *x = maps + ((size_t)p * rows + r) * cols;
+            double sum = 0;
+            for (int c = 0; c < cols; c++) {
+                cr_assert(x[c] >= 0.0f && x[c] <= 1.0f, "%s plane %d row %d col %d: %g", what, p, r, c, x[c]);
+                if (causal && c > r) cr_assert_eq(x[c], 0.0f, "%s: row %d sees the future", what, r);
+                sum += x[c];
+            }
+            cr_assert_float_eq(sum, 1.0, 1e-5, "%s plane %d row %d sums to %g", what, p, r, sum);
+        }
+}
+
+// Cross-attention rows are checked (with a recomputation from the weights)
+// in test_decoding.c; here the self-attention maps align also shows.
+Test(align, self_attention_rows_are_distributions) {
+    s2s_model *m = ref_model(7);
+    s2s_state *st;
+    cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+    const s2s_vocab *sv = s2s_model_src_vocab(m), *tv = s2s_model_tgt_vocab(m);
+    s2s_tokens s = {0}, t = {0};
+    cr_assert_eq(s2s_tokenize(sv, "der hund sitzt auf der matte", &s), S2S_OK);
+    cr_assert_eq(s2s_tokenize(tv, "the dog sits on the mat", &t), S2S_OK);
+    s2s_decode_params p = s2s_decode_default_params(m);
+    p.want_attention = p.want_self_attention = true;
+    const int *src[1] = {s.ids}, *tgt[1] = {t.ids};
+    s2s_hypothesis h;
+    cr_assert_eq(s2s_score(st, &p, src, &s.n, tgt, &t.n, 1, &h), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(h.n_out, t.n + 1);
+    cr_assert_eq(h.n_src, s.n + 1);
+    cr_assert_not_null(h.self_attn);
+    cr_assert_not_null(h.enc_attn);
+    assert_distributions(h.cross_attn, h.layers * h.heads, h.n_out, h.n_src, false, "cross");
+    assert_distributions(h.self_attn, h.layers * h.heads, h.n_out, h.n_out, true, "decoder self");
+    assert_distributions(h.enc_attn, h.enc_layers * h.heads, h.n_src, h.n_src, false, "encoder self");
+    // Averaged planes are distributions too, and argmax gives one link per
+    // target token once </s> is left out.
+    float *w = malloc((size_t)h.n_out * h.n_src * sizeof *w), *d = malloc((size_t)h.n_out * h.n_src * sizeof *d);
+    bool keep[64];
+    for (int c = 0; c < h.n_src; c++) keep[c] = c < h.n_src - 1;
+    cr_assert_eq(s2s_attn_select(w, h.cross_attn, h.layers, h.heads, h.n_out, h.n_src,
+                                 S2S_ALIGN_AVG, S2S_ALIGN_AVG), S2S_OK);
+    assert_distributions(w, 1, h.n_out, h.n_src, false, "average");
+    int cols = s2s_attn_drop_columns(d, w, h.n_out, h.n_src, keep);
+    assert_distributions(d, 1, h.n_out, cols, false, "without </s>");
+    s2s_alignment a = {0};
+    cr_assert_eq(s2s_align_argmax(&a, d, h.n, cols, cols), S2S_OK);
+    cr_assert_eq(a.n, t.n);
+    cr_assert_eq(s2s_alignment_check(&a, s.n, t.n, "x"), S2S_OK);
+    s2s_alignment_free(&a);
+    free(w);
+    free(d);
+    s2s_hypothesis_free(&h);
+    s2s_tokens_free(&s);
+    s2s_tokens_free(&t);
+    s2s_state_free(st);
+    s2s_model_free(m);
+}
+
+// ---- HTML ----
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+static int count(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p++) n++;
+    return n;
+}
+
+Test(align, html_report_holds_every_sentence_and_escapes_tokens) {
+    // A hand-made hypothesis: 1 layer, 2 heads, 2 targets + </s>, 2 sources + </s>.
+    float cross[2 * 3 * 3] = {.5f, .25f, .25f, .1f, .8f, .1f, 0, 0, 1, 1, 0, 0, 0, 1, 0, .3f, .3f, .4f};
+    s2s_hypothesis h = {.n = 2, .n_out = 3, .cross_attn = cross, .layers = 1, .enc_layers = 1,
+                        .heads = 2, .n_src = 3};
+    const char *src[] = {"</script><b>x", "猫"}, *tgt[] = {"a\"b", "cat & dog"};
+    s2s_align_html *d;
+    cr_assert_eq(s2s_align_html_new(&d, "test <report>"), S2S_OK);
+    cr_assert_eq(s2s_align_html_add(d, src, 2, tgt, 2, &h, "0-0 1-1"), S2S_OK);
+    cr_assert_eq(s2s_align_html_add(d, src, 2, tgt, 2, &h, NULL), S2S_OK);
+    cr_assert_eq(s2s_align_html_add(d, src, 1, tgt, 2, &h, NULL), S2S_ERR_INVALID, "shape mismatch");
+    s2s_align_html_set_view(d, 0, S2S_ALIGN_AVG, true);
+    char dir[] = "/tmp/s2s_align_test_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[128], bad[160];
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    cr_assert_eq(s2s_align_html_write(d, path), S2S_OK, "%s", s2s_last_error());
+    char *html = slurp(path);
+    cr_assert(strstr(html, "<!DOCTYPE html>"));
+    cr_assert(strstr(html, "<title>test &lt;report&gt;</title>"));
+    cr_assert_eq(count(html, "</script>"), 2, "a token must not close the data block");
+    cr_assert(strstr(html, "\\u003c/script\\u003e\\u003cb\\u003ex"));
+    cr_assert(strstr(html, "\"a\\\"b\""));
+    cr_assert(strstr(html, "猫"));
+    cr_assert_eq(count(html, "\"cross\":"), 2, "both sentences");
+    cr_assert(strstr(html, "\"cross\":[0.5,0.25,0.25,0.1,0.8,0.1,0,0,1,1,0,0,0,1,0,0.3,0.3,0.4]"), "weights");
+    cr_assert(strstr(html, "\"default_layer\":0,\"default_head\":-1,\"drop_specials\":true"));
+    cr_assert_null(strstr(html, "http://"), "no network");
+    cr_assert_null(strstr(html, "https://"), "no network");
+    free(html);
+    snprintf(bad, sizeof bad, "%s/no/such/dir/r.html", dir);
+    cr_assert_eq(s2s_align_html_write(d, bad), S2S_ERR_IO);
+    cr_assert(strstr(s2s_last_error(), bad), "%s", s2s_last_error());
+    s2s_align_html_free(d);
+    remove(path);
+    cr_assert_eq(rmdir(dir), 0, "no temp file left behind");
+}
