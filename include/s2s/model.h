@@ -56,10 +56,11 @@ typedef struct s2s_tensor_info {
 } s2s_tensor_info;
 
 // The decoder layer and head whose cross-attention aligns best, as stored
-// by `s2s align --calibrate` (metadata s2s.alignment_layer / _head).
-// Returns false when the model has none.
+// by `s2s align --calibrate` (metadata s2s.alignment_layer / _head); -1
+// stands for the average over all layers or heads. Returns false when the
+// model has none.
 bool s2s_model_alignment_head(const s2s_model *m, int *layer, int *head);
-// Sets them (saved with the model). Fails on out-of-range values.
+// Sets them (saved with the model; -1: average). Fails on out-of-range values.
 s2s_status s2s_model_set_alignment_head(s2s_model *m, int layer, int head);
 
 int s2s_model_tensor_count(const s2s_model *m);

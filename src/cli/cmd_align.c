@@ -583,8 +583,8 @@ static void print_table(const aligner *a, int *best_l, int *best_h) {
     bool calibrated = s2s_model_alignment_head(a->fw.m, &cl, &ch);
     double best = INFINITY;
     *best_l = *best_h = 0;
-    for (int l = 0; l < L; l++)
-        for (int h = 0; h < H; h++) {
+    for (int l = -1; l < L; l++)  // single heads and averages (-1) alike
+        for (int h = -1; h < H; h++) {
             double e = s2s_aer(&a->counts[(l + 1) * (H + 1) + (h + 1)]);
             if (e < best) best = e, *best_l = l, *best_h = h;
         }
@@ -819,7 +819,9 @@ int s2s_cmd_align(int argc, char **argv) {
                 fprintf(stderr, "s2s: %s\n", s2s_last_error());
                 rc = S2S_EXIT_FAILURE;
             } else {
-                printf("calibrated: layer %d, head %d (AER %.4f); written to %s\n", bl, bh,
+                char lb[16], hb[16];
+                printf("calibrated: layer %s, head %s (AER %.4f); written to %s\n",
+                       sel_name(bl, lb), sel_name(bh, hb),
                        s2s_aer(&a->counts[(bl + 1) * (s2s_model_get_config(a->fw.m)->model.heads + 1) + bh + 1]),
                        dst);
             }

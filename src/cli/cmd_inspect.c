@@ -13,7 +13,12 @@ int s2s_cmd_inspect(int argc, char **argv) {
     printf("source vocab: %d tokens\ntarget vocab: %d tokens\n",
            s2s_vocab_size(s2s_model_src_vocab(m)), s2s_vocab_size(s2s_model_tgt_vocab(m)));
     int al, ah;
-    if (s2s_model_alignment_head(m, &al, &ah)) printf("alignment head: layer %d, head %d\n", al, ah);
+    if (s2s_model_alignment_head(m, &al, &ah)) {  // -1: the average, as `s2s align` says
+        char lb[16] = "avg", hb[16] = "avg";
+        if (al >= 0) snprintf(lb, sizeof lb, "%d", al);
+        if (ah >= 0) snprintf(hb, sizeof hb, "%d", ah);
+        printf("alignment head: layer %s, head %s\n", lb, hb);
+    }
     printf("parameters: %zu\n\nconfig:\n%s\ntensors:\n", s2s_model_param_count(m),
            yaml ? yaml : "(out of memory)\n");
     free(yaml);

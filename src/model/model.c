@@ -180,7 +180,6 @@ s2s_status s2s_model_init(s2s_model **out, const s2s_config *cfg, uint64_t seed)
     s2s_model *m = s2s_calloc(1, sizeof *m);
     if (!m) return S2S_ERR_NOMEM;
     m->cfg = *cfg;
-    m->align_layer = m->align_head = -1;
     s2s_status st = s2s_vocab_load(&m->src_vocab, cfg->vocab.src);
     if (st == S2S_OK) st = s2s_vocab_load(&m->tgt_vocab, cfg->vocab.tgt);
     if (st == S2S_OK) st = build(m);
@@ -241,7 +240,7 @@ s2s_status s2s_model_save(const s2s_model *m, const char *path) {
         {"s2s.alignment_layer", layer},
         {"s2s.alignment_head", head},
     };
-    st = s2s_st_write(path, ts, m->n_tensors, meta, m->align_layer >= 0 ? 6 : 4);
+    st = s2s_st_write(path, ts, m->n_tensors, meta, m->align_set ? 6 : 4);
 done:
     free(yaml);
     free(sv);
@@ -254,7 +253,6 @@ done:
 
 // s2s.alignment_layer / _head: both or neither, integers in range.
 static s2s_status load_alignment_head(s2s_model *m, const s2s_st_file *f, const char *path) {
-    m->align_layer = m->align_head = -1;
     const char *ls = s2s_st_meta_get(f, "s2s.alignment_layer");
     const char *hs = s2s_st_meta_get(f, "s2s.alignment_head");
     if (!ls && !hs) return S2S_OK;
@@ -350,14 +348,15 @@ int s2s_model_tensor_count(const s2s_model *m) { return m->n_tensors; }
 bool s2s_model_alignment_head(const s2s_model *m, int *layer, int *head) {
     *layer = m->align_layer;
     *head = m->align_head;
-    return m->align_layer >= 0;
+    return m->align_set;
 }
 
 s2s_status s2s_model_set_alignment_head(s2s_model *m, int layer, int head) {
-    if (layer < 0 || layer >= m->cfg.model.decoder_layers || head < 0 ||
+    if (layer < -1 || layer >= m->cfg.model.decoder_layers || head < -1 ||
         head >= m->cfg.model.heads)
         return s2s_fail(S2S_ERR_INVALID, "alignment layer %d / head %d out of range (%d layers, %d heads)",
                         layer, head, m->cfg.model.decoder_layers, m->cfg.model.heads);
+    m->align_set = true;
     m->align_layer = layer;
     m->align_head = head;
     return S2S_OK;

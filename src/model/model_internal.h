@@ -71,7 +71,8 @@ struct s2s_model {
 
     float *pe;  // (max_len, D) sinusoidal positions, not a parameter
 
-    int align_layer, align_head;  // -1: not calibrated
+    bool align_set;               // calibrated by `s2s align --calibrate`
+    int align_layer, align_head;  // -1: the average over layers / heads
 };
 
 // A model-shaped view of another block of n_params floats (gradients,
