@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The main job: set up, build, and translate the sample sentences.
+# The main job: set up, build, and translate the sample sentences with the
+# shipped toy models (models/, trained by configs/zh-en.yaml and en-zh.yaml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
-# Until trained models ship, translate with a randomly initialised model.
-model=build/demo-zh-en.safetensors
-build/s2s init configs/demo.yaml -o "$model" --seed 1
-echo "== zh -> en (random weights: the output is noise until a trained model ships)"
-build/s2s translate -m "$model" < examples/sentences.zh
+echo "== zh -> en (models/zh-en.safetensors)"
+paste examples/sentences.zh <(build/s2s translate -m models/zh-en.safetensors < examples/sentences.zh) | sed 's/\t/  ->  /'
+echo "== en -> zh (models/en-zh.safetensors)"
+paste examples/sentences.en <(build/s2s translate -m models/en-zh.safetensors < examples/sentences.en) | sed 's/\t/  ->  /'
+echo "== where \"eat\" looked (cross-attention of the calibrated alignment head)"
+build/s2s align -m models/zh-en.safetensors --no-eos --format text 我爱吃苹果

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The shipped models load and translate the sample sentences as documented
+# (README, docs/toy-corpus.md).   shipped_models_test.sh PATH_TO_s2s
+set -u
+s2s=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+pass=0 fail=0
+expect() {  # expect MODEL INPUT WANTED
+  local got
+  got=$("$s2s" translate -m "$root/models/$1" "$2" 2>&1)
+  if [ "$got" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $2 -> '$got', wanted '$3'"; fi
+}
+expect zh-en.safetensors "我爱吃苹果" "I love to eat apples."
+expect zh-en.safetensors "我爱吃苹果。" "I love to eat apples."
+expect zh-en.safetensors "那只猫坐在垫子上，它看起来很舒服。" "That cat sits on the mat, it looks very comfortable."
+expect en-zh.safetensors "The animal didn't cross the street because it was too tired." "这只动物没有过马路，因为它太累了。"
+expect en-zh.safetensors "I love to eat apples." "我爱吃苹果。"
+# the files from examples/, as scripts/run.sh translates them
+n=$("$s2s" translate -m "$root/models/zh-en.safetensors" <"$root/examples/sentences.zh" | wc -l)
+if [ "$n" -eq "$(wc -l <"$root/examples/sentences.zh")" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a line per sample"; fi
+# "eat" gives 吃 its largest weight under the calibrated alignment head
+links=$("$s2s" align -m "$root/models/zh-en.safetensors" --no-eos --format pharaoh 我爱吃苹果)
+case " $links " in
+  *" 2-3 "*) pass=$((pass + 1)) ;;  # source 吃 (index 2) - target "eat" (index 3)
+  *) fail=$((fail + 1)); echo "FAIL: 吃-eat link missing from '$links'" ;;
+esac
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
