@@ -628,20 +628,28 @@ Test(config, round_trip_through_yaml_is_exact) {
     }
 }
 
-Test(config, model_to_yaml_holds_only_the_model) {
+Test(config, model_to_yaml_holds_only_model_and_decode) {
     s2s_config cfg;
     s2s_config_default(&cfg);
     cr_assert_eq(s2s_config_load_file(&cfg, FIX("good.yaml")), S2S_OK);
     char *y = s2s_config_model_to_yaml(&cfg);
     cr_assert_not_null(y);
     cr_assert_eq(strncmp(y, "model:\n", 7), 0, "%s", y);
+    cr_assert_not_null(strstr(y, "\ndecode:\n"), "%s", y);
     cr_assert_null(strstr(y, "vocab"), "%s", y);
-    cr_assert_null(strstr(y, "\ndecode:"), "%s", y);
-    cr_assert_eq(count_lines(y), 13);
+    cr_assert_null(strstr(y, "\ntrain:"), "%s", y);
+    cr_assert_null(strstr(y, "\ndata:"), "%s", y);
+    int model_keys = 0, decode_keys = 0;
+    for (int i = 0; i < s2s_cfg_n_keys; i++) {
+        model_keys += !strncmp(s2s_cfg_keys[i].key, "model.", 6);
+        decode_keys += !strncmp(s2s_cfg_keys[i].key, "decode.", 7);
+    }
+    cr_assert_eq(count_lines(y), 2 + model_keys + decode_keys, "%s", y);
     s2s_config back;
     s2s_config_default(&back);
     cr_assert_eq(s2s_config_load_string(&back, y, "model file", NULL), S2S_OK, "%s", s2s_last_error());
     cr_assert(memcmp(&cfg.model, &back.model, sizeof cfg.model) == 0, "%s", y);
+    cr_assert(memcmp(&cfg.decode, &back.decode, sizeof cfg.decode) == 0, "%s", y);
     free(y);
 }
 

@@ -147,7 +147,9 @@ s2s_status s2s_config_validate(const s2s_config *cfg, const char *name);
 // each value equal to its default. Caller frees. NULL on out of memory.
 char *s2s_config_to_yaml(const s2s_config *cfg);
 
-// Only the `model:` section, as stored in model files. Caller frees.
+// Only the sections a model file stores: `model:` (the architecture) and
+// `decode:` (how it translates by default). Training, data and vocab paths
+// belong to the machine that trained it. Caller frees.
 char *s2s_config_model_to_yaml(const s2s_config *cfg);
 
 // How b differs from a: one line per key whose values differ, in schema

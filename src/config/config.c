@@ -965,6 +965,7 @@ char *s2s_config_model_to_yaml(const s2s_config *cfg) {
     s2s_config_default(&def);
     s2s_cfg_buf b = {0};
     section_to_yaml(&b, cfg, &def, s2s_cfg_find_section("model", 5));
+    section_to_yaml(&b, cfg, &def, s2s_cfg_find_section("decode", 6));
     return s2s_cfg_buf_take(&b);
 }
 

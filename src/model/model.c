@@ -208,13 +208,8 @@ s2s_status s2s_model_init(s2s_model **out, const s2s_config *cfg, uint64_t seed)
 // ---- save ----
 
 s2s_status s2s_model_save(const s2s_model *m, const char *path) {
-    s2s_config stored = m->cfg;
-    // The vocabularies travel inside the file, and the paths of the machine
-    // that trained it mean nothing elsewhere.
-    stored.vocab.src[0] = stored.vocab.tgt[0] = '\0';
-    stored.data.train[0] = stored.data.dev[0] = '\0';
-    stored.train.output[0] = stored.train.log[0] = '\0';
-    char *yaml = s2s_config_to_yaml(&stored);
+    // model: and decode: only; the vocabularies travel inside the file.
+    char *yaml = s2s_config_model_to_yaml(&m->cfg);
     char *sv = s2s_vocab_to_string(m->src_vocab);
     char *tv = s2s_vocab_to_string(m->tgt_vocab);
     s2s_st_tensor *ts = calloc((size_t)m->n_tensors, sizeof *ts);
