@@ -168,6 +168,156 @@ Test(config, good_file_sets_every_key) {
     cr_assert(cfg.train.adam_betas[0] == 0.8f && cfg.train.adam_betas[1] == 0.99f);
     // an output file: relative to the config's folder, need not exist
     cr_assert_str_eq(cfg.train.output, FIX("out.safetensors"));
+    // A YAML flow mapping for the mapping-valued key.
+    cr_assert_eq(cfg.train.guided_alignment.layer, 1);
+    cr_assert_eq(cfg.train.guided_alignment.head, 3);
+    cr_assert_eq(cfg.train.guided_alignment.weight, 0.5f);
+}
+
+// Loads text expecting failure with exactly msg.
+static void expect_string_error(const char *text, const char *msg) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_string(&cfg, text, "t.yaml", NULL), S2S_ERR_CONFIG, "%s", text);
+    cr_assert_str_eq(s2s_last_error(), msg);
+}
+
+Test(config, guided_alignment_is_a_mapping_with_checked_fields) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    const s2s_guided_alignment *ga = &cfg.train.guided_alignment;
+    cr_assert(ga->layer == -1 && ga->head == 0 && ga->weight == 0.1f, "off by default");
+
+    // --set: the whole mapping, or one field; fields left out keep their values.
+    cr_assert_eq(s2s_config_set(&cfg, "train.guided_alignment={layer: 1, head: 2, weight: 0.5}"),
+                 S2S_OK, "%s", s2s_last_error());
+    cr_assert(ga->layer == 1 && ga->head == 2 && ga->weight == 0.5f);
+    cr_assert_eq(s2s_config_set(&cfg, "train.guided_alignment.head=3"), S2S_OK, "%s",
+                 s2s_last_error());
+    cr_assert(ga->layer == 1 && ga->head == 3 && ga->weight == 0.5f);
+    cr_assert_eq(s2s_config_set(&cfg, "train.guided_alignment=weight:0.25"), S2S_OK, "%s",
+                 s2s_last_error());
+    cr_assert(ga->layer == 1 && ga->head == 3 && ga->weight == 0.25f);
+    expect_set_error(&cfg, "train.guided_alignment.weight=-1",
+                     "--set train.guided_alignment.weight=-1: weight -1 is out of range; must be >= 0");
+    expect_set_error(&cfg, "train.guided_alignment.layer=-2",
+                     "--set train.guided_alignment.layer=-2: layer -2 is out of range; must be >= "
+                     "-1 (-1: off)");
+    expect_set_error(&cfg, "train.guided_alignment.head=1.5",
+                     "--set train.guided_alignment.head=1.5: head must be an integer, got '1.5'");
+    expect_set_error(&cfg, "train.guided_alignment.lyer=1",
+                     "--set train.guided_alignment.lyer=1: unknown field 'lyer' (expected layer, "
+                     "head or weight; did you mean 'layer'?)");
+    expect_set_error(&cfg, "train.guided_alignment={layer: 0, layer: 1}",
+                     "--set train.guided_alignment={layer: 0, layer: 1}: layer given twice");
+    // A bad field leaves the others alone too.
+    expect_set_error(&cfg, "train.guided_alignment={layer: 0, head: x}",
+                     "--set train.guided_alignment={layer: 0, head: x}: head must be an integer, "
+                     "got 'x'");
+    expect_set_error(&cfg, "train.guided_alignment=off",
+                     "--set train.guided_alignment=off: expected a mapping such as {layer: 1, "
+                     "head: 0, weight: 0.1}, got 'off'");
+    expect_set_error(&cfg, "train.guided_alignment={layer: 1",
+                     "--set train.guided_alignment={layer: 1: expected a mapping such as {layer: "
+                     "1, head: 0, weight: 0.1}, got '{layer: 1'");
+    expect_set_error(&cfg, "train.guided_alignmnt.layer=1",
+                     "--set train.guided_alignmnt.layer=1: unknown key 'guided_alignmnt.layer' in "
+                     "'train'");
+
+    // YAML: a block mapping over a base value; printed as a flow mapping
+    // that reads back to the same bits.
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_string(&cfg,
+                                        "model:\n  decoder_layers: 2\n  heads: 4\n"
+                                        "train:\n  guided_alignment:\n    layer: 1\n"
+                                        "    weight: 0.25\n",
+                                        "t.yaml", NULL),
+                 S2S_OK, "%s", s2s_last_error());
+    cr_assert(ga->layer == 1 && ga->head == 0 && ga->weight == 0.25f);
+    char *y = s2s_config_to_yaml(&cfg);
+    cr_assert_not_null(strstr(y, "\n  guided_alignment: {layer: 1, head: 0, weight: 0.25}\n"),
+                       "%s", y);
+    s2s_config back;
+    s2s_config_default(&back);
+    cr_assert_eq(s2s_config_load_string(&back, y, "y", NULL), S2S_OK, "%s", s2s_last_error());
+    cr_assert(memcmp(&back, &cfg, sizeof cfg) == 0, "%s", y);
+    free(y);
+    s2s_config_default(&cfg);
+    y = s2s_config_to_yaml(&cfg);
+    cr_assert_not_null(
+        strstr(y, "\n  guided_alignment: {layer: -1, head: 0, weight: 0.1}  # default\n"), "%s", y);
+    free(y);
+
+    // Each problem at the field it concerns.
+    expect_string_error("train:\n  guided_alignment: {layer: x}\n",
+                        "t.yaml:2:29: train.guided_alignment: layer must be an integer, got 'x'\n"
+                        "  guided_alignment: {layer: x}\n"
+                        "                            ^");
+    expect_string_error("train:\n  guided_alignment:\n    head: 0\n    haed: 1\n",
+                        "t.yaml:4:5: train.guided_alignment: unknown field 'haed' (expected "
+                        "layer, head or weight; did you mean 'head'?)\n"
+                        "    haed: 1\n"
+                        "    ^");
+    expect_string_error("train:\n  guided_alignment: {weight: 1, weight: 2}\n",
+                        "t.yaml:2:33: train.guided_alignment: duplicate field 'weight' (first "
+                        "given at line 2)\n"
+                        "  guided_alignment: {weight: 1, weight: 2}\n"
+                        "                                ^");
+    expect_string_error("train:\n  guided_alignment: {weight: [1]}\n",
+                        "t.yaml:2:30: train.guided_alignment: weight must be a number, got a "
+                        "sequence\n"
+                        "  guided_alignment: {weight: [1]}\n"
+                        "                             ^");
+    expect_string_error("train:\n  guided_alignment: {head: \"1\"}\n",
+                        "t.yaml:2:28: train.guided_alignment: head must be a number, got a "
+                        "quoted string\n"
+                        "  guided_alignment: {head: \"1\"}\n"
+                        "                           ^");
+    expect_string_error("train:\n  guided_alignment: [1, 0, 0.5]\n",
+                        "t.yaml:2:21: train.guided_alignment: expected a mapping such as "
+                        "{layer: 1, head: 0, weight: 0.1}, got a sequence\n"
+                        "  guided_alignment: [1, 0, 0.5]\n"
+                        "                    ^");
+
+    // Across keys: the layer and head must exist; reported at the value.
+    expect_string_error("model:\n  decoder_layers: 2\ntrain:\n  guided_alignment: {layer: 2}\n",
+                        "t.yaml:4:21: train.guided_alignment: layer 2 is out of range; "
+                        "model.decoder_layers is 2 (layers count from 0)\n"
+                        "  guided_alignment: {layer: 2}\n"
+                        "                    ^");
+    expect_string_error("model:\n  heads: 4\n  d_model: 64\ntrain:\n  guided_alignment:\n"
+                        "    layer: 0\n    head: 4\n",
+                        "t.yaml:6:5: train.guided_alignment: head 4 is out of range; "
+                        "model.heads is 4 (heads count from 0)\n"
+                        "    layer: 0\n"
+                        "    ^");
+    // Off, the head is not checked.
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_string(&cfg, "train:\n  guided_alignment: {head: 99}\n", "t.yaml",
+                                        NULL), S2S_OK, "%s", s2s_last_error());
+    // Validation of a struct filled by hand.
+    s2s_config_default(&cfg);
+    cfg.train.guided_alignment.weight = NAN;
+    cr_assert_eq(s2s_config_validate(&cfg, "cli"), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(), "cli: train.guided_alignment: weight nan is out of range; "
+                                       "must be >= 0");
+    s2s_config_default(&cfg);
+    cfg.train.guided_alignment.layer = 6;
+    cr_assert_eq(s2s_config_validate(&cfg, "cli"), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(), "cli: train.guided_alignment: layer 6 is out of range; "
+                                       "model.decoder_layers is 6 (layers count from 0)");
+    // An override can fix what the file alone would fail.
+    const char *sets[] = {"train.guided_alignment.layer=1"};
+    char path[] = "/tmp/s2s_test_guided_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    const char *text = "model:\n  decoder_layers: 2\ntrain:\n  guided_alignment: {layer: 5}\n";
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file_set(&cfg, path, sets, 1), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(cfg.train.guided_alignment.layer, 1);
+    unlink(path);
 }
 
 Test(config, pair_values_parse_check_and_print) {

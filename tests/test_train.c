@@ -1,8 +1,10 @@
 // Tests for training (src/train): Adam/AdamW, clipping and LR schedules
 // against hand-computed numbers, BLEU against worked examples, TSV errors
-// and batching properties, the label-smoothed loss against log-probs from
-// s2s_score, learning the reverse task, and resume equivalence.
+// and batching properties, gold alignments for guided alignment, the
+// label-smoothed loss against log-probs from s2s_score, learning the
+// reverse task (also with guided alignment), and resume equivalence.
 #include <criterion/criterion.h>
+#include <criterion/logging.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,7 +194,7 @@ Test(metrics, exact_match_compares_every_token) {
 static void expect_load_error(const char *path, s2s_status want, const char *needle) {
     s2s_vocab *v = digits();
     s2s_dataset *d = NULL;
-    s2s_status st = s2s_dataset_load(&d, path, v, v, 16, false);
+    s2s_status st = s2s_dataset_load(&d, path, v, v, 16, false, false);
     cr_assert_eq(st, want, "%s: status %d: %s", path, st, s2s_last_error());
     cr_assert_null(d);
     cr_assert_not_null(strstr(s2s_last_error(), needle), "message '%s' lacks '%s'",
@@ -221,7 +223,7 @@ Test(data, over_long_line_names_file_and_line) {
 Test(data, reads_ids_and_references) {
     s2s_vocab *v = digits();
     s2s_dataset *d;
-    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), v, v, 16, true), S2S_OK);
+    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), v, v, 16, true, false), S2S_OK);
     cr_assert_eq(d->n, 100);
     // Line 1 is "0 4 5 3 4 9<TAB>9 4 3 5 4 0": digit k has id k + 4.
     const s2s_example *e = &d->ex[0];
@@ -240,7 +242,7 @@ Test(data, reads_ids_and_references) {
 Test(data, batches_cover_the_epoch_within_the_budget) {
     s2s_vocab *v = digits();
     s2s_dataset *d;
-    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_train.tsv"), v, v, 16, false), S2S_OK);
+    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_train.tsv"), v, v, 16, false, false), S2S_OK);
     s2s_batch_plan p = {0}, q = {0}, r = {0};
     cr_assert_eq(s2s_batch_plan_make(&p, d, 300, true, 7, 1), S2S_OK);
     cr_assert_eq(s2s_batch_plan_make(&q, d, 300, true, 7, 1), S2S_OK);
@@ -291,13 +293,103 @@ Test(data, batches_cover_the_epoch_within_the_budget) {
 Test(data, no_shuffle_keeps_file_order) {
     s2s_vocab *v = digits();
     s2s_dataset *d;
-    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), v, v, 16, false), S2S_OK);
+    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), v, v, 16, false, false), S2S_OK);
     s2s_batch_plan p = {0};
     cr_assert_eq(s2s_batch_plan_make(&p, d, 200, false, 7, 3), S2S_OK);
     for (int i = 0; i < d->n; i++) cr_assert_eq(p.order[i], i);
     cr_assert_gt(p.n_batches, 1);
     s2s_batch_plan_free(&p);
     s2s_dataset_free(d);
+    s2s_vocab_free(v);
+}
+
+// ---- gold alignments (guided alignment) ----
+
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+Test(data, alignments_become_normalised_rows, .init = make_tmpdir, .fini = remove_tmpdir) {
+    // Digit k has id k + 4. Line 2 has no third column: no guidance; line
+    // 3 has a possible link ("1p0", a link too) and a repeated one.
+    const char *path = tmp_path("a.tsv");
+    write_text(path, "1 2 3\t3 2 1\t0-2 1-1 2-0 2-1\n"
+                     "4 5\t5 4\n"
+                     "6 7\t7 6 6\t1p0 0-2 0-2\n");
+    s2s_vocab *v = digits();
+    s2s_dataset *d;
+    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, false, true), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(d->ex[0].n_links, 4);
+    cr_assert_eq(d->ex[1].n_links, 0);
+    cr_assert_eq(d->ex[2].n_links, 2);
+    s2s_batch_buf bb = {0};
+    int idx[] = {0, 1, 2};
+    cr_assert_eq(s2s_batch_fill(&bb, d, idx, 3), S2S_OK);
+    const s2s_batch *b = &bb.b;
+    cr_assert_eq(b->S, 4);
+    cr_assert_eq(b->T, 4);
+    cr_assert_not_null(b->align);
+    cr_assert_eq(b->n_guided, 3 + 0 + 2);
+    // want[i][j][s]: sentence i, target token j (the row that predicts it), source s.
+    static const float want[3][4][4] = {
+        {{0, 0, 1, 0}, {0, 0.5f, 0.5f, 0}, {1, 0, 0, 0}, {0}},  // row 3 predicts </s>
+        {{0}},
+        {{0, 1, 0, 0}, {0}, {1, 0, 0, 0}, {0}},
+    };
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++)
+            for (int s = 0; s < 4; s++)
+                cr_assert_eq(b->align[(i * 4 + j) * 4 + s], want[i][j][s], "sentence %d, "
+                             "target %d, source %d: %g", i, j, s,
+                             (double)b->align[(i * 4 + j) * 4 + s]);
+    // A batch of the unaligned line alone still carries (empty) alignments.
+    cr_assert_eq(s2s_batch_fill(&bb, d, idx + 1, 1), S2S_OK);
+    cr_assert_not_null(bb.b.align);
+    cr_assert_eq(bb.b.n_guided, 0);
+    s2s_dataset_free(d);
+
+    // Not asked for: the column is not read, and batches have no alignments.
+    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, false, false), S2S_OK);
+    cr_assert_null(d->links);
+    cr_assert_eq(s2s_batch_fill(&bb, d, idx, 3), S2S_OK);
+    cr_assert_null(bb.b.align);
+    cr_assert_eq(bb.b.n_guided, 0);
+    s2s_dataset_free(d);
+    s2s_batch_buf_free(&bb);
+    s2s_vocab_free(v);
+}
+
+Test(data, bad_alignment_names_file_and_line, .init = make_tmpdir, .fini = remove_tmpdir) {
+    static const struct {
+        const char *text, *msg;
+    } cases[] = {
+        {"1 2\t2 1\t0-0 1-1\n1 2\t2 1\t0-0 1-x\n",
+         "a.tsv:2: bad alignment link '1-x' (expected i-j, or ipj for possible)"},
+        {"1 2\t2 1\t0-0 1--1\n", "a.tsv:1: bad alignment link '1--1'"},
+        {"1 2\t2 1\t0-0 99999999999-1\n", "a.tsv:1: bad alignment link '99999999999-1'"},
+        // Indices count tokens from 0 without </s>: 1 source, 1 target token here.
+        {"1 2\t2 1\t1-1\n3\t3\t0-1\n",
+         "a.tsv:2: alignment link 0-1 out of range (1 source, 1 target tokens)"},
+        {"3\t3\t1-0\n", "a.tsv:1: alignment link 1-0 out of range (1 source, 1 target tokens)"},
+    };
+    s2s_vocab *v = digits();
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const char *path = tmp_path("a.tsv");
+        write_text(path, cases[c].text);
+        s2s_dataset *d = NULL;
+        cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, false, true), S2S_ERR_FORMAT, "%s",
+                     cases[c].text);
+        cr_assert_null(d);
+        const char *msg = s2s_last_error();
+        cr_assert_eq(strncmp(msg, path, strlen(path) - strlen("a.tsv")), 0, "%s", msg);
+        cr_assert_not_null(strstr(msg, cases[c].msg), "'%s' lacks '%s'", msg, cases[c].msg);
+        // Without guided alignment the column is not read.
+        cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, false, false), S2S_OK);
+        s2s_dataset_free(d);
+    }
     s2s_vocab_free(v);
 }
 
@@ -319,7 +411,7 @@ Test(loss, label_smoothed_loss_matches_scored_log_probs) {
     cr_assert_eq(s2s_model_init(&m, &cfg, 5), S2S_OK, "%s", s2s_last_error());
     s2s_dataset *d;
     cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), s2s_model_src_vocab(m),
-                                  s2s_model_tgt_vocab(m), 16, false), S2S_OK);
+                                  s2s_model_tgt_vocab(m), 16, false, false), S2S_OK);
     int idx[3] = {0, 1, 2};  // different lengths: padding in the batch
     s2s_batch_buf bb = {0};
     cr_assert_eq(s2s_batch_fill(&bb, d, idx, 3), S2S_OK);
@@ -579,6 +671,70 @@ Test(trainer, init_must_match_the_configs_architecture, .init = make_tmpdir,
     cfg.model.ffn_dim = 64;
     cfg.model.dropout = 0.3f;  // not architecture
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+}
+
+// Guided alignment on the reverse task, whose gold alignment is the
+// anti-diagonal: the guided loss is logged every step and falls as the
+// head learns it; without it the log has no "guided" key.
+Test(trainer, guided_alignment_is_learned_and_logged, .init = make_tmpdir,
+     .fini = remove_tmpdir, .timeout = 600) {
+    FILE *in = fopen(FIX("reverse_train.tsv"), "r");
+    FILE *out = fopen(tmp_path("aligned.tsv"), "w");
+    cr_assert(in && out);
+    char line[256];
+    while (fgets(line, sizeof line, in)) {
+        line[strcspn(line, "\n")] = '\0';
+        int n = 1;
+        for (char *c = line; *c != '\t'; c++) n += *c == ' ';
+        fputs(line, out);
+        for (int i = 0; i < n; i++) fprintf(out, "%c%d-%d", i ? ' ' : '\t', i, n - 1 - i);
+        fputc('\n', out);
+    }
+    fclose(in);
+    fclose(out);
+    s2s_config cfg = reverse_config();
+    snprintf(cfg.data.train, sizeof cfg.data.train, "%s", tmp_path("aligned.tsv"));
+    cfg.data.dev[0] = '\0';
+    cfg.train.max_steps = 120;
+    cfg.train.guided_alignment = (s2s_guided_alignment){.layer = 0, .head = 2, .weight = 1.0f};
+    s2s_train_params p = s2s_train_default_params();
+    p.output = tmp_path("g.safetensors");
+    s2s_train_summary sum;
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    size_t n;
+    char *log = (char *)read_bytes(tmp_path("train.log"), &n);
+    log[n] = '\0';  // read_bytes leaves room for it
+    double first = 0, last = 0;
+    int step = 0;
+    for (char *l = log; *l; step++) {
+        char *g = strstr(l, "\"guided\": ");
+        char *nl = strchr(l, '\n');
+        cr_assert(g && nl && g < nl, "step %d has no guided loss: %.80s", step + 1, l);
+        double v = strtod(g + 10, NULL);
+        cr_assert(isfinite(v) && v > 0, "%.80s", l);
+        if (step < 10) first += v / 10;
+        if (step >= cfg.train.max_steps - 10) last += v / 10;
+        l = nl + 1;
+    }
+    cr_assert_eq(step, cfg.train.max_steps);
+    cr_log_info("guided loss: %.3f over the first 10 steps, %.3f over the last 10", first, last);
+    cr_assert_lt(last, 0.5 * first, "guided loss %.3f over the first 10 steps, %.3f over the last",
+                 first, last);
+    free(log);
+    // The model loads; its file keeps the model: and decode: sections only.
+    s2s_model *m;
+    cr_assert_eq(s2s_model_load(&m, tmp_path("g.safetensors")), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(s2s_model_get_config(m)->train.guided_alignment.layer, -1);
+    s2s_model_free(m);
+
+    // Off: no key.
+    cfg.train.guided_alignment.layer = -1;
+    cfg.train.max_steps = 2;
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    log = (char *)read_bytes(tmp_path("train.log"), &n);
+    log[n] = '\0';
+    cr_assert_null(strstr(log, "guided"), "%s", log);
+    free(log);
 }
 
 Test(trainer, bad_data_file_is_reported_with_its_line, .init = make_tmpdir,

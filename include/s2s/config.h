@@ -79,6 +79,15 @@ typedef struct s2s_data_config {
     char dev[S2S_PATH_MAX];    // unset: no validation
 } s2s_data_config;
 
+// Guided alignment (Marian's --guided-alignment): an extra cross-entropy
+// loss pulling one cross-attention head towards the gold word alignments
+// of the training TSV's third column.
+typedef struct s2s_guided_alignment {
+    int layer;     // decoder layer, from 0; -1: off
+    int head;      // head of that layer's cross-attention, from 0
+    float weight;  // factor of the guided loss added to the cross-entropy
+} s2s_guided_alignment;
+
 // How `s2s train` trains (s2s/train.h).
 typedef struct s2s_train_config {
     float lr;
@@ -99,6 +108,7 @@ typedef struct s2s_train_config {
     char log[S2S_PATH_MAX];     // "": train.log beside the output
     s2s_best_metric best_metric;
     char output[S2S_PATH_MAX];  // the model `s2s train` writes (-o overrides)
+    s2s_guided_alignment guided_alignment;
 } s2s_train_config;
 
 typedef struct s2s_config {

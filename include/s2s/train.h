@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "s2s/config.h"
+#include "s2s/decode.h"
 #include "s2s/model.h"
 #include "s2s/status.h"
 
@@ -107,6 +108,13 @@ typedef struct s2s_train_summary {
 // "token_accuracy", "bleu", "exact_match", "sentences", "best"}}. A resumed
 // run first drops the lines after its checkpoint's step.
 s2s_status s2s_train(const s2s_config *cfg, const s2s_train_params *p, s2s_train_summary *out);
+
+// Evaluates m on a source<TAB>target TSV file as validation does: the
+// label-smoothed loss (train.label_smoothing of m's config) and token
+// accuracy under teacher forcing, then corpus BLEU and exact match of the
+// translations p makes (its best hypothesis). Errors name the file and line.
+s2s_status s2s_evaluate(const s2s_model *m, const char *tsv, const s2s_decode_params *p,
+                        s2s_valid_result *out);
 
 // ---- vocabularies ----
 

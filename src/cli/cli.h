@@ -22,6 +22,7 @@ int s2s_cmd_inspect(int argc, char **argv);
 int s2s_cmd_train(int argc, char **argv);
 int s2s_cmd_vocab(int argc, char **argv);
 int s2s_cmd_config(int argc, char **argv);
+int s2s_cmd_eval(int argc, char **argv);
 int s2s_cmd_align(int argc, char **argv);
 int s2s_cmd_eval_align(int argc, char **argv);
 

@@ -15,6 +15,7 @@ static const char usage[] =
     "  train CONFIG -o OUT               train a model (--init MODEL, --resume CKPT, --quiet)\n"
     "  vocab build TSV --column src|tgt -o VOCAB  write a vocab file from a corpus\n"
     "  config check|show|diff FILE...    validate, print or compare YAML configs\n"
+    "  eval -m MODEL TEST.tsv            BLEU, exact match, accuracy on a source<TAB>target file\n"
     "  align -m MODEL [SENTENCE...]      attention alignments, heatmaps, AER (eval-align)\n"
     "\n"
     "decoding options: --threads N, --batch N, --max-len N\n"
@@ -33,6 +34,7 @@ static const command commands[] = {
     {"train", s2s_cmd_train},
     {"vocab", s2s_cmd_vocab},
     {"config", s2s_cmd_config},
+    {"eval", s2s_cmd_eval},
     {"align", s2s_cmd_align},
     {"eval-align", s2s_cmd_eval_align},
 };

@@ -324,6 +324,74 @@ static bool sequence_text(yaml_document_t *doc, const yaml_node_t *vn, s2s_cfg_b
     return true;
 }
 
+// A mapping-valued key (S2S_CFG_GUIDED) from a flow or block mapping of
+// plain scalars, field by field so each problem is reported where it is
+// (an unknown or repeated field at its name, a bad value at the value);
+// fields left out keep their values. Reports the first problem and returns
+// false; the key is then left as it was.
+static bool load_fields(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc,
+                        const s2s_cfg_key *k, const yaml_node_t *vn) {
+    void *field = s2s_cfg_field(cfg, k);
+    const char *const *names = s2s_cfg_field_names(k);
+    enum { MAX_FIELDS = 8, MAX_SIZE = 64 };
+    int n_names = 0;
+    while (names[n_names]) n_names++;
+    S2S_ASSERT(n_names <= MAX_FIELDS && k->size <= MAX_SIZE);
+    size_t seen_line[MAX_FIELDS] = {0};
+    bool seen[MAX_FIELDS] = {false};
+    // Worked on a copy, so that a mapping with a bad field changes nothing.
+    unsigned char value[MAX_SIZE], scratch[MAX_SIZE];
+    memcpy(value, field, k->size);
+    for (yaml_node_pair_t *p = vn->data.mapping.pairs.start; p < vn->data.mapping.pairs.top;
+         p++) {
+        const yaml_node_t *fk = yaml_document_get_node(doc, p->key);
+        const yaml_node_t *fv = yaml_document_get_node(doc, p->value);
+        if (!fk || !fv) continue;
+        s2s_cfg_buf why = {0};
+        s2s_cfg_buf_printf(&why, "%s: ", k->key);
+        const yaml_mark_t *at = &fk->start_mark;
+        bool bad = true;
+        if (fk->type != YAML_SCALAR_NODE) {
+            s2s_cfg_buf_printf(&why, "expected a field name, got %s", node_kind(fk));
+        } else {
+            const char *name = (const char *)fk->data.scalar.value;
+            size_t name_len = fk->data.scalar.length;
+            int f = -1;
+            for (int i = 0; i < n_names; i++)
+                if (strlen(names[i]) == name_len && memcmp(names[i], name, name_len) == 0) f = i;
+            if (f < 0) {
+                // Unknown: parse_field words it (with a suggestion).
+                memcpy(scratch, value, k->size);
+                s2s_cfg_parse_field(k, name, name_len, "0", scratch, &why);
+            } else if (seen[f]) {
+                s2s_cfg_buf_printf(&why, "duplicate field '%s' (first given at line %zu)",
+                                   names[f], seen_line[f]);
+            } else if (fv->type != YAML_SCALAR_NODE || is_null(fv) ||
+                       fv->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
+                       memchr(fv->data.scalar.value, '\0', fv->data.scalar.length)) {
+                at = &fv->start_mark;
+                s2s_cfg_buf_printf(&why, "%s must be a number, got %s", names[f],
+                                   fv->type != YAML_SCALAR_NODE ? node_kind(fv)
+                                   : is_null(fv)                ? "nothing"
+                                                                : "a quoted string");
+            } else {
+                at = &fv->start_mark;
+                bad = s2s_cfg_parse_field(k, name, name_len,
+                                          (const char *)fv->data.scalar.value, value, &why) < 0;
+                seen[f] = true;
+                seen_line[f] = fk->start_mark.line + 1;
+            }
+        }
+        if (bad) {
+            report_buf(c, at, &why);
+            return false;
+        }
+        s2s_cfg_buf_free(&why);
+    }
+    memcpy(field, value, k->size);
+    return true;
+}
+
 static void load_key(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc, int section,
                      const yaml_node_t *kn, const yaml_node_t *vn) {
     const char *sname = s2s_cfg_sections[section].name;
@@ -375,6 +443,15 @@ static void load_key(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc, int sect
             s2s_cfg_buf_puts(&why, "expected a list of two numbers, such as [0.9, 0.98]");
         }
         s2s_cfg_buf_free(&seq);
+    } else if (k->type == S2S_CFG_GUIDED && vn->type == YAML_MAPPING_NODE) {
+        if (load_fields(c, cfg, doc, k, vn)) {
+            cfg_ctx *t = top(c);
+            if (t->origin)
+                t->origin[ki] = (cfg_origin){.name = c->name, .text = c->text, .len = c->len,
+                                             .mark = vn->start_mark, .set = true};
+        }
+        s2s_cfg_buf_free(&why);
+        return;
     } else if (vn->type != YAML_SCALAR_NODE) {
         s2s_cfg_buf_puts(&why, "expected ");
         s2s_cfg_describe_type(&why, k);
@@ -810,6 +887,26 @@ static void trim(const char **s, const char **e) {
     while (*e > *s && ((*e)[-1] == ' ' || (*e)[-1] == '\t')) (*e)--;
 }
 
+// --set section.key.field=value for a mapping-valued key k: the field
+// name[0..n) gets value[0..vn); the other fields keep their values.
+static s2s_status set_field(s2s_config *cfg, const char *assignment, int ki, const char *name,
+                            size_t n, const char *value, size_t vn, int *key) {
+    const s2s_cfg_key *k = &s2s_cfg_keys[ki];
+    char *text = malloc(vn + 1);
+    if (!text) return s2s_fail(S2S_ERR_NOMEM, "--set: out of memory");
+    memcpy(text, value, vn);
+    text[vn] = '\0';
+    s2s_cfg_buf why = {0};
+    int f = s2s_cfg_parse_field(k, name, n, text, s2s_cfg_field(cfg, k), &why);
+    free(text);
+    s2s_status st = S2S_OK;
+    if (why.oom) st = s2s_fail(S2S_ERR_NOMEM, "--set: out of memory");
+    else if (f < 0) st = s2s_fail(S2S_ERR_CONFIG, "--set %.200s: %s", assignment, why.s ? why.s : "invalid value");
+    else *key = ki;
+    s2s_cfg_buf_free(&why);
+    return st;
+}
+
 // s2s_config_set, also saying which key it set (*key, on success).
 static s2s_status set_one(s2s_config *cfg, const char *assignment, int *key) {
     const char *eq = strchr(assignment, '=');
@@ -840,6 +937,14 @@ static s2s_status set_one(s2s_config *cfg, const char *assignment, int *key) {
     const char *name = dot + 1;
     size_t name_len = (size_t)(ke - name);
     int ki = s2s_cfg_find_key(s, name, name_len);
+    // section.key.field=value sets one field of a mapping-valued key.
+    const char *sub = ki < 0 ? memchr(name, '.', name_len) : NULL;
+    if (sub) {
+        int parent = s2s_cfg_find_key(s, name, (size_t)(sub - name));
+        if (parent >= 0 && s2s_cfg_field_names(&s2s_cfg_keys[parent]))
+            return set_field(cfg, assignment, parent, sub + 1, (size_t)(ke - sub - 1), vs,
+                             (size_t)(ve - vs), key);
+    }
     if (ki < 0) {
         const char *hint = s2s_cfg_suggest(s, name, name_len);
         return s2s_fail(S2S_ERR_CONFIG, "--set %.200s: unknown key '%.*s' in '%s'%s%s%s",
@@ -926,6 +1031,18 @@ static void validate_into(cfg_ctx *c, const s2s_config *cfg) {
     if (d % h != 0)
         report_atf(c, d_at ? d_at : h_at,
                    "model.d_model: %d is not divisible by model.heads (%d)", d, h);
+
+    // Guided alignment names a head that must exist.
+    const s2s_guided_alignment *ga = &cfg->train.guided_alignment;
+    const cfg_origin *ga_at = origin_of(c, "train.guided_alignment");
+    if (ga->layer >= cfg->model.decoder_layers)
+        report_atf(c, ga_at ? ga_at : origin_of(c, "model.decoder_layers"),
+                   "train.guided_alignment: layer %d is out of range; model.decoder_layers is "
+                   "%d (layers count from 0)", ga->layer, cfg->model.decoder_layers);
+    if (ga->layer >= 0 && ga->head >= h)
+        report_atf(c, ga_at ? ga_at : h_at,
+                   "train.guided_alignment: head %d is out of range; model.heads is %d (heads "
+                   "count from 0)", ga->head, h);
 }
 
 s2s_status s2s_config_validate(const s2s_config *cfg, const char *name) {

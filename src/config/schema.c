@@ -226,8 +226,24 @@ const s2s_cfg_key s2s_cfg_keys[] = {
      .flags = S2S_CFG_OUTPUT,
      .help = "Model file `s2s train` writes (`-o` overrides); the optimizer "
              "state goes beside it. Relative to the config file's folder."},
+    {.key = "train.guided_alignment", .type = S2S_CFG_GUIDED,
+     FIELD(train.guided_alignment), .def = "{layer: -1, head: 0, weight: 0.1}",
+     .help = "Guided alignment, as in Marian: with `layer` >= 0, head `head` of "
+             "decoder layer `layer`'s cross-attention (both from 0) is pulled "
+             "towards the gold alignments of the TSV's third column (Pharaoh "
+             "`i-j`, source token i, target token j, from 0; `ipj` counts as a "
+             "link too) by adding `weight * -sum A log(P + 1e-6) / rows` to the "
+             "loss, where A holds each target token's links normalised to sum "
+             "to 1, P that head's attention weights and `rows` the target tokens "
+             "with links in the batch (unaligned tokens and `</s>` are not "
+             "guided). `layer: -1` turns it off and the third column is not "
+             "read. Written as a mapping; fields left out keep their values, "
+             "and `--set train.guided_alignment.layer=1` sets one field."},
 };
 const int s2s_cfg_n_keys = (int)(sizeof s2s_cfg_keys / sizeof s2s_cfg_keys[0]);
+
+// S2S_CFG_GUIDED: the fields of s2s_guided_alignment in printed order.
+static const char *const guided_fields[] = {"layer", "head", "weight", NULL};
 
 // ---- growable string ----
 
@@ -418,6 +434,9 @@ void s2s_cfg_describe_type(s2s_cfg_buf *b, const s2s_cfg_key *k) {
     case S2S_CFG_PATH: s2s_cfg_buf_puts(b, "a path"); break;
     case S2S_CFG_STRING: s2s_cfg_buf_puts(b, "a string"); break;
     case S2S_CFG_FLOAT_PAIR: s2s_cfg_buf_puts(b, "a list of two numbers"); break;
+    case S2S_CFG_GUIDED:
+        s2s_cfg_buf_puts(b, "a mapping such as {layer: 1, head: 0, weight: 0.1}");
+        break;
     default: S2S_ASSERT(0);
     }
 }
@@ -514,6 +533,145 @@ static bool parse_pair(const char *text, float v[2]) {
     return true;
 }
 
+// ---- mapping-valued keys (S2S_CFG_GUIDED) ----
+
+const char *const *s2s_cfg_field_names(const s2s_cfg_key *k) {
+    return k->type == S2S_CFG_GUIDED ? guided_fields : NULL;
+}
+
+// The lower bound of each field: layer -1 (off), head 0, weight 0.
+static const int guided_min[] = {-1, 0, 0};
+
+// Appends why a stored s2s_guided_alignment is out of range; true if it is not.
+static bool check_guided(const s2s_guided_alignment *g, s2s_cfg_buf *why) {
+    if (g->layer < guided_min[0]) {
+        s2s_cfg_buf_printf(why, "layer %d is out of range; must be >= %d", g->layer, guided_min[0]);
+        return false;
+    }
+    if (g->head < guided_min[1]) {
+        s2s_cfg_buf_printf(why, "head %d is out of range; must be >= %d", g->head, guided_min[1]);
+        return false;
+    }
+    if (!isfinite(g->weight) || !(g->weight >= 0.0f)) {
+        s2s_cfg_buf_printf(why, "weight %g is out of range; must be >= 0", (double)g->weight);
+        return false;
+    }
+    return true;
+}
+
+int s2s_cfg_parse_field(const s2s_cfg_key *k, const char *name, size_t n, const char *text,
+                        void *field, s2s_cfg_buf *why) {
+    S2S_ASSERT(k->type == S2S_CFG_GUIDED);
+    int f = -1;
+    for (int i = 0; guided_fields[i]; i++)
+        if (strlen(guided_fields[i]) == n && memcmp(guided_fields[i], name, n) == 0) f = i;
+    if (f < 0) {
+        s2s_cfg_buf_puts(why, "unknown field ");
+        s2s_cfg_buf_quote(why, name, n, 60);
+        s2s_cfg_buf_puts(why, " (expected layer, head or weight");
+        const char *best = NULL;
+        int best_d = INT_MAX;
+        for (int i = 0; guided_fields[i]; i++) consider(name, n, guided_fields[i], &best, &best_d);
+        if (best) s2s_cfg_buf_printf(why, "; did you mean '%s'?", best);
+        s2s_cfg_buf_puts(why, ")");
+        return -1;
+    }
+    s2s_guided_alignment *g = field;
+    if (f < 2) {
+        long long v = 0;
+        bool ok = is_decimal_int(text);
+        if (ok) {
+            errno = 0;
+            v = strtoll(text, NULL, 10);
+            ok = errno != ERANGE && v >= INT_MIN && v <= INT_MAX;
+        }
+        if (!ok) {
+            s2s_cfg_buf_printf(why, "%s must be an integer, got ", guided_fields[f]);
+            s2s_cfg_buf_quote(why, text, strlen(text), 60);
+            return -1;
+        }
+        if (v < guided_min[f]) {
+            s2s_cfg_buf_printf(why, "%s %lld is out of range; must be >= %d%s", guided_fields[f],
+                               v, guided_min[f], f == 0 ? " (-1: off)" : "");
+            return -1;
+        }
+        if (f == 0) g->layer = (int)v;
+        else g->head = (int)v;
+        return f;
+    }
+    float v = is_decimal_float(text) ? strtof(text, NULL) : NAN;
+    if (!isfinite(v)) {
+        s2s_cfg_buf_puts(why, "weight must be a number, got ");
+        s2s_cfg_buf_quote(why, text, strlen(text), 60);
+        return -1;
+    }
+    if (!(v >= 0.0f)) {
+        s2s_cfg_buf_puts(why, "weight ");
+        s2s_cfg_buf_append(why, text, strlen(text) > 60 ? 60 : strlen(text));
+        s2s_cfg_buf_puts(why, " is out of range; must be >= 0");
+        return -1;
+    }
+    g->weight = v;
+    return f;
+}
+
+// "{layer: 1, head: 0, weight: 0.5}" (the braces may be left out, as may
+// fields: those keep the value already in field). The loader hands YAML
+// mappings over field by field instead, to report each at its position;
+// this text form is what --set and the schema defaults give. Nothing is
+// stored unless every field parses.
+static bool parse_guided(const s2s_cfg_key *k, const char *text, bool quoted, void *field,
+                         s2s_cfg_buf *why) {
+    if (quoted) return type_error(k, text, quoted, why);
+    s2s_guided_alignment v;
+    memcpy(&v, field, sizeof v);
+    const char *s = text, *end = text + strlen(text);
+    while (s < end && *s == ' ') s++;
+    while (end > s && end[-1] == ' ') end--;
+    bool braces = s < end && *s == '{';
+    if (braces) {
+        if (end - s < 2 || end[-1] != '}') return type_error(k, text, quoted, why);
+        s++;
+        end--;
+        while (s < end && *s == ' ') s++;
+        while (end > s && end[-1] == ' ') end--;
+        if (s == end) return true;  // {}: nothing changes
+    } else if (s == end) {
+        return type_error(k, text, quoted, why);
+    }
+    bool seen[3] = {false};
+    for (;;) {
+        const char *stop = memchr(s, ',', (size_t)(end - s));
+        if (!stop) stop = end;
+        const char *colon = memchr(s, ':', (size_t)(stop - s));
+        if (!colon) return type_error(k, text, quoted, why);
+        const char *na = s, *nb = colon, *va = colon + 1, *vb = stop;
+        while (na < nb && *na == ' ') na++;
+        while (nb > na && nb[-1] == ' ') nb--;
+        while (va < vb && *va == ' ') va++;
+        while (vb > va && vb[-1] == ' ') vb--;
+        char *num = malloc((size_t)(vb - va) + 1);
+        if (!num) {
+            why->oom = true;
+            return false;
+        }
+        memcpy(num, va, (size_t)(vb - va));
+        num[vb - va] = '\0';
+        int f = s2s_cfg_parse_field(k, na, (size_t)(nb - na), num, &v, why);
+        free(num);
+        if (f < 0) return false;
+        if (seen[f]) {
+            s2s_cfg_buf_printf(why, "%s given twice", guided_fields[f]);
+            return false;
+        }
+        seen[f] = true;
+        if (stop == end) break;
+        s = stop + 1;
+    }
+    memcpy(field, &v, sizeof v);
+    return true;
+}
+
 bool s2s_cfg_parse_value(const s2s_cfg_key *k, const char *text, bool quoted,
                          void *field, s2s_cfg_buf *why) {
     switch (k->type) {
@@ -572,6 +730,7 @@ bool s2s_cfg_parse_value(const s2s_cfg_key *k, const char *text, bool quoted,
         memcpy(field, text, n + 1);
         return true;
     }
+    case S2S_CFG_GUIDED: return parse_guided(k, text, quoted, field, why);
     case S2S_CFG_FLOAT_PAIR: {
         float v[2];
         if (quoted || !parse_pair(text, v)) return type_error(k, text, quoted, why);
@@ -630,6 +789,11 @@ bool s2s_cfg_check_value(const s2s_cfg_key *k, const void *field, s2s_cfg_buf *w
         if (memchr(field, '\0', k->size)) return true;
         s2s_cfg_buf_puts(why, "is not NUL-terminated");
         return false;
+    case S2S_CFG_GUIDED: {
+        s2s_guided_alignment g;
+        memcpy(&g, field, sizeof g);
+        return check_guided(&g, why);
+    }
     case S2S_CFG_FLOAT_PAIR: {
         float v[2];
         memcpy(v, field, sizeof v);
@@ -719,6 +883,14 @@ void s2s_cfg_format_value(s2s_cfg_buf *b, const s2s_cfg_key *k, const void *fiel
         s2s_cfg_buf_puts(b, "]");
         break;
     }
+    case S2S_CFG_GUIDED: {
+        s2s_guided_alignment g;
+        memcpy(&g, field, sizeof g);
+        s2s_cfg_buf_printf(b, "{layer: %d, head: %d, weight: ", g.layer, g.head);
+        format_float(b, g.weight);
+        s2s_cfg_buf_puts(b, "}");
+        break;
+    }
     default: S2S_ASSERT(0);
     }
 }
@@ -732,6 +904,13 @@ bool s2s_cfg_value_equal(const s2s_cfg_key *k, const void *a, const void *b) {
     case S2S_CFG_PATH:
     case S2S_CFG_STRING: return strncmp(a, b, k->size) == 0;
     case S2S_CFG_FLOAT_PAIR: return memcmp(a, b, 2 * sizeof(float)) == 0;
+    case S2S_CFG_GUIDED: {
+        s2s_guided_alignment x, y;
+        memcpy(&x, a, sizeof x);
+        memcpy(&y, b, sizeof y);
+        return x.layer == y.layer && x.head == y.head &&
+               memcmp(&x.weight, &y.weight, sizeof x.weight) == 0;
+    }
     default: S2S_ASSERT(0);
     }
     return false;
@@ -745,6 +924,7 @@ static const char *type_name(s2s_cfg_type t) {
         [S2S_CFG_BOOL] = "bool",  [S2S_CFG_ENUM] = "enum",
         [S2S_CFG_PATH] = "path",  [S2S_CFG_STRING] = "string",
         [S2S_CFG_FLOAT_PAIR] = "[float, float]",
+        [S2S_CFG_GUIDED] = "{layer, head, weight}",
     };
     return names[t];
 }
@@ -817,6 +997,9 @@ char *s2s_config_reference_md(void) {
                 break;
             case S2S_CFG_BOOL: s2s_cfg_buf_puts(&b, "`true`, `false`"); break;
             case S2S_CFG_PATH: s2s_cfg_buf_puts(&b, "an existing file"); break;
+            case S2S_CFG_GUIDED:
+                s2s_cfg_buf_puts(&b, "`layer` >= -1, `head` >= 0, `weight` >= 0");
+                break;
             default:
                 if (k->bounds) describe_bounds(&b, k);
                 else s2s_cfg_buf_puts(&b, "any");
@@ -835,6 +1018,8 @@ char *s2s_config_reference_md(void) {
         "- `model.d_model` is even: sinusoidal positions fill the embedding "
         "in sin/cos pairs.\n"
         "- `model.d_model` is divisible by `model.heads`: each head gets "
-        "`d_model / heads` dimensions.\n");
+        "`d_model / heads` dimensions.\n"
+        "- `train.guided_alignment`: when `layer` is not -1, `layer` < "
+        "`model.decoder_layers` and `head` < `model.heads`.\n");
     return s2s_cfg_buf_take(&b);
 }

@@ -22,6 +22,8 @@ typedef enum s2s_cfg_type {
     S2S_CFG_PATH,    // char[size]; relative paths resolve against base_dir
     S2S_CFG_STRING,  // char[size]
     S2S_CFG_FLOAT_PAIR,  // float[2], written [a, b]; bounds apply to each
+    S2S_CFG_GUIDED,  // s2s_guided_alignment, written {layer: L, head: H, weight: W};
+                     // fields left out keep their values; bounds are per field
     S2S_CFG_TYPE_COUNT
 } s2s_cfg_type;
 
@@ -113,6 +115,16 @@ const void *s2s_cfg_field_const(const s2s_config *cfg, const s2s_cfg_key *k);
 // to why and returns false. PATH values are stored as written.
 bool s2s_cfg_parse_value(const s2s_cfg_key *k, const char *text, bool quoted,
                          void *field, s2s_cfg_buf *why);
+
+// One field of a mapping-valued key (S2S_CFG_GUIDED): parses text (a plain
+// YAML scalar) as the value of the field name[0..n) and, when it is valid,
+// stores it in the struct at field. Returns the field's index (its place in
+// s2s_cfg_field_names(k)), or -1 with the reason appended to why.
+int s2s_cfg_parse_field(const s2s_cfg_key *k, const char *name, size_t n, const char *text,
+                        void *field, s2s_cfg_buf *why);
+// The field names of a mapping-valued key, NULL-terminated; NULL for
+// other types.
+const char *const *s2s_cfg_field_names(const s2s_cfg_key *k);
 
 // What a value of k's type looks like: "an integer", "pre or post", ...
 void s2s_cfg_describe_type(s2s_cfg_buf *b, const s2s_cfg_key *k);

@@ -210,6 +210,15 @@ s2s_status s2s_attention_backward(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *
                                   const float *dctx, const float *probs, const float *pdrop,
                                   const uint8_t *keep, float p, s2s_view q, s2s_view k,
                                   s2s_view v, const s2s_attn_shape *s) {
+    return s2s_attention_backward_head(dq, dk, dv, dprobs, dctx, probs, pdrop, keep, p, q, k, v,
+                                       s, NULL, 0);
+}
+
+s2s_status s2s_attention_backward_head(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *dprobs,
+                                       const float *dctx, const float *probs, const float *pdrop,
+                                       const uint8_t *keep, float p, s2s_view q, s2s_view k,
+                                       s2s_view v, const s2s_attn_shape *s, const float *dhead,
+                                       int64_t head) {
     int64_t B = s->batch, H = s->heads, dh = s->head_dim, tq = s->tq, tk = s->tk;
     int64_t d = H * dh, n = B * H * tq * tk;
     float alpha = 1.0f / sqrtf((float)dh);
@@ -235,6 +244,16 @@ s2s_status s2s_attention_backward(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *
     S2S_TRY(s2s_mm(dv.p, w, dctx, &dvv));
 
     s2s_dropout_backward(dprobs, dprobs, keep, n, p);
+    if (dhead) {
+        S2S_ASSERT(head >= 0 && head < H);
+        // The guided loss reads the weights before dropout: its gradient
+        // joins after the dropout backward.
+        for (int64_t b = 0; b < B; b++) {
+            float *dst = dprobs + (b * H + head) * tq * tk;
+            const float *src = dhead + b * tq * tk;
+            for (int64_t i = 0; i < tq * tk; i++) dst[i] += src[i];
+        }
+    }
     for (int64_t b = 0; b < B; b++)
         for (int64_t h = 0; h < H; h++)
             for (int64_t i = 0; i < tq; i++) {

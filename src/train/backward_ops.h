@@ -91,4 +91,15 @@ s2s_status s2s_attention_backward(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *
                                   const uint8_t *keep, float p, s2s_view q, s2s_view k,
                                   s2s_view v, const s2s_attn_shape *s);
 
+// s2s_attention_backward when the loss also reads the weights of one head
+// directly (guided alignment): dhead (B, Tq, Tk) = d loss / d probs of head
+// `head` (before dropout) is added to the gradient that comes back through
+// dropout and V before the softmax backward. dhead NULL: exactly
+// s2s_attention_backward.
+s2s_status s2s_attention_backward_head(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *dprobs,
+                                       const float *dctx, const float *probs, const float *pdrop,
+                                       const uint8_t *keep, float p, s2s_view q, s2s_view k,
+                                       s2s_view v, const s2s_attn_shape *s, const float *dhead,
+                                       int64_t head);
+
 #endif

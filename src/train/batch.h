@@ -17,6 +17,12 @@ typedef struct s2s_batch {
     int *tgt_len;   // (N) predicted positions, </s> included
     int n_tokens;   // sum of tgt_len: the loss is averaged over these
     int src_tokens; // sum of src_len - n (without </s>), for throughput figures
+    // Guided alignment (train.guided_alignment); NULL/0 when the data has none.
+    // Row j of sentence i is the gold alignment of target token j (the one
+    // decoder row j predicts) as a distribution over source rows 0..src_len-2
+    // (</s> has no links); a row of zeros (no link, </s>, padding) is not guided.
+    float *align;   // (N, T, S)
+    int n_guided;   // rows of align that are not all zero
 } s2s_batch;
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/util.h"
+#include "s2s/align.h"
 
 // ---- growable arrays ----
 
@@ -33,6 +34,8 @@ typedef struct loader {
     size_t n_refs, cap_refs;   // ref_offs entries
     size_t *ref_offs;          // offsets into ref_text, turned into pointers at the end
     size_t n_text, cap_text;
+    size_t n_links, cap_links;  // pairs in d->links
+    s2s_alignment align;        // one line's links, reused
     s2s_tokens tok;
 } loader;
 
@@ -78,8 +81,34 @@ static s2s_status add_side(loader *L, const s2s_vocab *v, const char *text, cons
     return S2S_OK;
 }
 
+// Parses one line's alignment column into e's links; text NULL: no links.
+static s2s_status add_links(loader *L, s2s_example *e, const char *text, const char *path,
+                            int line) {
+    e->link = L->n_links;
+    e->n_links = 0;
+    if (!text) return S2S_OK;
+    size_t wn = strlen(path) + 16;
+    char *where = malloc(wn);
+    if (!where) return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+    snprintf(where, wn, "%s:%d", path, line);
+    s2s_status st = s2s_alignment_parse(&L->align, text, where);
+    if (st == S2S_OK) st = s2s_alignment_check(&L->align, e->src_len, e->tgt_len, where);
+    free(where);
+    if (st != S2S_OK) return st;
+    size_t n = (size_t)L->align.n;
+    if (!grow((void **)&L->d->links, &L->cap_links, 2 * (L->n_links + n), sizeof(int)))
+        return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+    for (size_t k = 0; k < n; k++) {
+        L->d->links[2 * (L->n_links + k)] = L->align.links[k].src;
+        L->d->links[2 * (L->n_links + k) + 1] = L->align.links[k].tgt;
+    }
+    L->n_links += n;
+    e->n_links = (int)n;
+    return S2S_OK;
+}
+
 static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_vocab *sv,
-                             const s2s_vocab *tv, int max_len, bool keep_refs) {
+                             const s2s_vocab *tv, int max_len, bool keep_refs, bool keep_align) {
     char *buf = NULL;
     size_t cap = 0;
     ssize_t got;
@@ -113,6 +142,9 @@ static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_voc
         if (st == S2S_OK)
             st = add_side(L, tv, tgt, path, line, "target", max_len, &e->tgt, &e->tgt_len,
                           keep_refs);
+        e->link = 0;
+        e->n_links = 0;
+        if (st == S2S_OK && keep_align) st = add_links(L, e, third ? third + 1 : NULL, path, line);
         if (st == S2S_OK) L->d->n++;
     }
     if (st == S2S_OK && ferror(f)) st = s2s_fail(S2S_ERR_IO, "%s: read error", path);
@@ -123,16 +155,24 @@ static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_voc
 }
 
 s2s_status s2s_dataset_load(s2s_dataset **out, const char *path, const s2s_vocab *src_vocab,
-                            const s2s_vocab *tgt_vocab, int max_len, bool keep_refs) {
+                            const s2s_vocab *tgt_vocab, int max_len, bool keep_refs,
+                            bool keep_align) {
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     loader L = {0};
     L.d = s2s_calloc(1, sizeof *L.d);
-    s2s_status st = L.d ? load_lines(&L, f, path, src_vocab, tgt_vocab, max_len, keep_refs)
+    s2s_status st = L.d ? load_lines(&L, f, path, src_vocab, tgt_vocab, max_len, keep_refs,
+                                     keep_align)
                         : S2S_ERR_NOMEM;
     fclose(f);
     s2s_tokens_free(&L.tok);
+    s2s_alignment_free(&L.align);
+    // Even without a single link, so batches say "no link" rather than "no data".
+    if (st == S2S_OK && keep_align && !L.d->links) {
+        L.d->links = s2s_calloc(2, sizeof(int));
+        if (!L.d->links) st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+    }
     if (st == S2S_OK && keep_refs) {
         L.d->ref_tokens = s2s_calloc(L.n_refs + 1, sizeof(char *));
         if (!L.d->ref_tokens) st = S2S_ERR_NOMEM;
@@ -154,6 +194,7 @@ void s2s_dataset_free(s2s_dataset *d) {
     free(d->ids);
     free(d->ref_tokens);
     free(d->ref_text);
+    free(d->links);
     free(d);
 }
 
@@ -314,6 +355,34 @@ s2s_status s2s_batch_fill(s2s_batch_buf *buf, const s2s_dataset *d, const int *i
         b->n_tokens += e->tgt_len + 1;
         b->src_tokens += e->src_len;
     }
+    b->align = NULL;
+    b->n_guided = 0;
+    if (!d->links) return S2S_OK;
+
+    size_t acells = (size_t)n * (size_t)S * (size_t)T;
+    if (acells > buf->cap_align) {
+        float *a = realloc(buf->align, acells * sizeof(float));
+        if (!a) return s2s_fail(S2S_ERR_NOMEM, "batch: out of memory");
+        buf->align = a;
+        buf->cap_align = acells;
+    }
+    b->align = buf->align;
+    memset(b->align, 0, acells * sizeof(float));
+    for (int i = 0; i < n; i++) {
+        const s2s_example *e = &d->ex[idx[i]];
+        const int *l = d->links + 2 * e->link;
+        float *A = b->align + (size_t)i * T * S;
+        // Row j: the source tokens linked to target token j, 1/k each.
+        for (int k = 0; k < e->n_links; k++) A[(size_t)l[2 * k + 1] * S + l[2 * k]] = 1.0f;
+        for (int j = 0; j < e->tgt_len; j++) {
+            float *row = A + (size_t)j * S;
+            int cnt = 0;
+            for (int s = 0; s < e->src_len; s++) cnt += row[s] != 0.0f;
+            if (cnt == 0) continue;
+            for (int s = 0; s < e->src_len; s++) row[s] /= (float)cnt;
+            b->n_guided++;
+        }
+    }
     return S2S_OK;
 }
 
@@ -323,5 +392,6 @@ void s2s_batch_buf_free(s2s_batch_buf *buf) {
     free(buf->b.tgt_in);
     free(buf->b.tgt_out);
     free(buf->b.tgt_len);
+    free(buf->align);
     *buf = (s2s_batch_buf){0};
 }

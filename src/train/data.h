@@ -1,9 +1,12 @@
 // Training data (internal): a TSV corpus tokenized with the model's
 // vocabularies, and its batches.
 //
-// A line is `source<TAB>target[<TAB>alignment]`; a third column (word
-// alignments) is read past and ignored. Lines are numbered from 1 and every
-// problem is reported as "file:line: problem".
+// A line is `source<TAB>target[<TAB>alignment]`. The third column, gold
+// word alignments in Pharaoh form ("0-0 1-2 2p1": source token i, target
+// token j, from 0 over the tokens the vocabularies split, </s> excluded; a
+// possible link "ipj" counts as a link), is read only when asked for (guided
+// alignment) and ignored otherwise; a line without it has no links. Lines
+// are numbered from 1 and every problem is reported as "file:line: problem".
 //
 // Batching: a batch of n sentences costs n * (S + T) tokens, S and T being
 // the padded source and target lengths (S = longest source + </s>, T =
@@ -33,6 +36,8 @@ typedef struct s2s_example {
     int src_len, tgt_len; // tokens, no </s>
     int line;             // in the file, from 1
     size_t ref;           // first of tgt_len entries in ref_tokens (with keep_refs)
+    size_t link;          // first of n_links pairs in s2s_dataset.links (with keep_align)
+    int n_links;
 } s2s_example;
 
 typedef struct s2s_dataset {
@@ -43,13 +48,20 @@ typedef struct s2s_dataset {
     // words keep their spelling), for BLEU and exact match.
     const char **ref_tokens;
     char *ref_text;     // the bytes ref_tokens point into
+    // With keep_align: every example's links as (source, target) index
+    // pairs, each sentence's sorted and without duplicates; non-NULL then
+    // even when no line has links, so that batches carry alignments.
+    int *links;         // (2 * total links)
 } s2s_dataset;
 
 // Reads and tokenizes a TSV file. A source or target of max_len tokens or
 // more (</s> or <s> must still fit) is an error, as are a missing tab,
-// invalid UTF-8, a NUL byte and an empty file.
+// invalid UTF-8, a NUL byte and an empty file. keep_align: read the third
+// column too; a malformed link or one naming a token the line does not
+// have is an error ("file:line: ...").
 s2s_status s2s_dataset_load(s2s_dataset **out, const char *path, const s2s_vocab *src_vocab,
-                            const s2s_vocab *tgt_vocab, int max_len, bool keep_refs);
+                            const s2s_vocab *tgt_vocab, int max_len, bool keep_refs,
+                            bool keep_align);
 void s2s_dataset_free(s2s_dataset *d);
 
 // An epoch's batches: batch b holds the sentences order[start[b] .. start[b+1]).
@@ -66,10 +78,13 @@ void s2s_batch_plan_free(s2s_batch_plan *p);
 // Reusable batch buffers.
 typedef struct s2s_batch_buf {
     s2s_batch b;
-    size_t cap_cells, cap_rows;
+    size_t cap_cells, cap_rows, cap_align;
+    float *align;  // b.align's storage, kept when a batch has none
 } s2s_batch_buf;
 
-// Fills buf->b with the examples idx[0..n).
+// Fills buf->b with the examples idx[0..n); with alignments when d has them
+// (b.align row j of a sentence: its links to target token j, each of the k
+// linked source tokens weighing 1/k).
 s2s_status s2s_batch_fill(s2s_batch_buf *buf, const s2s_dataset *d, const int *idx, int n);
 void s2s_batch_buf_free(s2s_batch_buf *buf);
 

@@ -11,6 +11,9 @@
 //   pre:  x = x + drop(Sub(LN(x)))      post: x = LN(x + drop(Sub(x)))
 //   attention weights: drop(softmax(mask(Q K^T / sqrt(Dh))))
 //   logits = h · W^T + b,  W = generator.weight or tgt_embed.weight (tied)
+// Guided alignment (optional) adds a cross-entropy between gold alignment
+// rows and one cross-attention head's weights before dropout; its gradient
+// joins that head's softmax backward (s2s_attention_backward_head).
 // Every sublayer writes a fresh residual stream buffer, so the backward
 // pass finds the input of each LayerNorm and product it needs.
 //
@@ -87,6 +90,7 @@ struct s2s_graph {
     float *dkv;     // (Rs, 2D)
     float *dsrc;    // (Rs, D) gradient of the encoder stream (and output)
     float *dtgt;    // (Rt, D) gradient of the decoder stream
+    float *dguided; // (N, T, S) d guided loss / d weights of the guided head
 };
 
 // ---- memory plan ----
@@ -171,6 +175,7 @@ static void plan(s2s_graph *g, arena *a) {
     g->dkv = take(a, Rs * 2 * d);
     g->dsrc = take(a, Rs * d);
     g->dtgt = take(a, Rt * d);
+    g->dguided = take(a, N * T * S);
 }
 
 // Makes the blocks big enough for an (N, S, T) batch; they only grow.
@@ -246,6 +251,9 @@ typedef struct pass {
     float drop, adrop;
     s2s_rng *rng;
     float *grads;  // backward only
+    // Guided alignment: on when guided_w > 0 and the batch has guided rows.
+    float guided_w;
+    int guided_layer, guided_head;
 } pass;
 
 static s2s_rows rows_of(float *p, int64_t width) { return (s2s_rows){p, 0, width}; }
@@ -287,6 +295,32 @@ static s2s_status check_batch(const s2s_model *m, const s2s_batch *b) {
     if (n_tokens != b->n_tokens)
         return s2s_fail(S2S_ERR_INVALID, "training batch: n_tokens is %d, the lengths add up "
                         "to %lld", b->n_tokens, n_tokens);
+    if (!b->align) {
+        if (b->n_guided != 0)
+            return s2s_fail(S2S_ERR_INVALID, "training batch: %d guided rows but no alignments",
+                            b->n_guided);
+        return S2S_OK;
+    }
+    // Alignments only where a real source token meets a real target token,
+    // so the guided loss never reads a masked weight.
+    long long rows = 0;
+    for (int i = 0; i < b->n; i++)
+        for (int j = 0; j < b->T; j++) {
+            const float *a = b->align + ((int64_t)i * b->T + j) * b->S;
+            bool any = false;
+            for (int s = 0; s < b->S; s++) {
+                bool inside = j < b->tgt_len[i] - 1 && s < b->src_len[i] - 1;
+                if (!(a[s] >= 0.0f && a[s] <= 1.0f) || (a[s] != 0.0f && !inside))
+                    return s2s_fail(S2S_ERR_INVALID, "training batch: sentence %d: alignment "
+                                    "weight %g at target %d, source %d", i + 1, (double)a[s],
+                                    j, s);
+                any |= a[s] != 0.0f;
+            }
+            rows += any;
+        }
+    if (rows != b->n_guided)
+        return s2s_fail(S2S_ERR_INVALID, "training batch: n_guided is %d, the alignments have "
+                        "%lld guided rows", b->n_guided, rows);
     return S2S_OK;
 }
 
@@ -495,6 +529,31 @@ static void loss(pass *p, float eps, bool want_grad, s2s_loss_stats *st) {
     };
 }
 
+// ---- guided alignment ----
+
+// stats->guided = w * sum -A log(P + 1e-6) / n_guided over the guided head
+// P (N, H, T, S) of the guided layer's cross-attention, in double; with
+// want_grad, g->dguided (N, T, S) = d guided / d P = -w A / (P + 1e-6) / n_guided.
+static void guided_loss(pass *p, bool want_grad, s2s_loss_stats *st) {
+    const s2s_batch *b = p->b;
+    int64_t N = p->N, T = p->T, S = p->S, H = p->H;
+    const float *probs = p->g->dec[3 * p->guided_layer + 1].probs;
+    double w = p->guided_w, inv = 1.0 / (double)b->n_guided, sum = 0.0;
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t j = 0; j < T; j++) {
+            const float *a = b->align + (i * T + j) * S;
+            const float *pr = probs + ((i * H + p->guided_head) * T + j) * S;
+            float *da = p->g->dguided + (i * T + j) * S;
+            for (int64_t s = 0; s < S; s++) {
+                double ps = (double)pr[s] + 1e-6;
+                if (a[s] != 0.0f) sum -= (double)a[s] * log(ps);
+                if (want_grad) da[s] = a[s] != 0.0f ? (float)(-w * a[s] / ps * inv) : 0.0f;
+            }
+        }
+    st->guided = w * sum * inv;
+    st->n_guided = b->n_guided;
+}
+
 // ---- backward ----
 //
 // dx, the gradient of the residual stream, is updated in place from the
@@ -545,9 +604,10 @@ static s2s_status self_attn_bwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
     return S2S_OK;
 }
 
-// Also adds the encoder output's gradient into g->dsrc.
+// Also adds the encoder output's gradient into g->dsrc. dhead: the guided
+// loss's gradient for head p->guided_head's weights (NULL: none).
 static s2s_status cross_attn_bwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
-                                 const s2s_norm_weights *n, float *dx) {
+                                 const s2s_norm_weights *n, float *dx, const float *dhead) {
     s2s_graph *g = p->g;
     int64_t d = p->d, T = p->T, S = p->S, R = p->N * T;
     float *din;
@@ -561,8 +621,9 @@ static s2s_status cross_attn_bwd(pass *p, sub_acts *a, const s2s_attn_weights *w
              v = {a->kv + d, S * 2 * d, 2 * d};
     s2s_rows dq = {g->dq, T * d, d}, dk = {g->dkv, S * 2 * d, 2 * d},
              dv = {g->dkv + d, S * 2 * d, 2 * d};
-    S2S_TRY(s2s_attention_backward(dq, dk, dv, g->dprobs, g->dctx, a->probs, used_probs(p, a),
-                                   a->akeep, p->adrop, q, k, v, &sh));
+    S2S_TRY(s2s_attention_backward_head(dq, dk, dv, g->dprobs, g->dctx, a->probs,
+                                        used_probs(p, a), a->akeep, p->adrop, q, k, v, &sh,
+                                        dhead, p->guided_head));
     S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv, R,
                                 d, d, acc));
     S2S_TRY(s2s_linear_backward(g->dsrc, G(p, w->w_qkv) + d * d, G(p, w->b_qkv) + d, g->dkv,
@@ -618,7 +679,9 @@ static s2s_status backward(pass *p) {
     for (int l = c->decoder_layers - 1; l >= 0; l--) {
         const s2s_decoder_weights *w = &m->dec[l];
         S2S_TRY(ffn_bwd(p, &g->dec[3 * l + 2], &w->ffn, &w->norm3, g->dtgt, Rt));
-        S2S_TRY(cross_attn_bwd(p, &g->dec[3 * l + 1], &w->cross_attn, &w->norm2, g->dtgt));
+        const float *dhead = p->guided_w > 0.0f && l == p->guided_layer ? g->dguided : NULL;
+        S2S_TRY(cross_attn_bwd(p, &g->dec[3 * l + 1], &w->cross_attn, &w->norm2, g->dtgt,
+                               dhead));
         S2S_TRY(self_attn_bwd(p, &g->dec[3 * l], &w->self_attn, &w->norm1, g->dtgt, p->T, NULL,
                               0));
     }
@@ -653,11 +716,27 @@ s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_trai
     S2S_TRY(check_rate(o->label_smoothing, "label_smoothing", true));
     if (!rng && (o->dropout > 0.0f || o->attention_dropout > 0.0f))
         return s2s_fail(S2S_ERR_INVALID, "dropout needs a random number generator");
+    if (!(o->guided_weight >= 0.0f && isfinite(o->guided_weight)))
+        return s2s_fail(S2S_ERR_INVALID, "guided alignment weight must be >= 0, not %g",
+                        (double)o->guided_weight);
+    const s2s_model_config *c = &g->m->cfg.model;
+    if (o->guided_weight > 0.0f &&
+        (o->guided_layer < 0 || o->guided_layer >= c->decoder_layers || o->guided_head < 0 ||
+         o->guided_head >= c->heads))
+        return s2s_fail(S2S_ERR_INVALID, "guided alignment: layer %d, head %d; the model has "
+                        "%d decoder layers of %d heads", o->guided_layer, o->guided_head,
+                        c->decoder_layers, c->heads);
     pass p;
     S2S_TRY(begin(&p, g, b, o->dropout, o->attention_dropout, rng));
     p.grads = grads;
+    if (o->guided_weight > 0.0f && b->align && b->n_guided > 0) {
+        p.guided_w = o->guided_weight;
+        p.guided_layer = o->guided_layer;
+        p.guided_head = o->guided_head;
+    }
     S2S_TRY(forward(&p));
     loss(&p, o->label_smoothing, true, stats);
+    if (p.guided_w > 0.0f) guided_loss(&p, true, stats);
     return backward(&p);
 }
 

@@ -17,6 +17,16 @@ typedef struct s2s_train_opts {
     float dropout;            // embeddings and sublayer outputs (model.dropout)
     float attention_dropout;  // attention weights (model.attention_dropout)
     float label_smoothing;    // train.label_smoothing
+    // Guided alignment (train.guided_alignment), on when guided_weight > 0
+    // and the batch carries alignments (s2s_batch.align): the loss gains
+    //   guided_weight * sum over guided rows (i, j) and source rows s of
+    //   -A[i,j,s] log(P[i,j,s] + 1e-6) / b->n_guided,
+    // P being head guided_head of decoder layer guided_layer's
+    // cross-attention weights before attention dropout. Zero (the default
+    // of a designated initializer) is off.
+    float guided_weight;
+    int guided_layer;         // from 0, < decoder_layers
+    int guided_head;          // from 0, < heads
 } s2s_train_opts;
 
 typedef struct s2s_loss_stats {
@@ -24,6 +34,10 @@ typedef struct s2s_loss_stats {
     double nll;       // mean -log p[gold] (no smoothing), for perplexity
     int n_tokens;
     int n_correct;    // argmax == gold
+    // The guided alignment term (weight included), added to `loss` in the
+    // gradient but not in `loss` itself; 0 when off or without guided rows.
+    double guided;
+    int n_guided;     // rows it averages over
 } s2s_loss_stats;
 
 typedef struct s2s_graph s2s_graph;
@@ -32,7 +46,7 @@ typedef struct s2s_graph s2s_graph;
 s2s_status s2s_graph_new(s2s_graph **out, const s2s_model *m);
 void s2s_graph_free(s2s_graph *g);
 
-// grads (n_params) = d loss / d params (overwritten, not accumulated).
+// grads (n_params) = d (loss + guided) / d params (overwritten, not accumulated).
 // Dropout masks come from rng (advanced deterministically); with both
 // dropouts 0 rng is not used. The tied output weight gets both gradients.
 s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_train_opts *o,

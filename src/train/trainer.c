@@ -226,11 +226,16 @@ static void log_num(FILE *f, const char *key, double v) {
     else fprintf(f, "\"%s\": null", key);
 }
 
-static void log_step(trainer *t, const s2s_train_progress *p) {
+// guided: the step's guided alignment loss, logged when it is on.
+static void log_step(trainer *t, const s2s_train_progress *p, double guided) {
     FILE *f = t->log;
     fprintf(f, "{\"step\": %d, ", p->step);
     log_num(f, "loss", p->loss);
     fputs(", ", f);
+    if (t->cfg->train.guided_alignment.layer >= 0) {
+        log_num(f, "guided", guided);
+        fputs(", ", f);
+    }
     log_num(f, "lr", p->lr);
     fprintf(f, ", \"tokens\": %d, ", p->tokens);
     log_num(f, "grad_norm", p->grad_norm);
@@ -283,20 +288,23 @@ static s2s_status open_log(trainer *t, bool resume) {
 
 // ---- validation ----
 
-static s2s_status validate(trainer *t, s2s_valid_result *r) {
-    const s2s_dataset *d = t->dev;
+// Teacher-forced loss and token accuracy, then corpus BLEU and exact match
+// of the translations p makes, on dataset d (loaded with keep_refs).
+static s2s_status evaluate(const s2s_model *m, s2s_graph *g, s2s_state *st_dec, s2s_batch_buf *bb,
+                           const s2s_dataset *d, int batch_tokens, float label_smoothing,
+                           const s2s_decode_params *p, s2s_valid_result *r) {
     memset(r, 0, sizeof *r);
     r->sentences = d->n;
     s2s_batch_plan plan = {0};
-    S2S_TRY(s2s_batch_plan_make(&plan, d, t->cfg->train.batch_tokens, /*shuffle=*/false, 0, 1));
+    S2S_TRY(s2s_batch_plan_make(&plan, d, batch_tokens, /*shuffle=*/false, 0, 1));
     double loss = 0, nll = 0;
     long long toks = 0, correct = 0;
     s2s_status st = S2S_OK;
     for (int b = 0; b < plan.n_batches && st == S2S_OK; b++) {
-        st = s2s_batch_fill(&t->bb, d, plan.order + plan.start[b],
+        st = s2s_batch_fill(bb, d, plan.order + plan.start[b],
                             plan.start[b + 1] - plan.start[b]);
         s2s_loss_stats ls = {0};
-        if (st == S2S_OK) st = s2s_forward_loss(t->g, &t->bb.b, t->cfg->train.label_smoothing, &ls);
+        if (st == S2S_OK) st = s2s_forward_loss(g, &bb->b, label_smoothing, &ls);
         loss += ls.loss * ls.n_tokens;
         nll += ls.nll * ls.n_tokens;
         toks += ls.n_tokens;
@@ -319,18 +327,14 @@ static s2s_status validate(trainer *t, s2s_valid_result *r) {
         src[i] = d->ids + d->ex[i].src;
         len[i] = d->ex[i].src_len;
     }
-    s2s_decode_params p = s2s_decode_default_params(t->m);
-    // Greedy, one hypothesis per sentence, whatever decode.beam_size says:
-    // validation compares checkpoints, and beam search would cost beam_size times more.
-    p.beam_size = 1;
-    p.n_best = 1;
-    p.sampling_topk = 1;
-    if (st == S2S_OK) st = s2s_translate(t->st, &p, src, len, d->n, h);
+    s2s_decode_params one = *p;
+    one.n_best = 1;  // the best hypothesis is the translation
+    if (st == S2S_OK) st = s2s_translate(st_dec, &one, src, len, d->n, h);
     bool translated = st == S2S_OK;  // s2s_translate frees its results when it fails
     if (st == S2S_OK) {
         s2s_bleu_stats bs = {0};
         int exact = 0;
-        const s2s_vocab *tv = s2s_model_tgt_vocab(t->m);
+        const s2s_vocab *tv = s2s_model_tgt_vocab(m);
         for (int i = 0; i < d->n && st == S2S_OK; i++) {
             if ((size_t)h[i].n + 1 > cap_h) {
                 cap_h = (size_t)h[i].n + 1;
@@ -353,6 +357,38 @@ static s2s_status validate(trainer *t, s2s_valid_result *r) {
     free(src);
     free(len);
     return st;
+}
+
+static s2s_status validate(trainer *t, s2s_valid_result *r) {
+    s2s_decode_params p = s2s_decode_default_params(t->m);
+    // Greedy, one hypothesis per sentence, whatever decode.beam_size says:
+    // validation compares checkpoints, and beam search would cost beam_size times more.
+    p.beam_size = 1;
+    p.n_best = 1;
+    p.sampling_topk = 1;
+    return evaluate(t->m, t->g, t->st, &t->bb, t->dev, t->cfg->train.batch_tokens,
+                    t->cfg->train.label_smoothing, &p, r);
+}
+
+s2s_status s2s_evaluate(const s2s_model *m, const char *tsv, const s2s_decode_params *p,
+                        s2s_valid_result *out) {
+    const s2s_config *cfg = s2s_model_get_config(m);
+    s2s_dataset *d = NULL;
+    s2s_graph *g = NULL;
+    s2s_state *st = NULL;
+    s2s_batch_buf bb = {0};
+    s2s_status status = s2s_dataset_load(&d, tsv, s2s_model_src_vocab(m), s2s_model_tgt_vocab(m),
+                                         cfg->model.max_len, /*keep_refs=*/true,
+                                         /*keep_align=*/false);
+    if (status == S2S_OK) status = s2s_graph_new(&g, m);
+    if (status == S2S_OK) status = s2s_state_new(&st, m);
+    if (status == S2S_OK)
+        status = evaluate(m, g, st, &bb, d, cfg->train.batch_tokens, cfg->train.label_smoothing, p, out);
+    s2s_batch_buf_free(&bb);
+    s2s_state_free(st);
+    s2s_graph_free(g);
+    s2s_dataset_free(d);
+    return status;
 }
 
 // ---- setup ----
@@ -387,11 +423,19 @@ static s2s_status setup(trainer *t, const s2s_config *cfg, const s2s_train_param
     t->n = t->m->n_params;
 
     int max_len = t->m->cfg.model.max_len;
+    // The config was validated against its own model: section; an --init or
+    // --resume model may differ, so check the guided head against the file.
+    const s2s_guided_alignment *ga = &cfg->train.guided_alignment;
+    bool guided = ga->layer >= 0;
+    if (guided && (ga->layer >= t->m->cfg.model.decoder_layers || ga->head >= t->m->cfg.model.heads))
+        return s2s_fail(S2S_ERR_CONFIG, "train.guided_alignment: layer %d, head %d; the model "
+                        "has %d decoder layers of %d heads", ga->layer, ga->head,
+                        t->m->cfg.model.decoder_layers, t->m->cfg.model.heads);
     S2S_TRY(s2s_dataset_load(&t->train, cfg->data.train, t->m->src_vocab, t->m->tgt_vocab,
-                             max_len, false));
+                             max_len, /*keep_refs=*/false, /*keep_align=*/guided));
     if (cfg->data.dev[0])
         S2S_TRY(s2s_dataset_load(&t->dev, cfg->data.dev, t->m->src_vocab, t->m->tgt_vocab,
-                                 max_len, true));
+                                 max_len, /*keep_refs=*/true, /*keep_align=*/false));
 
     t->block = s2s_calloc(3 * t->n, sizeof(float));
     if (!t->block) return S2S_ERR_NOMEM;
@@ -457,6 +501,10 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
         .dropout = t->cfg->model.dropout,
         .attention_dropout = t->cfg->model.attention_dropout,
         .label_smoothing = tc->label_smoothing,
+        // layer -1 is off: weight 0 tells the graph so.
+        .guided_weight = tc->guided_alignment.layer >= 0 ? tc->guided_alignment.weight : 0.0f,
+        .guided_layer = tc->guided_alignment.layer,
+        .guided_head = tc->guided_alignment.head,
     };
     const s2s_adam_params adam = {
         .beta1 = tc->adam_betas[0], .beta2 = tc->adam_betas[1],
@@ -482,9 +530,9 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
                               t->m->cfg.model.d_model, tc->max_steps);
         s2s_loss_stats ls = {0};
         S2S_TRY(s2s_forward_backward(t->g, b, &opts, &t->rng, t->grads, &ls));
-        if (!isfinite(ls.loss))
+        if (!isfinite(ls.loss) || !isfinite(ls.guided))
             return s2s_fail(S2S_ERR_INVALID, "step %d: the loss is %g; try a lower train.lr "
-                            "or set train.clip_norm", step, ls.loss);
+                            "or set train.clip_norm", step, ls.loss + ls.guided);
         double norm = s2s_clip_grad_norm(t->grads, t->n, tc->clip_norm);
         s2s_adam_step(t->m->params, t->am, t->av, t->grads, t->n, lr, &adam, step);
 
@@ -519,7 +567,7 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
         }
         // The log line goes first: a run killed before the checkpoint below
         // leaves extra lines, which a resume drops (open_log).
-        log_step(t, &pr);
+        log_step(t, &pr, ls.guided);
         bool interrupted = p->stop && *p->stop;  // read once: the handler may set it any time
         saved = false;
         if ((tc->save_every > 0 && step % tc->save_every == 0) || interrupted || stop_early ||
