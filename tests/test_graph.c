@@ -1045,12 +1045,15 @@ Test(graph, guided_loss_by_hand) {
                                        "decoder layers of 2 heads");
     o = (s2s_train_opts){.guided_weight = -1};
     cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, grads, &st), S2S_ERR_INVALID);
-    // An alignment outside the sentence is a bad batch.
-    b.align[(0 * b.T + 0) * b.S + 4] = 0.5f;  // </s> column of sentence 0
+    // An alignment outside the sentence is a bad batch: here on the row
+    // that predicts </s> (the source </s> column is allowed: "no link").
+    int eos_row = b.tgt_len[0] - 1;
+    b.align[((int64_t)0 * b.T + eos_row) * b.S + 0] = 0.5f;
     o = (s2s_train_opts){.guided_weight = 1};
     cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, grads, &st), S2S_ERR_INVALID);
-    cr_assert_not_null(strstr(s2s_last_error(), "alignment weight 0.5 at target 0, source 4"),
-                       "%s", s2s_last_error());
+    char msg[64];
+    snprintf(msg, sizeof msg, "alignment weight 0.5 at target %d, source 0", eos_row);
+    cr_assert_not_null(strstr(s2s_last_error(), msg), "%s", s2s_last_error());
     free(grads);
     free_batch(&b);
     free_batch(&plain);

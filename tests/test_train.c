@@ -314,7 +314,8 @@ static void write_text(const char *path, const char *text) {
 
 Test(data, alignments_become_normalised_rows, .init = make_tmpdir, .fini = remove_tmpdir) {
     // Digit k has id k + 4. Line 2 has no third column: no guidance; line
-    // 3 has a possible link ("1p0", a link too) and a repeated one.
+    // 3 has a possible link ("1p0", a link too) and a repeated one; its
+    // unaligned target token is guided to the source </s> (column 2).
     const char *path = tmp_path("a.tsv");
     write_text(path, "1 2 3\t3 2 1\t0-2 1-1 2-0 2-1\n"
                      "4 5\t5 4\n"
@@ -332,12 +333,12 @@ Test(data, alignments_become_normalised_rows, .init = make_tmpdir, .fini = remov
     cr_assert_eq(b->S, 4);
     cr_assert_eq(b->T, 4);
     cr_assert_not_null(b->align);
-    cr_assert_eq(b->n_guided, 3 + 0 + 2);
+    cr_assert_eq(b->n_guided, 3 + 0 + 3);
     // want[i][j][s]: sentence i, target token j (the row that predicts it), source s.
     static const float want[3][4][4] = {
         {{0, 0, 1, 0}, {0, 0.5f, 0.5f, 0}, {1, 0, 0, 0}, {0}},  // row 3 predicts </s>
         {{0}},
-        {{0, 1, 0, 0}, {0}, {1, 0, 0, 0}, {0}},
+        {{0, 1, 0, 0}, {0, 0, 1, 0}, {1, 0, 0, 0}, {0}},
     };
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 4; j++)

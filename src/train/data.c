@@ -372,13 +372,16 @@ s2s_status s2s_batch_fill(s2s_batch_buf *buf, const s2s_dataset *d, const int *i
         const s2s_example *e = &d->ex[idx[i]];
         const int *l = d->links + 2 * e->link;
         float *A = b->align + (size_t)i * T * S;
-        // Row j: the source tokens linked to target token j, 1/k each.
+        // Row j: the source tokens linked to target token j, 1/k each. A
+        // target token the gold leaves unaligned (articles, "to", measure
+        // words) is guided to the source </s>: the head learns to say "no
+        // link", which s2s align reads as no alignment.
         for (int k = 0; k < e->n_links; k++) A[(size_t)l[2 * k + 1] * S + l[2 * k]] = 1.0f;
-        for (int j = 0; j < e->tgt_len; j++) {
+        for (int j = 0; j < e->tgt_len && e->n_links > 0; j++) {
             float *row = A + (size_t)j * S;
             int cnt = 0;
             for (int s = 0; s < e->src_len; s++) cnt += row[s] != 0.0f;
-            if (cnt == 0) continue;
+            if (cnt == 0) row[e->src_len] = 1.0f, cnt = 1;
             for (int s = 0; s < e->src_len; s++) row[s] /= (float)cnt;
             b->n_guided++;
         }

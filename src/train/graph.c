@@ -301,15 +301,16 @@ static s2s_status check_batch(const s2s_model *m, const s2s_batch *b) {
                             b->n_guided);
         return S2S_OK;
     }
-    // Alignments only where a real source token meets a real target token,
-    // so the guided loss never reads a masked weight.
+    // Alignments only where a real target token meets a real source token or
+    // the source </s> (the "no link" column), so the guided loss never
+    // reads a masked weight.
     long long rows = 0;
     for (int i = 0; i < b->n; i++)
         for (int j = 0; j < b->T; j++) {
             const float *a = b->align + ((int64_t)i * b->T + j) * b->S;
             bool any = false;
             for (int s = 0; s < b->S; s++) {
-                bool inside = j < b->tgt_len[i] - 1 && s < b->src_len[i] - 1;
+                bool inside = j < b->tgt_len[i] - 1 && s < b->src_len[i];
                 if (!(a[s] >= 0.0f && a[s] <= 1.0f) || (a[s] != 0.0f && !inside))
                     return s2s_fail(S2S_ERR_INVALID, "training batch: sentence %d: alignment "
                                     "weight %g at target %d, source %d", i + 1, (double)a[s],
