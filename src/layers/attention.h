@@ -28,4 +28,15 @@ typedef struct s2s_attn_shape {
 s2s_status s2s_attention(float *ctx, float *probs, s2s_view q, s2s_view k, s2s_view v,
                          const s2s_attn_shape *s);
 
+// The two halves of s2s_attention (training puts dropout between them):
+// probs (B, H, Tq, Tk) = masked softmax of the scaled scores, and
+// ctx (B, Tq, D) = weights (B, H, Tq, Tk) · V per head.
+s2s_status s2s_attention_probs(float *probs, s2s_view q, s2s_view k, const s2s_attn_shape *s);
+s2s_status s2s_attention_context(float *ctx, const float *weights, s2s_view v,
+                                 const s2s_attn_shape *s);
+
+// Keys query row i of sentence b sees: the key-padding length, cut by the
+// causal mask.
+int64_t s2s_attention_valid_keys(const s2s_attn_shape *s, int64_t b, int64_t i);
+
 #endif

@@ -2,6 +2,7 @@
 #include "ops/ops.h"
 
 #include <math.h>
+#include <stddef.h>
 
 void s2s_softmax_row(float *x, int64_t valid, int64_t n) {
     float mx = x[0];
@@ -16,8 +17,8 @@ void s2s_softmax_row(float *x, int64_t valid, int64_t n) {
     for (int64_t j = valid; j < n; j++) x[j] = 0.0f;
 }
 
-void s2s_layernorm(float *y, const float *x, const float *w, const float *b,
-                   int64_t rows, int64_t d, float eps) {
+void s2s_layernorm_fwd(float *y, float *xhat, float *rstd, const float *x, const float *w,
+                       const float *b, int64_t rows, int64_t d, float eps) {
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * d;
         float *yr = y + r * d;
@@ -30,9 +31,24 @@ void s2s_layernorm(float *y, const float *x, const float *w, const float *b,
             var += t * t;
         }
         var /= (float)d;
-        float rstd = 1.0f / sqrtf(var + eps);
-        for (int64_t i = 0; i < d; i++) yr[i] = (xr[i] - mean) * rstd * w[i] + b[i];
+        float rs = 1.0f / sqrtf(var + eps);
+        if (!xhat) {
+            for (int64_t i = 0; i < d; i++) yr[i] = (xr[i] - mean) * rs * w[i] + b[i];
+            continue;
+        }
+        // the same float operations, keeping what the backward pass needs
+        float *hr = xhat + r * d;
+        rstd[r] = rs;
+        for (int64_t i = 0; i < d; i++) {
+            hr[i] = (xr[i] - mean) * rs;
+            yr[i] = hr[i] * w[i] + b[i];
+        }
     }
+}
+
+void s2s_layernorm(float *y, const float *x, const float *w, const float *b,
+                   int64_t rows, int64_t d, float eps) {
+    s2s_layernorm_fwd(y, NULL, NULL, x, w, b, rows, d, eps);
 }
 
 void s2s_add(float *y, const float *x, const float *r, int64_t n) {

@@ -15,6 +15,10 @@ void s2s_softmax_row(float *x, int64_t valid, int64_t n);
 // y (R, D) = LayerNorm(x) * w + b, biased variance. y may alias x.
 void s2s_layernorm(float *y, const float *x, const float *w, const float *b,
                    int64_t rows, int64_t d, float eps);
+// The same, also keeping xhat (R, D) = (x - mean) * rstd and rstd (R) for
+// the backward pass (both NULL: s2s_layernorm). Bit-identical outputs.
+void s2s_layernorm_fwd(float *y, float *xhat, float *rstd, const float *x, const float *w,
+                       const float *b, int64_t rows, int64_t d, float eps);
 
 // y (R, D) = x + r (y may alias x).
 void s2s_add(float *y, const float *x, const float *r, int64_t n);

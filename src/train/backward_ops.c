@@ -16,31 +16,6 @@
 
 // ---- LayerNorm ----
 
-void s2s_layernorm_fwd(float *y, float *xhat, float *rstd, const float *x, const float *w,
-                       const float *b, int64_t rows, int64_t d, float eps) {
-    // The same float operations as s2s_layernorm, so training and
-    // inference agree to the bit on this step.
-    for (int64_t r = 0; r < rows; r++) {
-        const float *xr = x + r * d;
-        float *yr = y + r * d, *hr = xhat + r * d;
-        float mean = 0.0f;
-        for (int64_t i = 0; i < d; i++) mean += xr[i];
-        mean /= (float)d;
-        float var = 0.0f;
-        for (int64_t i = 0; i < d; i++) {
-            float t = xr[i] - mean;
-            var += t * t;
-        }
-        var /= (float)d;
-        float rs = 1.0f / sqrtf(var + eps);
-        rstd[r] = rs;
-        for (int64_t i = 0; i < d; i++) {
-            hr[i] = (xr[i] - mean) * rs;
-            yr[i] = hr[i] * w[i] + b[i];
-        }
-    }
-}
-
 void s2s_layernorm_backward(float *dx, float *dw, float *db, const float *dy,
                             const float *xhat, const float *rstd, const float *w, int64_t rows,
                             int64_t d, bool accumulate) {
@@ -163,47 +138,18 @@ s2s_status s2s_linear_backward(float *dx, float *dw, float *db, const float *dy,
     return S2S_OK;
 }
 
-// Keys row i of (b) may see: the key-padding length, cut by the causal mask.
-static int64_t valid_keys(const s2s_attn_shape *s, int64_t b, int64_t i) {
-    int64_t valid = s->k_len ? s->k_len[b] : s->tk;
-    if (s->causal_pos0 >= 0 && s->causal_pos0 + i + 1 < valid) valid = s->causal_pos0 + i + 1;
-    return valid;
-}
-
 s2s_status s2s_attention_train(float *ctx, float *probs, float *pdrop, uint8_t *keep,
                                s2s_view q, s2s_view k, s2s_view v, const s2s_attn_shape *s,
                                float p, s2s_rng *rng) {
-    int64_t B = s->batch, H = s->heads, dh = s->head_dim, tq = s->tq, tk = s->tk;
-    int64_t d = H * dh, n = B * H * tq * tk;
-
-    // The same products and softmax as s2s_attention.
-    s2s_mm_args scores = {
-        .b0 = B, .b1 = H, .m = tq, .k = dh, .n = tk,
-        .sa = {q.bs, dh, q.rs, 1},
-        .sb = {k.bs, dh, 1, k.rs},
-        .sc = {H * tq * tk, tq * tk, tk, 1},
-        .alpha = 1.0f / sqrtf((float)dh),
-    };
-    S2S_TRY(s2s_mm(probs, q.p, k.p, &scores));
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t h = 0; h < H; h++)
-            for (int64_t i = 0; i < tq; i++)
-                s2s_softmax_row(probs + ((b * H + h) * tq + i) * tk, valid_keys(s, b, i), tk);
-
+    int64_t n = s->batch * s->heads * s->tq * s->tk;
+    S2S_TRY(s2s_attention_probs(probs, q, k, s));
     const float *w = probs;
     if (p > 0.0f) {
         memcpy(pdrop, probs, (size_t)n * sizeof *pdrop);
         s2s_dropout(pdrop, keep, n, p, rng);
         w = pdrop;
     }
-    s2s_mm_args context = {
-        .b0 = B, .b1 = H, .m = tq, .k = tk, .n = dh,
-        .sa = {H * tq * tk, tq * tk, tk, 1},
-        .sb = {v.bs, dh, v.rs, 1},
-        .sc = {tq * d, dh, d, 1},
-        .alpha = 1.0f,
-    };
-    return s2s_mm(ctx, w, v.p, &context);
+    return s2s_attention_context(ctx, w, v, s);
 }
 
 s2s_status s2s_attention_backward(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *dprobs,
@@ -259,7 +205,7 @@ s2s_status s2s_attention_backward_head(s2s_rows dq, s2s_rows dk, s2s_rows dv, fl
             for (int64_t i = 0; i < tq; i++) {
                 int64_t off = ((b * H + h) * tq + i) * tk;
                 s2s_softmax_backward_row(dprobs + off, dprobs + off, probs + off,
-                                         valid_keys(s, b, i), tk);
+                                         s2s_attention_valid_keys(s, b, i), tk);
             }
 
     // dQ (B, H, Tq, Dh) = alpha dS · K

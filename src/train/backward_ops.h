@@ -21,12 +21,6 @@
 
 // ---- LayerNorm ----
 
-// y (R, D) = xhat * w + b with xhat = (x - mean) * rstd, as s2s_layernorm
-// computes it; keeps xhat (R, D) and rstd (R) for the backward pass.
-// y may alias x; xhat may not.
-void s2s_layernorm_fwd(float *y, float *xhat, float *rstd, const float *x, const float *w,
-                       const float *b, int64_t rows, int64_t d, float eps);
-
 // dx (R, D) (+)= d/dx, dw (D) += sum_r dy * xhat, db (D) += sum_r dy.
 // dx may alias dy when not accumulating.
 void s2s_layernorm_backward(float *dx, float *dw, float *db, const float *dy,
