@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/util.h"
 #include "s2s/tokenizer.h"
 #include "tokenizer/utf8.h"
 
@@ -193,37 +194,9 @@ s2s_status s2s_vocab_from_string(s2s_vocab **out, const char *text, const char *
 s2s_status s2s_vocab_load(s2s_vocab **out, const char *path) {
     if (!out || !path) return s2s_fail(S2S_ERR_INVALID, "s2s_vocab_load: NULL argument");
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    // Read in growing chunks rather than trusting ftell, so pipes work too.
-    size_t cap = 1 << 16, size = 0;
-    char *buf = malloc(cap + 1);
-    if (!buf) {
-        fclose(f);
-        return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
-    }
-    for (;;) {
-        if (size == cap) {
-            char *nb = cap > SIZE_MAX / 4 ? NULL : realloc(buf, 2 * cap + 1);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + size, 1, cap - size, f);
-        size += got;
-        if (got == 0) break;
-    }
-    if (ferror(f)) {
-        int e = errno;
-        free(buf);
-        fclose(f);
-        return s2s_fail(S2S_ERR_IO, "%s: read error: %s", path, strerror(e));
-    }
-    fclose(f);
+    char *buf;
+    size_t size;
+    S2S_TRY(s2s_read_file(&buf, &size, path));
     return parse(out, buf, size, path);
 }
 

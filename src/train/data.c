@@ -107,6 +107,22 @@ static s2s_status add_links(loader *L, s2s_example *e, const char *text, const c
     return S2S_OK;
 }
 
+s2s_status s2s_tsv_split(char *buf, size_t got, const char *path, int line, char **tgt,
+                         char **third) {
+    size_t n = got;
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) buf[--n] = '\0';
+    if (strlen(buf) != n) return s2s_fail(S2S_ERR_FORMAT, "%s:%d: NUL byte in the line", path, line);
+    char *tab = strchr(buf, '\t');
+    if (!tab)
+        return s2s_fail(S2S_ERR_FORMAT, "%s:%d: expected source<TAB>target, found no tab", path,
+                        line);
+    *tab = '\0';
+    *tgt = tab + 1;
+    *third = strchr(*tgt, '\t');
+    if (*third) *(*third)++ = '\0';  // the alignment column
+    return S2S_OK;
+}
+
 static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_vocab *sv,
                              const s2s_vocab *tv, int max_len, bool keep_refs, bool keep_align) {
     char *buf = NULL;
@@ -115,22 +131,9 @@ static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_voc
     int line = 0;
     s2s_status st = S2S_OK;
     while (st == S2S_OK && (got = getline(&buf, &cap, f)) >= 0) {
-        line++;
-        size_t n = (size_t)got;
-        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) buf[--n] = '\0';
-        if (strlen(buf) != n) {
-            st = s2s_fail(S2S_ERR_FORMAT, "%s:%d: NUL byte in the line", path, line);
-            break;
-        }
-        char *tab = strchr(buf, '\t');
-        if (!tab) {
-            st = s2s_fail(S2S_ERR_FORMAT, "%s:%d: expected source<TAB>target, found no tab",
-                          path, line);
-            break;
-        }
-        *tab = '\0';
-        char *tgt = tab + 1, *third = strchr(tgt, '\t');
-        if (third) *third = '\0';  // the alignment column
+        char *tgt, *third;
+        st = s2s_tsv_split(buf, (size_t)got, path, ++line, &tgt, &third);
+        if (st != S2S_OK) break;
         if (!grow((void **)&L->d->ex, &L->cap_ex, (size_t)L->d->n + 1, sizeof(s2s_example))) {
             st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
             break;
@@ -144,7 +147,7 @@ static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_voc
                           keep_refs);
         e->link = 0;
         e->n_links = 0;
-        if (st == S2S_OK && keep_align) st = add_links(L, e, third ? third + 1 : NULL, path, line);
+        if (st == S2S_OK && keep_align) st = add_links(L, e, third, path, line);
         if (st == S2S_OK) L->d->n++;
     }
     if (st == S2S_OK && ferror(f)) st = s2s_fail(S2S_ERR_IO, "%s: read error", path);

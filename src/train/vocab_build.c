@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/util.h"
 #include "s2s/train.h"
+#include "train/data.h"
 
 typedef struct entry {
     char *tok;  // NULL: empty slot
@@ -88,22 +89,10 @@ static s2s_status count_file(table *t, FILE *f, const char *path, int column,
     s2s_tokens tok = {0};
     s2s_status st = S2S_OK;
     while (st == S2S_OK && (got = getline(&buf, &cap, f)) >= 0) {
-        line++;
-        size_t n = (size_t)got;
-        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) buf[--n] = '\0';
-        if (strlen(buf) != n) {
-            st = s2s_fail(S2S_ERR_FORMAT, "%s:%d: NUL byte in the line", path, line);
-            break;
-        }
-        char *tab = strchr(buf, '\t');
-        if (!tab) {
-            st = s2s_fail(S2S_ERR_FORMAT, "%s:%d: expected source<TAB>target, found no tab",
-                          path, line);
-            break;
-        }
-        *tab = '\0';
-        char *text = column == 0 ? buf : tab + 1, *end = strchr(tab + 1, '\t');
-        if (end) *end = '\0';
+        char *tgt, *third;
+        st = s2s_tsv_split(buf, (size_t)got, path, ++line, &tgt, &third);
+        if (st != S2S_OK) break;
+        char *text = column == 0 ? buf : tgt;
         if (s2s_tokenize(empty, text, &tok) != S2S_OK) {
             char msg[256];
             snprintf(msg, sizeof msg, "%s", s2s_last_error());
