@@ -9,4 +9,4 @@ paste examples/sentences.zh <(build/s2s translate -m models/zh-en.safetensors < 
 echo "== en -> zh (models/en-zh.safetensors)"
 paste examples/sentences.en <(build/s2s translate -m models/en-zh.safetensors < examples/sentences.en) | sed 's/\t/  ->  /'
 echo "== where \"eat\" looked (cross-attention of the calibrated alignment head)"
-build/s2s align -m models/zh-en.safetensors --no-eos --format text 我爱吃苹果
+build/s2s align -m models/zh-en.safetensors --format text 我爱吃苹果

@@ -18,11 +18,9 @@ expect en-zh.safetensors "I love to eat apples." "我爱吃苹果。"
 # the files from examples/, as scripts/run.sh translates them
 n=$("$s2s" translate -m "$root/models/zh-en.safetensors" <"$root/examples/sentences.zh" | wc -l)
 if [ "$n" -eq "$(wc -l <"$root/examples/sentences.zh")" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a line per sample"; fi
-# "eat" gives 吃 its largest weight under the calibrated alignment head
-links=$("$s2s" align -m "$root/models/zh-en.safetensors" --no-eos --format pharaoh 我爱吃苹果)
-case " $links " in
-  *" 2-3 "*) pass=$((pass + 1)) ;;  # source 吃 (index 2) - target "eat" (index 3)
-  *) fail=$((fail + 1)); echo "FAIL: 吃-eat link missing from '$links'" ;;
-esac
+# "eat" gives 吃 its largest weight under the calibrated alignment head, and
+# the whole sentence aligns as the corpus conventions say ("to" unaligned)
+links=$("$s2s" align -m "$root/models/zh-en.safetensors" --format pharaoh 我爱吃苹果)
+if [ "$links" = "0-0 1-1 2-3 3-4" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: alignment '$links', wanted '0-0 1-1 2-3 3-4' (吃-eat is 2-3)"; fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
