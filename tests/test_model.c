@@ -16,48 +16,13 @@
 
 #include "model/model_internal.h"
 #include "model/safetensors.h"
+#include "support.h"
 #include "s2s/s2s.h"
 
-// ---- fixture: a fresh temp dir per test ----
-
-static char tmpdir[64];
-
-static void rm_tree(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    char p[1024];
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        struct stat sb;
-        if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
-            rm_tree(p);
-        else
-            unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-static void setup(void) {
-    strcpy(tmpdir, "/tmp/s2s_model_test_XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir));
-}
-
-static void teardown(void) { rm_tree(tmpdir); }
-
-TestSuite(model, .init = setup, .fini = teardown);
+TestSuite(model, .init = tmpdir_make, .fini = tmpdir_remove);
 
 // ---- helpers ----
 
-static char *tmp_path(const char *name) {
-    static char buf[8][256];
-    static int next;
-    char *p = buf[next++ % 8];
-    snprintf(p, sizeof buf[0], "%s/%s", tmpdir, name);
-    return p;
-}
 
 static unsigned char *slurp(const char *path, size_t *size) {
     FILE *fp = fopen(path, "rb");

@@ -12,47 +12,12 @@
 #include <unistd.h>
 
 #include "model/safetensors.h"
+#include "support.h"
 
-// ---- fixture: a fresh temp dir per test ----
-
-static char tmpdir[64];
-
-static void rm_tree(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    char p[1024];
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        struct stat sb;
-        if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
-            rm_tree(p);
-        else
-            unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-static void setup(void) {
-    strcpy(tmpdir, "/tmp/s2s_st_test_XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir));
-}
-
-static void teardown(void) { rm_tree(tmpdir); }
-
-TestSuite(safetensors, .init = setup, .fini = teardown);
+TestSuite(safetensors, .init = tmpdir_make, .fini = tmpdir_remove);
 
 // ---- helpers ----
 
-static char *tmp_path(const char *name) {
-    static char buf[8][256];
-    static int next;
-    char *p = buf[next++ % 8];
-    snprintf(p, sizeof buf[0], "%s/%s", tmpdir, name);
-    return p;
-}
 
 // Number of entries in dir other than . and ..
 static int count_entries(const char *dir) {

@@ -17,6 +17,7 @@
 #include "train/graph.h"
 #include "train/metrics.h"
 #include "train/optim.h"
+#include "support.h"
 
 #define DIR S2S_TEST_DATA "/train"
 #define FIX(name) DIR "/" name
@@ -28,28 +29,11 @@ static void assert_near(double got, double want, double rel, const char *what) {
     cr_assert(fabs(got - want) <= tol, "%s: got %.10g, want %.10g", what, got, want);
 }
 
-static char tmpdir[64];
-
+// One thread: these matrices are small, and a busy 2-core CI machine makes
+// two threads wait on each other many times slower.
 static void make_tmpdir(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/s2s_train_test_XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir));
-    // One thread: these matrices are small, and a busy 2-core CI machine
-    // makes two threads wait on each other many times slower.
+    tmpdir_make();
     s2s_set_threads(1);
-}
-
-static void remove_tmpdir(void) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    cr_assert_eq(system(cmd), 0);
-}
-
-static char *tmp_path(const char *name) {
-    static char buf[4][256];
-    static int k;
-    char *p = buf[k++ % 4];
-    snprintf(p, 256, "%s/%s", tmpdir, name);
-    return p;
 }
 
 static unsigned char *read_bytes(const char *path, size_t *n) {
@@ -312,7 +296,7 @@ static void write_text(const char *path, const char *text) {
     fclose(f);
 }
 
-Test(data, alignments_become_normalised_rows, .init = make_tmpdir, .fini = remove_tmpdir) {
+Test(data, alignments_become_normalised_rows, .init = make_tmpdir, .fini = tmpdir_remove) {
     // Digit k has id k + 4. Line 2 has no third column: no guidance; line
     // 3 has a possible link ("1p0", a link too) and a repeated one; its
     // unaligned target token is guided to the source </s> (column 2).
@@ -363,7 +347,7 @@ Test(data, alignments_become_normalised_rows, .init = make_tmpdir, .fini = remov
     s2s_vocab_free(v);
 }
 
-Test(data, bad_alignment_names_file_and_line, .init = make_tmpdir, .fini = remove_tmpdir) {
+Test(data, bad_alignment_names_file_and_line, .init = make_tmpdir, .fini = tmpdir_remove) {
     static const struct {
         const char *text, *msg;
     } cases[] = {
@@ -477,7 +461,7 @@ Test(loss, label_smoothed_loss_matches_scored_log_probs) {
 // shortens the runs (the assertions stay).
 static bool quick(void) { return getenv("S2S_TEST_QUICK") != NULL; }
 
-Test(trainer, learns_to_reverse_digits, .init = make_tmpdir, .fini = remove_tmpdir,
+Test(trainer, learns_to_reverse_digits, .init = make_tmpdir, .fini = tmpdir_remove,
      .timeout = 600) {
     s2s_config cfg = reverse_config();
     if (quick()) cfg.train.max_steps = 300;
@@ -507,7 +491,7 @@ Test(trainer, learns_to_reverse_digits, .init = make_tmpdir, .fini = remove_tmpd
 // N steps in one run, or N/2 then --resume to N: the same weights, byte for
 // byte, and the same log. Dropout and shuffling are on, so the dropout
 // generator, the epoch order and the position in it must all be restored.
-Test(trainer, resume_gives_identical_weights, .init = make_tmpdir, .fini = remove_tmpdir,
+Test(trainer, resume_gives_identical_weights, .init = make_tmpdir, .fini = tmpdir_remove,
      .timeout = 600) {
     s2s_config cfg = reverse_config();
     cfg.model.dropout = 0.1f;
@@ -556,7 +540,7 @@ Test(trainer, resume_gives_identical_weights, .init = make_tmpdir, .fini = remov
 }
 
 Test(trainer, resume_refuses_a_mismatched_optimizer_file, .init = make_tmpdir,
-     .fini = remove_tmpdir) {
+     .fini = tmpdir_remove) {
     s2s_config cfg = reverse_config();
     cfg.train.max_steps = 2;
     cfg.train.valid_every = 0;
@@ -575,7 +559,7 @@ Test(trainer, resume_refuses_a_mismatched_optimizer_file, .init = make_tmpdir,
     cr_assert_not_null(strstr(s2s_last_error(), "does not belong with"), "%s", s2s_last_error());
 }
 
-Test(trainer, same_seed_same_loss_curve, .init = make_tmpdir, .fini = remove_tmpdir) {
+Test(trainer, same_seed_same_loss_curve, .init = make_tmpdir, .fini = tmpdir_remove) {
     s2s_config cfg = reverse_config();
     cfg.model.dropout = 0.1f;
     cfg.train.max_steps = 8;
@@ -598,7 +582,7 @@ Test(trainer, same_seed_same_loss_curve, .init = make_tmpdir, .fini = remove_tmp
 // A learning rate too small to change a float32 weight: validation scores
 // repeat, so patience 2 stops the run at the third validation.
 Test(trainer, early_stopping_after_patience_validations, .init = make_tmpdir,
-     .fini = remove_tmpdir) {
+     .fini = tmpdir_remove) {
     s2s_config cfg = reverse_config();
     cfg.train.lr = 1e-12f;
     cfg.train.schedule = S2S_SCHEDULE_CONSTANT;
@@ -626,7 +610,7 @@ static void stop_at_3(const s2s_train_progress *pr, void *user) {
 }
 
 Test(trainer, stop_flag_finishes_the_step_and_checkpoints, .init = make_tmpdir,
-     .fini = remove_tmpdir) {
+     .fini = tmpdir_remove) {
     s2s_config cfg = reverse_config();
     cfg.train.max_steps = 1000;
     cfg.train.save_every = 0;
@@ -655,7 +639,7 @@ Test(trainer, stop_flag_finishes_the_step_and_checkpoints, .init = make_tmpdir,
 }
 
 Test(trainer, init_must_match_the_configs_architecture, .init = make_tmpdir,
-     .fini = remove_tmpdir) {
+     .fini = tmpdir_remove) {
     s2s_config cfg = reverse_config();
     s2s_model *m;
     cr_assert_eq(s2s_model_init(&m, &cfg, 1), S2S_OK);
@@ -678,7 +662,7 @@ Test(trainer, init_must_match_the_configs_architecture, .init = make_tmpdir,
 // anti-diagonal: the guided loss is logged every step and falls as the
 // head learns it; without it the log has no "guided" key.
 Test(trainer, guided_alignment_is_learned_and_logged, .init = make_tmpdir,
-     .fini = remove_tmpdir, .timeout = 600) {
+     .fini = tmpdir_remove, .timeout = 600) {
     FILE *in = fopen(FIX("reverse_train.tsv"), "r");
     FILE *out = fopen(tmp_path("aligned.tsv"), "w");
     cr_assert(in && out);
@@ -739,7 +723,7 @@ Test(trainer, guided_alignment_is_learned_and_logged, .init = make_tmpdir,
 }
 
 Test(trainer, bad_data_file_is_reported_with_its_line, .init = make_tmpdir,
-     .fini = remove_tmpdir) {
+     .fini = tmpdir_remove) {
     s2s_config cfg = reverse_config();
     snprintf(cfg.data.train, sizeof cfg.data.train, "%s", FIX("bad_no_tab.tsv"));
     s2s_train_params p = s2s_train_default_params();
@@ -752,7 +736,7 @@ Test(trainer, bad_data_file_is_reported_with_its_line, .init = make_tmpdir,
 
 // ---- vocab build ----
 
-Test(vocab_build, counts_sorts_and_limits, .init = make_tmpdir, .fini = remove_tmpdir) {
+Test(vocab_build, counts_sorts_and_limits, .init = make_tmpdir, .fini = tmpdir_remove) {
     FILE *f = fopen(tmp_path("c.tsv"), "w");
     fputs("b a b\tX\nc b\tY y\n猫猫狗\tz\n", f);
     fclose(f);

@@ -1,0 +1,13 @@
+// Helpers the test programs share (not references: see reference.h).
+#ifndef S2S_TESTS_SUPPORT_H
+#define S2S_TESTS_SUPPORT_H
+
+// A fresh folder under /tmp for one test: make it in .init, remove it with
+// everything inside in .fini.
+extern char tmpdir[64];  // the folder itself
+void tmpdir_make(void);
+void tmpdir_remove(void);
+// "<the folder>/name"; the last 8 results stay valid.
+char *tmp_path(const char *name);
+
+#endif
