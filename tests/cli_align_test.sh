@@ -8,24 +8,9 @@
 set -u
 s2s=$1
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$here/lib.sh"
 py=/usr/bin/python3
-pass=0 fail=0
-check() {  # check NAME CONDITION...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
-}
-run() {  # run EXPECTED_RC CMD... : stdout in $tmp/out, stderr in $tmp/err
-  local want=$1; shift
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  [ "$rc" -eq "$want" ] || { echo "  exit $rc, wanted $want: $*"; cat "$tmp/err"; return 1; }
-}
-err_has() { grep -q -- "$1" "$tmp/err" || { echo "  stderr lacks '$1':"; cat "$tmp/err"; return 1; }; }
-out_has() { grep -q -- "$1" "$tmp/out" || { echo "  stdout lacks '$1':"; head -20 "$tmp/out"; return 1; }; }
 one_line_err() { [ "$(wc -l <"$tmp/err")" -eq 1 ] || { echo "  stderr has $(wc -l <"$tmp/err") lines:"; cat "$tmp/err"; return 1; }; }
-lines() { [ "$(wc -l <"$tmp/out")" -eq "$1" ] || { echo "  $(wc -l <"$tmp/out") lines, wanted $1"; return 1; }; }
 pycheck() {  # pycheck SCRIPT ARGS... (the script reads files named in sys.argv)
   local script=$1; shift
   "$py" -c "$script" "$@" || { echo "  python check failed"; return 1; }
@@ -313,5 +298,4 @@ check "--map self with beam search: exit 2" run 2 "${A[@]}" --beam 3 --map self 
 check "--html into a missing folder: exit 1" run 1 "${A[@]}" --html "$tmp/no/dir/r.html" "die katze"
 check "--html into a missing folder: named" err_has "no/dir/r.html"
 
-echo "cli_align: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish cli_align

@@ -4,21 +4,7 @@
 set -u
 s2s=$1
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() {  # check NAME CONDITION...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
-}
-run() {  # run EXPECTED_RC CMD... : stdout in $tmp/out, stderr in $tmp/err
-  local want=$1; shift
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  [ "$rc" -eq "$want" ] || { echo "  exit $rc, wanted $want: $*"; cat "$tmp/err"; return 1; }
-}
-err_has() { grep -q -- "$1" "$tmp/err" || { echo "  stderr lacks '$1':"; cat "$tmp/err"; return 1; }; }
-lines() { [ "$(wc -l <"$tmp/out")" -eq "$1" ] || { echo "  $(wc -l <"$tmp/out") lines, wanted $1"; return 1; }; }
+. "$here/lib.sh"
 
 cfg=$here/data/ref/pre_relu_tied.yaml
 model=$tmp/m.safetensors
@@ -79,5 +65,4 @@ check "did you mean" err_has "did you mean 'beam_size'"
 check "json n-best" run 0 "$s2s" translate -m "$model" --beam 3 --n-best 2 --json --max-len 4 "die katze"
 check "json parses, 2 hypotheses sorted" /usr/bin/python3 -c "import json,sys; o=json.loads(open('$tmp/out').read()); h=o['hypotheses']; assert len(h)==2 and h[0]['score']>=h[1]['score'], o"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish cli

@@ -6,20 +6,7 @@ set -u
 s2s=$1
 here=$(cd "$(dirname "$0")" && pwd)
 data=$here/data/train
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() {  # check NAME CONDITION...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
-}
-run() {  # run EXPECTED_RC CMD... : stdout in $tmp/out, stderr in $tmp/err
-  local want=$1; shift
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  [ "$rc" -eq "$want" ] || { echo "  exit $rc, wanted $want: $*"; cat "$tmp/err"; return 1; }
-}
-err_has() { grep -q -- "$1" "$tmp/err" || { echo "  stderr lacks '$1':"; cat "$tmp/err"; return 1; }; }
+. "$here/lib.sh"
 json_lines() {  # every line of $1 is a JSON object with step, loss, lr, tokens
   python3 - "$1" <<'PY'
 import json, sys
@@ -100,5 +87,4 @@ check "vocab build: bad line" run 2 "$s2s" vocab build "$data/bad_no_tab.tsv" --
 check "vocab build: bad line named" err_has "bad_no_tab.tsv:3:"
 check "vocab build: usage" run 2 "$s2s" vocab build "$data/reverse_train.tsv" -o "$tmp/b.txt"
 
-echo "cli_train_test: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish cli_train

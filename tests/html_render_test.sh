@@ -14,13 +14,7 @@ if [ ! -x "$chromium" ]; then
   exit 77
 fi
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() {  # check NAME CONDITION...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name"; fi
-}
+. "$here/lib.sh"
 flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
        --disable-background-networking --disable-component-update --disable-sync
        --user-data-dir="$tmp/profile" --enable-logging=stderr --v=0)
@@ -60,5 +54,4 @@ check "screenshot: a PNG" bash -c "head -c 8 '$tmp/shot.png' | od -An -tx1 | gre
 check "screenshot: no console errors" no_console_errors "$tmp/shot.log"
 if [ -n "${SCREENSHOT_OUT:-}" ] && [ -f "$tmp/shot.png" ]; then cp "$tmp/shot.png" "$SCREENSHOT_OUT"; fi
 
-echo "html_render: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish html_render
