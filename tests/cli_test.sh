@@ -48,7 +48,7 @@ check "bad config: file:line:col" err_has "bad.yaml:2:"
 check "bad config: no output" test ! -e "$tmp/x.safetensors"
 long=$(printf 'die %.0s' $(seq 1 100))
 check "too long a sentence: exit 2" run 2 "$s2s" translate -m "$model" "$long"
-check "too long: says so" err_has "at most 63"
+check "too long: names the argument and says so" err_has "argument:1: 100 tokens; the model takes at most 63"
 
 printf 'model:\n  d_model: 30\n' >"$tmp/fix.yaml"
 check "--set fixes a file's cross-field problem" run 0 "$s2s" init "$tmp/bad.yaml" --set model.d_model=32 --set vocab.src="$here/data/ref/src.txt" --set vocab.tgt="$here/data/ref/tgt.txt" -o "$tmp/y.safetensors"

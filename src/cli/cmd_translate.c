@@ -80,6 +80,12 @@ static int flush_chunk(translator *t) {
             return S2S_EXIT_USAGE;
         }
         if (t->verbose) report_unknown(t, k);
+        int max_len = s2s_model_get_config(t->m)->model.max_len;
+        if (t->toks[k].n + 1 > max_len) {
+            fprintf(stderr, "s2s: %s:%d: %d tokens; the model takes at most %d\n", t->input,
+                    t->first_line + k, t->toks[k].n, max_len - 1);
+            return S2S_EXIT_USAGE;
+        }
         src[k] = t->toks[k].ids;
         len[k] = t->toks[k].n;
     }
