@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "align/strbuf.h"
+#include "core/strbuf.h"
 #include "s2s/align.h"
 
 // ---- display width ----
@@ -126,7 +126,7 @@ int s2s_display_width(const char *s) {
 // Appends `label` made safe for a terminal (control characters and invalid
 // bytes become '?') and cut to at most `width` columns ("…" marks a cut),
 // then pads it with spaces to exactly `width` columns.
-static void put_label(s2s_strbuf *b, const char *label, int width) {
+static void put_label(s2s_buf *b, const char *label, int width) {
     const unsigned char *p = (const unsigned char *)(label ? label : "");
     int total = 0;
     for (const unsigned char *q = p; *q;) {
@@ -142,17 +142,17 @@ static void put_label(s2s_strbuf *b, const char *label, int width) {
         int cw = bad ? 1 : char_width(c);
         if (used + cw > budget) break;
         if (bad)
-            s2s_sb_putc(b, '?');
+            s2s_buf_putc(b, '?');
         else
-            s2s_sb_putn(b, (const char *)p, (size_t)n);
+            s2s_buf_append(b, (const char *)p, (size_t)n);
         used += cw;
         p += n;
     }
     if (total > width) {
-        s2s_sb_puts(b, "\xE2\x80\xA6");  // …
+        s2s_buf_puts(b, "\xE2\x80\xA6");  // …
         used++;
     }
-    for (; used < width; used++) s2s_sb_putc(b, ' ');
+    for (; used < width; used++) s2s_buf_putc(b, ' ');
 }
 
 static int label_width(const char *label) {
@@ -190,13 +190,13 @@ char *s2s_heatmap_text(const float *w, int rows, int cols, const char *const *ro
         cw[c] = label_width(col_labels[c]);
         if (cw[c] < 2) cw[c] = 2;
     }
-    s2s_strbuf b = {0};
+    s2s_buf b = {0};
     put_label(&b, "", lw);
     for (int c = 0; c < cols; c++) {
-        s2s_sb_putc(&b, ' ');
+        s2s_buf_putc(&b, ' ');
         put_label(&b, col_labels[c], cw[c]);
     }
-    s2s_sb_putc(&b, '\n');
+    s2s_buf_putc(&b, '\n');
     for (int r = 0; r < rows; r++) {
         const float *x = w + (size_t)r * cols;
         int best = -1;
@@ -205,15 +205,15 @@ char *s2s_heatmap_text(const float *w, int rows, int cols, const char *const *ro
         put_label(&b, row_labels[r], lw);
         for (int c = 0; c < cols; c++) {
             int lvl = shade_level(x[c]);
-            s2s_sb_putc(&b, ' ');
-            if (color) s2s_sb_printf(&b, "\x1b[38;5;%dm", c == best && lvl > 0 ? 214 : RAMP[lvl]);
-            s2s_sb_repeat(&b, SHADE[lvl], cw[c]);
-            if (color) s2s_sb_puts(&b, "\x1b[0m");
+            s2s_buf_putc(&b, ' ');
+            if (color) s2s_buf_printf(&b, "\x1b[38;5;%dm", c == best && lvl > 0 ? 214 : RAMP[lvl]);
+            s2s_buf_repeat(&b, SHADE[lvl], cw[c]);
+            if (color) s2s_buf_puts(&b, "\x1b[0m");
         }
-        s2s_sb_putc(&b, '\n');
+        s2s_buf_putc(&b, '\n');
     }
     free(cw);
-    if (b.failed || !b.s) {
+    if (b.oom || !b.s) {
         free(b.s);
         return NULL;
     }

@@ -7,13 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "align/strbuf.h"
+#include "core/strbuf.h"
 #include "core/error.h"
 #include "s2s/align.h"
 
 struct s2s_align_html {
     char *title;
-    s2s_strbuf sentences;  // JSON objects joined by ",\n"
+    s2s_buf sentences;  // JSON objects joined by ",\n"
     int n;
     int layer, head;  // the view the page opens on
     bool drop_specials;
@@ -48,72 +48,72 @@ void s2s_align_html_free(s2s_align_html *d) {
 
 // A JSON string that is also safe inside <script> and HTML text: '<', '>'
 // and '&' are escaped, so a token "</script>" cannot end the data block.
-static void put_json_string(s2s_strbuf *b, const char *s) {
-    s2s_sb_putc(b, '"');
+static void put_json_string(s2s_buf *b, const char *s) {
+    s2s_buf_putc(b, '"');
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         unsigned char c = *p;
         if (c == '"' || c == '\\') {
-            s2s_sb_putc(b, '\\');
-            s2s_sb_putc(b, (char)c);
+            s2s_buf_putc(b, '\\');
+            s2s_buf_putc(b, (char)c);
         } else if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x7F) {
-            s2s_sb_printf(b, "\\u%04x", c);
+            s2s_buf_printf(b, "\\u%04x", c);
         } else if (c == 0xE2 && p[1] == 0x80 && (p[2] == 0xA8 || p[2] == 0xA9)) {
-            s2s_sb_printf(b, "\\u%04x", p[2] == 0xA8 ? 0x2028 : 0x2029);  // JS line separators
+            s2s_buf_printf(b, "\\u%04x", p[2] == 0xA8 ? 0x2028 : 0x2029);  // JS line separators
             p += 2;
         } else {
-            s2s_sb_putc(b, (char)c);
+            s2s_buf_putc(b, (char)c);
         }
     }
-    s2s_sb_putc(b, '"');
+    s2s_buf_putc(b, '"');
 }
 
-static void put_html_text(s2s_strbuf *b, const char *s) {
+static void put_html_text(s2s_buf *b, const char *s) {
     for (; *s; s++) {
         switch (*s) {
-        case '<': s2s_sb_puts(b, "&lt;"); break;
-        case '>': s2s_sb_puts(b, "&gt;"); break;
-        case '&': s2s_sb_puts(b, "&amp;"); break;
-        case '"': s2s_sb_puts(b, "&quot;"); break;
-        default: s2s_sb_putc(b, *s);
+        case '<': s2s_buf_puts(b, "&lt;"); break;
+        case '>': s2s_buf_puts(b, "&gt;"); break;
+        case '&': s2s_buf_puts(b, "&amp;"); break;
+        case '"': s2s_buf_puts(b, "&quot;"); break;
+        default: s2s_buf_putc(b, *s);
         }
     }
 }
 
-static void put_string_array(s2s_strbuf *b, const char *const *s, int n, const char *last) {
-    s2s_sb_putc(b, '[');
+static void put_string_array(s2s_buf *b, const char *const *s, int n, const char *last) {
+    s2s_buf_putc(b, '[');
     for (int i = 0; i < n; i++) {
-        if (i) s2s_sb_putc(b, ',');
+        if (i) s2s_buf_putc(b, ',');
         put_json_string(b, s[i] ? s[i] : "");
     }
     if (last) {
-        if (n) s2s_sb_putc(b, ',');
+        if (n) s2s_buf_putc(b, ',');
         put_json_string(b, last);
     }
-    s2s_sb_putc(b, ']');
+    s2s_buf_putc(b, ']');
 }
 
 // Weights with 4 decimals and no trailing zeros: enough to hover, and
 // keeps a page of many sentences small.
-static void put_weights(s2s_strbuf *b, const float *w, size_t n) {
-    s2s_sb_putc(b, '[');
+static void put_weights(s2s_buf *b, const float *w, size_t n) {
+    s2s_buf_putc(b, '[');
     for (size_t i = 0; i < n; i++) {
-        if (i) s2s_sb_putc(b, ',');
+        if (i) s2s_buf_putc(b, ',');
         float x = w[i] == w[i] ? w[i] : 0.0f;
         int q = (int)(x * 10000.0f + 0.5f);
         if (q <= 0)
-            s2s_sb_putc(b, '0');
+            s2s_buf_putc(b, '0');
         else if (q >= 10000)
-            s2s_sb_putc(b, '1');
+            s2s_buf_putc(b, '1');
         else {
             char d[8];
             snprintf(d, sizeof d, "%04d", q);
             int len = 4;
             while (len > 1 && d[len - 1] == '0') len--;
-            s2s_sb_puts(b, "0.");  // JSON needs the leading zero
-            s2s_sb_putn(b, d, (size_t)len);
+            s2s_buf_puts(b, "0.");  // JSON needs the leading zero
+            s2s_buf_append(b, d, (size_t)len);
         }
     }
-    s2s_sb_putc(b, ']');
+    s2s_buf_putc(b, ']');
 }
 
 s2s_status s2s_align_html_add(s2s_align_html *d, const char *const *src_tokens, int n_src,
@@ -124,40 +124,40 @@ s2s_status s2s_align_html_add(s2s_align_html *d, const char *const *src_tokens, 
         return s2s_fail(S2S_ERR_INVALID,
                         "HTML report: %d source and %d target tokens for maps of %d x %d",
                         n_src, n_tgt, h->n_out, h->n_src);
-    s2s_strbuf *b = &d->sentences;
+    s2s_buf *b = &d->sentences;
     bool eos = h->n_out > h->n;
-    if (d->n) s2s_sb_puts(b, ",\n");
-    s2s_sb_printf(b, "{\"layers\":%d,\"heads\":%d,\"enc_layers\":%d,\"src\":", h->layers, h->heads,
+    if (d->n) s2s_buf_puts(b, ",\n");
+    s2s_buf_printf(b, "{\"layers\":%d,\"heads\":%d,\"enc_layers\":%d,\"src\":", h->layers, h->heads,
                   h->enc_layers);
     put_string_array(b, src_tokens, n_src, "</s>");
-    s2s_sb_puts(b, ",\"tgt\":");
+    s2s_buf_puts(b, ",\"tgt\":");
     put_string_array(b, tgt_tokens, n_tgt, eos ? "</s>" : NULL);
     // Decoder inputs: <s> then the outputs shifted right by one.
-    s2s_sb_puts(b, ",\"dec_in\":[\"\\u003cs\\u003e\"");
+    s2s_buf_puts(b, ",\"dec_in\":[\"\\u003cs\\u003e\"");
     for (int i = 0; i + 1 < h->n_out; i++) {
-        s2s_sb_putc(b, ',');
+        s2s_buf_putc(b, ',');
         put_json_string(b, tgt_tokens[i] ? tgt_tokens[i] : "");
     }
-    s2s_sb_puts(b, "],\"alignment\":");
+    s2s_buf_puts(b, "],\"alignment\":");
     if (alignment)
         put_json_string(b, alignment);
     else
-        s2s_sb_puts(b, "null");
+        s2s_buf_puts(b, "null");
     size_t plane = (size_t)h->n_out * h->n_src;
-    s2s_sb_puts(b, ",\"cross\":");
+    s2s_buf_puts(b, ",\"cross\":");
     put_weights(b, h->cross_attn, (size_t)h->layers * h->heads * plane);
-    s2s_sb_puts(b, ",\"self\":");
+    s2s_buf_puts(b, ",\"self\":");
     if (h->self_attn)
         put_weights(b, h->self_attn, (size_t)h->layers * h->heads * h->n_out * h->n_out);
     else
-        s2s_sb_puts(b, "null");
-    s2s_sb_puts(b, ",\"enc\":");
+        s2s_buf_puts(b, "null");
+    s2s_buf_puts(b, ",\"enc\":");
     if (h->enc_attn)
         put_weights(b, h->enc_attn, (size_t)h->enc_layers * h->heads * h->n_src * h->n_src);
     else
-        s2s_sb_puts(b, "null");
-    s2s_sb_putc(b, '}');
-    if (b->failed) return s2s_fail(S2S_ERR_NOMEM, "out of memory for the HTML report");
+        s2s_buf_puts(b, "null");
+    s2s_buf_putc(b, '}');
+    if (b->oom) return s2s_fail(S2S_ERR_NOMEM, "out of memory for the HTML report");
     d->n++;
     return S2S_OK;
 }
@@ -309,14 +309,14 @@ static s2s_status write_atomic(const char *path, const char *data, size_t len) {
 }
 
 s2s_status s2s_align_html_write(const s2s_align_html *d, const char *path) {
-    s2s_strbuf b = {0};
-    s2s_sb_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>");
+    s2s_buf b = {0};
+    s2s_buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>");
     put_html_text(&b, d->title);
-    s2s_sb_puts(&b, "</title>\n<style>\n");
-    s2s_sb_puts(&b, CSS);
-    s2s_sb_puts(&b, "</style>\n</head>\n<body>\n<h1>");
+    s2s_buf_puts(&b, "</title>\n<style>\n");
+    s2s_buf_puts(&b, CSS);
+    s2s_buf_puts(&b, "</style>\n</head>\n<body>\n<h1>");
     put_html_text(&b, d->title);
-    s2s_sb_puts(&b,
+    s2s_buf_puts(&b,
                 "</h1>\n<div id=\"controls\">\n"
                 "<label>sentence <select id=\"sent\"></select></label>\n"
                 "<label>map <select id=\"map\"></select></label>\n"
@@ -328,13 +328,13 @@ s2s_status s2s_align_html_write(const s2s_align_html *d, const char *path) {
                 "<div id=\"pair\"></div>\n<div id=\"info\">hover over a cell to see its weight</div>\n"
                 "<div id=\"errors\"></div>\n<div id=\"maps\"></div>\n"
                 "<script type=\"application/json\" id=\"s2s-data\">\n");
-    s2s_sb_printf(&b, "{\"default_layer\":%d,\"default_head\":%d,\"drop_specials\":%s,"
+    s2s_buf_printf(&b, "{\"default_layer\":%d,\"default_head\":%d,\"drop_specials\":%s,"
                   "\"sentences\":[\n", d->layer, d->head, d->drop_specials ? "true" : "false");
-    if (d->sentences.s) s2s_sb_putn(&b, d->sentences.s, d->sentences.len);
-    s2s_sb_puts(&b, "\n]}\n</script>\n<script>\n");
-    s2s_sb_puts(&b, JS);
-    s2s_sb_puts(&b, "</script>\n</body>\n</html>\n");
-    if (b.failed) {
+    if (d->sentences.s) s2s_buf_append(&b, d->sentences.s, d->sentences.len);
+    s2s_buf_puts(&b, "\n]}\n</script>\n<script>\n");
+    s2s_buf_puts(&b, JS);
+    s2s_buf_puts(&b, "</script>\n</body>\n</html>\n");
+    if (b.oom) {
         free(b.s);
         return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
     }

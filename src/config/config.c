@@ -60,7 +60,7 @@ typedef struct cfg_ctx {
     ino_t ino;
     int depth;             // number of base: links from the top
     // Top context only.
-    s2s_cfg_buf msg;       // problems so far, joined with '\n'
+    s2s_buf msg;       // problems so far, joined with '\n'
     int n_errors;          // problems found, shown or not
     int n_omitted;
     bool oom;
@@ -114,7 +114,7 @@ static bool is_utf8_cont(char c) { return ((unsigned char)c & 0xC0) == 0x80; }
 
 // Appends "\n<source line>\n<caret line>" for 0-based line and column (in
 // characters, as libyaml counts them). Nothing when the line is not there.
-static void quote_source(s2s_cfg_buf *b, const char *t, size_t len, size_t line,
+static void quote_source(s2s_buf *b, const char *t, size_t len, size_t line,
                          size_t col) {
     if (!t) return;
     size_t i = 0, w;
@@ -137,21 +137,21 @@ static void quote_source(s2s_cfg_buf *b, const char *t, size_t len, size_t line,
         to = from + LINE_WINDOW < end ? from + LINE_WINDOW : end;
         while (to < end && is_utf8_cont(t[to])) to++;
     }
-    s2s_cfg_buf_puts(b, "\n");
-    if (from > start) s2s_cfg_buf_puts(b, "...");
+    s2s_buf_puts(b, "\n");
+    if (from > start) s2s_buf_puts(b, "...");
     for (size_t j = from; j < to; j++) {
         unsigned char c = (unsigned char)t[j];
         char ch = ((c < 0x20 && c != '\t') || c == 0x7f) ? '?' : (char)c;
-        s2s_cfg_buf_append(b, &ch, 1);
+        s2s_buf_append(b, &ch, 1);
     }
-    if (to < end) s2s_cfg_buf_puts(b, "...");
-    s2s_cfg_buf_puts(b, "\n");
-    if (from > start) s2s_cfg_buf_puts(b, "   ");
+    if (to < end) s2s_buf_puts(b, "...");
+    s2s_buf_puts(b, "\n");
+    if (from > start) s2s_buf_puts(b, "   ");
     for (size_t j = from; j < caret; j++) {
-        if (t[j] == '\t') s2s_cfg_buf_puts(b, "\t");
-        else if (!is_utf8_cont(t[j])) s2s_cfg_buf_puts(b, " ");
+        if (t[j] == '\t') s2s_buf_puts(b, "\t");
+        else if (!is_utf8_cont(t[j])) s2s_buf_puts(b, " ");
     }
-    s2s_cfg_buf_puts(b, "^");
+    s2s_buf_puts(b, "^");
 }
 
 // Records one problem: "name:line:col: what" plus the quoted line of
@@ -165,25 +165,25 @@ static void report_in(cfg_ctx *ctx, const char *name, const char *text, size_t l
         c->n_omitted++;
         return;
     }
-    s2s_cfg_buf one = {0};
+    s2s_buf one = {0};
     if (mark && name) {
-        s2s_cfg_buf_printf(&one, "%s:%zu:%zu: %s", name, mark->line + 1,
+        s2s_buf_printf(&one, "%s:%zu:%zu: %s", name, mark->line + 1,
                            mark->column + 1, what);
         quote_source(&one, text, len, mark->line, mark->column);
     } else if (name) {
-        s2s_cfg_buf_printf(&one, "%s: %s", name, what);
+        s2s_buf_printf(&one, "%s: %s", name, what);
     } else {
-        s2s_cfg_buf_puts(&one, what);
+        s2s_buf_puts(&one, what);
     }
     if (one.oom) {
         c->oom = true;
     } else if (c->msg.len > 0 && c->msg.len + 1 + one.len > MSG_BUDGET) {
         c->n_omitted++;
     } else {
-        if (c->msg.len > 0) s2s_cfg_buf_puts(&c->msg, "\n");
-        s2s_cfg_buf_append(&c->msg, one.s, one.len);
+        if (c->msg.len > 0) s2s_buf_puts(&c->msg, "\n");
+        s2s_buf_append(&c->msg, one.s, one.len);
     }
-    s2s_cfg_buf_free(&one);
+    s2s_buf_free(&one);
 }
 
 static void report(cfg_ctx *c, const yaml_mark_t *mark, const char *what) {
@@ -202,10 +202,10 @@ static void reportf(cfg_ctx *c, const yaml_mark_t *mark, const char *fmt, ...) {
 }
 
 // Reports b's text (a message built piecewise) and empties b.
-static void report_buf(cfg_ctx *c, const yaml_mark_t *mark, s2s_cfg_buf *b) {
+static void report_buf(cfg_ctx *c, const yaml_mark_t *mark, s2s_buf *b) {
     if (b->oom) top(c)->oom = true;
     else report(c, mark, b->s ? b->s : "");
-    s2s_cfg_buf_free(b);
+    s2s_buf_free(b);
 }
 
 // Ends the top context: the status and s2s_last_error() for everything
@@ -216,12 +216,12 @@ static s2s_status finish(cfg_ctx *c) {
         st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory while reading the config", c->name);
     } else if (c->n_errors > 0) {
         if (c->n_omitted > 0)
-            s2s_cfg_buf_printf(&c->msg, "\n(%d more problem%s not shown)", c->n_omitted,
+            s2s_buf_printf(&c->msg, "\n(%d more problem%s not shown)", c->n_omitted,
                                c->n_omitted == 1 ? "" : "s");
         st = c->msg.oom ? s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", c->name)
                         : s2s_fail(S2S_ERR_CONFIG, "%s", c->msg.s);
     }
-    s2s_cfg_buf_free(&c->msg);
+    s2s_buf_free(&c->msg);
     for (size_t i = 0; i < c->n_kept; i++) free(c->kept[i]);
     free(c->kept);
     free(c->origin);
@@ -233,7 +233,7 @@ static s2s_status finish(cfg_ctx *c) {
 // Joins a relative path to base_dir (unless base_dir is NULL or empty) and,
 // when asked, checks that the file exists. Returns false with why filled.
 static bool resolve_path(char *out, size_t size, const char *path,
-                         const char *base_dir, bool check, s2s_cfg_buf *why) {
+                         const char *base_dir, bool check, s2s_buf *why) {
     if (!path[0]) {
         out[0] = '\0';
         return true;
@@ -245,18 +245,18 @@ static bool resolve_path(char *out, size_t size, const char *path,
         n = snprintf(out, size, "%s%s%s", base_dir,
                      base_dir[strlen(base_dir) - 1] == '/' ? "" : "/", path);
     if (n < 0 || (size_t)n >= size) {
-        s2s_cfg_buf_printf(why, "path is longer than %zu bytes once joined to '%s'",
+        s2s_buf_printf(why, "path is longer than %zu bytes once joined to '%s'",
                            size - 1, base_dir);
         return false;
     }
     if (!check) return true;
     struct stat st;
     if (stat(out, &st) != 0) {
-        s2s_cfg_buf_printf(why, "cannot find '%s': %s", out, strerror(errno));
+        s2s_buf_printf(why, "cannot find '%s': %s", out, strerror(errno));
         return false;
     }
     if (S_ISDIR(st.st_mode)) {
-        s2s_cfg_buf_printf(why, "'%s' is a folder, not a file", out);
+        s2s_buf_printf(why, "'%s' is a folder, not a file", out);
         return false;
     }
     return true;
@@ -264,7 +264,7 @@ static bool resolve_path(char *out, size_t size, const char *path,
 
 // Parses text into cfg's field for key k (resolving paths); false with why.
 static bool apply_value(const cfg_ctx *c, s2s_config *cfg, const s2s_cfg_key *k,
-                        const char *text, bool quoted, s2s_cfg_buf *why) {
+                        const char *text, bool quoted, s2s_buf *why) {
     void *field = s2s_cfg_field(cfg, k);
     bool output = k->flags & S2S_CFG_OUTPUT;
     if (k->type != S2S_CFG_PATH && !output) return s2s_cfg_parse_value(k, text, quoted, field, why);
@@ -308,8 +308,8 @@ static bool is_null(const yaml_node_t *n) {
 // A flow or block sequence of plain scalars as the text "[a, b, ...]", for
 // list-valued keys (S2S_CFG_FLOAT_PAIR), which parse that text. False when
 // an item is not a plain scalar.
-static bool sequence_text(yaml_document_t *doc, const yaml_node_t *vn, s2s_cfg_buf *out) {
-    s2s_cfg_buf_puts(out, "[");
+static bool sequence_text(yaml_document_t *doc, const yaml_node_t *vn, s2s_buf *out) {
+    s2s_buf_puts(out, "[");
     for (yaml_node_item_t *it = vn->data.sequence.items.start;
          it < vn->data.sequence.items.top; it++) {
         const yaml_node_t *n = yaml_document_get_node(doc, *it);
@@ -317,10 +317,10 @@ static bool sequence_text(yaml_document_t *doc, const yaml_node_t *vn, s2s_cfg_b
             n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
             memchr(n->data.scalar.value, '\0', n->data.scalar.length))
             return false;
-        if (it > vn->data.sequence.items.start) s2s_cfg_buf_puts(out, ", ");
-        s2s_cfg_buf_append(out, (const char *)n->data.scalar.value, n->data.scalar.length);
+        if (it > vn->data.sequence.items.start) s2s_buf_puts(out, ", ");
+        s2s_buf_append(out, (const char *)n->data.scalar.value, n->data.scalar.length);
     }
-    s2s_cfg_buf_puts(out, "]");
+    s2s_buf_puts(out, "]");
     return true;
 }
 
@@ -347,12 +347,12 @@ static bool load_fields(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc,
         const yaml_node_t *fk = yaml_document_get_node(doc, p->key);
         const yaml_node_t *fv = yaml_document_get_node(doc, p->value);
         if (!fk || !fv) continue;
-        s2s_cfg_buf why = {0};
-        s2s_cfg_buf_printf(&why, "%s: ", k->key);
+        s2s_buf why = {0};
+        s2s_buf_printf(&why, "%s: ", k->key);
         const yaml_mark_t *at = &fk->start_mark;
         bool bad = true;
         if (fk->type != YAML_SCALAR_NODE) {
-            s2s_cfg_buf_printf(&why, "expected a field name, got %s", node_kind(fk));
+            s2s_buf_printf(&why, "expected a field name, got %s", node_kind(fk));
         } else {
             const char *name = (const char *)fk->data.scalar.value;
             size_t name_len = fk->data.scalar.length;
@@ -364,13 +364,13 @@ static bool load_fields(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc,
                 memcpy(scratch, value, k->size);
                 s2s_cfg_parse_field(k, name, name_len, "0", scratch, &why);
             } else if (seen[f]) {
-                s2s_cfg_buf_printf(&why, "duplicate field '%s' (first given at line %zu)",
+                s2s_buf_printf(&why, "duplicate field '%s' (first given at line %zu)",
                                    names[f], seen_line[f]);
             } else if (fv->type != YAML_SCALAR_NODE || is_null(fv) ||
                        fv->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
                        memchr(fv->data.scalar.value, '\0', fv->data.scalar.length)) {
                 at = &fv->start_mark;
-                s2s_cfg_buf_printf(&why, "%s must be a number, got %s", names[f],
+                s2s_buf_printf(&why, "%s must be a number, got %s", names[f],
                                    fv->type != YAML_SCALAR_NODE ? node_kind(fv)
                                    : is_null(fv)                ? "nothing"
                                                                 : "a quoted string");
@@ -386,7 +386,7 @@ static bool load_fields(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc,
             report_buf(c, at, &why);
             return false;
         }
-        s2s_cfg_buf_free(&why);
+        s2s_buf_free(&why);
     }
     memcpy(field, value, k->size);
     return true;
@@ -404,12 +404,12 @@ static void load_key(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc, int sect
     size_t name_len = kn->data.scalar.length;
     int ki = s2s_cfg_find_key(section, name, name_len);
     if (ki < 0) {
-        s2s_cfg_buf b = {0};
-        s2s_cfg_buf_puts(&b, "unknown key ");
-        s2s_cfg_buf_quote(&b, name, name_len, 60);
-        s2s_cfg_buf_printf(&b, " in '%s'", sname);
+        s2s_buf b = {0};
+        s2s_buf_puts(&b, "unknown key ");
+        s2s_cfg_quote(&b, name, name_len, 60);
+        s2s_buf_printf(&b, " in '%s'", sname);
         const char *hint = s2s_cfg_suggest(section, name, name_len);
-        if (hint) s2s_cfg_buf_printf(&b, " (did you mean '%s'?)", hint);
+        if (hint) s2s_buf_printf(&b, " (did you mean '%s'?)", hint);
         report_buf(c, &kn->start_mark, &b);
         return;
     }
@@ -422,11 +422,11 @@ static void load_key(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc, int sect
     c->seen[ki] = true;
     c->key_mark[ki] = kn->start_mark;
 
-    s2s_cfg_buf why = {0};
-    s2s_cfg_buf_printf(&why, "%s: ", k->key);
+    s2s_buf why = {0};
+    s2s_buf_printf(&why, "%s: ", k->key);
     size_t prefix = why.len;
     bool path_like = k->type == S2S_CFG_PATH || k->type == S2S_CFG_STRING;
-    s2s_cfg_buf seq = {0};
+    s2s_buf seq = {0};
     if (k->type == S2S_CFG_FLOAT_PAIR && vn->type == YAML_SEQUENCE_NODE) {
         if (sequence_text(doc, vn, &seq) && !seq.oom) {
             if (apply_value(c, cfg, k, seq.s, /*quoted=*/false, &why)) {
@@ -435,14 +435,14 @@ static void load_key(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc, int sect
                     t->origin[ki] = (cfg_origin){.name = c->name, .text = c->text,
                                                  .len = c->len, .mark = vn->start_mark,
                                                  .set = true};
-                s2s_cfg_buf_free(&seq);
-                s2s_cfg_buf_free(&why);
+                s2s_buf_free(&seq);
+                s2s_buf_free(&why);
                 return;
             }
         } else {
-            s2s_cfg_buf_puts(&why, "expected a list of two numbers, such as [0.9, 0.98]");
+            s2s_buf_puts(&why, "expected a list of two numbers, such as [0.9, 0.98]");
         }
-        s2s_cfg_buf_free(&seq);
+        s2s_buf_free(&seq);
     } else if (k->type == S2S_CFG_GUIDED && vn->type == YAML_MAPPING_NODE) {
         if (load_fields(c, cfg, doc, k, vn)) {
             cfg_ctx *t = top(c);
@@ -450,18 +450,18 @@ static void load_key(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc, int sect
                 t->origin[ki] = (cfg_origin){.name = c->name, .text = c->text, .len = c->len,
                                              .mark = vn->start_mark, .set = true};
         }
-        s2s_cfg_buf_free(&why);
+        s2s_buf_free(&why);
         return;
     } else if (vn->type != YAML_SCALAR_NODE) {
-        s2s_cfg_buf_puts(&why, "expected ");
+        s2s_buf_puts(&why, "expected ");
         s2s_cfg_describe_type(&why, k);
-        s2s_cfg_buf_printf(&why, ", got %s", node_kind(vn));
+        s2s_buf_printf(&why, ", got %s", node_kind(vn));
     } else if (is_null(vn) && !path_like) {
-        s2s_cfg_buf_puts(&why, "expected ");
+        s2s_buf_puts(&why, "expected ");
         s2s_cfg_describe_type(&why, k);
-        s2s_cfg_buf_puts(&why, ", got nothing");
+        s2s_buf_puts(&why, ", got nothing");
     } else if (memchr(vn->data.scalar.value, '\0', vn->data.scalar.length)) {
-        s2s_cfg_buf_puts(&why, "value contains a NUL character");
+        s2s_buf_puts(&why, "value contains a NUL character");
     } else {
         const char *text = is_null(vn) ? "" : (const char *)vn->data.scalar.value;
         bool quoted = vn->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
@@ -470,11 +470,11 @@ static void load_key(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc, int sect
             if (t->origin)
                 t->origin[ki] = (cfg_origin){.name = c->name, .text = c->text, .len = c->len,
                                              .mark = vn->start_mark, .set = true};
-            s2s_cfg_buf_free(&why);
+            s2s_buf_free(&why);
             return;
         }
     }
-    if (why.len == prefix && !why.oom) s2s_cfg_buf_puts(&why, "invalid value");
+    if (why.len == prefix && !why.oom) s2s_buf_puts(&why, "invalid value");
     report_buf(c, &vn->start_mark, &why);
 }
 
@@ -528,11 +528,11 @@ static void load_document(cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc) {
         size_t name_len = kn->data.scalar.length;
         int s = s2s_cfg_find_section(name, name_len);
         if (s < 0) {
-            s2s_cfg_buf b = {0};
-            s2s_cfg_buf_puts(&b, "unknown section ");
-            s2s_cfg_buf_quote(&b, name, name_len, 60);
+            s2s_buf b = {0};
+            s2s_buf_puts(&b, "unknown section ");
+            s2s_cfg_quote(&b, name, name_len, 60);
             const char *hint = s2s_cfg_suggest(-1, name, name_len);
-            if (hint) s2s_cfg_buf_printf(&b, " (did you mean '%s'?)", hint);
+            if (hint) s2s_buf_printf(&b, " (did you mean '%s'?)", hint);
             report_buf(c, &kn->start_mark, &b);
             continue;
         }
@@ -602,15 +602,15 @@ static void report_syntax(cfg_ctx *c, const yaml_parser_t *p) {
         top(c)->oom = true;
         return;
     }
-    s2s_cfg_buf b = {0};
-    s2s_cfg_buf_puts(&b, p->problem ? p->problem : "invalid YAML");
+    s2s_buf b = {0};
+    s2s_buf_puts(&b, p->problem ? p->problem : "invalid YAML");
     yaml_mark_t mark = p->problem_mark;
     if (p->error == YAML_READER_ERROR) {
         // Reader errors carry a byte offset instead of a mark.
-        if (p->problem_value != -1) s2s_cfg_buf_printf(&b, " (0x%02x)", (unsigned)p->problem_value);
+        if (p->problem_value != -1) s2s_buf_printf(&b, " (0x%02x)", (unsigned)p->problem_value);
         mark = offset_to_mark(c->text, c->len, p->problem_offset);
     } else if (p->context) {
-        s2s_cfg_buf_printf(&b, " (%s at line %zu)", p->context, p->context_mark.line + 1);
+        s2s_buf_printf(&b, " (%s at line %zu)", p->context, p->context_mark.line + 1);
     }
     report_buf(c, &mark, &b);
 }
@@ -689,7 +689,7 @@ static s2s_status load_buffer(s2s_config *cfg, const char *text, size_t len,
 
 // Reads a whole file. On failure returns false with errno's value in *err
 // and the step that failed ("open" or "read") in *step.
-static bool read_file(const char *path, s2s_cfg_buf *text, int *err, const char **step) {
+static bool read_file(const char *path, s2s_buf *text, int *err, const char **step) {
     *step = "open";
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -699,15 +699,15 @@ static bool read_file(const char *path, s2s_cfg_buf *text, int *err, const char 
     *step = "read";
     char chunk[65536];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) s2s_cfg_buf_append(text, chunk, n);
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) s2s_buf_append(text, chunk, n);
     bool read_error = ferror(f);
     *err = errno;
     fclose(f);
     if (read_error) {
-        s2s_cfg_buf_free(text);
+        s2s_buf_free(text);
         return false;
     }
-    if (!text->oom && !text->s) s2s_cfg_buf_append(text, "", 0);
+    if (!text->oom && !text->s) s2s_buf_append(text, "", 0);
     return true;
 }
 
@@ -753,66 +753,66 @@ static void load_base(cfg_ctx *c, s2s_config *cfg, const yaml_node_t *vn) {
         reportf(c, at, "base: more than %d levels of base files", MAX_BASE_DEPTH);
         return;
     }
-    s2s_cfg_buf path = {0};
+    s2s_buf path = {0};
     if (value[0] != '/' && c->base_dir[0]) {
-        s2s_cfg_buf_puts(&path, c->base_dir);
-        if (c->base_dir[strlen(c->base_dir) - 1] != '/') s2s_cfg_buf_puts(&path, "/");
+        s2s_buf_puts(&path, c->base_dir);
+        if (c->base_dir[strlen(c->base_dir) - 1] != '/') s2s_buf_puts(&path, "/");
     }
-    s2s_cfg_buf_append(&path, value, value_len);
+    s2s_buf_append(&path, value, value_len);
     if (path.oom) {
         top(c)->oom = true;
-        s2s_cfg_buf_free(&path);
+        s2s_buf_free(&path);
         return;
     }
-    s2s_cfg_buf why = {0};
+    s2s_buf why = {0};
     // Files are told apart by device and inode, so "a.yaml", "./a.yaml"
     // and a symbolic link to it are one file.
     struct stat id;
     if (stat(path.s, &id) != 0) {
-        s2s_cfg_buf_puts(&why, "base: cannot open ");
-        s2s_cfg_buf_quote(&why, path.s, path.len, 200);
-        s2s_cfg_buf_printf(&why, ": %s", strerror(errno));
+        s2s_buf_puts(&why, "base: cannot open ");
+        s2s_cfg_quote(&why, path.s, path.len, 200);
+        s2s_buf_printf(&why, ": %s", strerror(errno));
         report_buf(c, at, &why);
-        s2s_cfg_buf_free(&path);
+        s2s_buf_free(&path);
         return;
     }
     if (!S_ISREG(id.st_mode)) {
         // Not a folder, and not /dev/zero or a pipe, which never end.
-        s2s_cfg_buf_puts(&why, "base: ");
-        s2s_cfg_buf_quote(&why, path.s, path.len, 200);
-        s2s_cfg_buf_puts(&why, S_ISDIR(id.st_mode) ? " is a folder, not a file"
+        s2s_buf_puts(&why, "base: ");
+        s2s_cfg_quote(&why, path.s, path.len, 200);
+        s2s_buf_puts(&why, S_ISDIR(id.st_mode) ? " is a folder, not a file"
                                                    : " is not a regular file");
         report_buf(c, at, &why);
-        s2s_cfg_buf_free(&path);
+        s2s_buf_free(&path);
         return;
     }
     for (const cfg_ctx *p = c; p; p = p->parent) {
         if (!p->has_id || p->dev != id.st_dev || p->ino != id.st_ino) continue;
         // The chain from the file that was read first down to here.
-        s2s_cfg_buf_puts(&why, "base: the bases form a cycle: ");
+        s2s_buf_puts(&why, "base: the bases form a cycle: ");
         const cfg_ctx *chain[MAX_BASE_DEPTH + 1];
         int n = 0;
         for (const cfg_ctx *q = c; q != p->parent && n <= MAX_BASE_DEPTH; q = q->parent)
             chain[n++] = q;
-        while (n > 0) s2s_cfg_buf_printf(&why, "%s -> ", chain[--n]->name);
-        s2s_cfg_buf_puts(&why, path.s);
+        while (n > 0) s2s_buf_printf(&why, "%s -> ", chain[--n]->name);
+        s2s_buf_puts(&why, path.s);
         report_buf(c, at, &why);
-        s2s_cfg_buf_free(&path);
+        s2s_buf_free(&path);
         return;
     }
-    s2s_cfg_buf text = {0};
+    s2s_buf text = {0};
     int err = 0;
     const char *step;
     if (!read_file(path.s, &text, &err, &step)) {
-        s2s_cfg_buf_printf(&why, "base: cannot %s ", step);
-        s2s_cfg_buf_quote(&why, path.s, path.len, 200);
-        s2s_cfg_buf_printf(&why, ": %s", strerror(err));
+        s2s_buf_printf(&why, "base: cannot %s ", step);
+        s2s_cfg_quote(&why, path.s, path.len, 200);
+        s2s_buf_printf(&why, ": %s", strerror(err));
         report_buf(c, at, &why);
-        s2s_cfg_buf_free(&path);
+        s2s_buf_free(&path);
         return;
     }
     size_t text_len = text.len;
-    char *name = s2s_cfg_buf_take(&path), *body = s2s_cfg_buf_take(&text);
+    char *name = s2s_buf_take(&path), *body = s2s_buf_take(&text);
     // The name and text outlive this call: origins and messages point in.
     bool kept_name = keep(c, name);
     bool kept_body = keep(c, body);
@@ -835,9 +835,9 @@ void s2s_config_default(s2s_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
     for (int i = 0; i < s2s_cfg_n_keys; i++) {
         const s2s_cfg_key *k = &s2s_cfg_keys[i];
-        s2s_cfg_buf why = {0};
+        s2s_buf why = {0};
         bool ok = s2s_cfg_parse_value(k, k->def, false, s2s_cfg_field(cfg, k), &why);
-        s2s_cfg_buf_free(&why);
+        s2s_buf_free(&why);
         S2S_ASSERT(ok);  // a schema default that does not parse is a bug
     }
 }
@@ -853,13 +853,13 @@ s2s_status s2s_config_load_file_set(s2s_config *cfg, const char *path,
                                     const char *const *sets, int n_sets) {
     if (!cfg || !path || (n_sets > 0 && !sets))
         return s2s_fail(S2S_ERR_INVALID, "s2s_config_load_file: NULL argument");
-    s2s_cfg_buf text = {0};
+    s2s_buf text = {0};
     int err = 0;
     const char *step;
     if (!read_file(path, &text, &err, &step))
         return s2s_fail(S2S_ERR_IO, "%s: cannot %s: %s", path, step, strerror(err));
     if (text.oom) {
-        s2s_cfg_buf_free(&text);
+        s2s_buf_free(&text);
         return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory reading the file", path);
     }
     // Relative paths in the file are relative to the file's folder.
@@ -874,7 +874,7 @@ s2s_status s2s_config_load_file_set(s2s_config *cfg, const char *path,
         st = load_buffer(cfg, text.s, text.len, path, base_dir, /*check_paths=*/true,
                          has_id ? &id : NULL, sets, n_sets);
     free(base_dir);
-    s2s_cfg_buf_free(&text);
+    s2s_buf_free(&text);
     return st;
 }
 
@@ -896,14 +896,14 @@ static s2s_status set_field(s2s_config *cfg, const char *assignment, int ki, con
     if (!text) return s2s_fail(S2S_ERR_NOMEM, "--set: out of memory");
     memcpy(text, value, vn);
     text[vn] = '\0';
-    s2s_cfg_buf why = {0};
+    s2s_buf why = {0};
     int f = s2s_cfg_parse_field(k, name, n, text, s2s_cfg_field(cfg, k), &why);
     free(text);
     s2s_status st = S2S_OK;
     if (why.oom) st = s2s_fail(S2S_ERR_NOMEM, "--set: out of memory");
     else if (f < 0) st = s2s_fail(S2S_ERR_CONFIG, "--set %.200s: %s", assignment, why.s ? why.s : "invalid value");
     else *key = ki;
-    s2s_cfg_buf_free(&why);
+    s2s_buf_free(&why);
     return st;
 }
 
@@ -958,14 +958,14 @@ static s2s_status set_one(s2s_config *cfg, const char *assignment, int *key) {
     value[ve - vs] = '\0';
     // Command-line paths are relative to the working directory.
     cfg_ctx c = {.base_dir = NULL, .check_paths = true};
-    s2s_cfg_buf why = {0};
+    s2s_buf why = {0};
     bool ok = apply_value(&c, cfg, &s2s_cfg_keys[ki], value, /*quoted=*/false, &why);
     free(value);
     s2s_status st = S2S_OK;
     if (why.oom) st = s2s_fail(S2S_ERR_NOMEM, "--set: out of memory");
     else if (!ok) st = s2s_fail(S2S_ERR_CONFIG, "--set %.200s: %s", assignment, why.s ? why.s : "invalid value");
     else *key = ki;
-    s2s_cfg_buf_free(&why);
+    s2s_buf_free(&why);
     return st;
 }
 
@@ -1009,14 +1009,14 @@ static void validate_into(cfg_ctx *c, const s2s_config *cfg) {
     int before = c->n_errors;
     for (int i = 0; i < s2s_cfg_n_keys; i++) {
         const s2s_cfg_key *k = &s2s_cfg_keys[i];
-        s2s_cfg_buf why = {0};
-        s2s_cfg_buf_printf(&why, "%s: ", k->key);
+        s2s_buf why = {0};
+        s2s_buf_printf(&why, "%s: ", k->key);
         if (s2s_cfg_check_value(k, s2s_cfg_field_const(cfg, k), &why)) {
-            s2s_cfg_buf_free(&why);
+            s2s_buf_free(&why);
         } else {
             if (why.oom) c->oom = true;
             else report_at(c, (c->origin && c->origin[i].set) ? &c->origin[i] : NULL, why.s);
-            s2s_cfg_buf_free(&why);
+            s2s_buf_free(&why);
         }
     }
     if (c->n_errors > before) return;  // e.g. heads == 0: no division below
@@ -1054,36 +1054,36 @@ s2s_status s2s_config_validate(const s2s_config *cfg, const char *name) {
 
 // ---- printing ----
 
-static void section_to_yaml(s2s_cfg_buf *b, const s2s_config *cfg, const s2s_config *def,
+static void section_to_yaml(s2s_buf *b, const s2s_config *cfg, const s2s_config *def,
                             int s) {
-    s2s_cfg_buf_printf(b, "%s:\n", s2s_cfg_sections[s].name);
+    s2s_buf_printf(b, "%s:\n", s2s_cfg_sections[s].name);
     for (int i = 0; i < s2s_cfg_n_keys; i++) {
         const s2s_cfg_key *k = &s2s_cfg_keys[i];
         if (s2s_cfg_key_section(k) != s) continue;
         const void *v = s2s_cfg_field_const(cfg, k);
-        s2s_cfg_buf_printf(b, "  %s: ", s2s_cfg_key_name(k));
+        s2s_buf_printf(b, "  %s: ", s2s_cfg_key_name(k));
         s2s_cfg_format_value(b, k, v);
         if (s2s_cfg_value_equal(k, v, s2s_cfg_field_const(def, k)))
-            s2s_cfg_buf_puts(b, "  # default");
-        s2s_cfg_buf_puts(b, "\n");
+            s2s_buf_puts(b, "  # default");
+        s2s_buf_puts(b, "\n");
     }
 }
 
 char *s2s_config_to_yaml(const s2s_config *cfg) {
     s2s_config def;
     s2s_config_default(&def);
-    s2s_cfg_buf b = {0};
+    s2s_buf b = {0};
     for (int s = 0; s < s2s_cfg_n_sections; s++) section_to_yaml(&b, cfg, &def, s);
-    return s2s_cfg_buf_take(&b);
+    return s2s_buf_take(&b);
 }
 
 char *s2s_config_model_to_yaml(const s2s_config *cfg) {
     s2s_config def;
     s2s_config_default(&def);
-    s2s_cfg_buf b = {0};
+    s2s_buf b = {0};
     section_to_yaml(&b, cfg, &def, s2s_cfg_find_section("model", 5));
     section_to_yaml(&b, cfg, &def, s2s_cfg_find_section("decode", 6));
-    return s2s_cfg_buf_take(&b);
+    return s2s_buf_take(&b);
 }
 
 // ---- comparing ----
@@ -1099,19 +1099,19 @@ s2s_status s2s_config_diff(const s2s_config *a, const s2s_config *b, bool model_
     *out_text = NULL;
     if (!a || !b) return s2s_fail(S2S_ERR_INVALID, "s2s_config_diff: NULL argument");
     int model = s2s_cfg_find_section("model", 5);
-    s2s_cfg_buf out = {0};
+    s2s_buf out = {0};
     for (int i = 0; i < s2s_cfg_n_keys; i++) {
         const s2s_cfg_key *k = &s2s_cfg_keys[i];
         if (model_only && s2s_cfg_key_section(k) != model) continue;
         const void *va = s2s_cfg_field_const(a, k), *vb = s2s_cfg_field_const(b, k);
         if (s2s_cfg_value_equal(k, va, vb)) continue;
-        s2s_cfg_buf_printf(&out, "%s: ", k->key);
+        s2s_buf_printf(&out, "%s: ", k->key);
         s2s_cfg_format_value(&out, k, va);
-        s2s_cfg_buf_puts(&out, " -> ");
+        s2s_buf_puts(&out, " -> ");
         s2s_cfg_format_value(&out, k, vb);
-        s2s_cfg_buf_puts(&out, "\n");
+        s2s_buf_puts(&out, "\n");
     }
-    *out_text = s2s_cfg_buf_take(&out);
+    *out_text = s2s_buf_take(&out);
     return *out_text ? S2S_OK : s2s_fail(S2S_ERR_NOMEM, "config diff: out of memory");
 }
 
@@ -1130,24 +1130,24 @@ s2s_status s2s_config_check_arch(const s2s_config *stored, const char *model_nam
     if (!stored || !wanted)
         return s2s_fail(S2S_ERR_INVALID, "s2s_config_check_arch: NULL argument");
     if (s2s_config_same_arch(stored, wanted)) return S2S_OK;
-    s2s_cfg_buf b = {0};
-    s2s_cfg_buf_printf(&b, "%s: the model's architecture differs from %s:",
+    s2s_buf b = {0};
+    s2s_buf_printf(&b, "%s: the model's architecture differs from %s:",
                        model_name ? model_name : "model", config_name ? config_name : "the config");
     for (int i = 0; i < s2s_cfg_n_keys; i++) {
         const s2s_cfg_key *k = &s2s_cfg_keys[i];
         const void *vs = s2s_cfg_field_const(stored, k), *vw = s2s_cfg_field_const(wanted, k);
         if (!is_arch_key(k) || s2s_cfg_value_equal(k, vs, vw)) continue;
-        s2s_cfg_buf_printf(&b, "\n  %s: ", k->key);
+        s2s_buf_printf(&b, "\n  %s: ", k->key);
         s2s_cfg_format_value(&b, k, vs);
-        s2s_cfg_buf_puts(&b, " in the model, ");
+        s2s_buf_puts(&b, " in the model, ");
         s2s_cfg_format_value(&b, k, vw);
-        s2s_cfg_buf_puts(&b, " in the config");
+        s2s_buf_puts(&b, " in the config");
     }
     if (b.oom) {
-        s2s_cfg_buf_free(&b);
+        s2s_buf_free(&b);
         return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", model_name ? model_name : "model");
     }
     s2s_status st = s2s_fail(S2S_ERR_CONFIG, "%s", b.s);
-    s2s_cfg_buf_free(&b);
+    s2s_buf_free(&b);
     return st;
 }

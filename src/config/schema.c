@@ -247,73 +247,20 @@ static const char *const guided_fields[] = {"layer", "head", "weight", NULL};
 
 // ---- growable string ----
 
-void s2s_cfg_buf_append(s2s_cfg_buf *b, const char *s, size_t n) {
-    if (b->oom) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1) {
-            if (cap > SIZE_MAX / 2) { b->oom = true; return; }
-            cap *= 2;
-        }
-        char *p = realloc(b->s, cap);
-        if (!p) { b->oom = true; return; }
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-}
-
-void s2s_cfg_buf_puts(s2s_cfg_buf *b, const char *s) {
-    s2s_cfg_buf_append(b, s, strlen(s));
-}
-
-void s2s_cfg_buf_printf(s2s_cfg_buf *b, const char *fmt, ...) {
-    char small[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0) { b->oom = true; return; }
-    if ((size_t)n < sizeof small) { s2s_cfg_buf_append(b, small, (size_t)n); return; }
-    char *big = malloc((size_t)n + 1);
-    if (!big) { b->oom = true; return; }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    s2s_cfg_buf_append(b, big, (size_t)n);
-    free(big);
-}
-
-void s2s_cfg_buf_quote(s2s_cfg_buf *b, const char *s, size_t n, size_t max) {
+void s2s_cfg_quote(s2s_buf *b, const char *s, size_t n, size_t max) {
     bool cut = n > max;
     if (cut) {
         n = max;
         // Do not split a UTF-8 character.
         while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
     }
-    s2s_cfg_buf_puts(b, "'");
+    s2s_buf_puts(b, "'");
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         char ch = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-        s2s_cfg_buf_append(b, &ch, 1);
+        s2s_buf_append(b, &ch, 1);
     }
-    s2s_cfg_buf_puts(b, cut ? "...'" : "'");
-}
-
-char *s2s_cfg_buf_take(s2s_cfg_buf *b) {
-    if (b->oom) { s2s_cfg_buf_free(b); return NULL; }
-    if (!b->s) s2s_cfg_buf_append(b, "", 0);
-    if (b->oom) { s2s_cfg_buf_free(b); return NULL; }
-    char *s = b->s;
-    *b = (s2s_cfg_buf){0};
-    return s;
-}
-
-void s2s_cfg_buf_free(s2s_cfg_buf *b) {
-    free(b->s);
-    *b = (s2s_cfg_buf){0};
+    s2s_buf_puts(b, cut ? "...'" : "'");
 }
 
 // ---- lookups ----
@@ -418,37 +365,37 @@ const void *s2s_cfg_field_const(const s2s_config *cfg, const s2s_cfg_key *k) {
     return (const char *)cfg + k->offset;
 }
 
-void s2s_cfg_describe_type(s2s_cfg_buf *b, const s2s_cfg_key *k) {
+void s2s_cfg_describe_type(s2s_buf *b, const s2s_cfg_key *k) {
     switch (k->type) {
-    case S2S_CFG_INT: s2s_cfg_buf_puts(b, "an integer"); break;
-    case S2S_CFG_FLOAT: s2s_cfg_buf_puts(b, "a number"); break;
-    case S2S_CFG_BOOL: s2s_cfg_buf_puts(b, "true or false"); break;
+    case S2S_CFG_INT: s2s_buf_puts(b, "an integer"); break;
+    case S2S_CFG_FLOAT: s2s_buf_puts(b, "a number"); break;
+    case S2S_CFG_BOOL: s2s_buf_puts(b, "true or false"); break;
     case S2S_CFG_ENUM: {
         int n = 0;
         while (k->names[n]) n++;
         for (int i = 0; i < n; i++)
-            s2s_cfg_buf_printf(b, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ",
+            s2s_buf_printf(b, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ",
                                k->names[i]);
         break;
     }
-    case S2S_CFG_PATH: s2s_cfg_buf_puts(b, "a path"); break;
-    case S2S_CFG_STRING: s2s_cfg_buf_puts(b, "a string"); break;
-    case S2S_CFG_FLOAT_PAIR: s2s_cfg_buf_puts(b, "a list of two numbers"); break;
+    case S2S_CFG_PATH: s2s_buf_puts(b, "a path"); break;
+    case S2S_CFG_STRING: s2s_buf_puts(b, "a string"); break;
+    case S2S_CFG_FLOAT_PAIR: s2s_buf_puts(b, "a list of two numbers"); break;
     case S2S_CFG_GUIDED:
-        s2s_cfg_buf_puts(b, "a mapping such as {layer: 1, head: 0, weight: 0.1}");
+        s2s_buf_puts(b, "a mapping such as {layer: 1, head: 0, weight: 0.1}");
         break;
     default: S2S_ASSERT(0);
     }
 }
 
 // ">= 1", "> 0", ">= 0 and < 1"; nothing when unbounded.
-static void describe_bounds(s2s_cfg_buf *b, const s2s_cfg_key *k) {
+static void describe_bounds(s2s_buf *b, const s2s_cfg_key *k) {
     if (k->bounds & S2S_CFG_MIN)
-        s2s_cfg_buf_printf(b, "%s %g", (k->bounds & S2S_CFG_MIN_EXCL) ? ">" : ">=", k->min);
+        s2s_buf_printf(b, "%s %g", (k->bounds & S2S_CFG_MIN_EXCL) ? ">" : ">=", k->min);
     if ((k->bounds & S2S_CFG_MIN) && (k->bounds & S2S_CFG_MAX))
-        s2s_cfg_buf_puts(b, " and ");
+        s2s_buf_puts(b, " and ");
     if (k->bounds & S2S_CFG_MAX)
-        s2s_cfg_buf_printf(b, "%s %g", (k->bounds & S2S_CFG_MAX_EXCL) ? "<" : "<=", k->max);
+        s2s_buf_printf(b, "%s %g", (k->bounds & S2S_CFG_MAX_EXCL) ? "<" : "<=", k->max);
 }
 
 static bool in_bounds(const s2s_cfg_key *k, double v) {
@@ -462,19 +409,19 @@ static bool in_bounds(const s2s_cfg_key *k, double v) {
 }
 
 static bool type_error(const s2s_cfg_key *k, const char *text, bool quoted,
-                       s2s_cfg_buf *why) {
-    s2s_cfg_buf_puts(why, "expected ");
+                       s2s_buf *why) {
+    s2s_buf_puts(why, "expected ");
     s2s_cfg_describe_type(why, k);
-    s2s_cfg_buf_puts(why, quoted ? ", got the quoted string " : ", got ");
-    s2s_cfg_buf_quote(why, text, strlen(text), 60);
+    s2s_buf_puts(why, quoted ? ", got the quoted string " : ", got ");
+    s2s_cfg_quote(why, text, strlen(text), 60);
     return false;
 }
 
-static bool range_error(const s2s_cfg_key *k, const char *shown, s2s_cfg_buf *why) {
-    s2s_cfg_buf_append(why, shown, strlen(shown) > 60 ? 60 : strlen(shown));
-    s2s_cfg_buf_puts(why, " is out of range; must be ");
+static bool range_error(const s2s_cfg_key *k, const char *shown, s2s_buf *why) {
+    s2s_buf_append(why, shown, strlen(shown) > 60 ? 60 : strlen(shown));
+    s2s_buf_puts(why, " is out of range; must be ");
     describe_bounds(why, k);
-    if (k->type == S2S_CFG_FLOAT_PAIR) s2s_cfg_buf_puts(why, ", each");
+    if (k->type == S2S_CFG_FLOAT_PAIR) s2s_buf_puts(why, ", each");
     return false;
 }
 
@@ -543,37 +490,37 @@ const char *const *s2s_cfg_field_names(const s2s_cfg_key *k) {
 static const int guided_min[] = {-1, 0, 0};
 
 // Appends why a stored s2s_guided_alignment is out of range; true if it is not.
-static bool check_guided(const s2s_guided_alignment *g, s2s_cfg_buf *why) {
+static bool check_guided(const s2s_guided_alignment *g, s2s_buf *why) {
     if (g->layer < guided_min[0]) {
-        s2s_cfg_buf_printf(why, "layer %d is out of range; must be >= %d", g->layer, guided_min[0]);
+        s2s_buf_printf(why, "layer %d is out of range; must be >= %d", g->layer, guided_min[0]);
         return false;
     }
     if (g->head < guided_min[1]) {
-        s2s_cfg_buf_printf(why, "head %d is out of range; must be >= %d", g->head, guided_min[1]);
+        s2s_buf_printf(why, "head %d is out of range; must be >= %d", g->head, guided_min[1]);
         return false;
     }
     if (!isfinite(g->weight) || !(g->weight >= 0.0f)) {
-        s2s_cfg_buf_printf(why, "weight %g is out of range; must be >= 0", (double)g->weight);
+        s2s_buf_printf(why, "weight %g is out of range; must be >= 0", (double)g->weight);
         return false;
     }
     return true;
 }
 
 int s2s_cfg_parse_field(const s2s_cfg_key *k, const char *name, size_t n, const char *text,
-                        void *field, s2s_cfg_buf *why) {
+                        void *field, s2s_buf *why) {
     S2S_ASSERT(k->type == S2S_CFG_GUIDED);
     int f = -1;
     for (int i = 0; guided_fields[i]; i++)
         if (strlen(guided_fields[i]) == n && memcmp(guided_fields[i], name, n) == 0) f = i;
     if (f < 0) {
-        s2s_cfg_buf_puts(why, "unknown field ");
-        s2s_cfg_buf_quote(why, name, n, 60);
-        s2s_cfg_buf_puts(why, " (expected layer, head or weight");
+        s2s_buf_puts(why, "unknown field ");
+        s2s_cfg_quote(why, name, n, 60);
+        s2s_buf_puts(why, " (expected layer, head or weight");
         const char *best = NULL;
         int best_d = INT_MAX;
         for (int i = 0; guided_fields[i]; i++) consider(name, n, guided_fields[i], &best, &best_d);
-        if (best) s2s_cfg_buf_printf(why, "; did you mean '%s'?", best);
-        s2s_cfg_buf_puts(why, ")");
+        if (best) s2s_buf_printf(why, "; did you mean '%s'?", best);
+        s2s_buf_puts(why, ")");
         return -1;
     }
     s2s_guided_alignment *g = field;
@@ -586,12 +533,12 @@ int s2s_cfg_parse_field(const s2s_cfg_key *k, const char *name, size_t n, const 
             ok = errno != ERANGE && v >= INT_MIN && v <= INT_MAX;
         }
         if (!ok) {
-            s2s_cfg_buf_printf(why, "%s must be an integer, got ", guided_fields[f]);
-            s2s_cfg_buf_quote(why, text, strlen(text), 60);
+            s2s_buf_printf(why, "%s must be an integer, got ", guided_fields[f]);
+            s2s_cfg_quote(why, text, strlen(text), 60);
             return -1;
         }
         if (v < guided_min[f]) {
-            s2s_cfg_buf_printf(why, "%s %lld is out of range; must be >= %d%s", guided_fields[f],
+            s2s_buf_printf(why, "%s %lld is out of range; must be >= %d%s", guided_fields[f],
                                v, guided_min[f], f == 0 ? " (-1: off)" : "");
             return -1;
         }
@@ -601,14 +548,14 @@ int s2s_cfg_parse_field(const s2s_cfg_key *k, const char *name, size_t n, const 
     }
     float v = is_decimal_float(text) ? strtof(text, NULL) : NAN;
     if (!isfinite(v)) {
-        s2s_cfg_buf_puts(why, "weight must be a number, got ");
-        s2s_cfg_buf_quote(why, text, strlen(text), 60);
+        s2s_buf_puts(why, "weight must be a number, got ");
+        s2s_cfg_quote(why, text, strlen(text), 60);
         return -1;
     }
     if (!(v >= 0.0f)) {
-        s2s_cfg_buf_puts(why, "weight ");
-        s2s_cfg_buf_append(why, text, strlen(text) > 60 ? 60 : strlen(text));
-        s2s_cfg_buf_puts(why, " is out of range; must be >= 0");
+        s2s_buf_puts(why, "weight ");
+        s2s_buf_append(why, text, strlen(text) > 60 ? 60 : strlen(text));
+        s2s_buf_puts(why, " is out of range; must be >= 0");
         return -1;
     }
     g->weight = v;
@@ -621,7 +568,7 @@ int s2s_cfg_parse_field(const s2s_cfg_key *k, const char *name, size_t n, const 
 // this text form is what --set and the schema defaults give. Nothing is
 // stored unless every field parses.
 static bool parse_guided(const s2s_cfg_key *k, const char *text, bool quoted, void *field,
-                         s2s_cfg_buf *why) {
+                         s2s_buf *why) {
     if (quoted) return type_error(k, text, quoted, why);
     s2s_guided_alignment v;
     memcpy(&v, field, sizeof v);
@@ -661,7 +608,7 @@ static bool parse_guided(const s2s_cfg_key *k, const char *text, bool quoted, vo
         free(num);
         if (f < 0) return false;
         if (seen[f]) {
-            s2s_cfg_buf_printf(why, "%s given twice", guided_fields[f]);
+            s2s_buf_printf(why, "%s given twice", guided_fields[f]);
             return false;
         }
         seen[f] = true;
@@ -673,15 +620,15 @@ static bool parse_guided(const s2s_cfg_key *k, const char *text, bool quoted, vo
 }
 
 bool s2s_cfg_parse_value(const s2s_cfg_key *k, const char *text, bool quoted,
-                         void *field, s2s_cfg_buf *why) {
+                         void *field, s2s_buf *why) {
     switch (k->type) {
     case S2S_CFG_INT: {
         if (quoted || !is_decimal_int(text)) return type_error(k, text, quoted, why);
         errno = 0;
         long long v = strtoll(text, NULL, 10);
         if (errno == ERANGE || v < INT_MIN || v > INT_MAX) {
-            s2s_cfg_buf_append(why, text, strlen(text) > 60 ? 60 : strlen(text));
-            s2s_cfg_buf_puts(why, " does not fit in an int");
+            s2s_buf_append(why, text, strlen(text) > 60 ? 60 : strlen(text));
+            s2s_buf_puts(why, " does not fit in an int");
             return false;
         }
         if (!in_bounds(k, (double)v)) return range_error(k, text, why);
@@ -694,8 +641,8 @@ bool s2s_cfg_parse_value(const s2s_cfg_key *k, const char *text, bool quoted,
         // that s2s_cfg_format_value printed, breaking the round trip.
         float v = strtof(text, NULL);
         if (!isfinite(v)) {
-            s2s_cfg_buf_append(why, text, strlen(text) > 60 ? 60 : strlen(text));
-            s2s_cfg_buf_puts(why, " does not fit in a float");
+            s2s_buf_append(why, text, strlen(text) > 60 ? 60 : strlen(text));
+            s2s_buf_puts(why, " does not fit in a float");
             return false;
         }
         if (!in_bounds(k, v)) return range_error(k, text, why);
@@ -723,7 +670,7 @@ bool s2s_cfg_parse_value(const s2s_cfg_key *k, const char *text, bool quoted,
     case S2S_CFG_STRING: {
         size_t n = strlen(text);
         if (n >= k->size) {
-            s2s_cfg_buf_printf(why, "%s is longer than %zu bytes",
+            s2s_buf_printf(why, "%s is longer than %zu bytes",
                                k->type == S2S_CFG_PATH ? "path" : "string", k->size - 1);
             return false;
         }
@@ -744,7 +691,7 @@ bool s2s_cfg_parse_value(const s2s_cfg_key *k, const char *text, bool quoted,
     return false;
 }
 
-bool s2s_cfg_check_value(const s2s_cfg_key *k, const void *field, s2s_cfg_buf *why) {
+bool s2s_cfg_check_value(const s2s_cfg_key *k, const void *field, s2s_buf *why) {
     switch (k->type) {
     case S2S_CFG_INT: {
         int v = *(const int *)field;
@@ -756,15 +703,15 @@ bool s2s_cfg_check_value(const s2s_cfg_key *k, const void *field, s2s_cfg_buf *w
     case S2S_CFG_FLOAT: {
         float v = *(const float *)field;
         if (isfinite(v) && in_bounds(k, v)) return true;
-        s2s_cfg_buf shown = {0};
+        s2s_buf shown = {0};
         s2s_cfg_format_value(&shown, k, field);
         if (!isfinite(v) && !k->bounds) {
-            s2s_cfg_buf_printf(why, "%s is not a finite number", shown.s ? shown.s : "?");
-            s2s_cfg_buf_free(&shown);
+            s2s_buf_printf(why, "%s is not a finite number", shown.s ? shown.s : "?");
+            s2s_buf_free(&shown);
             return false;
         }
         range_error(k, shown.s ? shown.s : "?", why);
-        s2s_cfg_buf_free(&shown);
+        s2s_buf_free(&shown);
         return false;
     }
     case S2S_CFG_BOOL: {
@@ -772,22 +719,22 @@ bool s2s_cfg_check_value(const s2s_cfg_key *k, const void *field, s2s_cfg_buf *w
         unsigned char c;
         memcpy(&c, field, 1);
         if (c <= 1) return true;
-        s2s_cfg_buf_printf(why, "%u is not a valid bool", (unsigned)c);
+        s2s_buf_printf(why, "%u is not a valid bool", (unsigned)c);
         return false;
     }
     case S2S_CFG_ENUM: {
         int v = *(const int *)field, n = 0;
         while (k->names[n]) n++;
         if (v >= 0 && v < n) return true;
-        s2s_cfg_buf_printf(why, "%d is not a valid value (expected ", v);
+        s2s_buf_printf(why, "%d is not a valid value (expected ", v);
         s2s_cfg_describe_type(why, k);
-        s2s_cfg_buf_puts(why, ")");
+        s2s_buf_puts(why, ")");
         return false;
     }
     case S2S_CFG_PATH:
     case S2S_CFG_STRING:
         if (memchr(field, '\0', k->size)) return true;
-        s2s_cfg_buf_puts(why, "is not NUL-terminated");
+        s2s_buf_puts(why, "is not NUL-terminated");
         return false;
     case S2S_CFG_GUIDED: {
         s2s_guided_alignment g;
@@ -799,10 +746,10 @@ bool s2s_cfg_check_value(const s2s_cfg_key *k, const void *field, s2s_cfg_buf *w
         memcpy(v, field, sizeof v);
         if (isfinite(v[0]) && isfinite(v[1]) && in_bounds(k, v[0]) && in_bounds(k, v[1]))
             return true;
-        s2s_cfg_buf shown = {0};
+        s2s_buf shown = {0};
         s2s_cfg_format_value(&shown, k, field);
         range_error(k, shown.s ? shown.s : "?", why);
-        s2s_cfg_buf_free(&shown);
+        s2s_buf_free(&shown);
         return false;
     }
     default: S2S_ASSERT(0);
@@ -812,24 +759,24 @@ bool s2s_cfg_check_value(const s2s_cfg_key *k, const void *field, s2s_cfg_buf *w
 
 // A double-quoted YAML scalar, so paths with ': ', '#', quotes or leading
 // blanks read back unchanged.
-static void format_quoted(s2s_cfg_buf *b, const char *s) {
-    s2s_cfg_buf_puts(b, "\"");
+static void format_quoted(s2s_buf *b, const char *s) {
+    s2s_buf_puts(b, "\"");
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') s2s_cfg_buf_printf(b, "\\%c", c);
-        else if (c == '\n') s2s_cfg_buf_puts(b, "\\n");
-        else if (c == '\t') s2s_cfg_buf_puts(b, "\\t");
-        else if (c < 0x20 || c == 0x7f) s2s_cfg_buf_printf(b, "\\x%02x", c);
-        else s2s_cfg_buf_append(b, s, 1);
+        if (c == '"' || c == '\\') s2s_buf_printf(b, "\\%c", c);
+        else if (c == '\n') s2s_buf_puts(b, "\\n");
+        else if (c == '\t') s2s_buf_puts(b, "\\t");
+        else if (c < 0x20 || c == 0x7f) s2s_buf_printf(b, "\\x%02x", c);
+        else s2s_buf_append(b, s, 1);
     }
-    s2s_cfg_buf_puts(b, "\"");
+    s2s_buf_puts(b, "\"");
 }
 
 // The shortest %g text that reads back (through strtof) as the same float,
 // written with a '.' so that YAML 1.1 readers such as PyYAML see a float.
-static void format_float(s2s_cfg_buf *b, float v) {
-    if (isnan(v)) { s2s_cfg_buf_puts(b, ".nan"); return; }
-    if (isinf(v)) { s2s_cfg_buf_puts(b, v < 0 ? "-.inf" : ".inf"); return; }
+static void format_float(s2s_buf *b, float v) {
+    if (isnan(v)) { s2s_buf_puts(b, ".nan"); return; }
+    if (isinf(v)) { s2s_buf_puts(b, v < 0 ? "-.inf" : ".inf"); return; }
     char text[48];
     for (int prec = 6; prec <= 9; prec++) {
         snprintf(text, sizeof text, "%.*g", prec, (double)v);
@@ -841,27 +788,27 @@ static void format_float(s2s_cfg_buf *b, float v) {
         char out[56];
         if (e) snprintf(out, sizeof out, "%.*s.0%s", (int)(e - text), text, e);
         else snprintf(out, sizeof out, "%s.0", text);
-        s2s_cfg_buf_puts(b, out);
+        s2s_buf_puts(b, out);
         return;
     }
-    s2s_cfg_buf_puts(b, text);
+    s2s_buf_puts(b, text);
 }
 
-void s2s_cfg_format_value(s2s_cfg_buf *b, const s2s_cfg_key *k, const void *field) {
+void s2s_cfg_format_value(s2s_buf *b, const s2s_cfg_key *k, const void *field) {
     switch (k->type) {
-    case S2S_CFG_INT: s2s_cfg_buf_printf(b, "%d", *(const int *)field); break;
+    case S2S_CFG_INT: s2s_buf_printf(b, "%d", *(const int *)field); break;
     case S2S_CFG_FLOAT: format_float(b, *(const float *)field); break;
     case S2S_CFG_BOOL: {
         unsigned char c;
         memcpy(&c, field, 1);
-        s2s_cfg_buf_puts(b, c ? "true" : "false");
+        s2s_buf_puts(b, c ? "true" : "false");
         break;
     }
     case S2S_CFG_ENUM: {
         int v = *(const int *)field, n = 0;
         while (k->names[n]) n++;
-        if (v >= 0 && v < n) s2s_cfg_buf_puts(b, k->names[v]);
-        else s2s_cfg_buf_printf(b, "%d", v);  // invalid; validation says so
+        if (v >= 0 && v < n) s2s_buf_puts(b, k->names[v]);
+        else s2s_buf_printf(b, "%d", v);  // invalid; validation says so
         break;
     }
     case S2S_CFG_PATH:
@@ -876,19 +823,19 @@ void s2s_cfg_format_value(s2s_cfg_buf *b, const s2s_cfg_key *k, const void *fiel
     case S2S_CFG_FLOAT_PAIR: {
         float v[2];
         memcpy(v, field, sizeof v);
-        s2s_cfg_buf_puts(b, "[");
+        s2s_buf_puts(b, "[");
         format_float(b, v[0]);
-        s2s_cfg_buf_puts(b, ", ");
+        s2s_buf_puts(b, ", ");
         format_float(b, v[1]);
-        s2s_cfg_buf_puts(b, "]");
+        s2s_buf_puts(b, "]");
         break;
     }
     case S2S_CFG_GUIDED: {
         s2s_guided_alignment g;
         memcpy(&g, field, sizeof g);
-        s2s_cfg_buf_printf(b, "{layer: %d, head: %d, weight: ", g.layer, g.head);
+        s2s_buf_printf(b, "{layer: %d, head: %d, weight: ", g.layer, g.head);
         format_float(b, g.weight);
-        s2s_cfg_buf_puts(b, "}");
+        s2s_buf_puts(b, "}");
         break;
     }
     default: S2S_ASSERT(0);
@@ -930,8 +877,8 @@ static const char *type_name(s2s_cfg_type t) {
 }
 
 char *s2s_config_reference_md(void) {
-    s2s_cfg_buf b = {0};
-    s2s_cfg_buf_puts(
+    s2s_buf b = {0};
+    s2s_buf_puts(
         &b,
         "# Configuration reference\n"
         "\n"
@@ -979,36 +926,36 @@ char *s2s_config_reference_md(void) {
         "  tgt: vocab/en.txt\n"
         "```\n");
     for (int s = 0; s < s2s_cfg_n_sections; s++) {
-        s2s_cfg_buf_printf(&b, "\n## `%s`\n\n%s\n\n", s2s_cfg_sections[s].name,
+        s2s_buf_printf(&b, "\n## `%s`\n\n%s\n\n", s2s_cfg_sections[s].name,
                            s2s_cfg_sections[s].help);
-        s2s_cfg_buf_puts(&b, "| Key | Type | Default | Allowed | Description |\n"
+        s2s_buf_puts(&b, "| Key | Type | Default | Allowed | Description |\n"
                              "|-----|------|---------|---------|-------------|\n");
         for (int i = 0; i < s2s_cfg_n_keys; i++) {
             const s2s_cfg_key *k = &s2s_cfg_keys[i];
             if (s2s_cfg_key_section(k) != s) continue;
-            s2s_cfg_buf_printf(&b, "| `%s` | %s | ", k->key, type_name(k->type));
-            if (k->def[0]) s2s_cfg_buf_printf(&b, "`%s`", k->def);
-            else s2s_cfg_buf_puts(&b, "unset");
-            s2s_cfg_buf_puts(&b, " | ");
+            s2s_buf_printf(&b, "| `%s` | %s | ", k->key, type_name(k->type));
+            if (k->def[0]) s2s_buf_printf(&b, "`%s`", k->def);
+            else s2s_buf_puts(&b, "unset");
+            s2s_buf_puts(&b, " | ");
             switch (k->type) {
             case S2S_CFG_ENUM:
                 for (int j = 0; k->names[j]; j++)
-                    s2s_cfg_buf_printf(&b, "%s`%s`", j ? ", " : "", k->names[j]);
+                    s2s_buf_printf(&b, "%s`%s`", j ? ", " : "", k->names[j]);
                 break;
-            case S2S_CFG_BOOL: s2s_cfg_buf_puts(&b, "`true`, `false`"); break;
-            case S2S_CFG_PATH: s2s_cfg_buf_puts(&b, "an existing file"); break;
+            case S2S_CFG_BOOL: s2s_buf_puts(&b, "`true`, `false`"); break;
+            case S2S_CFG_PATH: s2s_buf_puts(&b, "an existing file"); break;
             case S2S_CFG_GUIDED:
-                s2s_cfg_buf_puts(&b, "`layer` >= -1, `head` >= 0, `weight` >= 0");
+                s2s_buf_puts(&b, "`layer` >= -1, `head` >= 0, `weight` >= 0");
                 break;
             default:
                 if (k->bounds) describe_bounds(&b, k);
-                else s2s_cfg_buf_puts(&b, "any");
-                if (k->type == S2S_CFG_FLOAT_PAIR) s2s_cfg_buf_puts(&b, ", each");
+                else s2s_buf_puts(&b, "any");
+                if (k->type == S2S_CFG_FLOAT_PAIR) s2s_buf_puts(&b, ", each");
             }
-            s2s_cfg_buf_printf(&b, " | %s |\n", k->help);
+            s2s_buf_printf(&b, " | %s |\n", k->help);
         }
     }
-    s2s_cfg_buf_puts(
+    s2s_buf_puts(
         &b,
         "\n## Checks across keys\n"
         "\n"
@@ -1021,5 +968,5 @@ char *s2s_config_reference_md(void) {
         "`d_model / heads` dimensions.\n"
         "- `train.guided_alignment`: when `layer` is not -1, `layer` < "
         "`model.decoder_layers` and `head` < `model.heads`.\n");
-    return s2s_cfg_buf_take(&b);
+    return s2s_buf_take(&b);
 }

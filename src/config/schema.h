@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/strbuf.h"
 #include "s2s/config.h"
 
 typedef enum s2s_cfg_type {
@@ -68,25 +69,9 @@ extern const int s2s_cfg_n_sections;
 extern const s2s_cfg_key s2s_cfg_keys[];
 extern const int s2s_cfg_n_keys;
 
-// ---- a growable string (never overflows; remembers running out of memory) ----
-
-typedef struct s2s_cfg_buf {
-    char *s;     // NUL-terminated once anything was appended
-    size_t len;
-    size_t cap;
-    bool oom;
-} s2s_cfg_buf;
-
-void s2s_cfg_buf_append(s2s_cfg_buf *b, const char *s, size_t n);
-void s2s_cfg_buf_puts(s2s_cfg_buf *b, const char *s);
-void s2s_cfg_buf_printf(s2s_cfg_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 // Appends s in single quotes, cut to `max` bytes with "...", control
 // characters shown as '?', so a message stays one readable line.
-void s2s_cfg_buf_quote(s2s_cfg_buf *b, const char *s, size_t n, size_t max);
-// Hands over the string ("" if empty); NULL (and frees) if memory ran out.
-char *s2s_cfg_buf_take(s2s_cfg_buf *b);
-void s2s_cfg_buf_free(s2s_cfg_buf *b);
+void s2s_cfg_quote(s2s_buf *b, const char *s, size_t n, size_t max);
 
 // ---- lookups ----
 
@@ -114,28 +99,28 @@ const void *s2s_cfg_field_const(const s2s_config *cfg, const s2s_cfg_key *k);
 // leaves field alone, appends the reason ("expected an integer, got 'x'")
 // to why and returns false. PATH values are stored as written.
 bool s2s_cfg_parse_value(const s2s_cfg_key *k, const char *text, bool quoted,
-                         void *field, s2s_cfg_buf *why);
+                         void *field, s2s_buf *why);
 
 // One field of a mapping-valued key (S2S_CFG_GUIDED): parses text (a plain
 // YAML scalar) as the value of the field name[0..n) and, when it is valid,
 // stores it in the struct at field. Returns the field's index (its place in
 // s2s_cfg_field_names(k)), or -1 with the reason appended to why.
 int s2s_cfg_parse_field(const s2s_cfg_key *k, const char *name, size_t n, const char *text,
-                        void *field, s2s_cfg_buf *why);
+                        void *field, s2s_buf *why);
 // The field names of a mapping-valued key, NULL-terminated; NULL for
 // other types.
 const char *const *s2s_cfg_field_names(const s2s_cfg_key *k);
 
 // What a value of k's type looks like: "an integer", "pre or post", ...
-void s2s_cfg_describe_type(s2s_cfg_buf *b, const s2s_cfg_key *k);
+void s2s_cfg_describe_type(s2s_buf *b, const s2s_cfg_key *k);
 
 // Checks a stored value against k's bounds (and enum range); on failure
 // appends the reason to why and returns false.
 bool s2s_cfg_check_value(const s2s_cfg_key *k, const void *field,
-                         s2s_cfg_buf *why);
+                         s2s_buf *why);
 
 // Appends the value as YAML text that parses back to the same bits.
-void s2s_cfg_format_value(s2s_cfg_buf *b, const s2s_cfg_key *k,
+void s2s_cfg_format_value(s2s_buf *b, const s2s_cfg_key *k,
                           const void *field);
 
 bool s2s_cfg_value_equal(const s2s_cfg_key *k, const void *a, const void *b);
