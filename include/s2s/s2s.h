@@ -21,5 +21,7 @@
 #include "s2s/model.h"
 #include "s2s/status.h"
 #include "s2s/tokenizer.h"
+#include "s2s/train.h"
+#include "s2s/align.h"
 
 #endif
