@@ -62,6 +62,9 @@ check "--config with another architecture: exit 2" run 2 "$s2s" translate -m "$m
 check "architecture difference listed" err_has "model.d_model: 32 in the model, 64 in the config"
 check "--set with a typo: exit 2" run 2 "$s2s" translate -m "$model" --set decode.beam_sise=2 "die katze"
 check "did you mean" err_has "did you mean 'beam_size'"
+printf '\ndie katze\n' >"$tmp/nb.txt"
+check "n-best with an empty line" run 0 "$s2s" translate -m "$model" --beam 3 --n-best 2 --max-len 4 <"$tmp/nb.txt"
+check "n-best: one empty entry, then two hypotheses" bash -c "[ \"\$(cut -d'|' -f1 '$tmp/out' | tr -d ' ' | tr '\n' ,)\" = '0,1,1,' ] && head -1 '$tmp/out' | grep -q '^0 |||  ||| 0$'"
 check "json n-best" run 0 "$s2s" translate -m "$model" --beam 3 --n-best 2 --json --max-len 4 "die katze"
 check "json parses, 2 hypotheses sorted" /usr/bin/python3 -c "import json,sys; o=json.loads(open('$tmp/out').read()); h=o['hypotheses']; assert len(h)==2 and h[0]['score']>=h[1]['score'], o"
 

@@ -103,13 +103,19 @@ static int flush_chunk(translator *t) {
             rc = print_json(t, k, hyps + k * nb, nb);
             continue;
         }
+        if (len[k] == 0) {  // an empty line stays empty: no translation, no score
+            if (nb == 1) printf("\n");
+            else printf("%d |||  ||| 0\n", t->first_line + k - 1);
+            continue;
+        }
         for (int j = 0; j < nb; j++) {
             const s2s_hypothesis *h = &hyps[k * nb + j];
-            char *text = len[k] > 0 && h->ids ? render(t, h) : NULL;  // an empty line stays empty
-            if (len[k] > 0 && h->ids && !text) rc = S2S_EXIT_FAILURE;
+            if (!h->ids) continue;  // fewer hypotheses than asked for
+            char *text = render(t, h);
+            if (!text) rc = S2S_EXIT_FAILURE;
             if (nb == 1)
                 printf("%s\n", text ? text : "");
-            else if (h->ids || j == 0)
+            else
                 printf("%d ||| %s ||| %.6f\n", t->first_line + k - 1, text ? text : "", h->score);
             free(text);
         }
