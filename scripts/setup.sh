@@ -20,5 +20,10 @@ fi
 
 build=${1:-build}
 shift || true
+echo "setup: building in $build/ (log: $build/build.log)"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-cmake --build "$build" -j "$(nproc)"
+if ! cmake --build "$build" -j "$(nproc)" >"$build/build.log" 2>&1; then
+  tail -n 40 "$build/build.log"
+  echo "setup: the build failed; the whole log is $build/build.log" >&2
+  exit 1
+fi

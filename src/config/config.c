@@ -190,15 +190,21 @@ static void report(cfg_ctx *c, const yaml_mark_t *mark, const char *what) {
     report_in(c, c->name, c->text, c->len, mark, what);
 }
 
+// report_in with a printf-style message (cut at 511 bytes).
+static void vreport_in(cfg_ctx *c, const char *name, const char *text, size_t len,
+                       const yaml_mark_t *mark, const char *fmt, va_list ap) {
+    char small[512];
+    vsnprintf(small, sizeof small, fmt, ap);
+    report_in(c, name, text, len, mark, small);
+}
+
 static void reportf(cfg_ctx *c, const yaml_mark_t *mark, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void reportf(cfg_ctx *c, const yaml_mark_t *mark, const char *fmt, ...) {
-    char small[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(small, sizeof small, fmt, ap);
+    vreport_in(c, c->name, c->text, c->len, mark, fmt, ap);
     va_end(ap);
-    report(c, mark, small);
 }
 
 // Reports b's text (a message built piecewise) and empties b.
@@ -997,12 +1003,11 @@ static void report_at(cfg_ctx *c, const cfg_origin *o, const char *what) {
 static void report_atf(cfg_ctx *c, const cfg_origin *o, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void report_atf(cfg_ctx *c, const cfg_origin *o, const char *fmt, ...) {
-    char small[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(small, sizeof small, fmt, ap);
+    if (o) vreport_in(c, o->name, o->text, o->len, &o->mark, fmt, ap);
+    else vreport_in(c, c->name, NULL, 0, NULL, fmt, ap);
     va_end(ap);
-    report_at(c, o, small);
 }
 
 static void validate_into(cfg_ctx *c, const s2s_config *cfg) {
