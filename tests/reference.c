@@ -67,6 +67,16 @@ void ref_attention(float *ctx, float *probs, const float *q, int64_t ldq, const 
         }
 }
 
+void ref_linear(double *y, const double *x, const float *w, const float *b, int rows, int in,
+                int out) {
+    for (int r = 0; r < rows; r++)
+        for (int o = 0; o < out; o++) {
+            double acc = b[o];
+            for (int i = 0; i < in; i++) acc += x[r * in + i] * (double)w[o * in + i];
+            y[r * out + o] = acc;
+        }
+}
+
 void ref_fill(float *x, int64_t n, uint64_t seed, float scale) {
     uint64_t s = seed * 6364136223846793005ULL + 1442695040888963407ULL;
     for (int64_t i = 0; i < n; i++) {

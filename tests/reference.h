@@ -22,6 +22,10 @@ void ref_attention(float *ctx, float *probs, const float *q, int64_t ldq, const 
                    const float *v, int64_t ldk, int64_t H, int64_t dh, int64_t tq, int64_t tk,
                    int64_t klen, bool causal, int64_t pos0);
 
+// y (R, out) = x (R, in) · W^T + b in double, W (out, in) as in nn.Linear.
+void ref_linear(double *y, const double *x, const float *w, const float *b, int rows, int in,
+                int out);
+
 // Fills x with uniform values in [-scale, scale) from a fixed seed.
 void ref_fill(float *x, int64_t n, uint64_t seed, float scale);
 

@@ -13,6 +13,7 @@
 
 #include "decoding/state.h"
 #include "model/model_internal.h"
+#include "reference.h"
 #include "s2s/s2s.h"
 
 // ---- models ----
@@ -443,16 +444,6 @@ static const float *W(const s2s_model *m, const char *name) {
     return t.data;
 }
 
-// y (n, dout) = x (n, din) · w^T (w is (dout, din)) + b
-static void linear(double *y, const double *x, const float *w, const float *b, int n, int din,
-                   int dout) {
-    for (int i = 0; i < n; i++)
-        for (int o = 0; o < dout; o++) {
-            double acc = b[o];
-            for (int k = 0; k < din; k++) acc += x[i * din + k] * (double)w[o * din + k];
-            y[i * dout + o] = acc;
-        }
-}
 
 static void layer_norm(double *y, const double *x, const float *w, const float *b, int n, int d,
                        double eps) {
@@ -537,11 +528,11 @@ static void check_naive_cross_attention(s2s_norm norm) {
     else
         memcpy(in, x, sizeof(double) * T * d);
     double *sk = calloc((size_t)T * d, sizeof(double)), *sv = calloc((size_t)T * d, sizeof(double));
-    linear(q, in, WN(sa, "q_proj.weight"), WN(sa, "q_proj.bias"), T, d, d);
-    linear(sk, in, WN(sa, "k_proj.weight"), WN(sa, "k_proj.bias"), T, d, d);
-    linear(sv, in, WN(sa, "v_proj.weight"), WN(sa, "v_proj.bias"), T, d, d);
+    ref_linear(q, in, WN(sa, "q_proj.weight"), WN(sa, "q_proj.bias"), T, d, d);
+    ref_linear(sk, in, WN(sa, "k_proj.weight"), WN(sa, "k_proj.bias"), T, d, d);
+    ref_linear(sv, in, WN(sa, "v_proj.weight"), WN(sa, "v_proj.bias"), T, d, d);
     attend(ctx, probs, q, sk, sv, T, T, d, H, /*causal=*/true);
-    linear(o, ctx, WN(sa, "out_proj.weight"), WN(sa, "out_proj.bias"), T, d, d);
+    ref_linear(o, ctx, WN(sa, "out_proj.weight"), WN(sa, "out_proj.bias"), T, d, d);
     for (int i = 0; i < T * d; i++) x[i] += o[i];
     if (!pre)
         layer_norm(x, x, WN("decoder.layers.0", "norm1.weight"),
@@ -553,9 +544,9 @@ static void check_naive_cross_attention(s2s_norm norm) {
     else
         memcpy(in, x, sizeof(double) * T * d);
     for (int i = 0; i < S * d; i++) mem[i] = st->memory[i];
-    linear(q, in, WN(ca, "q_proj.weight"), WN(ca, "q_proj.bias"), T, d, d);
-    linear(k, mem, WN(ca, "k_proj.weight"), WN(ca, "k_proj.bias"), S, d, d);
-    linear(v, mem, WN(ca, "v_proj.weight"), WN(ca, "v_proj.bias"), S, d, d);
+    ref_linear(q, in, WN(ca, "q_proj.weight"), WN(ca, "q_proj.bias"), T, d, d);
+    ref_linear(k, mem, WN(ca, "k_proj.weight"), WN(ca, "k_proj.bias"), S, d, d);
+    ref_linear(v, mem, WN(ca, "v_proj.weight"), WN(ca, "v_proj.bias"), S, d, d);
     attend(ctx, probs, q, k, v, T, S, d, H, /*causal=*/false);
 #undef WN
 

@@ -583,16 +583,6 @@ static const float *P(const s2s_model *m, const char *fmt, int i, const char *su
     return t.data;
 }
 
-// y (R, out) = x (R, in) · W^T + b
-static void r_linear(double *y, const double *x, const float *w, const float *b, int R, int in,
-                     int out) {
-    for (int r = 0; r < R; r++)
-        for (int o = 0; o < out; o++) {
-            double s = b[o];
-            for (int i = 0; i < in; i++) s += x[r * in + i] * (double)w[o * in + i];
-            y[r * out + o] = s;
-        }
-}
 
 static void r_ln(double *y, const double *x, const s2s_model *m, const char *fmt, int i, int R) {
     int d = m->cfg.model.d_model;
@@ -614,11 +604,11 @@ static void r_mha(double *out, const double *xq, int tq, const double *xkv, int 
     // calloc: gcc cannot see that r_linear fills them and warns otherwise.
     double *q = calloc((size_t)(tq * d), sizeof(double)), *k = calloc((size_t)(tk * d), sizeof(double));
     double *v = calloc((size_t)(tk * d), sizeof(double)), *ctx = malloc(sizeof(double) * (size_t)(tq * d));
-    r_linear(q, xq, P(m, fmt, 0, ".q_proj.weight"), P(m, fmt, 0, ".q_proj.bias"), tq, d, d);
-    r_linear(k, xkv, P(m, fmt, 0, ".k_proj.weight"), P(m, fmt, 0, ".k_proj.bias"), tk, d, d);
-    r_linear(v, xkv, P(m, fmt, 0, ".v_proj.weight"), P(m, fmt, 0, ".v_proj.bias"), tk, d, d);
+    ref_linear(q, xq, P(m, fmt, 0, ".q_proj.weight"), P(m, fmt, 0, ".q_proj.bias"), tq, d, d);
+    ref_linear(k, xkv, P(m, fmt, 0, ".k_proj.weight"), P(m, fmt, 0, ".k_proj.bias"), tk, d, d);
+    ref_linear(v, xkv, P(m, fmt, 0, ".v_proj.weight"), P(m, fmt, 0, ".v_proj.bias"), tk, d, d);
     r_attend(ctx, q, d, k, v, d, tq, tk, H, d / H, tk, pos0, NULL, 1.0, probs_out);
-    r_linear(out, ctx, P(m, fmt, 0, ".out_proj.weight"), P(m, fmt, 0, ".out_proj.bias"), tq, d, d);
+    ref_linear(out, ctx, P(m, fmt, 0, ".out_proj.weight"), P(m, fmt, 0, ".out_proj.bias"), tq, d, d);
     free(q), free(k), free(v), free(ctx);
 }
 
@@ -626,11 +616,11 @@ static void r_ffn(double *out, const double *x, int R, const s2s_model *m, const
                   int layer) {
     int d = m->cfg.model.d_model, f = m->cfg.model.ffn_dim;
     double *a = malloc(sizeof(double) * (size_t)(R * f));
-    r_linear(a, x, P(m, prefix, layer, ".ffn.fc1.weight"), P(m, prefix, layer, ".ffn.fc1.bias"), R,
+    ref_linear(a, x, P(m, prefix, layer, ".ffn.fc1.weight"), P(m, prefix, layer, ".ffn.fc1.bias"), R,
              d, f);
     for (int i = 0; i < R * f; i++)
         a[i] = m->cfg.model.activation == S2S_ACT_GELU ? gelu_d(a[i]) : (a[i] > 0 ? a[i] : 0);
-    r_linear(out, a, P(m, prefix, layer, ".ffn.fc2.weight"), P(m, prefix, layer, ".ffn.fc2.bias"), R,
+    ref_linear(out, a, P(m, prefix, layer, ".ffn.fc2.weight"), P(m, prefix, layer, ".ffn.fc2.bias"), R,
              f, d);
     free(a);
 }
@@ -733,7 +723,7 @@ static double r_sentence(const s2s_model *m, const int *src, int sl, const int *
     else memcpy(h, x, sizeof(double) * (size_t)(T * d));
     const float *W = P(m, c->tie_output ? "tgt_embed" : "generator", 0, ".weight");
     double *logits = malloc(sizeof(double) * (size_t)(T * V));
-    r_linear(logits, h, W, P(m, "generator", 0, ".bias"), T, d, V);
+    ref_linear(logits, h, W, P(m, "generator", 0, ".bias"), T, d, V);
     double total = 0;
     for (int t = 0; t < T; t++) {
         const double *z = logits + t * V;
