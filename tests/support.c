@@ -43,3 +43,24 @@ char *tmp_path(const char *name) {
     snprintf(p, sizeof buf[0], "%s/%s", tmpdir, name);
     return p;
 }
+
+unsigned char *slurp(const char *path, size_t *size) {
+    FILE *fp = fopen(path, "rb");
+    cr_assert_not_null(fp, "cannot open %s", path);
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    unsigned char *buf = malloc(n > 0 ? (size_t)n + 1 : 1);
+    cr_assert_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
+    buf[n > 0 ? n : 0] = 0;
+    fclose(fp);
+    *size = (size_t)n;
+    return buf;
+}
+
+void spit(const char *path, const void *bytes, size_t n) {
+    FILE *fp = fopen(path, "wb");
+    cr_assert_not_null(fp, "cannot write %s", path);
+    cr_assert_eq(fwrite(bytes, 1, n, fp), n);
+    fclose(fp);
+}

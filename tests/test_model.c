@@ -24,27 +24,6 @@ TestSuite(model, .init = tmpdir_make, .fini = tmpdir_remove);
 // ---- helpers ----
 
 
-static unsigned char *slurp(const char *path, size_t *size) {
-    FILE *fp = fopen(path, "rb");
-    cr_assert_not_null(fp, "cannot open %s", path);
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    unsigned char *buf = malloc(n > 0 ? (size_t)n + 1 : 1);
-    cr_assert_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
-    buf[n] = 0;
-    fclose(fp);
-    *size = (size_t)n;
-    return buf;
-}
-
-static void spit(const char *path, const void *bytes, size_t n) {
-    FILE *fp = fopen(path, "wb");
-    cr_assert_not_null(fp);
-    cr_assert_eq(fwrite(bytes, 1, n, fp), n);
-    fclose(fp);
-}
-
 // A small config over the reference vocabularies (34 source, 33 target
 // tokens); d and f differ so a transposed shape is a different shape.
 static s2s_config small_cfg(s2s_norm norm, bool tie, int d, int layers) {

@@ -31,26 +31,6 @@ static int count_entries(const char *dir) {
     return n;
 }
 
-static unsigned char *slurp(const char *path, size_t *size) {
-    FILE *fp = fopen(path, "rb");
-    cr_assert_not_null(fp, "cannot open %s", path);
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
-    cr_assert_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
-    fclose(fp);
-    *size = (size_t)n;
-    return buf;
-}
-
-static void spit(const char *path, const void *bytes, size_t n) {
-    FILE *fp = fopen(path, "wb");
-    cr_assert_not_null(fp);
-    cr_assert_eq(fwrite(bytes, 1, n, fp), n);
-    fclose(fp);
-}
-
 // Writes a file with the given header length field, header text and
 // data_len bytes of data (values 0, 1, 2, ...).
 static void write_raw_len(const char *path, uint64_t len_field, const char *header,

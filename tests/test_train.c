@@ -36,19 +36,6 @@ static void make_tmpdir(void) {
     s2s_set_threads(1);
 }
 
-static unsigned char *read_bytes(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)len + 1);
-    cr_assert_eq(fread(b, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    *n = (size_t)len;
-    return b;
-}
-
 static s2s_vocab *digits(void) {
     s2s_vocab *v;
     cr_assert_eq(s2s_vocab_load(&v, FIX("digits.txt")), S2S_OK, "%s", s2s_last_error());
@@ -481,7 +468,7 @@ Test(trainer, learns_to_reverse_digits, .init = make_tmpdir, .fini = tmpdir_remo
     s2s_model_free(m);
     cr_assert_eq(access(tmp_path("rev.optim.safetensors"), R_OK), 0);
     size_t n;
-    unsigned char *log = read_bytes(tmp_path("train.log"), &n);
+    unsigned char *log = slurp(tmp_path("train.log"), &n);
     int lines = 0;
     for (size_t i = 0; i < n; i++) lines += log[i] == '\n';
     cr_assert_eq(lines, cfg.train.max_steps);
@@ -532,8 +519,8 @@ Test(trainer, resume_gives_identical_weights, .init = make_tmpdir, .fini = tmpdi
     s2s_model_free(mb);
     size_t na, nb;
     unsigned char *a, *b;
-    a = read_bytes(tmp_path("full.log"), &na);
-    b = read_bytes(tmp_path("half.log"), &nb);
+    a = slurp(tmp_path("full.log"), &na);
+    b = slurp(tmp_path("half.log"), &nb);
     cr_assert(na == nb && memcmp(a, b, na) == 0, "resumed loss curve differs");
     free(a);
     free(b);
@@ -573,7 +560,7 @@ Test(trainer, same_seed_same_loss_curve, .init = make_tmpdir, .fini = tmpdir_rem
     snprintf(cfg.train.log, sizeof cfg.train.log, "%s", tmp_path("b.log"));
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
     size_t na, nb;
-    unsigned char *a = read_bytes(tmp_path("a.log"), &na), *b = read_bytes(tmp_path("b.log"), &nb);
+    unsigned char *a = slurp(tmp_path("a.log"), &na), *b = slurp(tmp_path("b.log"), &nb);
     cr_assert(na == nb && memcmp(a, b, na) == 0, "two runs with one seed differ");
     free(a);
     free(b);
@@ -687,7 +674,7 @@ Test(trainer, guided_alignment_is_learned_and_logged, .init = make_tmpdir,
     s2s_train_summary sum;
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
     size_t n;
-    char *log = (char *)read_bytes(tmp_path("train.log"), &n);
+    char *log = (char *)slurp(tmp_path("train.log"), &n);
     log[n] = '\0';  // read_bytes leaves room for it
     double first = 0, last = 0;
     int step = 0;
@@ -716,7 +703,7 @@ Test(trainer, guided_alignment_is_learned_and_logged, .init = make_tmpdir,
     cfg.train.guided_alignment.layer = -1;
     cfg.train.max_steps = 2;
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
-    log = (char *)read_bytes(tmp_path("train.log"), &n);
+    log = (char *)slurp(tmp_path("train.log"), &n);
     log[n] = '\0';
     cr_assert_null(strstr(log, "guided"), "%s", log);
     free(log);
@@ -745,7 +732,7 @@ Test(vocab_build, counts_sorts_and_limits, .init = make_tmpdir, .fini = tmpdir_r
     cr_assert_eq(s2s_vocab_build(tmp_path("c.tsv"), &p, tmp_path("v.txt"), &n), S2S_OK, "%s",
                  s2s_last_error());
     size_t len;
-    char *text = (char *)read_bytes(tmp_path("v.txt"), &len);
+    char *text = (char *)slurp(tmp_path("v.txt"), &len);
     text[len] = '\0';
     // b x3, 猫 x2, then a, c, 狗 (once each) in byte order.
     cr_assert_str_eq(text, "<pad>\n<unk>\n<s>\n</s>\nb\n猫\na\nc\n狗\n");
@@ -753,7 +740,7 @@ Test(vocab_build, counts_sorts_and_limits, .init = make_tmpdir, .fini = tmpdir_r
     free(text);
     p = (s2s_vocab_build_params){.column = 1, .min_count = 2, .max_size = 0};
     cr_assert_eq(s2s_vocab_build(tmp_path("c.tsv"), &p, tmp_path("t.txt"), &n), S2S_OK);
-    text = (char *)read_bytes(tmp_path("t.txt"), &len);
+    text = (char *)slurp(tmp_path("t.txt"), &len);
     text[len] = '\0';
     cr_assert_str_eq(text, "<pad>\n<unk>\n<s>\n</s>\ny\n");  // X, z once; Y and y lower-cased
     free(text);
