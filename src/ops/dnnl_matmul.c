@@ -11,6 +11,7 @@
 #include <omp.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <oneapi/dnnl/dnnl.h>
@@ -147,10 +148,12 @@ done:
 // Memory objects are cached per thread and argument slot (A, B, C, bias)
 // by dims and strides: a decoding step repeats the shapes of the step
 // before, so most calls only swap data pointers instead of creating and
-// destroying descriptors. One table per slot, so that a call never evicts
-// the object another of its arguments is using.
+// destroying descriptors (a miss costs about as much as a small product).
+// One table per slot, so that a call never evicts the object another of
+// its arguments is using; each is 4-way set-associative with LRU order.
 #define MEM_SLOTS 4
-#define MEM_CACHE 128
+#define MEM_SETS 128
+#define MEM_WAYS 4
 
 typedef struct mem_entry {
     dnnl_memory_t mem;
@@ -158,50 +161,66 @@ typedef struct mem_entry {
     int64_t dims[4], strides[4];
 } mem_entry;
 
-static _Thread_local mem_entry tl_mems[MEM_SLOTS][MEM_CACHE];
+typedef mem_entry mem_cache[MEM_SLOTS][MEM_SETS][MEM_WAYS];
+static _Thread_local mem_cache *tl_mems;  // allocated on first use
 
 static uint64_t mem_hash(const int64_t *dims, const int64_t *strides) {
     uint64_t h = 0x9E3779B97F4A7C15ULL;
     for (int i = 0; i < 4; i++) h = (h ^ (uint64_t)dims[i]) * 0x100000001B3ULL;
     for (int i = 0; i < 4; i++) h = (h ^ (uint64_t)strides[i]) * 0x100000001B3ULL;
-    return h;
+    // The products above leave the low bits depending on the low bits of
+    // the sizes only (strides 128, 384 and 512 alike): mix the high ones in.
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    return h ^ (h >> 29);
 }
 
 // A memory object for the last nd of the four dims given, pointing at p.
 static s2s_status get_mem(dnnl_memory_t *m, int slot, int nd, const dnnl_dims_t dims4,
                           dnnl_dims_t strides4, const float *p) {
     s2s_status st = S2S_OK;
+    if (!tl_mems && !(tl_mems = calloc(1, sizeof *tl_mems)))
+        return s2s_fail(S2S_ERR_NOMEM, "out of memory (oneDNN memory cache)");
     // A stride of a size-1 dim is never used; give it a harmless value, as
     // callers pass 0 there (broadcast weights, single blocks).
     for (int i = 2; i >= 0; i--)
         if (dims4[i] == 1 && strides4[i] == 0) strides4[i] = strides4[i + 1] * (dims4[i + 1] > 0 ? dims4[i + 1] : 1);
-    mem_entry *e = &tl_mems[slot][mem_hash(dims4, strides4) % MEM_CACHE];
-    if (e->mem && e->nd == nd && !memcmp(e->dims, dims4, sizeof e->dims) &&
-        !memcmp(e->strides, strides4, sizeof e->strides)) {
-        DNNL_CHECK(dnnl_memory_set_data_handle(e->mem, (void *)p));
-        *m = e->mem;
-        goto done;
+    mem_entry *set = (*tl_mems)[slot][mem_hash(dims4, strides4) % MEM_SETS];
+    int w = 0;
+    while (w < MEM_WAYS && !(set[w].mem && set[w].nd == nd &&
+                             !memcmp(set[w].dims, dims4, sizeof set[w].dims) &&
+                             !memcmp(set[w].strides, strides4, sizeof set[w].strides)))
+        w++;
+    mem_entry hit;
+    if (w < MEM_WAYS) {
+        hit = set[w];
+        DNNL_CHECK(dnnl_memory_set_data_handle(hit.mem, (void *)p));
+    } else {
+        w = MEM_WAYS - 1;  // evict the least recently used
+        if (set[w].mem) dnnl_memory_destroy(set[w].mem);
+        set[w].mem = NULL;
+        hit = (mem_entry){.nd = nd};
+        memcpy(hit.dims, dims4, sizeof hit.dims);
+        memcpy(hit.strides, strides4, sizeof hit.strides);
+        dnnl_memory_desc_t md;
+        DNNL_CHECK(dnnl_memory_desc_init_by_strides(&md, nd, dims4 + 4 - nd, dnnl_f32,
+                                                    strides4 + 4 - nd));
+        DNNL_CHECK(dnnl_memory_create(&hit.mem, &md, be.engine, (void *)p));
     }
-    if (e->mem) dnnl_memory_destroy(e->mem);
-    e->mem = NULL;
-    dnnl_memory_desc_t md;
-    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&md, nd, dims4 + 4 - nd, dnnl_f32,
-                                                strides4 + 4 - nd));
-    DNNL_CHECK(dnnl_memory_create(&e->mem, &md, be.engine, (void *)p));
-    e->nd = nd;
-    memcpy(e->dims, dims4, sizeof e->dims);
-    memcpy(e->strides, strides4, sizeof e->strides);
-    *m = e->mem;
+    memmove(set + 1, set, (size_t)w * sizeof *set);  // most recent first
+    set[0] = hit;
+    *m = hit.mem;
 done:
     return st;
 }
 
 static void release_mems(void) {
-    for (int k = 0; k < MEM_SLOTS; k++)
-        for (int i = 0; i < MEM_CACHE; i++) {
-            if (tl_mems[k][i].mem) dnnl_memory_destroy(tl_mems[k][i].mem);
-            tl_mems[k][i].mem = NULL;
-        }
+    if (!tl_mems) return;
+    mem_entry *e = &(*tl_mems)[0][0][0];
+    for (size_t i = 0; i < sizeof *tl_mems / sizeof *e; i++)
+        if (e[i].mem) dnnl_memory_destroy(e[i].mem);
+    free(tl_mems);
+    tl_mems = NULL;
 }
 
 s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p) {
