@@ -317,6 +317,46 @@ Test(decoding, padded_batch_equals_sentences_alone) {
     }
 }
 
+// Folded cross-attention (layers/transformer.h) against the plain path:
+// scoring, greedy and beam search, each over a padded batch with maps.
+Test(decoding, folded_cross_attention_equals_the_plain_one) {
+    for (int a = 0; a < N_ARCHS; a++) {
+        s2s_model *m = make_model(&ARCHS[a], 350 + (uint64_t)a);
+        scramble_vectors(m);
+        s2s_state *st;
+        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+        corpus c;
+        make_corpus(&c, m);
+        enum { K = 3 };
+        s2s_hypothesis h[2][3][NB * K];
+        const s2s_fold_mode modes[2] = {S2S_FOLD_NEVER, S2S_FOLD_ALWAYS};
+        for (int f = 0; f < 2; f++) {
+            st->fold_mode = modes[f];
+            s2s_decode_params p = params(m, NB, true);
+            cr_assert_eq(s2s_score(st, &p, c.s, SRC_LEN, c.t, TGT_LEN, NB, h[f][0]), S2S_OK);
+            cr_assert_eq(st->folded, f == 1);
+            cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, h[f][1]), S2S_OK);
+            p.beam_size = K, p.n_best = K;
+            cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, h[f][2]), S2S_OK, "%s",
+                         s2s_last_error());
+        }
+        for (int i = 0; i < NB; i++) {
+            assert_same_hyp(&h[0][0][i], &h[1][0][i], i);
+            assert_same_hyp(&h[0][1][i], &h[1][1][i], i);
+        }
+        for (int i = 0; i < NB * K; i++) assert_same_hyp(&h[0][2][i], &h[1][2][i], i);
+        for (int f = 0; f < 2; f++) {
+            for (int i = 0; i < NB; i++) {
+                s2s_hypothesis_free(&h[f][0][i]);
+                s2s_hypothesis_free(&h[f][1][i]);
+            }
+            for (int i = 0; i < NB * K; i++) s2s_hypothesis_free(&h[f][2][i]);
+        }
+        s2s_state_free(st);
+        s2s_model_free(m);
+    }
+}
+
 // ---- incremental decoding ----
 
 static int best_allowed(const float *row, int V) {
@@ -485,7 +525,7 @@ static void attend(double *ctx, double *probs, const double *q, const double *k,
         }
 }
 
-static void check_naive_cross_attention(s2s_norm norm) {
+static void check_naive_cross_attention(s2s_norm norm, s2s_fold_mode fold) {
     const arch a = {8, 2, 12, 1, norm, S2S_ACT_GELU, false};
     s2s_model *m = make_model(&a, 600 + (uint64_t)norm);
     scramble_vectors(m);
@@ -497,10 +537,12 @@ static void check_naive_cross_attention(s2s_norm norm) {
     fill_ids(tgt, n, vt_of(m));
     s2s_state *st;
     cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+    st->fold_mode = fold;
     s2s_decode_params p = params(m, 1, true);
     s2s_hypothesis h;
     score1(st, &p, src, slen, tgt, n, &h);
     cr_assert_eq(h.n_src, S);
+    cr_assert_eq(st->folded, fold == S2S_FOLD_ALWAYS);
 
     double *x = calloc((size_t)T * d, sizeof(double)), *in = calloc((size_t)T * d, sizeof(double));
     double *q = calloc((size_t)T * d, sizeof(double)), *k = calloc((size_t)S * d, sizeof(double));
@@ -573,11 +615,13 @@ static void check_naive_cross_attention(s2s_norm norm) {
 }
 
 Test(decoding, cross_attention_matches_plain_loops_pre_norm) {
-    check_naive_cross_attention(S2S_NORM_PRE);
+    check_naive_cross_attention(S2S_NORM_PRE, S2S_FOLD_NEVER);
+    check_naive_cross_attention(S2S_NORM_PRE, S2S_FOLD_ALWAYS);
 }
 
 Test(decoding, cross_attention_matches_plain_loops_post_norm) {
-    check_naive_cross_attention(S2S_NORM_POST);
+    check_naive_cross_attention(S2S_NORM_POST, S2S_FOLD_NEVER);
+    check_naive_cross_attention(S2S_NORM_POST, S2S_FOLD_ALWAYS);
 }
 
 // ---- bad inputs ----

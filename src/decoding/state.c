@@ -23,6 +23,8 @@ void s2s_state_free(s2s_state *st) {
     free(st->block);
     free(st->ids);
     free(st->src_len);
+    free(st->fold);
+    free(st->fold_block);
     free(st);
 }
 
@@ -117,6 +119,36 @@ static void embed(float *x, const s2s_model *m, const float *table, const int *i
                           m->pe + (t0 + i) * d, d);
 }
 
+// Folds every layer's cross-attention when that pays (or a test says so).
+static s2s_status fold_cross(s2s_state *st, int64_t B, int64_t S) {
+    const s2s_model *m = st->m;
+    int L = m->cfg.model.decoder_layers;
+    int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads;
+    st->folded = st->fold_mode == S2S_FOLD_ALWAYS ||
+                 (st->fold_mode == S2S_FOLD_AUTO && s2s_cross_fold_pays(m, B, S));
+    if (!st->folded) return S2S_OK;
+    int64_t per_layer = s2s_cross_fold_size(m, B, S), need = L * per_layer;
+    if (need > st->fold_cap) {
+        float *block = malloc((size_t)need * sizeof(float));
+        s2s_cross_folded *fold = st->fold ? st->fold : malloc((size_t)L * sizeof *fold);
+        if (!block || !fold) {
+            free(block);
+            if (fold != st->fold) free(fold);
+            return s2s_fail(S2S_ERR_NOMEM, "out of memory for a batch of %lld sentences",
+                            (long long)B);
+        }
+        free(st->fold_block);
+        st->fold_block = block, st->fold = fold, st->fold_cap = need;
+    }
+    for (int l = 0; l < L; l++) {
+        float *p = st->fold_block + l * per_layer;
+        st->fold[l] = (s2s_cross_folded){p, p + 2 * B * H * S * d, p + B * H * S * d};
+        S2S_TRY(s2s_cross_fold(&st->fold[l], st->cross_kv + (int64_t)l * B * S * 2 * d, m,
+                               &m->dec[l], B, S));
+    }
+    return S2S_OK;
+}
+
 s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S, bool maps) {
     const s2s_model *m = st->m;
     const s2s_model_config *c = &m->cfg.model;
@@ -134,7 +166,7 @@ s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S, bool maps) {
     for (int l = 0; l < c->decoder_layers; l++)
         S2S_TRY(s2s_cross_kv(st->cross_kv + (int64_t)l * B * S * 2 * d, st->memory, m, &m->dec[l],
                              B, S));
-    return S2S_OK;
+    return fold_cross(st, B, S);
 }
 
 s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos, unsigned maps) {
@@ -150,8 +182,9 @@ s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos,
         float *self = maps & S2S_MAPS_SELF
                           ? st->self_probs + (int64_t)l * rows * H * (pos.t0 + pos.tq)
                           : NULL;
-        S2S_TRY(s2s_decoder_layer(st->x, &st->scratch, m, &m->dec[l], self_kv, pos, cross_kv, S,
-                                  st->src_len, B, self, cross));
+        const s2s_cross_folded *folded = st->folded ? &st->fold[l] : NULL;
+        S2S_TRY(s2s_decoder_layer(st->x, &st->scratch, m, &m->dec[l], self_kv, pos, cross_kv,
+                                  folded, S, st->src_len, B, self, cross));
     }
     const float *h = st->x;
     if (c->norm == S2S_NORM_PRE) {

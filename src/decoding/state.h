@@ -6,6 +6,8 @@
 #include "layers/transformer.h"
 #include "s2s/decode.h"
 
+typedef enum s2s_fold_mode { S2S_FOLD_AUTO, S2S_FOLD_NEVER, S2S_FOLD_ALWAYS } s2s_fold_mode;
+
 // Dimension letters: B sentences, K sequences per sentence (beams), S
 // source rows, T target rows, L decoder layers, D width, H heads, V vocab.
 struct s2s_state {
@@ -18,6 +20,12 @@ struct s2s_state {
     s2s_scratch scratch;
     float *memory;     // (B, S, D) encoder output
     float *cross_kv;   // (L, B, S, 2D)
+    // cross-attention folded ahead (layers/transformer.h), when it pays
+    s2s_fold_mode fold_mode;       // S2S_FOLD_AUTO unless a test forces a path
+    bool folded;                   // whether the last s2s_encode folded
+    s2s_cross_folded *fold;        // (L) views into fold_block
+    float *fold_block;
+    int64_t fold_cap;              // floats in fold_block
     float *self_kv;    // (L, B*K, T, 2D)
     float *kv_tmp;     // (B*K, T, 2D) for reordering caches between beams
     // attention maps, allocated only when asked for (s2s_state_reserve)
@@ -39,7 +47,8 @@ s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int
                              bool maps);
 
 // Runs the encoder over st->ids (B, S) with st->src_len, fills st->memory
-// and every layer's cross-attention K/V; with maps, st->enc_probs.
+// and every layer's cross-attention K/V (folded too when that pays); with
+// maps, st->enc_probs.
 s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S, bool maps);
 
 // Runs the decoder for rows t0..t0+Tq-1 of each of the B*K sequences

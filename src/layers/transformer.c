@@ -6,6 +6,7 @@
 // post-op), so every sublayer ends with one product accumulating into x.
 #include "layers/transformer.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -83,10 +84,85 @@ s2s_status s2s_cross_kv(float *kv, const float *memory, const s2s_model *m,
                       a->b_qkv + d, 1, B * S, d, 2 * d, S2S_MM_NONE, false);
 }
 
+bool s2s_cross_fold_pays(const s2s_model *m, int64_t B, int64_t S) {
+    int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads;
+    return B * (H - 1) * S <= d;
+}
+
+int64_t s2s_cross_fold_size(const s2s_model *m, int64_t B, int64_t S) {
+    int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads;
+    return B * H * S * (2 * d + 1);
+}
+
+s2s_status s2s_cross_fold(const s2s_cross_folded *f, const float *kv, const s2s_model *m,
+                          const s2s_decoder_weights *w, int64_t B, int64_t S) {
+    int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, dh = d / H;
+    const s2s_attn_weights *a = &w->cross_attn;
+    float scale = 1.0f / sqrtf((float)dh);
+    // qb (H, B*S): b_q,h (1, Dh) · K_h^T (Dh, B*S), every sentence at once
+    s2s_mm_args qb = {
+        .b0 = 1, .b1 = H, .m = 1, .k = dh, .n = B * S,
+        .sa = {0, dh, dh, 1}, .sb = {0, dh, 1, 2 * d}, .sc = {0, B * S, B * S, 1},
+        .alpha = scale,
+    };
+    S2S_TRY(s2s_mm(f->qb, a->b_qkv, kv, &qb));
+    // per sentence (broadcast weights need a fixed batch size in oneDNN 2.6):
+    // qk (H, S, D) = K_h (S, Dh) · W_q,h (Dh, D)
+    // vo (H, S, D) = V_h (S, Dh) · W_out[:, h]^T (Dh, D)
+    s2s_mm_args qk = {
+        .b0 = 1, .b1 = H, .m = S, .k = dh, .n = d,
+        .sa = {0, dh, 2 * d, 1}, .sb = {0, dh * d, d, 1}, .sc = {0, S * d, d, 1},
+        .alpha = scale,
+    };
+    s2s_mm_args vo = qk;
+    vo.sb[1] = dh, vo.sb[2] = 1, vo.sb[3] = d, vo.alpha = 1.0f;
+    for (int64_t b = 0; b < B; b++) {
+        const float *kv_b = kv + b * S * 2 * d;
+        float *qk_b = f->qk + b * H * S * d, *vo_b = f->vo + b * H * S * d;
+        S2S_TRY(s2s_mm(qk_b, kv_b, a->w_qkv, &qk));
+        S2S_TRY(s2s_mm(vo_b, kv_b + d, a->w_out, &vo));
+        for (int64_t r = 0; r < H * S; r++)
+            for (int64_t i = 0; i < d; i++) vo_b[r * d + i] += a->b_out[i] / (float)H;
+    }
+    return S2S_OK;
+}
+
+// x (B, K*Tq, D) += cross-attention over folded (see s2s_cross_folded).
+// The weights go to scratch laid out (B, K*Tq, H, S), so that a row's heads
+// are one product's inner dimension, and to probs (B, H, K*Tq, S) if asked.
+static s2s_status cross_folded(float *x, const float *in, float *scratch, float *probs,
+                               const s2s_cross_folded *f, const s2s_model *m, int64_t B,
+                               int64_t tc, int64_t S, const int *src_len) {
+    int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, hs = H * S;
+    s2s_mm_args scores = {
+        .b0 = B, .b1 = 1, .m = tc, .k = d, .n = hs,
+        .sa = {tc * d, 0, d, 1}, .sb = {hs * d, 0, 1, d}, .sc = {tc * hs, 0, hs, 1},
+        .alpha = 1.0f,
+    };
+    S2S_TRY(s2s_mm(scratch, in, f->qk, &scores));
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t r = 0; r < tc; r++)
+            for (int64_t h = 0; h < H; h++) {
+                float *row = scratch + ((b * tc + r) * H + h) * S;
+                const float *bias = f->qb + (h * B + b) * S;
+                for (int64_t j = 0; j < src_len[b]; j++) row[j] += bias[j];
+                s2s_softmax_row(row, src_len[b], S);
+                if (probs)
+                    memcpy(probs + ((b * H + h) * tc + r) * S, row, (size_t)S * sizeof(float));
+            }
+    s2s_mm_args context = {
+        .b0 = B, .b1 = 1, .m = tc, .k = hs, .n = d,
+        .sa = {tc * hs, 0, hs, 1}, .sb = {hs * d, 0, d, 1}, .sc = {tc * d, 0, d, 1},
+        .alpha = 1.0f, .accumulate = true,
+    };
+    return s2s_mm(x, scratch, f->vo, &context);
+}
+
 s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
                              const s2s_decoder_weights *w, float *self_kv, s2s_dec_pos pos,
-                             const float *cross_kv, int64_t S, const int *src_len, int64_t B,
-                             float *self_probs, float *cross_probs) {
+                             const float *cross_kv, const s2s_cross_folded *folded, int64_t S,
+                             const int *src_len, int64_t B, float *self_probs,
+                             float *cross_probs) {
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, tq = pos.tq;
     int64_t seqs = B * pos.beams, rows = seqs * tq;
 
@@ -111,6 +187,11 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     // cross-attention over the encoder output, a sentence's sequences together
     int64_t tc = pos.beams * tq;
     in = sublayer_in(x, s, m, &w->norm2, rows);
+    if (folded) {
+        S2S_TRY(cross_folded(x, in, s->probs, cross_probs, folded, m, B, tc, S, src_len));
+        sublayer_out(x, m, &w->norm2, rows);
+        return ffn(x, s, m, &w->ffn, &w->norm3, rows);
+    }
     a = &w->cross_attn;
     S2S_TRY(s2s_linear((s2s_rows){s->q, 0, d}, (s2s_rows){(float *)in, 0, d}, a->w_qkv,
                        a->b_qkv, 1, rows, d, d, S2S_MM_NONE, false));

@@ -28,6 +28,30 @@ s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
 s2s_status s2s_cross_kv(float *kv, const float *memory, const s2s_model *m,
                         const s2s_decoder_weights *w, int64_t B, int64_t S);
 
+// Cross-attention folded ahead (s2s_cross_fold): per sentence and head, the
+// query projection is multiplied into the keys and the output projection
+// into the values,
+//   scores_h = x · (W_q,h^T K_h^T) + b_q,h · K_h^T,   out = Σ_h P_h · (V_h W_out,h^T)
+// so a decoding step makes two products instead of four and never reads
+// W_q or W_out. It reads H*S*D floats per sentence and product instead of
+// S*D plus the D*D weights: it pays for few sentences of short sources.
+typedef struct s2s_cross_folded {
+    float *qk;  // (B, H, S, D) W_q,h^T k_s / sqrt(Dh)
+    float *qb;  // (H, B, S) b_q,h · k_s / sqrt(Dh)
+    float *vo;  // (B, H, S, D) v_s W_out,h^T + b_out / H (rows of P sum to 1)
+} s2s_cross_folded;
+
+// Whether folding pays for B sentences of S source rows (each step reads
+// (H-1)*S*D more floats per sentence, and D*D fewer per product).
+bool s2s_cross_fold_pays(const s2s_model *m, int64_t B, int64_t S);
+
+// Floats s2s_cross_fold writes for B sentences of S rows, per layer.
+int64_t s2s_cross_fold_size(const s2s_model *m, int64_t B, int64_t S);
+
+// Fills f (laid out in s2s_cross_fold_size floats at f->qk) from kv.
+s2s_status s2s_cross_fold(const s2s_cross_folded *f, const float *kv, const s2s_model *m,
+                          const s2s_decoder_weights *w, int64_t B, int64_t S);
+
 typedef struct s2s_dec_pos {
     int64_t t0;        // position of the first row computed now
     int64_t tq;        // rows computed now
@@ -39,12 +63,14 @@ typedef struct s2s_dec_pos {
 // (B*K, T_alloc, 2D) receives this layer's keys and values for positions
 // t0..t0+Tq-1 and must hold those before t0. cross_kv (B, S, 2D) is shared
 // by a sentence's K sequences: cross-attention runs per sentence with K*Tq
-// query rows. self_probs (B*K, H, Tq, t0+Tq) and cross_probs
+// query rows; with folded (or NULL) from s2s_cross_fold of the same kv, it
+// runs folded. self_probs (B*K, H, Tq, t0+Tq) and cross_probs
 // (B, H, K*Tq, S) receive the attention weights, or NULL to keep them in
 // scratch.
 s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
                              const s2s_decoder_weights *w, float *self_kv, s2s_dec_pos pos,
-                             const float *cross_kv, int64_t S, const int *src_len, int64_t B,
-                             float *self_probs, float *cross_probs);
+                             const float *cross_kv, const s2s_cross_folded *folded, int64_t S,
+                             const int *src_len, int64_t B, float *self_probs,
+                             float *cross_probs);
 
 #endif
