@@ -2,17 +2,91 @@
 #include "ops/ops.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+// Reductions run in LANES independent partial sums (or maxima), combined
+// at the end: gcc vectorises such loops without reordering float
+// operations itself, so results are the same on every machine.
+#define LANES 8
+
+static float lane_combine(const float acc[LANES]) {
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+static float lane_max(const float *x, int64_t n) {
+    float acc[LANES];
+    for (int j = 0; j < LANES; j++) acc[j] = x[0];
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++) acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
+    for (; i < n; i++) acc[0] = x[i] > acc[0] ? x[i] : acc[0];
+    float mx = acc[0];
+    for (int j = 1; j < LANES; j++) mx = acc[j] > mx ? acc[j] : mx;
+    return mx;
+}
+
+// sum of (x - shift)^power, power 1 or 2
+static float lane_sum(const float *x, float shift, int power, int64_t n) {
+    float acc[LANES] = {0};
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++) {
+            float t = x[i + j] - shift;
+            acc[j] += power == 2 ? t * t : t;
+        }
+    for (; i < n; i++) {
+        float t = x[i] - shift;
+        acc[i - (n / LANES) * LANES] += power == 2 ? t * t : t;
+    }
+    return lane_combine(acc);
+}
+
+// exp(x) for x <= 0 without libm, branch-free so that loops of it
+// vectorise: x = n ln2 + r with |r| <= ln2/2, exp(r) by Cephes' degree-6
+// polynomial (about 1 ulp), 2^n put in the exponent bits. Below -87
+// (exp < 2^-126) it returns 0; NaN stays NaN.
+static inline float exp_nonpositive(float x) {
+    float c = x >= -87.0f ? x : -87.0f;  // NaN too: keeps the conversion below defined
+    const float round = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+    float n = (c * 1.44269504088896341f + round) - round;
+    float r = c - n * 0.693359375f + n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    union { int32_t i; float f; } scale = {.i = ((int32_t)n + 127) << 23};
+    return x >= -87.0f ? p * scale.f : x < -87.0f ? 0.0f : x;
+}
+
+// Sum of exp(x[j] - shift), also stored in y[j] when store (y may alias
+// x). Two loops rather than a test inside one, which would stop gcc
+// vectorising it.
+static float exp_sum(float *y, const float *x, float shift, int64_t n, bool store) {
+    float acc[LANES] = {0};
+    int64_t i = 0, full = n / LANES * LANES;
+    if (store) {
+        for (; i < full; i += LANES)
+            for (int j = 0; j < LANES; j++) acc[j] += y[i + j] = exp_nonpositive(x[i + j] - shift);
+    } else {
+        for (; i < full; i += LANES)
+            for (int j = 0; j < LANES; j++) acc[j] += exp_nonpositive(x[i + j] - shift);
+    }
+    for (; i < n; i++) {
+        float e = exp_nonpositive(x[i] - shift);
+        if (store) y[i] = e;
+        acc[i - full] += e;
+    }
+    return lane_combine(acc);
+}
 
 void s2s_softmax_row(float *x, int64_t valid, int64_t n) {
-    float mx = x[0];
-    for (int64_t j = 1; j < valid; j++) mx = x[j] > mx ? x[j] : mx;
-    float sum = 0.0f;
-    for (int64_t j = 0; j < valid; j++) {
-        x[j] = expf(x[j] - mx);  // largest term is exp(0): never overflows
-        sum += x[j];
-    }
-    float inv = 1.0f / sum;
+    float mx = lane_max(x, valid);  // largest term is exp(0): never overflows
+    float inv = 1.0f / exp_sum(x, x, mx, valid, true);
     for (int64_t j = 0; j < valid; j++) x[j] *= inv;
     for (int64_t j = valid; j < n; j++) x[j] = 0.0f;
 }
@@ -22,15 +96,8 @@ void s2s_layernorm_fwd(float *y, float *xhat, float *rstd, const float *x, const
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * d;
         float *yr = y + r * d;
-        float mean = 0.0f;
-        for (int64_t i = 0; i < d; i++) mean += xr[i];
-        mean /= (float)d;
-        float var = 0.0f;
-        for (int64_t i = 0; i < d; i++) {
-            float t = xr[i] - mean;
-            var += t * t;
-        }
-        var /= (float)d;
+        float mean = lane_sum(xr, 0.0f, 1, d) / (float)d;
+        float var = lane_sum(xr, mean, 2, d) / (float)d;
         float rs = 1.0f / sqrtf(var + eps);
         if (!xhat) {
             for (int64_t i = 0; i < d; i++) yr[i] = (xr[i] - mean) * rs * w[i] + b[i];
@@ -72,10 +139,7 @@ void s2s_embed_row(float *y, const float *emb, int id, float scale, const float 
 }
 
 void s2s_log_softmax_row(float *x, int64_t n) {
-    float mx = x[0];
-    for (int64_t j = 1; j < n; j++) mx = x[j] > mx ? x[j] : mx;
-    float sum = 0.0f;
-    for (int64_t j = 0; j < n; j++) sum += expf(x[j] - mx);
-    float lse = mx + logf(sum);
+    float mx = lane_max(x, n);
+    float lse = mx + logf(exp_sum(NULL, x, mx, n, false));
     for (int64_t j = 0; j < n; j++) x[j] -= lse;
 }
