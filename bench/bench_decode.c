@@ -28,7 +28,8 @@ static void die(const char *what) {
     exit(1);
 }
 
-// GFLOP/s of y (M, N) = x (M, K) · W^T + b, best of a few timed runs.
+// GFLOP/s of y (M, N) = x (M, K) · W + b, W (K, N) as decoding holds it,
+// best of a few timed runs.
 static double linear_gflops(int64_t m, int64_t k, int64_t n) {
     float *x = calloc((size_t)(m * k), sizeof(float)), *w = calloc((size_t)(n * k), sizeof(float));
     float *b = calloc((size_t)n, sizeof(float)), *y = calloc((size_t)(m * n), sizeof(float));
@@ -39,8 +40,8 @@ static double linear_gflops(int64_t m, int64_t k, int64_t n) {
     for (int rep = 0; rep < 3; rep++) {
         double t = now();
         for (int i = 0; i < iters; i++)
-            if (s2s_linear((s2s_rows){y, 0, n}, (s2s_rows){x, 0, k}, w, b, 1, m, k, n,
-                           S2S_MM_NONE, false) != S2S_OK)
+            if (s2s_linear((s2s_rows){y, 0, n}, (s2s_rows){x, 0, k}, w, true, b, 1, m, k,
+                           n, S2S_MM_NONE, false) != S2S_OK)
                 die("matmul");
         double dt = (now() - t) / iters;
         best = dt < best ? dt : best;

@@ -810,3 +810,53 @@ Test(decoding, greedy_stops_at_max_len_without_eos) {
     s2s_state_free(st);
     s2s_model_free(m);
 }
+
+// Decoding multiplies by its own transposed copy of some matrices
+// (model_internal.h): a write through a tensor view after an earlier
+// decoding call must still reach the next one.
+static void score_after_writes(s2s_model *m, bool decode_first, float *lp, int n_lp) {
+    s2s_state *st;
+    cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+    s2s_decode_params p = params(m, 1, false);
+    int src[4] = {5, 6, 7, 8}, tgt[3] = {5, 6, 7};
+    s2s_hypothesis h;
+    if (decode_first) {
+        score1(st, &p, src, 4, tgt, 3, &h);
+        s2s_hypothesis_free(&h);
+    }
+    const char *names[] = {"encoder.layers.0.ffn.fc1.weight", "decoder.layers.1.self_attn.q_proj.weight",
+                           "decoder.layers.0.ffn.fc2.weight", "generator.weight"};
+    for (int i = 0; i < 4; i++) {
+        s2s_tensor_info t = s2s_model_find_tensor(m, names[i]);
+        if (!t.data) continue;  // tied generator
+        t.data[3] += 0.5f;
+    }
+    score1(st, &p, src, 4, tgt, 3, &h);
+    cr_assert_eq(h.n_out, n_lp);
+    memcpy(lp, h.token_logprobs, sizeof(float) * (size_t)n_lp);
+    s2s_hypothesis_free(&h);
+    s2s_state_free(st);
+}
+
+Test(decoding, weights_written_after_decoding_reach_the_next_call) {
+    for (int a = 0; a < N_ARCHS; a++) {
+        float fresh[4], after[4], before[4];
+        s2s_model *m = make_model(&ARCHS[a], 900 + (uint64_t)a);
+        score_after_writes(m, false, fresh, 4);
+        s2s_model_free(m);
+        m = make_model(&ARCHS[a], 900 + (uint64_t)a);
+        s2s_state *st;
+        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+        s2s_decode_params p = params(m, 1, false);
+        s2s_hypothesis h;
+        score1(st, &p, (int[]){5, 6, 7, 8}, 4, (int[]){5, 6, 7}, 3, &h);
+        memcpy(before, h.token_logprobs, sizeof before);
+        s2s_hypothesis_free(&h);
+        s2s_state_free(st);
+        score_after_writes(m, true, after, 4);
+        s2s_model_free(m);
+        cr_assert_gt(max_abs_diff(fresh, before, 4), 1e-4f, "arch %d: the writes changed nothing", a);
+        cr_assert_leq(max_abs_diff(fresh, after, 4), 1e-6f, "arch %d: decoding used stale weights",
+                      a);
+    }
+}

@@ -39,11 +39,20 @@ ParameterizedTest(shape *s, matmul, linear_matches_reference) {
     s2s_mm_args ref = {1, 1, m, k, n, {0, 0, k, 1}, {0, 0, 1, k}, {0, 0, n, 1},
                        1.0f, bias, s->accumulate, (s2s_mm_act)s->act};
     ref_mm(want, x, w, &ref);
-    cr_assert_eq(s2s_linear((s2s_rows){y, 0, n}, (s2s_rows){x, 0, k}, w, bias, 1, m, k, n,
-                            (s2s_mm_act)s->act, s->accumulate),
+    cr_assert_eq(s2s_linear((s2s_rows){y, 0, n}, (s2s_rows){x, 0, k}, w, false, bias, 1, m, k,
+                            n, (s2s_mm_act)s->act, s->accumulate),
                  S2S_OK);
     cr_assert_lt(ref_max_diff(y, want, m * n), 1e-4f, "m=%d k=%d n=%d", s->m, s->k, s->n);
-    free(x), free(w), free(b), free(y), free(want);
+    // the same with W^T (K, N) given, as decoding's copy holds it
+    float *wt = malloc(sizeof(float) * n * k);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < k; j++) wt[j * n + i] = w[i * k + j];
+    ref_fill(y, m * n, 4, 1.0f);
+    cr_assert_eq(s2s_linear((s2s_rows){y, 0, n}, (s2s_rows){x, 0, k}, wt, true, bias, 1, m, k,
+                            n, (s2s_mm_act)s->act, s->accumulate),
+                 S2S_OK);
+    cr_assert_lt(ref_max_diff(y, want, m * n), 1e-4f, "in_out: m=%d k=%d n=%d", s->m, s->k, s->n);
+    free(x), free(w), free(wt), free(b), free(y), free(want);
 }
 
 Test(matmul, strided_heads_batched) {
@@ -104,8 +113,8 @@ Test(matmul, linear_blocks_write_into_a_cache) {
             ref_mm(want + (b * t_alloc + t0) * 2 * d, x + b * tq * d, w, &p);
         }
         s2s_rows y = {cache + t0 * 2 * d, t_alloc * 2 * d, 2 * d};
-        cr_assert_eq(s2s_linear(y, (s2s_rows){x, tq * d, d}, w, bias, B, tq, d, 2 * d,
-                                S2S_MM_NONE, false),
+        cr_assert_eq(s2s_linear(y, (s2s_rows){x, tq * d, d}, w, false, bias, B, tq, d,
+                                2 * d, S2S_MM_NONE, false),
                      S2S_OK);
         cr_assert_lt(ref_max_diff(cache, want, B * t_alloc * 2 * d), 1e-5f, "tq=%lld",
                      (long long)tq);
@@ -122,11 +131,11 @@ Test(matmul, threads_give_the_same_result) {
     ref_fill(w, n * k, 22, 1.0f);
     s2s_set_num_threads(1);
     cr_assert_eq(s2s_get_num_threads(), 1);
-    cr_assert_eq(s2s_linear((s2s_rows){y1, 0, n}, (s2s_rows){x, 0, k}, w, NULL, 1, m, k, n,
-                            S2S_MM_NONE, false), S2S_OK);
+    cr_assert_eq(s2s_linear((s2s_rows){y1, 0, n}, (s2s_rows){x, 0, k}, w, false, NULL, 1, m, k,
+                            n, S2S_MM_NONE, false), S2S_OK);
     s2s_set_num_threads(2);
-    cr_assert_eq(s2s_linear((s2s_rows){y2, 0, n}, (s2s_rows){x, 0, k}, w, NULL, 1, m, k, n,
-                            S2S_MM_NONE, false), S2S_OK);
+    cr_assert_eq(s2s_linear((s2s_rows){y2, 0, n}, (s2s_rows){x, 0, k}, w, false, NULL, 1, m, k,
+                            n, S2S_MM_NONE, false), S2S_OK);
     cr_assert_lt(ref_max_diff(y1, y2, m * n), 1e-5f);
     free(x), free(w), free(y1), free(y2);
 }

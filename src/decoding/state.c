@@ -144,7 +144,7 @@ static s2s_status fold_cross(s2s_state *st, int64_t B, int64_t S) {
         float *p = st->fold_block + l * per_layer;
         st->fold[l] = (s2s_cross_folded){p, p + 2 * B * H * S * d, p + B * H * S * d};
         S2S_TRY(s2s_cross_fold(&st->fold[l], st->cross_kv + (int64_t)l * B * S * 2 * d, m,
-                               &m->dec[l], B, S));
+                               &st->w->dec[l], B, S));
     }
     return S2S_OK;
 }
@@ -153,19 +153,20 @@ s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S, bool maps) {
     const s2s_model *m = st->m;
     const s2s_model_config *c = &m->cfg.model;
     int64_t d = c->d_model;
+    S2S_TRY(s2s_model_decode_weights(m, &st->w));
     embed(st->memory, m, m->src_embed, st->ids, B, S, 0);
     int64_t H = c->heads;
     for (int l = 0; l < c->encoder_layers; l++) {
         float *probs = maps ? st->enc_probs + (int64_t)l * B * H * S * S : NULL;
-        S2S_TRY(s2s_encoder_layer(st->memory, &st->scratch, m, &m->enc[l], B, S, st->src_len,
-                                  probs));
+        S2S_TRY(s2s_encoder_layer(st->memory, &st->scratch, m, &st->w->enc[l], B, S,
+                                  st->src_len, probs));
     }
     if (c->norm == S2S_NORM_PRE)
         s2s_layernorm(st->memory, st->memory, m->enc_norm.w, m->enc_norm.b, B * S, d,
                       c->layer_norm_eps);
     for (int l = 0; l < c->decoder_layers; l++)
-        S2S_TRY(s2s_cross_kv(st->cross_kv + (int64_t)l * B * S * 2 * d, st->memory, m, &m->dec[l],
-                             B, S));
+        S2S_TRY(s2s_cross_kv(st->cross_kv + (int64_t)l * B * S * 2 * d, st->memory, m,
+                             &st->w->dec[l], B, S));
     return fold_cross(st, B, S);
 }
 
@@ -183,7 +184,7 @@ s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos,
                           ? st->self_probs + (int64_t)l * rows * H * (pos.t0 + pos.tq)
                           : NULL;
         const s2s_cross_folded *folded = st->folded ? &st->fold[l] : NULL;
-        S2S_TRY(s2s_decoder_layer(st->x, &st->scratch, m, &m->dec[l], self_kv, pos, cross_kv,
+        S2S_TRY(s2s_decoder_layer(st->x, &st->scratch, m, &st->w->dec[l], self_kv, pos, cross_kv,
                                   folded, S, st->src_len, B, self, cross));
     }
     const float *h = st->x;
@@ -192,6 +193,6 @@ s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos,
                       c->layer_norm_eps);
         h = st->scratch.h;
     }
-    return s2s_linear((s2s_rows){st->logits, 0, V}, (s2s_rows){(float *)h, 0, d}, m->gen_w,
-                      m->gen_b, 1, rows, d, V, S2S_MM_NONE, false);
+    return s2s_linear((s2s_rows){st->logits, 0, V}, (s2s_rows){(float *)h, 0, d}, st->w->gen_w,
+                      true, m->gen_b, 1, rows, d, V, S2S_MM_NONE, false);
 }

@@ -12,6 +12,7 @@ typedef enum s2s_fold_mode { S2S_FOLD_AUTO, S2S_FOLD_NEVER, S2S_FOLD_ALWAYS } s2
 // source rows, T target rows, L decoder layers, D width, H heads, V vocab.
 struct s2s_state {
     const s2s_model *m;
+    const s2s_decode_weights *w;  // m's decoding copy, as of the last s2s_encode
     int64_t cap_b, cap_k, cap_s, cap_t;  // sizes the block was made for
     bool cap_maps;                       // with room for attention maps
 

@@ -43,9 +43,9 @@ static s2s_status ffn(float *x, s2s_scratch *s, const s2s_model *m, const s2s_ff
                       const s2s_norm_weights *n, int64_t rows) {
     int64_t d = m->cfg.model.d_model, f = m->cfg.model.ffn_dim;
     const float *in = sublayer_in(x, s, m, n, rows);
-    S2S_TRY(s2s_linear(rows_of(s->ffn, f), rows_of((float *)in, d), w->w1, w->b1, 1, rows, d, f,
+    S2S_TRY(s2s_linear(rows_of(s->ffn, f), rows_of((float *)in, d), w->w1, w->in_out, w->b1, 1, rows, d, f,
                        ffn_act(m), false));
-    S2S_TRY(s2s_linear(rows_of(x, d), rows_of(s->ffn, f), w->w2, w->b2, 1, rows, f, d,
+    S2S_TRY(s2s_linear(rows_of(x, d), rows_of(s->ffn, f), w->w2, w->in_out, w->b2, 1, rows, f, d,
                        S2S_MM_NONE, /*accumulate=*/true));
     sublayer_out(x, m, n, rows);
     return S2S_OK;
@@ -55,7 +55,7 @@ static s2s_status ffn(float *x, s2s_scratch *s, const s2s_model *m, const s2s_ff
 static s2s_status attn_out(float *x, s2s_scratch *s, const s2s_model *m,
                            const s2s_attn_weights *w, int64_t rows) {
     int64_t d = m->cfg.model.d_model;
-    return s2s_linear(rows_of(x, d), rows_of(s->ctx, d), w->w_out, w->b_out, 1, rows, d, d,
+    return s2s_linear(rows_of(x, d), rows_of(s->ctx, d), w->w_out, w->in_out, w->b_out, 1, rows, d, d,
                       S2S_MM_NONE, /*accumulate=*/true);
 }
 
@@ -65,7 +65,7 @@ s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, rows = B * S;
     const float *in = sublayer_in(x, s, m, &w->norm1, rows);
     S2S_TRY(s2s_linear(rows_of(s->q, 3 * d), rows_of((float *)in, d), w->self_attn.w_qkv,
-                       w->self_attn.b_qkv, 1, rows, d, 3 * d, S2S_MM_NONE, false));
+                       w->self_attn.in_out, w->self_attn.b_qkv, 1, rows, d, 3 * d, S2S_MM_NONE, false));
     s2s_attn_shape shape = {B, H, d / H, S, S, src_len, -1};
     s2s_view q = {s->q, S * 3 * d, 3 * d};
     s2s_view k = {s->q + d, S * 3 * d, 3 * d};
@@ -80,8 +80,9 @@ s2s_status s2s_cross_kv(float *kv, const float *memory, const s2s_model *m,
                         const s2s_decoder_weights *w, int64_t B, int64_t S) {
     int64_t d = m->cfg.model.d_model;
     const s2s_attn_weights *a = &w->cross_attn;
+    S2S_ASSERT(!a->in_out);  // rows D..3D are K and V
     return s2s_linear(rows_of(kv, 2 * d), rows_of((float *)memory, d), a->w_qkv + d * d,
-                      a->b_qkv + d, 1, B * S, d, 2 * d, S2S_MM_NONE, false);
+                      false, a->b_qkv + d, 1, B * S, d, 2 * d, S2S_MM_NONE, false);
 }
 
 bool s2s_cross_fold_pays(const s2s_model *m, int64_t B, int64_t S) {
@@ -98,6 +99,7 @@ s2s_status s2s_cross_fold(const s2s_cross_folded *f, const float *kv, const s2s_
                           const s2s_decoder_weights *w, int64_t B, int64_t S) {
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, dh = d / H;
     const s2s_attn_weights *a = &w->cross_attn;
+    S2S_ASSERT(!a->in_out);
     float scale = 1.0f / sqrtf((float)dh);
     // qb (H, B*S): b_q,h (1, Dh) · K_h^T (Dh, B*S), every sentence at once
     s2s_mm_args qb = {
@@ -171,7 +173,7 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     const float *in = sublayer_in(x, s, m, &w->norm1, rows);
     const s2s_attn_weights *a = &w->self_attn;
     S2S_TRY(s2s_linear((s2s_rows){s->q, 0, 3 * d}, (s2s_rows){(float *)in, 0, d}, a->w_qkv,
-                       a->b_qkv, 1, rows, d, 3 * d, S2S_MM_NONE, false));
+                       a->in_out, a->b_qkv, 1, rows, d, 3 * d, S2S_MM_NONE, false));
     for (int64_t i = 0; i < seqs; i++)
         for (int64_t t = 0; t < tq; t++)
             memcpy(self_kv + (i * pos.t_alloc + pos.t0 + t) * 2 * d, s->q + (i * tq + t) * 3 * d + d,
@@ -194,7 +196,7 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     }
     a = &w->cross_attn;
     S2S_TRY(s2s_linear((s2s_rows){s->q, 0, d}, (s2s_rows){(float *)in, 0, d}, a->w_qkv,
-                       a->b_qkv, 1, rows, d, d, S2S_MM_NONE, false));
+                       false, a->b_qkv, 1, rows, d, d, S2S_MM_NONE, false));
     s2s_attn_shape cross = {B, H, d / H, tc, S, src_len, -1};
     q = (s2s_view){s->q, tc * d, d};
     k = (s2s_view){cross_kv, S * 2 * d, 2 * d};

@@ -153,6 +153,7 @@ s2s_status s2s_model_view(s2s_model **out, const s2s_model *m, float *block) {
 
 void s2s_model_view_free(s2s_model *v) {
     if (!v) return;
+    s2s_decode_weights_free(v->decode);
     free(v->tensors);
     free(v->enc);
     free(v->dec);
@@ -168,6 +169,7 @@ void s2s_model_free(s2s_model *m) {
     free(m->enc);
     free(m->dec);
     free(m->pe);
+    s2s_decode_weights_free(m->decode);
     free(m);
 }
 
@@ -359,6 +361,7 @@ s2s_status s2s_model_set_alignment_head(s2s_model *m, int layer, int head) {
 size_t s2s_model_param_count(const s2s_model *m) { return m->n_params; }
 
 s2s_tensor_info s2s_model_tensor(const s2s_model *m, int i) {
+    s2s_model_touch(m);  // the caller may write through data
     const s2s_param *p = &m->tensors[i];
     s2s_tensor_info t = {.name = p->name, .ndim = p->ndim, .data = p->data};
     t.shape[0] = p->shape[0];

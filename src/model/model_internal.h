@@ -7,6 +7,9 @@
 #ifndef S2S_MODEL_INTERNAL_H
 #define S2S_MODEL_INTERNAL_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "s2s/model.h"
 
 typedef struct s2s_attn_weights {
@@ -14,6 +17,7 @@ typedef struct s2s_attn_weights {
     float *b_qkv;  // (3D)
     float *w_out;  // (D, D)
     float *b_out;  // (D)
+    bool in_out;   // w_qkv and w_out transposed, (D, 3D) and (D, D): s2s_decode_weights
 } s2s_attn_weights;
 
 typedef struct s2s_norm_weights {
@@ -23,6 +27,7 @@ typedef struct s2s_norm_weights {
 typedef struct s2s_ffn_weights {
     float *w1, *b1;  // (F, D), (F)
     float *w2, *b2;  // (D, F), (D)
+    bool in_out;     // w1 and w2 transposed, (D, F) and (F, D): s2s_decode_weights
 } s2s_ffn_weights;
 
 typedef struct s2s_encoder_weights {
@@ -73,6 +78,9 @@ struct s2s_model {
 
     bool align_set;               // calibrated by `s2s align --calibrate`
     int align_layer, align_head;  // -1: the average over layers / heads
+
+    uint64_t generation;                // bumped whenever the weights may change
+    struct s2s_decode_weights *decode;  // made from some generation, or NULL
 };
 
 // A model-shaped view of another block of n_params floats (gradients,
@@ -81,5 +89,30 @@ struct s2s_model {
 // which frees neither block nor what it shares.
 s2s_status s2s_model_view(s2s_model **out, const s2s_model *m, float *block);
 void s2s_model_view_free(s2s_model *v);
+
+// The weights as decoding reads them (src/model/decode_weights.c): the
+// self-attention, feed-forward and generator matrices transposed to
+// (in, out), which oneDNN multiplies faster than nn.Linear's (out, in)
+// when a product has few rows, as a decoding step's have (batch 1 about
+// 5%, beams of 4 about 20%: bench/bench_decode). Every other pointer,
+// cross-attention's included, is the model's own.
+typedef struct s2s_decode_weights {
+    s2s_encoder_weights *enc;  // (encoder_layers)
+    s2s_decoder_weights *dec;  // (decoder_layers)
+    const float *gen_w;        // (D, Vt)
+    float *block;              // the transposed matrices
+    uint64_t generation;       // of the weights they were made from
+} s2s_decode_weights;
+
+// The decoding copy of m's weights, made on first use and made again when
+// m's generation moved on. Thread-safe; the copy stays valid until the
+// weights change.
+s2s_status s2s_model_decode_weights(const s2s_model *m, const s2s_decode_weights **out);
+
+// Records that m's weights may have changed (an optimizer step, a write
+// through a tensor view): decoding makes its copy again.
+void s2s_model_touch(const s2s_model *m);
+
+void s2s_decode_weights_free(s2s_decode_weights *w);
 
 #endif

@@ -275,7 +275,7 @@ done:
     return st;
 }
 
-s2s_status s2s_linear(s2s_rows y, s2s_rows x, const float *w, const float *bias,
+s2s_status s2s_linear(s2s_rows y, s2s_rows x, const float *w, bool in_out, const float *bias,
                       int64_t blocks, int64_t rows, int64_t k, int64_t n,
                       s2s_mm_act act, bool accumulate) {
     // One 2-D product when the blocks line up as rows of one matrix (a
@@ -290,7 +290,7 @@ s2s_status s2s_linear(s2s_rows y, s2s_rows x, const float *w, const float *bias,
     s2s_mm_args a = {
         .b0 = 1, .b1 = 1, .m = m, .k = k, .n = n,
         .sa = {0, 0, x_rs, 1},
-        .sb = {0, 0, 1, k},  // W^T read in place: element (k, n) at n*K + k
+        .sb = {0, 0, in_out ? n : 1, in_out ? 1 : k},  // W^T read in place, or given
         .sc = {0, 0, y_rs, 1},
         .alpha = 1.0f, .bias = bias, .accumulate = accumulate, .act = act,
     };

@@ -381,16 +381,16 @@ static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
                                 int64_t causal) {
     int64_t d = p->d, R = p->N * T;
     sub_in(p, a, n, R);
-    S2S_TRY(s2s_linear(rows_of(a->q, 3 * d), rows_of(a->h, d), w->w_qkv, w->b_qkv, 1, R, d,
-                       3 * d, S2S_MM_NONE, false));
+    S2S_TRY(s2s_linear(rows_of(a->q, 3 * d), rows_of(a->h, d), w->w_qkv, false, w->b_qkv, 1, R,
+                       d, 3 * d, S2S_MM_NONE, false));
     s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = T,
                           .k_len = k_len, .causal_pos0 = causal};
     s2s_view q = {a->q, T * 3 * d, 3 * d}, k = {a->q + d, T * 3 * d, 3 * d},
              v = {a->q + 2 * d, T * 3 * d, 3 * d};
     S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, q, k, v, &sh,
                                 p->adrop, p->rng));
-    S2S_TRY(s2s_linear(rows_of(p->g->tmp, d), rows_of(a->ctx, d), w->w_out, w->b_out, 1, R, d,
-                       d, S2S_MM_NONE, false));
+    S2S_TRY(s2s_linear(rows_of(p->g->tmp, d), rows_of(a->ctx, d), w->w_out, false, w->b_out, 1, R,
+                       d, d, S2S_MM_NONE, false));
     sub_out(p, a, n, p->g->tmp, R);
     return S2S_OK;
 }
@@ -399,10 +399,10 @@ static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_attn_weights *w
                                  const s2s_norm_weights *n) {
     int64_t d = p->d, T = p->T, S = p->S, R = p->N * T;
     sub_in(p, a, n, R);
-    S2S_TRY(s2s_linear(rows_of(a->q, d), rows_of(a->h, d), w->w_qkv, w->b_qkv, 1, R, d, d,
+    S2S_TRY(s2s_linear(rows_of(a->q, d), rows_of(a->h, d), w->w_qkv, false, w->b_qkv, 1, R, d, d,
                        S2S_MM_NONE, false));
     S2S_TRY(s2s_linear(rows_of(a->kv, 2 * d), rows_of((float *)p->g->memory, d),
-                       w->w_qkv + d * d, w->b_qkv + d, 1, p->N * S, d, 2 * d, S2S_MM_NONE,
+                       w->w_qkv + d * d, false, w->b_qkv + d, 1, p->N * S, d, 2 * d, S2S_MM_NONE,
                        false));
     s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = S,
                           .k_len = p->b->src_len, .causal_pos0 = -1};
@@ -410,8 +410,8 @@ static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_attn_weights *w
              v = {a->kv + d, S * 2 * d, 2 * d};
     S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, q, k, v, &sh,
                                 p->adrop, p->rng));
-    S2S_TRY(s2s_linear(rows_of(p->g->tmp, d), rows_of(a->ctx, d), w->w_out, w->b_out, 1, R, d,
-                       d, S2S_MM_NONE, false));
+    S2S_TRY(s2s_linear(rows_of(p->g->tmp, d), rows_of(a->ctx, d), w->w_out, false, w->b_out, 1, R,
+                       d, d, S2S_MM_NONE, false));
     sub_out(p, a, n, p->g->tmp, R);
     return S2S_OK;
 }
@@ -422,13 +422,13 @@ static s2s_status ffn_fwd(pass *p, sub_acts *a, const s2s_ffn_weights *w,
                           const s2s_norm_weights *n, int64_t R) {
     int64_t d = p->d, f = p->f;
     sub_in(p, a, n, R);
-    S2S_TRY(s2s_linear(rows_of(a->a1, f), rows_of(a->h, d), w->w1, w->b1, 1, R, d, f,
+    S2S_TRY(s2s_linear(rows_of(a->a1, f), rows_of(a->h, d), w->w1, false, w->b1, 1, R, d, f,
                        S2S_MM_NONE, false));
     if (p->m->cfg.model.activation == S2S_ACT_GELU)
         s2s_gelu(a->act, a->a1, R * f);
     else
         s2s_relu(a->act, a->a1, R * f);
-    S2S_TRY(s2s_linear(rows_of(p->g->tmp, d), rows_of(a->act, f), w->w2, w->b2, 1, R, f, d,
+    S2S_TRY(s2s_linear(rows_of(p->g->tmp, d), rows_of(a->act, f), w->w2, false, w->b2, 1, R, f, d,
                        S2S_MM_NONE, false));
     sub_out(p, a, n, p->g->tmp, R);
     return S2S_OK;
@@ -481,7 +481,7 @@ static s2s_status forward(pass *p) {
         g->hfin = fn->y;
     }
     return s2s_linear(rows_of(g->logits, p->V), rows_of((float *)g->hfin, d), m->gen_w,
-                      m->gen_b, 1, Rt, d, p->V, S2S_MM_NONE, false);
+                      false, m->gen_b, 1, Rt, d, p->V, S2S_MM_NONE, false);
 }
 
 // ---- loss ----

@@ -535,6 +535,7 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
                             "or set train.clip_norm", step, ls.loss + ls.guided);
         double norm = s2s_clip_grad_norm(t->grads, t->n, tc->clip_norm);
         s2s_adam_step(t->m->params, t->am, t->av, t->grads, t->n, lr, &adam, step);
+        s2s_model_touch(t->m);
 
         int tokens = b->src_tokens + b->n_tokens - b->n;
         tokens_run += tokens;
