@@ -824,7 +824,8 @@ static void score_after_writes(s2s_model *m, bool decode_first, float *lp, int n
         score1(st, &p, src, 4, tgt, 3, &h);
         s2s_hypothesis_free(&h);
     }
-    const char *names[] = {"encoder.layers.0.ffn.fc1.weight", "decoder.layers.1.self_attn.q_proj.weight",
+    const char *names[] = {"encoder.layers.0.ffn.fc1.weight",
+                           "decoder.layers.1.self_attn.q_proj.weight",
                            "decoder.layers.0.ffn.fc2.weight", "generator.weight"};
     for (int i = 0; i < 4; i++) {
         s2s_tensor_info t = s2s_model_find_tensor(m, names[i]);
@@ -855,7 +856,8 @@ Test(decoding, weights_written_after_decoding_reach_the_next_call) {
         s2s_state_free(st);
         score_after_writes(m, true, after, 4);
         s2s_model_free(m);
-        cr_assert_gt(max_abs_diff(fresh, before, 4), 1e-4f, "arch %d: the writes changed nothing", a);
+        cr_assert_gt(max_abs_diff(fresh, before, 4), 1e-4f, "arch %d: the writes changed nothing",
+                     a);
         cr_assert_leq(max_abs_diff(fresh, after, 4), 1e-6f, "arch %d: decoding used stale weights",
                       a);
     }

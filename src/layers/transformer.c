@@ -43,10 +43,10 @@ static s2s_status ffn(float *x, s2s_scratch *s, const s2s_model *m, const s2s_ff
                       const s2s_norm_weights *n, int64_t rows) {
     int64_t d = m->cfg.model.d_model, f = m->cfg.model.ffn_dim;
     const float *in = sublayer_in(x, s, m, n, rows);
-    S2S_TRY(s2s_linear(rows_of(s->ffn, f), rows_of((float *)in, d), w->w1, w->in_out, w->b1, 1, rows, d, f,
-                       ffn_act(m), false));
-    S2S_TRY(s2s_linear(rows_of(x, d), rows_of(s->ffn, f), w->w2, w->in_out, w->b2, 1, rows, f, d,
-                       S2S_MM_NONE, /*accumulate=*/true));
+    S2S_TRY(s2s_linear(rows_of(s->ffn, f), rows_of((float *)in, d), w->w1, w->in_out, w->b1, 1,
+                       rows, d, f, ffn_act(m), false));
+    S2S_TRY(s2s_linear(rows_of(x, d), rows_of(s->ffn, f), w->w2, w->in_out, w->b2, 1, rows, f,
+                       d, S2S_MM_NONE, /*accumulate=*/true));
     sublayer_out(x, m, n, rows);
     return S2S_OK;
 }
@@ -55,8 +55,8 @@ static s2s_status ffn(float *x, s2s_scratch *s, const s2s_model *m, const s2s_ff
 static s2s_status attn_out(float *x, s2s_scratch *s, const s2s_model *m,
                            const s2s_attn_weights *w, int64_t rows) {
     int64_t d = m->cfg.model.d_model;
-    return s2s_linear(rows_of(x, d), rows_of(s->ctx, d), w->w_out, w->in_out, w->b_out, 1, rows, d, d,
-                      S2S_MM_NONE, /*accumulate=*/true);
+    return s2s_linear(rows_of(x, d), rows_of(s->ctx, d), w->w_out, w->in_out, w->b_out, 1, rows,
+                      d, d, S2S_MM_NONE, /*accumulate=*/true);
 }
 
 s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
@@ -65,7 +65,8 @@ s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, rows = B * S;
     const float *in = sublayer_in(x, s, m, &w->norm1, rows);
     S2S_TRY(s2s_linear(rows_of(s->q, 3 * d), rows_of((float *)in, d), w->self_attn.w_qkv,
-                       w->self_attn.in_out, w->self_attn.b_qkv, 1, rows, d, 3 * d, S2S_MM_NONE, false));
+                       w->self_attn.in_out, w->self_attn.b_qkv, 1, rows, d, 3 * d, S2S_MM_NONE,
+                       false));
     s2s_attn_shape shape = {B, H, d / H, S, S, src_len, -1};
     s2s_view q = {s->q, S * 3 * d, 3 * d};
     s2s_view k = {s->q + d, S * 3 * d, 3 * d};

@@ -54,7 +54,7 @@ static s2s_norm_weights norm(layout *L, const char *fmt, int i, int64_t d) {
 // stacked (3D, D) matrix and (3D) bias are contiguous; the file order
 // follows the layout.
 static s2s_attn_weights attention(layout *L, const char *fmt, int i, int64_t d) {
-    s2s_attn_weights a;
+    s2s_attn_weights a = {0};  // (out, in): in_out false
     a.w_qkv = param(L, S2S_PARAM_MATRIX, d, d, fmt, i, ".q_proj.weight");
     param(L, S2S_PARAM_MATRIX, d, d, fmt, i, ".k_proj.weight");
     param(L, S2S_PARAM_MATRIX, d, d, fmt, i, ".v_proj.weight");
@@ -67,7 +67,7 @@ static s2s_attn_weights attention(layout *L, const char *fmt, int i, int64_t d) 
 }
 
 static s2s_ffn_weights ffn(layout *L, const char *fmt, int i, int64_t d, int64_t f) {
-    s2s_ffn_weights w;
+    s2s_ffn_weights w = {0};
     w.w1 = param(L, S2S_PARAM_MATRIX, f, d, fmt, i, ".ffn.fc1.weight");
     w.b1 = param(L, S2S_PARAM_BIAS, f, 0, fmt, i, ".ffn.fc1.bias");
     w.w2 = param(L, S2S_PARAM_MATRIX, d, f, fmt, i, ".ffn.fc2.weight");
