@@ -93,9 +93,9 @@ void s2s_model_view_free(s2s_model *v);
 // The weights as decoding reads them (src/model/decode_weights.c): the
 // self-attention, feed-forward and generator matrices transposed to
 // (in, out), which oneDNN multiplies faster than nn.Linear's (out, in)
-// when a product has few rows, as a decoding step's have (batch 1 about
-// 5%, beams of 4 about 20%: bench/bench_decode). Every other pointer,
-// cross-attention's included, is the model's own.
+// when a product has few rows, as a decoding step's have (greedy batch 1
+// about 7% faster, beams of 4 about 18%: docs/benchmarks.md). Every other
+// pointer, cross-attention's included, is the model's own.
 typedef struct s2s_decode_weights {
     s2s_encoder_weights *enc;  // (encoder_layers)
     s2s_decoder_weights *dec;  // (decoder_layers)
