@@ -47,10 +47,11 @@ const s2s_vocab *s2s_model_src_vocab(const s2s_model *m);
 const s2s_vocab *s2s_model_tgt_vocab(const s2s_model *m);
 
 // Tensors in file order, for inspection and for independent
-// re-computation in tests. data may be written, between decoding calls:
-// decoding multiplies by its own transposed copy of some matrices, made
-// again by the first decoding call after s2s_model_tensor or
-// s2s_model_find_tensor.
+// re-computation in tests. data may be written; decoding, though,
+// multiplies by its own transposed copy of some matrices, made again by
+// the first decoding call after a call to s2s_model_tensor or
+// s2s_model_find_tensor. So take the view after the last decoding call
+// (or take one again) and write before the next.
 typedef struct s2s_tensor_info {
     const char *name;
     int ndim;
