@@ -3,6 +3,7 @@
 #ifndef S2S_CLI_H
 #define S2S_CLI_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -34,6 +35,10 @@ int s2s_cli_usage_error(const char *cmd, const char *fmt, ...)
 
 // Parses a non-negative int option value; false (after a message) if bad.
 bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, int *out);
+
+// Prints o as one compact JSON line (keys in insertion order, reals with
+// `precision` significant digits) and releases it. Returns the exit code.
+int s2s_cli_print_json(json_t *o, int precision);
 
 // Reads one line from f without its newline (and a trailing \r). Returns
 // false at end of input. *buf grows as needed; caller frees.

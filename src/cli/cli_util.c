@@ -35,6 +35,15 @@ bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, in
     return true;
 }
 
+int s2s_cli_print_json(json_t *o, int precision) {
+    char *out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(precision));
+    json_decref(o);
+    if (!out) return S2S_EXIT_FAILURE;
+    puts(out);
+    free(out);
+    return S2S_EXIT_OK;
+}
+
 bool s2s_cli_getline(char **buf, size_t *cap, FILE *f) {
     ssize_t n = getline(buf, cap, f);
     if (n < 0) return false;

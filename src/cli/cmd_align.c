@@ -277,16 +277,11 @@ static int emit_json(aligner *a, const sent *s, const int *ls, int nl, const int
             shown_free(&v);
         }
     json_object_set_new(o, "maps", maps);
-    char *out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
-    json_decref(o);
     if (rc != S2S_EXIT_OK) {
-        free(out);
+        json_decref(o);
         return rc;
     }
-    if (!out) return S2S_EXIT_FAILURE;
-    puts(out);
-    free(out);
-    return S2S_EXIT_OK;
+    return s2s_cli_print_json(o, 6);
 }
 
 // RFC 4180: quoted when it holds a comma, a quote or a line break.

@@ -26,12 +26,7 @@ static int print_json(const s2s_vocab *tv, const s2s_hypothesis *h) {
     json_object_set_new(o, "logprob", json_real(h->logprob));
     json_object_set_new(o, "token_logprobs", lp);
     json_object_set_new(o, "tokens", tok);
-    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
-    json_decref(o);
-    if (!s) return S2S_EXIT_FAILURE;
-    puts(s);
-    free(s);
-    return S2S_EXIT_OK;
+    return s2s_cli_print_json(o, 9);
 }
 
 static int flush_chunk(scorer *sc) {

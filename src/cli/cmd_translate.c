@@ -59,12 +59,7 @@ static int print_json(const translator *t, int k, const s2s_hypothesis *hyps, in
         free(text);
     }
     json_object_set_new(o, "hypotheses", list);
-    char *out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(7));
-    json_decref(o);
-    if (!out) return S2S_EXIT_FAILURE;
-    puts(out);
-    free(out);
-    return S2S_EXIT_OK;
+    return s2s_cli_print_json(o, 7);
 }
 
 // Translates the chunk and prints, per input line: the translation; or
