@@ -374,6 +374,20 @@ static float *used_probs(const pass *p, const sub_acts *a) {
     return p->adrop > 0.0f ? a->pdrop : a->probs;
 }
 
+// Attention over q, k, v, then the output projection and the residual:
+// the part self- and cross-attention share.
+static s2s_status attn_tail(pass *p, sub_acts *a, const s2s_attn_weights *w,
+                            const s2s_norm_weights *n, s2s_view q, s2s_view k, s2s_view v,
+                            const s2s_attn_shape *sh, int64_t R) {
+    int64_t d = p->d;
+    S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, q, k, v, sh,
+                                p->adrop, p->rng));
+    S2S_TRY(s2s_linear(rows_of(p->g->tmp, d), rows_of(a->ctx, d), w->w_out, false, w->b_out, 1, R,
+                       d, d, S2S_MM_NONE, false));
+    sub_out(p, a, n, p->g->tmp, R);
+    return S2S_OK;
+}
+
 // Self-attention over T rows per sentence (k_len: key padding, causal: -1
 // or 0 for the decoder's full-target causal mask).
 static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
@@ -387,12 +401,7 @@ static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
                           .k_len = k_len, .causal_pos0 = causal};
     s2s_view q = {a->q, T * 3 * d, 3 * d}, k = {a->q + d, T * 3 * d, 3 * d},
              v = {a->q + 2 * d, T * 3 * d, 3 * d};
-    S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, q, k, v, &sh,
-                                p->adrop, p->rng));
-    S2S_TRY(s2s_linear(rows_of(p->g->tmp, d), rows_of(a->ctx, d), w->w_out, false, w->b_out, 1, R,
-                       d, d, S2S_MM_NONE, false));
-    sub_out(p, a, n, p->g->tmp, R);
-    return S2S_OK;
+    return attn_tail(p, a, w, n, q, k, v, &sh, R);
 }
 
 static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
@@ -408,12 +417,7 @@ static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_attn_weights *w
                           .k_len = p->b->src_len, .causal_pos0 = -1};
     s2s_view q = {a->q, T * d, d}, k = {a->kv, S * 2 * d, 2 * d},
              v = {a->kv + d, S * 2 * d, 2 * d};
-    S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, q, k, v, &sh,
-                                p->adrop, p->rng));
-    S2S_TRY(s2s_linear(rows_of(p->g->tmp, d), rows_of(a->ctx, d), w->w_out, false, w->b_out, 1, R,
-                       d, d, S2S_MM_NONE, false));
-    sub_out(p, a, n, p->g->tmp, R);
-    return S2S_OK;
+    return attn_tail(p, a, w, n, q, k, v, &sh, R);
 }
 
 // The activation stays out of fc1's product: the backward pass needs the
