@@ -41,6 +41,19 @@ void ref_layernorm(float *y, const float *x, const float *w, const float *b, int
     for (int64_t i = 0; i < d; i++) y[i] = (float)((x[i] - mean) / sqrt(var + eps) * w[i] + b[i]);
 }
 
+void ref_layernorm_rows(double *y, const double *x, const double *w, const double *b, int rows,
+                        int d, double eps) {
+    for (int r = 0; r < rows; r++) {
+        double mean = 0, var = 0;
+        for (int i = 0; i < d; i++) mean += x[r * d + i];
+        mean /= d;
+        for (int i = 0; i < d; i++) var += (x[r * d + i] - mean) * (x[r * d + i] - mean);
+        var /= d;
+        for (int i = 0; i < d; i++)
+            y[r * d + i] = (x[r * d + i] - mean) / sqrt(var + eps) * w[i] + b[i];
+    }
+}
+
 void ref_attention(float *ctx, float *probs, const float *q, int64_t ldq, const float *k,
                    const float *v, int64_t ldk, int64_t H, int64_t dh, int64_t tq, int64_t tk,
                    int64_t klen, bool causal, int64_t pos0) {

@@ -15,6 +15,10 @@ void ref_softmax(float *y, const float *x, int64_t n);
 void ref_layernorm(float *y, const float *x, const float *w, const float *b, int64_t d,
                    float eps);
 
+// y (R, D) = LayerNorm(x) * w + b in double, per row; y may alias x.
+void ref_layernorm_rows(double *y, const double *x, const double *w, const double *b, int rows,
+                        int d, double eps);
+
 // Attention of one sentence, one head at a time: q (Tq, ldq), k, v (Tk, ldk)
 // rows; ctx (Tq, H*Dh) and probs (H, Tq, Tk). Keys j >= klen are masked, and
 // with causal, keys j > pos0 + i.

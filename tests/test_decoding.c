@@ -485,17 +485,13 @@ static const float *W(const s2s_model *m, const char *name) {
 }
 
 
+// ref_layernorm_rows with the model's float weights
 static void layer_norm(double *y, const double *x, const float *w, const float *b, int n, int d,
                        double eps) {
-    for (int i = 0; i < n; i++) {
-        double mean = 0, var = 0;
-        for (int k = 0; k < d; k++) mean += x[i * d + k];
-        mean /= d;
-        for (int k = 0; k < d; k++) var += (x[i * d + k] - mean) * (x[i * d + k] - mean);
-        var /= d;
-        for (int k = 0; k < d; k++)
-            y[i * d + k] = (x[i * d + k] - mean) / sqrt(var + eps) * w[k] + b[k];
-    }
+    double *wd = malloc(sizeof(double) * (size_t)d), *bd = malloc(sizeof(double) * (size_t)d);
+    for (int k = 0; k < d; k++) wd[k] = w[k], bd[k] = b[k];
+    ref_layernorm_rows(y, x, wd, bd, n, d, eps);
+    free(wd), free(bd);
 }
 
 // probs (H, tq, tk) = softmax(q_h · k_h^T / sqrt(dh)), query i seeing keys

@@ -67,19 +67,6 @@ static double dot_fd(const double *a, const float *b, int64_t n) {
 
 // ---- LayerNorm, activations, softmax, dropout, embeddings ----
 
-static void dln(double *y, const double *x, const double *w, const double *b, int rows, int d,
-                double eps) {
-    for (int r = 0; r < rows; r++) {
-        double mean = 0, var = 0;
-        for (int i = 0; i < d; i++) mean += x[r * d + i];
-        mean /= d;
-        for (int i = 0; i < d; i++) var += (x[r * d + i] - mean) * (x[r * d + i] - mean);
-        var /= d;
-        for (int i = 0; i < d; i++)
-            y[r * d + i] = (x[r * d + i] - mean) / sqrt(var + eps) * w[i] + b[i];
-    }
-}
-
 Test(graph, layernorm_backward_matches_finite_differences) {
     enum { R = 5, D = 7 };
     float x[R * D], w[D], b[D], dy[R * D], y[R * D], y_inf[R * D], xhat[R * D], rstd[R];
@@ -106,10 +93,10 @@ Test(graph, layernorm_backward_matches_finite_differences) {
         for (int i = 0; i < sizes[t]; i++) {
             double keep = params[t][i];
             params[t][i] = keep + h;
-            dln(Y, X, W, B, R, D, eps);
+            ref_layernorm_rows(Y, X, W, B, R, D, eps);
             double lp = dot_fd(Y, dy, R * D);
             params[t][i] = keep - h;
-            dln(Y, X, W, B, R, D, eps);
+            ref_layernorm_rows(Y, X, W, B, R, D, eps);
             double lm = dot_fd(Y, dy, R * D);
             params[t][i] = keep;
             ASSERT_GRAD(grads[t][i], (lp - lm) / (2 * h), 1.0, 1e-4, 1e-5, "tensor %d [%d]", t, i);
@@ -589,7 +576,7 @@ static void r_ln(double *y, const double *x, const s2s_model *m, const char *fmt
     const float *w = P(m, fmt, i, ".weight"), *b = P(m, fmt, i, ".bias");
     double *W = malloc(sizeof(double) * (size_t)d), *B = malloc(sizeof(double) * (size_t)d);
     for (int k = 0; k < d; k++) W[k] = w[k], B[k] = b[k];
-    dln(y, x, W, B, R, d, m->cfg.model.layer_norm_eps);
+    ref_layernorm_rows(y, x, W, B, R, d, m->cfg.model.layer_norm_eps);
     free(W), free(B);
 }
 
