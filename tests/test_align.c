@@ -56,7 +56,11 @@ Test(align, pharaoh_reads_sure_and_possible_links_and_writes_them_back) {
     char *text = s2s_alignment_format(&a);
     s2s_alignment b = parse(text);
     cr_assert_eq(b.n, a.n);
-    cr_assert_eq(memcmp(a.links, b.links, (size_t)a.n * sizeof *a.links), 0);
+    for (int k = 0; k < a.n; k++) {  // field by field: s2s_link has padding bytes
+        cr_assert_eq(a.links[k].src, b.links[k].src, "link %d", k);
+        cr_assert_eq(a.links[k].tgt, b.links[k].tgt, "link %d", k);
+        cr_assert_eq(a.links[k].possible, b.links[k].possible, "link %d", k);
+    }
     free(text);
     s2s_alignment_free(&a);
     s2s_alignment_free(&b);
