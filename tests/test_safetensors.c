@@ -330,7 +330,7 @@ typedef struct {
 // meaningless.
 #define E(body) "{\"x\":{" body "}}"
 static const bad_header bad_headers[] = {
-        {"[1,2]", 0, "not a JSON object"},
+        {"[1,2]", 0, "header JSON does not start with '{'"},
         {"\"x\"", 0, "header JSON"},
         {"", 0, "header JSON"},
         {"{\"x\":[1]}", 0, "'x' is not a JSON object"},
@@ -367,7 +367,7 @@ static const bad_header bad_headers[] = {
         {"{\"__metadata__\":{\"k\":\"\xff\"}}", 0, "header JSON"},
         // A hostile name must not break the one-line message.
         {"{\"x\\ny\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[0,2]}}", 2,
-         "tensor 'x?y' has dtype F16"},
+         "tensor 'x\\x0ay' has dtype F16"},
 };
 #undef E
 #define N_BAD_HEADERS ((int)(sizeof bad_headers / sizeof bad_headers[0]))

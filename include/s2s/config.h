@@ -150,6 +150,15 @@ s2s_status s2s_config_load_string(s2s_config *cfg, const char *text,
 // a file value. Errors name the override.
 s2s_status s2s_config_set(s2s_config *cfg, const char *assignment);
 
+// Makes every relative path in cfg absolute against the working directory:
+// the files it reads and the files it writes (the loader leaves them
+// relative to the working directory, joined to the config's folder), so
+// that a printed config still names the same files from anywhere.
+// Returns S2S_ERR_CONFIG, naming the key, when a path would no longer fit
+// its field (cfg is then partly changed), S2S_ERR_IO when the working
+// directory cannot be found.
+s2s_status s2s_config_absolute_paths(s2s_config *cfg);
+
 // Cross-field checks (d_model % heads, odd d_model, ...).
 s2s_status s2s_config_validate(const s2s_config *cfg, const char *name);
 

@@ -3,10 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
-#include "config/schema.h"
 
 static const char config_usage[] =
     "usage: s2s config check FILE... [--set key.path=value ...]\n"
@@ -55,49 +53,6 @@ static int parse_args(const char *sub, int argc, char **argv, config_args *a) {
     return S2S_EXIT_OK;
 }
 
-// Paths in the effective config are relative to the working directory
-// (the loader joined them to the config's folder). Printed like that they
-// would break once the text is saved anywhere else, so make them absolute.
-static bool absolute_paths(s2s_config *cfg) {
-    size_t cap = 256;
-    char *cwd = NULL;
-    for (;;) {
-        char *grown = realloc(cwd, cap);
-        if (!grown) break;
-        cwd = grown;
-        if (getcwd(cwd, cap)) break;
-        if (errno != ERANGE || cap > (1u << 20)) {
-            free(cwd);
-            cwd = NULL;
-            break;
-        }
-        cap *= 2;
-    }
-    if (!cwd) {
-        fprintf(stderr, "s2s config: cannot find the working directory: %s\n", strerror(errno));
-        return false;
-    }
-    bool ok = true;
-    for (int i = 0; i < s2s_cfg_n_keys && ok; i++) {
-        const s2s_cfg_key *k = &s2s_cfg_keys[i];
-        char *path = s2s_cfg_field(cfg, k);
-        bool is_path = k->type == S2S_CFG_PATH || (k->flags & S2S_CFG_OUTPUT);
-        if (!is_path || path[0] == '\0' || path[0] == '/') continue;
-        size_t need = strlen(cwd) + 1 + strlen(path) + 1;
-        if (need > k->size) {
-            fprintf(stderr, "s2s config: %s: '%s/%s' is longer than %zu bytes\n", k->key, cwd,
-                    path, k->size - 1);
-            ok = false;
-            break;
-        }
-        memmove(path + strlen(cwd) + 1, path, strlen(path) + 1);
-        memcpy(path, cwd, strlen(cwd));
-        path[strlen(cwd)] = '/';
-    }
-    free(cwd);
-    return ok;
-}
-
 static s2s_status load(s2s_config *cfg, const char *path, const config_args *a) {
     s2s_config_default(cfg);
     return s2s_config_load_file_set(cfg, path, a->sets, a->n_sets);
@@ -138,8 +93,10 @@ static int cmd_show(const config_args *a) {
         return s2s_cli_usage_error("config", "show takes one FILE (see s2s config --help)");
     s2s_config cfg;
     s2s_status st = load(&cfg, a->files[0], a);
+    // Printed relative to the working directory, the paths would break once
+    // the text is saved anywhere else.
+    if (st == S2S_OK) st = s2s_config_absolute_paths(&cfg);
     if (st != S2S_OK) return s2s_cli_fail(st);
-    if (!absolute_paths(&cfg)) return S2S_EXIT_USAGE;
     char *text = s2s_config_to_yaml(&cfg);
     if (!text) {
         fprintf(stderr, "s2s config: out of memory\n");
@@ -158,11 +115,10 @@ static int cmd_diff(const config_args *a) {
     int rc = S2S_EXIT_OK;
     for (int i = 0; i < 2; i++) {
         s2s_status st = load(&cfg[i], a->files[i], a);
+        if (st == S2S_OK) st = s2s_config_absolute_paths(&cfg[i]);
         if (st != S2S_OK) {
             int code = s2s_cli_fail(st);
             if (code > rc) rc = code;
-        } else if (!absolute_paths(&cfg[i])) {
-            rc = S2S_EXIT_USAGE;
         }
     }
     if (rc != S2S_EXIT_OK) return rc;

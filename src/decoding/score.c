@@ -67,11 +67,16 @@ s2s_status s2s_score(s2s_state *st, const s2s_decode_params *p, const int *const
     S2S_TRY(s2s_check_ids(st->m, true, tgt, tgt_len, n));
     s2s_order *order;
     S2S_TRY(s2s_sort_sentences(&order, src_len, n));
+    if (s2s_model_acquire(st->m) != S2S_OK) {  // the weights stay put until release
+        free(order);
+        return S2S_ERR_BUSY;
+    }
     s2s_status status = S2S_OK;
     for (int at = 0; at < n && status == S2S_OK; at += p->max_batch) {
         int B = n - at < p->max_batch ? n - at : p->max_batch;
         status = score_batch(st, p, order + at, B, src, src_len, tgt, tgt_len, out);
     }
+    s2s_model_release(st->m);
     free(order);
     if (status != S2S_OK)
         for (int i = 0; i < n; i++) s2s_hypothesis_free(&out[i]);

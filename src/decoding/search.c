@@ -204,6 +204,10 @@ s2s_status s2s_translate(s2s_state *st, const s2s_decode_params *p, const int *c
     S2S_TRY(s2s_check_ids(st->m, false, src, src_len, n));
     s2s_order *order;
     S2S_TRY(s2s_sort_sentences(&order, src_len, n));
+    if (s2s_model_acquire(st->m) != S2S_OK) {  // the weights stay put until release
+        free(order);
+        return S2S_ERR_BUSY;
+    }
 
     // A batch splits across threads by sentence: thread j takes every
     // threads-th sentence of the sorted order, so lengths stay balanced, and
@@ -244,6 +248,7 @@ s2s_status s2s_translate(s2s_state *st, const s2s_decode_params *p, const int *c
         free(part);
         s2s_set_num_threads(caller_threads);
     }
+    s2s_model_release(st->m);
     free(order);
     if (status != S2S_OK)
         for (int i = 0; i < n * p->n_best; i++) s2s_hypothesis_free(&out[i]);
