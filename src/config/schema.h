@@ -69,8 +69,9 @@ extern const int s2s_cfg_n_sections;
 extern const s2s_cfg_key s2s_cfg_keys[];
 extern const int s2s_cfg_n_keys;
 
-// Appends s in single quotes, cut to `max` bytes with "...", control
-// characters shown as '?', so a message stays one readable line.
+// Appends s in single quotes, cut to about `max` bytes (at most 256) with
+// "...", control characters shown as \xNN (s2s_quote), so a message stays
+// one readable line.
 void s2s_cfg_quote(s2s_buf *b, const char *s, size_t n, size_t max);
 
 // ---- lookups ----
