@@ -85,7 +85,7 @@ static float *param(layout *L, s2s_param_kind kind, int64_t rows, int64_t cols,
     } else if (L->file) {
         L->st = check_in_file(L, name, ndim, rows, cols);
     }
-    L->off = s2s_size_add(L->off, s2s_size_prod(2, (int64_t[]){rows, cols ? cols : 1}));
+    L->off = s2s_size_add(L->off, S2S_SIZE(rows, cols ? cols : 1));
     L->n++;
     if (L->st == S2S_OK && (L->off > S2S_MAX_WEIGHTS || L->n > S2S_MAX_TENSORS))
         L->st = too_big(L);
@@ -167,12 +167,13 @@ static s2s_status build(s2s_model *m, const s2s_st_file *file, const char *where
     S2S_TRY(L.st);
     m->n_params = L.off;
     m->n_tensors = L.n;
-    size_t positions = s2s_size_prod(2, (int64_t[]){c->max_len, c->d_model});
+    size_t positions = S2S_SIZE(c->max_len, c->d_model);
     size_t most = m->n_params > S2S_POSITION_TABLE_MIN ? m->n_params : S2S_POSITION_TABLE_MIN;
     if (positions > most)
         return s2s_fail(file ? S2S_ERR_FORMAT : S2S_ERR_CONFIG,
-                        "%s: model.max_len %d needs a position table of %d x %d floats, more "
-                        "than the model's %zu weights; s2s allows max_len up to %zu here",
+                        "%s: model.max_len %d needs a position table of %d x %d floats; s2s "
+                        "allows one as large as the weights (%zu) or 2^20 floats: max_len up "
+                        "to %zu here",
                         where, c->max_len, c->max_len, c->d_model, m->n_params,
                         most / (size_t)c->d_model);
     m->params = s2s_calloc(m->n_params, sizeof(float));
