@@ -65,7 +65,8 @@ const s2s_vocab *s2s_model_tgt_vocab(const s2s_model *m);
 // re-computation. Taking views never changes the model, so any thread may
 // take and read them while others decode; data stays valid, and shows the
 // current weights, until the model is freed. Weights change only through
-// s2s_model_set_tensor.
+// s2s_model_set_tensor, which no decode overlaps; a thread reading a view
+// while another writes that tensor races with it, as with any memory.
 typedef struct s2s_tensor_info {
     const char *name;
     int ndim;
