@@ -51,6 +51,11 @@ static s2s_status check_in_file(const layout *L, const char *name, int ndim, int
                     L->where, name, got, want);
 }
 
+// Values in a tensor (within S2S_MAX_WEIGHTS once the layout is built).
+static size_t numel(const s2s_param *p) {
+    return (size_t)p->shape[0] * (size_t)(p->ndim == 2 ? p->shape[1] : 1);
+}
+
 static s2s_status too_big(const layout *L) {
     const s2s_model_config *c = &L->m->cfg.model;
     bool floats = L->off > S2S_MAX_WEIGHTS;
@@ -232,7 +237,7 @@ s2s_status s2s_model_init(s2s_model **out, const s2s_config *cfg, uint64_t seed)
     s2s_rng_seed(&rng, seed);
     for (int i = 0; i < m->n_tensors; i++) {
         s2s_param *t = &m->tensors[i];
-        size_t n = (size_t)t->shape[0] * (size_t)(t->ndim == 2 ? t->shape[1] : 1);
+        size_t n = numel(t);
         if (t->kind == S2S_PARAM_MATRIX) {
             double limit = sqrt(6.0 / (double)(t->shape[0] + t->shape[1]));
             for (size_t j = 0; j < n; j++)
@@ -303,7 +308,7 @@ static s2s_status load_alignment_head(s2s_model *m, const s2s_st_file *f, const 
 // p's values from t (of the same shape), refusing values that are not
 // finite: decoding would turn them into NaN log-probabilities.
 static s2s_status copy_weights(const s2s_param *p, const s2s_st_tensor *t, const char *path) {
-    size_t n = (size_t)p->shape[0] * (size_t)(p->ndim == 2 ? p->shape[1] : 1);
+    size_t n = numel(p);
     memcpy(p->data, t->data, n * sizeof(float));
     for (size_t j = 0; j < n; j++)
         if (!isfinite(p->data[j]))
@@ -429,7 +434,7 @@ s2s_status s2s_model_set_tensor(s2s_model *m, const char *name, const float *dat
         return s2s_fail(S2S_ERR_INVALID, "s2s_model_set_tensor: no tensor '%s'",
                         s2s_quote(q, sizeof q, name, strlen(name)));
     const s2s_param *p = &m->tensors[i];
-    size_t n = (size_t)p->shape[0] * (size_t)(p->ndim == 2 ? p->shape[1] : 1);
+    size_t n = numel(p);
     if (count != n || (n > 0 && !data))
         return s2s_fail(S2S_ERR_INVALID, "s2s_model_set_tensor: '%s' takes %zu values, not %zu",
                         p->name, n, data ? count : 0);
@@ -445,7 +450,7 @@ s2s_status s2s_model_set_tensor(s2s_model *m, const char *name, const float *dat
 }
 
 s2s_status s2s_model_acquire(const s2s_model *m) {
-    // The lock is the model's only mutable state under const.
+    // Held under const, as the decoding copy is made under const.
     if (pthread_rwlock_rdlock(&((s2s_model *)m)->use) != 0)
         return s2s_fail(S2S_ERR_BUSY, "too many decodes at once on one model");
     return S2S_OK;
