@@ -236,6 +236,16 @@ fi
 run "$S2S" config reference configs/demo.yaml
 expect_rc 2 "reference takes no file"
 
+# ---- inspect: only what the model file stores ----
+
+run "$S2S" inspect models/zh-en.safetensors
+expect_rc 0 "inspect a shipped model"
+expect_in out "decode:" "inspect shows the stored decode: section"
+expect_in out "  d_model: 128" "inspect shows the stored model: section"
+for section in train data vocab; do
+    if grep -q "^$section:" "$TMP/out"; then bad "inspect shows a $section: section the file does not store"; else ok; fi
+done
+
 # ---- endless and oversized inputs: refused at 1 MiB, never a hang ----
 
 run timeout 20 "$S2S" config check /dev/zero
