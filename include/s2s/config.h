@@ -189,7 +189,8 @@ char *s2s_config_model_to_yaml(const s2s_config *cfg);
 
 // How b differs from a: one line per key whose values differ, in schema
 // order, as "model.d_model: 64 -> 128\n" (values spelled as in YAML);
-// "" when they are equal (paths naming the same file are equal). model_only: compare the `model:` section only.
+// "" when they are equal (paths naming the same file are equal).
+// model_only: compare the `model:` section only.
 // *out_text is the caller's to free. Returns S2S_OK or S2S_ERR_NOMEM.
 s2s_status s2s_config_diff(const s2s_config *a, const s2s_config *b, bool model_only,
                            char **out_text);
