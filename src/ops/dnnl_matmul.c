@@ -18,6 +18,7 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include "core/error.h"
+#include "core/util.h"
 
 #define DNNL_CHECK(call)                                                     \
     do {                                                                     \
@@ -166,8 +167,8 @@ static _Thread_local mem_cache *tl_mems;  // allocated on first use
 
 static uint64_t mem_hash(const int64_t *dims, const int64_t *strides) {
     uint64_t h = 0x9E3779B97F4A7C15ULL;
-    for (int i = 0; i < 4; i++) h = (h ^ (uint64_t)dims[i]) * 0x100000001B3ULL;
-    for (int i = 0; i < 4; i++) h = (h ^ (uint64_t)strides[i]) * 0x100000001B3ULL;
+    for (int i = 0; i < 4; i++) h = s2s_fnv1a_word(h, (uint64_t)dims[i]);
+    for (int i = 0; i < 4; i++) h = s2s_fnv1a_word(h, (uint64_t)strides[i]);
     // The products above leave the low bits depending on the low bits of
     // the sizes only (strides 128, 384 and 512 alike): mix the high ones in.
     h ^= h >> 31;
