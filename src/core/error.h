@@ -11,7 +11,6 @@
 // reads `return s2s_fail(S2S_ERR_IO, "%s: cannot open", path);`.
 s2s_status s2s_fail(s2s_status st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-void s2s_clear_error(void);
 
 // Text from a file (a token, a tensor name, a metadata value), made safe to
 // quote in a message: a control character (C0, DEL, C1) or a byte that is not

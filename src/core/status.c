@@ -33,8 +33,6 @@ s2s_status s2s_fail(s2s_status st, const char *fmt, ...) {
     return st;
 }
 
-void s2s_clear_error(void) { last_error[0] = '\0'; }
-
 // ---- quoting untrusted text ----
 
 // Bytes in the UTF-8 character at s[0..n) (n > 0), or 0 when s[0] starts
