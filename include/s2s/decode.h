@@ -76,11 +76,18 @@ void s2s_hypothesis_free(s2s_hypothesis *h);
 // translation of src[i]. A source longer than the model's max_len - 1
 // gives S2S_ERR_INVALID. st is used by the calling thread; with
 // p->threads > 1 extra states are made for the other threads.
+//
+// Non-finite numbers: a NaN log-prob is never chosen (it counts as -inf).
+// When a step leaves a sentence no finite log-prob at all, as a model
+// with a NaN or Inf weight does, the call fails with S2S_ERR_INVALID
+// ("sentence I: no finite log-prob at output T ..."). On any failure every
+// entry of out is left empty (zeroed), so out may be freed either way.
 s2s_status s2s_translate(s2s_state *st, const s2s_decode_params *p, const int *const *src,
                          const int *src_len, int n, s2s_hypothesis *out);
 
 // Forced decoding: the log-prob of each tgt token and of the final </s>.
-// out[i].ids is a copy of tgt[i]; n_out = tgt_len[i] + 1.
+// out[i].ids is a copy of tgt[i]; n_out = tgt_len[i] + 1. Batches and
+// threads as for s2s_translate; a NaN log-prob fails the same way.
 s2s_status s2s_score(s2s_state *st, const s2s_decode_params *p, const int *const *src,
                      const int *src_len, const int *const *tgt, const int *tgt_len, int n,
                      s2s_hypothesis *out);
