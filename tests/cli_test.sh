@@ -68,4 +68,27 @@ check "n-best: one empty entry, then two hypotheses" bash -c "[ \"\$(cut -d'|' -
 check "json n-best" run 0 "$s2s" translate -m "$model" --beam 3 --n-best 2 --json --max-len 4 "die katze"
 check "json parses, 2 hypotheses sorted" /usr/bin/python3 -c "import json,sys; o=json.loads(open('$tmp/out').read()); h=o['hypotheses']; assert len(h)==2 and h[0]['score']>=h[1]['score'], o"
 
+# Each decoding flag is the --set of its decode key: same bytes, same messages.
+printf 'die katze\nder hund sitzt\n\nauf der matte\n' >"$tmp/flags.txt"
+check "--beam 3 --n-best 2" run 0 "$s2s" translate -m "$model" --beam 3 --n-best 2 --max-len 6 --length-penalty 0.5 <"$tmp/flags.txt"
+cp "$tmp/out" "$tmp/flags.out"
+check "--set decode.beam_size=3 ..." run 0 "$s2s" translate -m "$model" --set decode.beam_size=3 --set decode.n_best=2 --set decode.max_len=6 --set decode.length_penalty=0.5 <"$tmp/flags.txt"
+check "flags and --set give byte-identical output" cmp -s "$tmp/out" "$tmp/flags.out"
+check "sampling flags" run 0 "$s2s" translate -m "$model" --sampling-topk 0 --temperature 1.5 --seed 4 --max-len 6 <"$tmp/flags.txt"
+cp "$tmp/out" "$tmp/flags.out"
+check "sampling --set" run 0 "$s2s" translate -m "$model" --set decode.sampling_topk=0 --set decode.temperature=1.5 --set decode.seed=4 --set decode.max_len=6 <"$tmp/flags.txt"
+check "sampling flags and --set agree" cmp -s "$tmp/out" "$tmp/flags.out"
+check "a later option wins" run 0 "$s2s" translate -m "$model" --set decode.beam_size=2 --beam 3 --max-len 6 <"$tmp/flags.txt"
+check "--set then --beam: beam 3" cmp -s "$tmp/out" <("$s2s" translate -m "$model" --beam 3 --max-len 6 <"$tmp/flags.txt")
+check "--beam 0: exit 2" run 2 "$s2s" translate -m "$model" --beam 0 "die katze"
+check "--beam 0: the schema's message" err_has "--beam 0 (decode.beam_size): 0 is out of range; must be >= 1"
+check "--beam x: exit 2" run 2 "$s2s" translate -m "$model" --beam x "die katze"
+check "--beam x: the schema's message" err_has "--beam x (decode.beam_size): expected an integer, got 'x'"
+check "--set decode.beam_size=0: the same message" run 2 "$s2s" translate -m "$model" --set decode.beam_size=0 "die katze"
+check "--set: names the override" err_has "decode.beam_size=0: 0 is out of range; must be >= 1"
+check "--sampling-topp 2 refused before the model is read" run 2 "$s2s" score -m "$tmp/none.safetensors" --sampling-topp 2
+check "--sampling-topp 2: range" err_has "must be > 0 and <= 1"
+check "--n-best raises the beam" run 0 "$s2s" translate -m "$model" --n-best 3 --max-len 4 "die katze"
+check "--n-best 3: 3 lines" lines 3
+
 finish cli

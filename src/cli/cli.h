@@ -44,25 +44,35 @@ int s2s_cli_print_json(json_t *o, int precision);
 // false at end of input. *buf grows as needed; caller frees.
 bool s2s_cli_getline(char **buf, size_t *cap, FILE *f);
 
-// Shared options of commands that decode: -m MODEL, --threads N,
-// --batch N, --max-len N, --config FILE, --set key=value, and the search
-// options (--beam, --n-best,
-// --length-penalty, --min-len, --max-len-ratio, --sampling-topk,
-// --sampling-topp, --temperature, --seed). Unset options keep the model's
-// decode config. Returns 1 when argv[*i] was one of them (advancing *i past
-// its value), 0 when not, -1 on a bad value (after a message).
+// Shared options of commands that decode: -m MODEL, --config FILE, --set
+// key=value, the decoding flags, and two machine resources that are not
+// decode keys, --threads N (matrix-product threads) and --batch N
+// (sentences decoded together). Each decoding flag is the override of one
+// schema key (--beam 3 is --set decode.beam_size=3; the table is in
+// cli_util.c), so a flag and its --set give the same result and the same
+// message for a bad value. Overrides apply in command-line order over the
+// model's decode config (or over --config FILE). s2s_cli_decode_opt
+// returns 1 when argv[*i] was one of them (advancing *i past its value),
+// 0 when not, -1 on a bad value (after a message).
+typedef struct s2s_decode_override {
+    const char *key;   // schema key of a flag, or NULL for a raw --set
+    const char *text;  // the flag's value, or the whole "key=value" of --set
+    const char *flag;  // "--beam", or "--set"
+} s2s_decode_override;
+
 typedef struct s2s_decode_opts {
     const char *model;
     const char *config;  // --config FILE: decode options (architecture must match)
-    const char *sets[64];  // --set key=value
+    s2s_decode_override sets[64];
     int n_sets;
-    int threads, batch, max_len, beam, n_best, min_len, topk;  // -1: unset
-    double length_penalty, max_len_ratio, topp, temperature;   // NAN: unset
-    long long seed;                                            // -1: unset
+    int threads, batch;  // 0: unset
 } s2s_decode_opts;
 
 s2s_decode_opts s2s_cli_decode_opts(void);
 int s2s_cli_decode_opt(const char *cmd, s2s_decode_opts *o, int argc, char **argv, int *i);
+
+// The last value a decoding flag gave `key` ("decode.n_best"), or NULL.
+const char *s2s_cli_decode_value(const s2s_decode_opts *o, const char *key);
 
 // Loads o->model and makes a state with params from the options.
 int s2s_cli_open(const char *cmd, const s2s_decode_opts *o, s2s_model **m, s2s_state **st,
