@@ -14,6 +14,7 @@ enum {
     S2S_EXIT_OK = 0,
     S2S_EXIT_FAILURE = 1,  // a runtime failure: out of memory, oneDNN, a failed write
     S2S_EXIT_USAGE = 2,    // bad usage or bad input: options, files, configs, models
+    S2S_EXIT_WARNINGS = 3, // finished, but some input lines were skipped or cut
 };
 
 int s2s_cmd_init(int argc, char **argv);
@@ -43,6 +44,59 @@ int s2s_cli_print_json(json_t *o, int precision);
 // Reads one line from f without its newline (and a trailing \r). Returns
 // false at end of input. *buf grows as needed; caller frees.
 bool s2s_cli_getline(char **buf, size_t *cap, FILE *f);
+
+// ---- input lines: the bad-line rule (README "Bad lines and exit codes") ----
+//
+// A command reading lines never stops at a bad one. A line that can't be
+// repaired (a NUL byte, invalid UTF-8, a missing tab) gets the warning
+//     s2s CMD: FILE:LINE: skipped: REASON
+// and an empty output line; one with more tokens than the model takes is
+// cut, with
+//     s2s CMD: FILE:LINE: cut to N tokens (the model takes at most N)
+// Each warning counts, and s2s_lines_exit turns a finished run with
+// warnings into exit 3.
+//
+//     s2s_lines in;  s2s_lines_open(&in, "score", NULL);   // NULL: stdin
+//     while (s2s_lines_next(&in)) { ... in.text, in.len, in.line ... }
+//     rc = s2s_lines_exit(&in, rc);  s2s_lines_close(&in);
+typedef struct s2s_lines {
+    const char *cmd;
+    const char *name;  // the input path, or "<stdin>"
+    FILE *f;
+    char *text;        // the current line, without its line end
+    size_t len;        // its bytes (a NUL byte makes strlen(text) < len)
+    size_t cap;
+    int line;          // its number, from 1
+    int warnings;      // lines skipped or cut so far
+    bool failed;       // a read error (after a message)
+} s2s_lines;
+
+// Opens path for reading (NULL or "-": stdin). Returns an exit code, after
+// a message naming the file when it cannot be opened.
+int s2s_lines_open(s2s_lines *r, const char *cmd, const char *path);
+// Reads the next line. False at the end of input or on a read error.
+bool s2s_lines_next(s2s_lines *r);
+// Prints the skip warning for line `line` and counts it. Returns false.
+bool s2s_lines_skip(s2s_lines *r, int line, const char *reason);
+// Checks the current line: false (after the skip warning) when it holds a
+// NUL byte.
+bool s2s_lines_no_nul(s2s_lines *r);
+// Splits the current line at its first tab: the source stays in r->text,
+// *target points after the tab (a further tab ends it: a third column is
+// ignored). False (after the skip warning) when there is no tab.
+bool s2s_lines_split_tab(s2s_lines *r, char **target);
+// Tokenizes text of line `line` into t, cut to max_tokens (counting one
+// warning per line: *cut is set, and the first cut of a line warns).
+// Returns S2S_EXIT_OK; S2S_EXIT_WARNINGS when the line is skipped (invalid
+// UTF-8, after the warning); S2S_EXIT_FAILURE when out of memory.
+int s2s_lines_tokenize(s2s_lines *r, int line, const s2s_vocab *v, const char *text,
+                       int max_tokens, s2s_tokens *t, bool *cut);
+// rc, or S2S_EXIT_WARNINGS when rc is S2S_EXIT_OK and a line was skipped
+// or cut; S2S_EXIT_FAILURE after a read error.
+int s2s_lines_exit(const s2s_lines *r, int rc);
+void s2s_lines_close(s2s_lines *r);
+// Most tokens a source or target may have in m (its max_len less </s>).
+int s2s_cli_max_tokens(const s2s_model *m);
 
 // Shared options of commands that decode: -m MODEL, --config FILE, --set
 // key=value, the decoding flags, and two machine resources that are not

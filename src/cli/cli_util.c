@@ -1,4 +1,5 @@
 // Helpers shared by the commands: errors, option values, line reading.
+#include <errno.h>
 #include <stdarg.h>
 #include <sys/types.h>
 #include <stdlib.h>
@@ -48,6 +49,88 @@ bool s2s_cli_getline(char **buf, size_t *cap, FILE *f) {
     while (n > 0 && ((*buf)[n - 1] == '\n' || (*buf)[n - 1] == '\r')) (*buf)[--n] = '\0';
     return true;
 }
+
+// ---- input lines ----
+
+int s2s_lines_open(s2s_lines *r, const char *cmd, const char *path) {
+    *r = (s2s_lines){.cmd = cmd, .name = "<stdin>", .f = stdin};
+    if (!path || !strcmp(path, "-")) return S2S_EXIT_OK;
+    r->name = path;
+    r->f = fopen(path, "rb");
+    if (!r->f) return s2s_cli_usage_error(cmd, "%s: cannot open: %s", path, strerror(errno));
+    return S2S_EXIT_OK;
+}
+
+bool s2s_lines_next(s2s_lines *r) {
+    if (r->failed) return false;
+    ssize_t n = getline(&r->text, &r->cap, r->f);
+    if (n < 0) {
+        if (ferror(r->f)) {
+            fprintf(stderr, "s2s %s: %s: read error after line %d\n", r->cmd, r->name, r->line);
+            r->failed = true;
+        }
+        return false;
+    }
+    r->line++;
+    if (n > 0 && r->text[n - 1] == '\n') n--;
+    if (n > 0 && r->text[n - 1] == '\r') n--;
+    r->text[n] = '\0';
+    r->len = (size_t)n;
+    return true;
+}
+
+bool s2s_lines_skip(s2s_lines *r, int line, const char *reason) {
+    fprintf(stderr, "s2s %s: %s:%d: skipped: %s\n", r->cmd, r->name, line, reason);
+    r->warnings++;
+    return false;
+}
+
+bool s2s_lines_no_nul(s2s_lines *r) {
+    return strlen(r->text) == r->len || s2s_lines_skip(r, r->line, "a NUL byte in the line");
+}
+
+bool s2s_lines_split_tab(s2s_lines *r, char **target) {
+    char *tab = strchr(r->text, '\t');
+    if (!tab) return s2s_lines_skip(r, r->line, "no tab (expected source<TAB>target)");
+    *tab = '\0';
+    *target = tab + 1;
+    char *third = strchr(*target, '\t');
+    if (third) *third = '\0';
+    return true;
+}
+
+int s2s_lines_tokenize(s2s_lines *r, int line, const s2s_vocab *v, const char *text,
+                       int max_tokens, s2s_tokens *t, bool *cut) {
+    s2s_status st = s2s_tokenize(v, text, t);
+    if (st == S2S_ERR_INVALID) {  // invalid UTF-8: the tokenizer says where
+        s2s_lines_skip(r, line, s2s_last_error());
+        return S2S_EXIT_WARNINGS;
+    }
+    if (st != S2S_OK) return s2s_cli_fail(st);
+    if (t->n > max_tokens) {
+        t->n = max_tokens;
+        if (!*cut) {
+            fprintf(stderr, "s2s %s: %s:%d: cut to %d tokens (the model takes at most %d)\n",
+                    r->cmd, r->name, line, max_tokens, max_tokens);
+            r->warnings++;
+        }
+        *cut = true;
+    }
+    return S2S_EXIT_OK;
+}
+
+int s2s_lines_exit(const s2s_lines *r, int rc) {
+    if (r->failed) return S2S_EXIT_FAILURE;
+    return rc == S2S_EXIT_OK && r->warnings > 0 ? S2S_EXIT_WARNINGS : rc;
+}
+
+void s2s_lines_close(s2s_lines *r) {
+    if (r->f && r->f != stdin) fclose(r->f);
+    free(r->text);
+    *r = (s2s_lines){0};
+}
+
+int s2s_cli_max_tokens(const s2s_model *m) { return s2s_model_get_config(m)->model.max_len - 1; }
 
 // ---- decoding options ----
 
