@@ -45,7 +45,8 @@ typedef struct s2s_decode_params {
 
 // The decode section of the model's config; batches of 32, no attention.
 s2s_decode_params s2s_decode_default_params(const s2s_model *m);
-// The same from any config's decode section.
+// The same from any config's decode section. An n_best above beam_size
+// raises beam_size to n_best (the one place this rule lives).
 s2s_decode_params s2s_decode_params_from_config(const s2s_config *cfg);
 
 typedef struct s2s_hypothesis {

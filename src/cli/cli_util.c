@@ -162,7 +162,7 @@ static char *assignment(const s2s_decode_override *d) {
 }
 
 // Prints the schema's message for an override, naming the flag it came
-// from: "s2s translate: --beam 0: 0 is out of range; must be >= 1".
+// from: "s2s translate: --beam 0 (decode.beam_size): 0 is out of range; ...".
 static void override_error(const char *cmd, const s2s_decode_override *d) {
     const char *msg = s2s_last_error();
     if (!d->key) {
@@ -210,7 +210,7 @@ int s2s_cli_decode_opt(const char *cmd, s2s_decode_opts *o, int argc, char **arg
         char *text = assignment(&d);
         s2s_status st = text ? s2s_config_set(&scratch, text) : S2S_ERR_NOMEM;
         free(text);
-        if (st == S2S_ERR_NOMEM) return -1;
+        if (st == S2S_ERR_NOMEM) return s2s_cli_usage_error(cmd, "out of memory"), -1;
         if (st != S2S_OK) return override_error(cmd, &d), -1;
     }
     o->sets[o->n_sets++] = d;

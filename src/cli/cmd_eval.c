@@ -31,9 +31,11 @@ static int read_pairs(s2s_lines *in, const s2s_model *m, s2s_tokens **src, s2s_t
         *t = (s2s_tokens){0};
         (*n)++;  // freed by the caller even when the line is dropped below
         bool cut = false;
-        int rc = s2s_lines_tokenize(in, in->line, s2s_model_src_vocab(m), in->text, max_tokens, s, &cut);
+        int rc = s2s_lines_tokenize(in, in->line, s2s_model_src_vocab(m), in->text, max_tokens,
+                                    s, &cut);
         if (rc == S2S_EXIT_OK)
-            rc = s2s_lines_tokenize(in, in->line, s2s_model_tgt_vocab(m), target, max_tokens, t, &cut);
+            rc = s2s_lines_tokenize(in, in->line, s2s_model_tgt_vocab(m), target, max_tokens, t,
+                                    &cut);
         if (rc == S2S_EXIT_FAILURE) return rc;
         if (rc != S2S_EXIT_OK) {  // skipped: the slot is reused
             s2s_tokens_free(s);
@@ -41,7 +43,7 @@ static int read_pairs(s2s_lines *in, const s2s_model *m, s2s_tokens **src, s2s_t
             (*n)--;
         }
     }
-    return S2S_EXIT_OK;
+    return in->failed ? S2S_EXIT_FAILURE : S2S_EXIT_OK;
 }
 
 int s2s_cmd_eval(int argc, char **argv) {
@@ -69,14 +71,13 @@ int s2s_cmd_eval(int argc, char **argv) {
     s2s_lines in;
     rc = s2s_lines_open(&in, "eval", tsv);
     if (rc == S2S_EXIT_OK) rc = read_pairs(&in, m, &src, &tgt, &n);
-    if (rc == S2S_EXIT_OK && n == 0 && !in.failed)
+    if (rc == S2S_EXIT_OK && n == 0)
         rc = s2s_cli_usage_error("eval", "%s: no sentence pairs to evaluate", tsv);
-    s2s_status status = S2S_OK;
-    if (rc == S2S_EXIT_OK && !in.failed) status = s2s_evaluate_tokens(m, src, tgt, n, &p, &r);
-    if (rc != S2S_EXIT_OK || in.failed) {
-        // the message is out
-    } else if (status != S2S_OK) {
+    s2s_status status = rc == S2S_EXIT_OK ? s2s_evaluate_tokens(m, src, tgt, n, &p, &r) : S2S_OK;
+    if (status != S2S_OK) {
         rc = s2s_cli_fail(status);
+    } else if (rc != S2S_EXIT_OK) {
+        // the message is out
     } else if (json) {
         printf("{\"file\": \"%s\", \"sentences\": %d, \"bleu\": %.4f, \"exact_match\": %.6f, "
                "\"token_accuracy\": %.6f, \"loss\": %.6f}\n",

@@ -32,15 +32,16 @@ static void report_unknown(const translator *t, int k) {
     int n_unk = 0;
     for (int j = 0; j < tk->n; j++) {
         if (tk->ids[j] != S2S_UNK) continue;
-        if (n_unk++ == 0) fprintf(stderr, "s2s translate: %s:%d: unknown words:", t->in.name, t->line[k]);
+        if (n_unk++ == 0)
+            fprintf(stderr, "s2s translate: %s:%d: unknown words:", t->in.name, t->line[k]);
         fprintf(stderr, " %s", tk->pieces[j]);
     }
     if (n_unk) fputc('\n', stderr);
 }
 
 // Adds line `text` (number `line`) to the chunk, tokenized and cut as the
-// bad-line rule says, and translates the chunk when it is full. text must
-// stay valid until then.
+// bad-line rule says (a bad line is marked skipped). text must stay valid
+// until the chunk is flushed.
 static int add_line(translator *t, char *text, int line, bool has_nul) {
     int k = t->n++;
     bool cut = false;
