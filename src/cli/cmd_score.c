@@ -54,7 +54,7 @@ static int flush_chunk(scorer *sc) {
         if (rc == S2S_EXIT_OK) rc = print_json(s2s_model_tgt_vocab(sc->m), &hyps[j]);
         s2s_hypothesis_free(&hyps[j++]);
     }
-    fflush(stdout);
+    if (!s2s_cli_flush_stdout()) rc = S2S_EXIT_FAILURE;
     sc->n = 0;
     return rc;
 }
