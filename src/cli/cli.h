@@ -86,10 +86,10 @@ bool s2s_lines_skip(s2s_lines *r, int line, const char *reason);
 // Checks the current line: false (after the skip warning) when it holds a
 // NUL byte.
 bool s2s_lines_no_nul(s2s_lines *r);
-// Splits the current line at its first tab: the source stays in r->text,
-// *target points after the tab (a further tab ends it: a third column is
-// ignored). False (after the skip warning) when there is no tab.
-bool s2s_lines_split_tab(s2s_lines *r, char **target);
+// Splits the current line as s2s_tsv_split does: the source stays in
+// r->text, *target points at the target (a third column is ignored). False
+// (after the skip warning) on a NUL byte or a missing tab.
+bool s2s_lines_split_tsv(s2s_lines *r, char **target);
 // Tokenizes text of line `line` into t, cut to max_tokens (counting one
 // warning per line: *cut is set, and the first cut of a line warns).
 // Returns S2S_EXIT_OK; S2S_EXIT_WARNINGS when the line is skipped (invalid

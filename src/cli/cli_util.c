@@ -86,17 +86,13 @@ bool s2s_lines_skip(s2s_lines *r, int line, const char *reason) {
 }
 
 bool s2s_lines_no_nul(s2s_lines *r) {
-    return strlen(r->text) == r->len || s2s_lines_skip(r, r->line, "a NUL byte in the line");
+    return strlen(r->text) == r->len || s2s_lines_skip(r, r->line, "NUL byte in the line");
 }
 
-bool s2s_lines_split_tab(s2s_lines *r, char **target) {
-    char *tab = strchr(r->text, '\t');
-    if (!tab) return s2s_lines_skip(r, r->line, "no tab (expected source<TAB>target)");
-    *tab = '\0';
-    *target = tab + 1;
-    char *third = strchr(*target, '\t');
-    if (third) *third = '\0';
-    return true;
+bool s2s_lines_split_tsv(s2s_lines *r, char **target) {
+    char *third;  // a third column (alignments) is ignored
+    return s2s_tsv_split(r->text, r->len, NULL, 0, target, &third) == S2S_OK ||
+           s2s_lines_skip(r, r->line, s2s_last_error());
 }
 
 int s2s_lines_tokenize(s2s_lines *r, int line, const s2s_vocab *v, const char *text,

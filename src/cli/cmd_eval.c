@@ -17,7 +17,7 @@ static int read_pairs(s2s_lines *in, const s2s_model *m, s2s_tokens **src, s2s_t
     int cap = 0, max_tokens = s2s_cli_max_tokens(m);
     while (s2s_lines_next(in)) {
         char *target;
-        if (!s2s_lines_no_nul(in) || !s2s_lines_split_tab(in, &target)) continue;
+        if (!s2s_lines_split_tsv(in, &target)) continue;
         if (*n == cap) {
             cap = cap ? 2 * cap : 256;
             s2s_tokens *s = realloc(*src, (size_t)cap * sizeof *s);
@@ -79,9 +79,11 @@ int s2s_cmd_eval(int argc, char **argv) {
     } else if (rc != S2S_EXIT_OK) {
         // the message is out
     } else if (json) {
-        printf("{\"file\": \"%s\", \"sentences\": %d, \"bleu\": %.4f, \"exact_match\": %.6f, "
-               "\"token_accuracy\": %.6f, \"loss\": %.6f}\n",
-               tsv, r.sentences, r.bleu, r.exact_match, r.token_accuracy, r.loss);
+        json_t *o = json_pack("{s:s, s:i, s:f, s:f, s:f, s:f}", "file", tsv, "sentences",
+                              r.sentences, "bleu", r.bleu, "exact_match", r.exact_match,
+                              "token_accuracy", r.token_accuracy, "loss", r.loss);
+        rc = o ? s2s_cli_print_json(o, 9)  // NULL: json_pack refuses a name that is not UTF-8
+               : s2s_cli_usage_error("eval", "--json: the file name is not UTF-8");
     } else {
         printf("%s: %d sentences, %s\n", tsv, r.sentences,
                p.beam_size > 1 ? "beam search" : "greedy");

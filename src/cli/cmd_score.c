@@ -26,7 +26,8 @@ static int print_json(const s2s_vocab *tv, const s2s_hypothesis *h) {
     json_t *o = json_object(), *lp = json_array(), *tok = json_array();
     for (int t = 0; t < h->n_out; t++) {
         json_array_append_new(lp, json_real(h->token_logprobs[t]));
-        json_array_append_new(tok, json_string(t < h->n ? s2s_vocab_token(tv, h->ids[t]) : "</s>"));
+        const char *t_text = t < h->n ? s2s_vocab_token(tv, h->ids[t]) : s2s_special_token(S2S_EOS);
+        json_array_append_new(tok, json_string(t_text));
     }
     json_object_set_new(o, "logprob", json_real(h->logprob));
     json_object_set_new(o, "token_logprobs", lp);
@@ -67,7 +68,7 @@ static int add_line(scorer *sc) {
     bool cut = false;
     char *target;
     sc->skipped[k] = true;
-    if (!s2s_lines_no_nul(in) || !s2s_lines_split_tab(in, &target)) return S2S_EXIT_OK;
+    if (!s2s_lines_split_tsv(in, &target)) return S2S_EXIT_OK;
     rc = s2s_lines_tokenize(in, in->line, s2s_model_src_vocab(sc->m), in->text, max_tokens,
                             &sc->src[k], &cut);
     if (rc == S2S_EXIT_OK)
