@@ -178,6 +178,14 @@ bool s2s_config_equal(const s2s_config *a, const s2s_config *b);
 // then the cross-field rules, as Markdown. Caller frees; NULL on out of memory.
 char *s2s_config_reference(void);
 
+// The JSON Schema (draft 2020-12) of a config file, generated from the same
+// schema: every section and key with its type, enum, range, default and
+// help, `base:`, and no other keys (additionalProperties: false). The
+// cross-field rules stay with s2s_config_validate. Pretty-printed JSON
+// ending in a newline (docs/config.schema.json); caller frees, NULL on out
+// of memory.
+char *s2s_config_json_schema(void);
+
 // The effective config as YAML text, every key spelled out, a comment on
 // each value equal to its default. Caller frees. NULL on out of memory.
 char *s2s_config_to_yaml(const s2s_config *cfg);

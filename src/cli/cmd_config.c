@@ -147,10 +147,8 @@ static int cmd_diff(const config_args *a) {
     return differ ? 1 : 0;
 }
 
-static int cmd_reference(const config_args *a) {
-    if (a->n_files != 0 || a->n_sets != 0)
-        return s2s_cli_usage_error("config", "reference takes no FILE (see s2s config --help)");
-    char *text = s2s_config_reference();
+// Prints text made by the library (NULL: out of memory) and frees it.
+static int print_text(char *text) {
     if (!text) {
         fprintf(stderr, "s2s config: out of memory\n");
         return S2S_EXIT_FAILURE;
@@ -158,6 +156,18 @@ static int cmd_reference(const config_args *a) {
     fputs(text, stdout);
     free(text);
     return finish_output();
+}
+
+static int cmd_reference(const config_args *a) {
+    if (a->n_files != 0 || a->n_sets != 0)
+        return s2s_cli_usage_error("config", "reference takes no FILE (see s2s config --help)");
+    return print_text(s2s_config_reference());
+}
+
+static int cmd_schema(const config_args *a) {
+    if (a->n_files != 0 || a->n_sets != 0)
+        return s2s_cli_usage_error("config", "schema takes no FILE (see s2s config --help)");
+    return print_text(s2s_config_json_schema());
 }
 
 int s2s_cmd_config(int argc, char **argv) {
@@ -174,6 +184,7 @@ int s2s_cmd_config(int argc, char **argv) {
                                       : !strcmp(sub, "show") ? cmd_show
                                       : !strcmp(sub, "diff") ? cmd_diff
                                       : !strcmp(sub, "reference") ? cmd_reference
+                                      : !strcmp(sub, "schema") ? cmd_schema
                                                                   : NULL;
     if (!run)
         return s2s_cli_usage_error("config", "unknown subcommand '%s' (see s2s config --help)",

@@ -58,6 +58,7 @@ enum {
 };
 
 typedef struct s2s_cfg_table s2s_cfg_table;
+struct json_t;  // jansson's, for the JSON Schema operations
 
 typedef struct s2s_cfg_key {
     const char *name;  // "d_model": the name inside its table
@@ -137,6 +138,13 @@ typedef struct s2s_cfg_ops {
     bool (*equal)(const s2s_cfg_key *k, const void *a, const void *b);
     // The docs' Allowed column: "`true`, `false`", ">= 1", ...
     void (*allowed)(s2s_buf *b, const s2s_cfg_key *k);
+    // JSON Schema (json_schema.c): adds to the object `schema` the keywords
+    // that say what the loader accepts (type, enum, bounds, items, length).
+    // False on out of memory.
+    bool (*json_schema)(struct json_t *schema, const s2s_cfg_key *k);
+    // The stored value as JSON (the schema's `default`); NULL for an unset
+    // path or string, and on out of memory.
+    struct json_t *(*to_json)(const s2s_cfg_key *k, const void *field);
 } s2s_cfg_ops;
 
 // The operations of a leaf's type. Precondition: k->type != S2S_CFG_TABLE.
