@@ -90,6 +90,17 @@ const char *s2s_cfg_suggest(const s2s_cfg_table *t, const char *name, size_t n);
 // Appends t's key names as "layer, head or weight".
 void s2s_cfg_list_names(s2s_buf *b, const s2s_cfg_table *t);
 
+// ---- help text (reference.c) ----
+
+// Appends text as lines of at most `width` columns (a longer word keeps its
+// own line), each `indent` spaces in and then led by `first` (the first
+// line) or `rest`: "# " and "# " for a comment, "- " and "  " for a bullet.
+void s2s_cfg_wrap(s2s_buf *b, const char *text, int indent, const char *first,
+                  const char *rest, int width);
+// Appends what k is in one line: "int (>= 1); default 512"; for a table
+// "a mapping of layer, head or weight".
+void s2s_cfg_summary(s2s_buf *b, const s2s_cfg_key *k);
+
 // ---- leaves: every value-holding key, depth first in table order ----
 
 typedef struct s2s_cfg_leaf {
