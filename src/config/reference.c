@@ -52,7 +52,51 @@ static const char intro[] =
     "  tgt: vocab/en.txt\n"
     "train:\n"
     "  guided_alignment: {layer: 1, head: 0}\n"
-    "```\n";
+    "```\n"
+    "\n"
+    "`s2s config init [--preset demo|zh-en|bench] -o my.yaml` writes a starting\n"
+    "config with every key and a comment on each (its meaning, type, allowed\n"
+    "values and default); the presets are the shapes of the `configs/` files of\n"
+    "those names, with the file paths left unset. `s2s config explain KEY` prints\n"
+    "one key's entry (`s2s config explain model.d_model`, or `d_model` when one\n"
+    "table has it).\n";
+
+static const char editors[] =
+    "\n"
+    "## Editors\n"
+    "\n"
+    "`s2s config schema` prints a JSON Schema (draft 2020-12) of the config,\n"
+    "generated from the same schema as this page; it is committed as\n"
+    "[config.schema.json](config.schema.json). Editors that use Red Hat's YAML\n"
+    "language server (`yaml-language-server`: VS Code, Neovim, Emacs, Helix, ...)\n"
+    "then complete keys, show each key's help on hover and flag unknown keys,\n"
+    "values of the wrong type and values out of range as you type. The checks\n"
+    "across keys (below) JSON Schema cannot express: `s2s config check` makes\n"
+    "them. A config names the schema in a modeline, as every file in `configs/`\n"
+    "does (a path relative to the config, or a `file://` or `https://` URL):\n"
+    "\n"
+    "```yaml\n"
+    "# yaml-language-server: $schema=../docs/config.schema.json\n"
+    "model:\n"
+    "  d_model: 256\n"
+    "```\n"
+    "\n"
+    "- **VS Code**: install the YAML extension (`redhat.vscode-yaml`); the\n"
+    "  modeline is all it needs. To check every config of a folder without one,\n"
+    "  map the schema in `.vscode/settings.json`:\n"
+    "  `\"yaml.schemas\": {\"./docs/config.schema.json\": [\"configs/*.yaml\"]}`.\n"
+    "- **Neovim** (0.8 or later, with nvim-lspconfig): install the server\n"
+    "  (`npm install -g yaml-language-server`) and enable it with\n"
+    "  `require('lspconfig').yamlls.setup({})`; the modeline picks the schema. For\n"
+    "  files without one, pass\n"
+    "  `settings = { yaml = { schemas = { ['/path/to/s2s/docs/config.schema.json'] = 'configs/*.yaml' } } }`.\n"
+    "\n"
+    "The schema and the loader differ in a few corners: a file name must be a\n"
+    "string in the schema (the loader also takes a bare number such as `log: 5`\n"
+    "as a name), `adam_betas` must be a list (the loader also takes the text\n"
+    "`0.9, 0.98`), and the server takes `64.0` as an integer where the loader\n"
+    "wants `64`. tests/yaml_ls_test.js runs the real server against the\n"
+    "loader on every key.\n";
 
 // One row per key of t, a nested table's rows after its own.
 static void key_rows(s2s_buf *b, const s2s_cfg_table *t, const char *prefix) {
@@ -82,6 +126,7 @@ static void key_rows(s2s_buf *b, const s2s_cfg_table *t, const char *prefix) {
 char *s2s_config_reference(void) {
     s2s_buf b = {0};
     s2s_buf_puts(&b, intro);
+    s2s_buf_puts(&b, editors);
     for (int s = 0; s < s2s_cfg_root.n_keys; s++) {
         const s2s_cfg_key *sec = &s2s_cfg_root.keys[s];
         s2s_buf_printf(&b, "\n## `%s`\n\n%s\n\n", sec->name, sec->help);
