@@ -86,7 +86,8 @@ static const char editors[] =
     "  map the schema in `.vscode/settings.json`:\n"
     "  `\"yaml.schemas\": {\"./docs/config.schema.json\": [\"configs/*.yaml\"]}`.\n"
     "- **Neovim** (0.8 or later, with nvim-lspconfig): install the server\n"
-    "  (`npm install -g yaml-language-server`) and enable it with\n"
+    "  (`npm install -g yaml-language-server`; its version 2 needs Node.js 22,\n"
+    "  `yaml-language-server@1` runs on older ones) and enable it with\n"
     "  `require('lspconfig').yamlls.setup({})`; the modeline picks the schema. For\n"
     "  files without one, pass\n"
     "  `settings = { yaml = { schemas = { ['/path/to/s2s/docs/config.schema.json'] = 'configs/*.yaml' } } }`.\n"
@@ -94,9 +95,9 @@ static const char editors[] =
     "The schema and the loader differ in a few corners: a file name must be a\n"
     "string in the schema (the loader also takes a bare number such as `log: 5`\n"
     "as a name), `adam_betas` must be a list (the loader also takes the text\n"
-    "`0.9, 0.98`), and the server takes `64.0` as an integer where the loader\n"
-    "wants `64`. tests/yaml_ls_test.js runs the real server against the\n"
-    "loader on every key.\n";
+    "`0.9, 0.98`), and the server takes `64.0` and `0x40` as integers where the\n"
+    "loader wants plain decimals (`64`). tests/yaml_ls_test.js runs the real\n"
+    "server against the loader on every key.\n";
 
 // One row per key of t, a nested table's rows after its own.
 static void key_rows(s2s_buf *b, const s2s_cfg_table *t, const char *prefix) {
