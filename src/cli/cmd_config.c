@@ -201,7 +201,8 @@ static int cmd_explain(const config_args *a) {
 
 static int cmd_init(const config_args *a) {
     if (a->n_files != 0 || a->n_sets != 0)
-        return s2s_cli_usage_error("config", "init takes no FILE; use -o FILE (see s2s config --help)");
+        return s2s_cli_usage_error("config",
+                                   "init takes no FILE; use -o FILE (see s2s config --help)");
     s2s_config cfg;
     s2s_config_default(&cfg);
     if (a->preset) {

@@ -22,10 +22,10 @@ static const char base_help[] =
     "Another config, read first: every key of this file overrides it. A path relative "
     "to this file's folder; bases can chain, but not in a cycle.";
 
-// o[key] = v, taking v's reference; false when v is NULL (out of memory).
-static bool put(json_t *o, const char *key, json_t *v) {
+bool s2s_cfg_put(json_t *o, const char *key, json_t *v) {
     return v && json_object_set_new(o, key, v) == 0;
 }
+
 
 static json_t *str(const s2s_buf *b) { return b->oom || !b->s ? NULL : json_string(b->s); }
 
@@ -33,14 +33,14 @@ static json_t *str(const s2s_buf *b) { return b->oom || !b->s ? NULL : json_stri
 // editors show on hover instead: the help, then what is allowed and the
 // default.
 static bool describe(json_t *s, const s2s_cfg_key *k) {
-    if (!put(s, "description", json_string(k->help))) return false;
+    if (!s2s_cfg_put(s, "description", json_string(k->help))) return false;
     if (k->type == S2S_CFG_TABLE) return true;
     s2s_buf md = {0};
     s2s_buf_printf(&md, "%s\n\nAllowed: ", k->help);
     s2s_cfg_ops_of(k)->allowed(&md, k);
     if (k->def[0]) s2s_buf_printf(&md, "; default: `%s`.", k->def);
     else s2s_buf_puts(&md, "; default: unset.");
-    bool ok = put(s, "markdownDescription", str(&md));
+    bool ok = s2s_cfg_put(s, "markdownDescription", str(&md));
     s2s_buf_free(&md);
     return ok;
 }
@@ -55,7 +55,7 @@ static json_t *leaf_schema(const s2s_cfg_key *k) {
     bool ok = s && field && ops->json_schema(s, k) && describe(s, k);
     if (ok && k->def[0]) {
         S2S_ASSERT(ops->parse(k, k->def, /*quoted=*/false, field, &why));
-        ok = put(s, "default", ops->to_json(k, field));
+        ok = s2s_cfg_put(s, "default", ops->to_json(k, field));
     }
     s2s_buf_free(&why);
     free(field);
@@ -65,8 +65,9 @@ static json_t *leaf_schema(const s2s_cfg_key *k) {
 
 static json_t *base_schema(void) {
     json_t *s = json_object();
-    bool ok = s && put(s, "type", json_string("string")) && put(s, "minLength", json_integer(1)) &&
-              put(s, "description", json_string(base_help));
+    bool ok = s && s2s_cfg_put(s, "type", json_string("string")) &&
+              s2s_cfg_put(s, "minLength", json_integer(1)) &&
+              s2s_cfg_put(s, "description", json_string(base_help));
     if (!ok) json_decref(s);
     return ok ? s : NULL;
 }
@@ -76,25 +77,29 @@ static json_t *base_schema(void) {
 // is a mapping and has `base` besides the sections.
 static bool fill_table(json_t *s, const s2s_cfg_table *t, bool top) {
     json_t *props = json_object();
-    bool ok = put(s, "type", top ? json_string("object") : json_pack("[ss]", "object", "null")) &&
-              put(s, "properties", props) && (!top || put(props, "base", base_schema()));
+    json_t *type = top ? json_string("object") : json_pack("[ss]", "object", "null");
+    bool ok = s2s_cfg_put(s, "type", type) && s2s_cfg_put(s, "properties", props) &&
+              (!top || s2s_cfg_put(props, "base", base_schema()));
     for (int i = 0; ok && i < t->n_keys; i++) {
         const s2s_cfg_key *k = &t->keys[i];
         json_t *v = k->type == S2S_CFG_TABLE ? json_object() : leaf_schema(k);
-        ok = put(props, k->name, v) &&
+        ok = s2s_cfg_put(props, k->name, v) &&
              (k->type != S2S_CFG_TABLE || (describe(v, k) && fill_table(v, k->sub, false)));
     }
-    return ok && put(s, "additionalProperties", json_false());
+    return ok && s2s_cfg_put(s, "additionalProperties", json_false());
 }
 
 char *s2s_config_json_schema(void) {
     s2s_buf intro = {0};
     s2s_buf_puts(&intro, schema_intro);
-    for (int i = 0; i < s2s_cfg_n_rules; i++) s2s_buf_printf(&intro, "\n- %s", s2s_cfg_rules[i].doc);
+    for (int i = 0; i < s2s_cfg_n_rules; i++)
+        s2s_buf_printf(&intro, "\n- %s", s2s_cfg_rules[i].doc);
     json_t *root = json_object();
     bool ok = root &&
-              put(root, "$schema", json_string("https://json-schema.org/draft/2020-12/schema")) &&
-              put(root, "title", json_string("s2s config")) && put(root, "description", str(&intro)) &&
+              s2s_cfg_put(root, "$schema",
+                          json_string("https://json-schema.org/draft/2020-12/schema")) &&
+              s2s_cfg_put(root, "title", json_string("s2s config")) &&
+              s2s_cfg_put(root, "description", str(&intro)) &&
               fill_table(root, &s2s_cfg_root, /*top=*/true);
     s2s_buf_free(&intro);
     char *text = ok ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(9)) : NULL;

@@ -225,7 +225,7 @@ static int leaves_named(const char *name, s2s_buf *paths) {
     return found;
 }
 
-// The closest leaf path whose last key is near the bare name, or NULL.
+// The first leaf path whose last key is near the bare name, or NULL.
 static const char *suggest_leaf(const char *name) {
     for (int i = 0; i < s2s_cfg_n_leaves(); i++) {
         const s2s_cfg_leaf *l = s2s_cfg_leaf_get(i);
@@ -238,31 +238,32 @@ static const char *suggest_leaf(const char *name) {
 s2s_status s2s_config_explain(const char *key, char **out_text) {
     if (!key || !out_text) return s2s_fail(S2S_ERR_INVALID, "s2s_config_explain: NULL argument");
     *out_text = NULL;
-    s2s_buf why = {0}, b = {0};
+    s2s_buf why = {0}, b = {0}, paths = {0};
     char path[128];
     snprintf(path, sizeof path, "%s", key);
-    const s2s_cfg_key *k = strlen(key) < sizeof path ? find_key(path, strlen(path), &why) : NULL;
-    if (!k && !strchr(key, '.') && strlen(key) < sizeof path) {
+    size_t n = strlen(key);
+    const s2s_cfg_key *k = NULL;
+    if (n >= sizeof path) {
+        s2s_buf_puts(&why, "unknown key (longer than any key)");
+    } else if (strchr(key, '.') || s2s_cfg_find(&s2s_cfg_root, key, n) >= 0) {
+        k = find_key(path, n, &why);
+    } else {
         // "d_model": the one leaf of that name, wherever it is.
-        s2s_buf paths = {0};
-        int n = leaves_named(key, &paths);
-        bool near_section = why.s && strstr(why.s, "did you mean");
-        s2s_buf_free(&why);
-        why = (s2s_buf){0};
-        if (n == 1) {
+        int found = leaves_named(key, &paths);
+        if (found == 1) {
             snprintf(path, sizeof path, "%s", paths.s);
             k = find_key(path, strlen(path), &why);
-        } else if (n > 1) {
+        } else if (found > 1) {
             s2s_buf_printf(&why, "'%s' is a key of several tables; name one: %s", key, paths.s);
         } else {
-            const char *hint = near_section ? s2s_cfg_suggest(&s2s_cfg_root, key, strlen(key))
-                                            : suggest_leaf(key);
+            const char *hint = s2s_cfg_suggest(&s2s_cfg_root, key, n);
+            if (!hint) hint = suggest_leaf(key);
             s2s_buf_puts(&why, "unknown key ");
-            s2s_cfg_quote(&why, key, strlen(key), 60);
+            s2s_cfg_quote(&why, key, n, 60);
             if (hint) s2s_buf_printf(&why, " (did you mean '%s'?)", hint);
         }
-        s2s_buf_free(&paths);
     }
+    s2s_buf_free(&paths);
     if (!k) {
         s2s_status st = why.oom ? s2s_fail(S2S_ERR_NOMEM, "config explain: out of memory")
                                 : s2s_fail(S2S_ERR_CONFIG, "%s", why.s ? why.s : "unknown key");

@@ -158,6 +158,10 @@ typedef struct s2s_cfg_ops {
     struct json_t *(*to_json)(const s2s_cfg_key *k, const void *field);
 } s2s_cfg_ops;
 
+// o[key] = v for the json_schema operations, taking v's reference (even on
+// failure); false when v is NULL (out of memory) or the set fails.
+bool s2s_cfg_put(struct json_t *o, const char *key, struct json_t *v);
+
 // The operations of a leaf's type. Precondition: k->type != S2S_CFG_TABLE.
 const s2s_cfg_ops *s2s_cfg_ops_of(const s2s_cfg_key *k);
 

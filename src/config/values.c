@@ -116,11 +116,6 @@ static void format_float(s2s_buf *b, float v) {
 
 // ---- JSON Schema pieces ----
 
-// o[key] = v, taking v's reference; false when v is NULL (out of memory).
-static bool put(json_t *o, const char *key, json_t *v) {
-    return v && json_object_set_new(o, key, v) == 0;
-}
-
 static json_t *json_int_of(double v) { return json_integer((json_int_t)v); }
 
 // k's bounds as minimum/exclusiveMinimum/maximum/exclusiveMaximum; where k
@@ -129,10 +124,10 @@ static json_t *json_int_of(double v) { return json_integer((json_int_t)v); }
 static bool json_bounds(json_t *s, const s2s_cfg_key *k, bool integer, double lo, double hi) {
     json_t *(*num)(double) = integer ? json_int_of : json_real;
     bool has_min = k->bounds & S2S_CFG_MIN, has_max = k->bounds & S2S_CFG_MAX;
-    return put(s, has_min && (k->bounds & S2S_CFG_MIN_EXCL) ? "exclusiveMinimum" : "minimum",
-               num(has_min ? k->min : lo)) &&
-           put(s, has_max && (k->bounds & S2S_CFG_MAX_EXCL) ? "exclusiveMaximum" : "maximum",
-               num(has_max ? k->max : hi));
+    const char *lower = has_min && (k->bounds & S2S_CFG_MIN_EXCL) ? "exclusiveMinimum" : "minimum";
+    const char *upper = has_max && (k->bounds & S2S_CFG_MAX_EXCL) ? "exclusiveMaximum" : "maximum";
+    return s2s_cfg_put(s, lower, num(has_min ? k->min : lo)) &&
+           s2s_cfg_put(s, upper, num(has_max ? k->max : hi));
 }
 
 // A float as the JSON number that prints as format_float's shortest text
@@ -188,7 +183,8 @@ static bool int_equal(const s2s_cfg_key *k, const void *a, const void *b) {
 }
 
 static bool int_json_schema(json_t *s, const s2s_cfg_key *k) {
-    return put(s, "type", json_string("integer")) && json_bounds(s, k, true, INT_MIN, INT_MAX);
+    return s2s_cfg_put(s, "type", json_string("integer")) &&
+           json_bounds(s, k, /*integer=*/true, INT_MIN, INT_MAX);
 }
 
 static json_t *int_to_json(const s2s_cfg_key *k, const void *field) {
@@ -247,7 +243,8 @@ static bool float_equal(const s2s_cfg_key *k, const void *a, const void *b) {
 
 // Beyond FLT_MAX the loader says "does not fit in a float".
 static bool float_json_schema(json_t *s, const s2s_cfg_key *k) {
-    return put(s, "type", json_string("number")) && json_bounds(s, k, false, -FLT_MAX, FLT_MAX);
+    return s2s_cfg_put(s, "type", json_string("number")) &&
+           json_bounds(s, k, /*integer=*/false, -FLT_MAX, FLT_MAX);
 }
 
 static json_t *float_to_json(const s2s_cfg_key *k, const void *field) {
@@ -310,7 +307,7 @@ static void bool_allowed(s2s_buf *b, const s2s_cfg_key *k) {
 
 static bool bool_json_schema(json_t *s, const s2s_cfg_key *k) {
     (void)k;
-    return put(s, "type", json_string("boolean"));
+    return s2s_cfg_put(s, "type", json_string("boolean"));
 }
 
 static json_t *bool_to_json(const s2s_cfg_key *k, const void *field) {
@@ -368,7 +365,8 @@ static void enum_allowed(s2s_buf *b, const s2s_cfg_key *k) {
 
 static bool enum_json_schema(json_t *s, const s2s_cfg_key *k) {
     json_t *names = json_array();
-    if (!put(s, "type", json_string("string")) || !put(s, "enum", names)) return false;
+    if (!s2s_cfg_put(s, "type", json_string("string")) || !s2s_cfg_put(s, "enum", names))
+        return false;
     for (int i = 0; k->names[i]; i++)
         if (json_array_append_new(names, json_string(k->names[i]))) return false;
     return true;
@@ -460,8 +458,8 @@ static void string_allowed(s2s_buf *b, const s2s_cfg_key *k) {
 // `key:` with no value leaves a path unset, as "" does. maxLength counts
 // characters where the loader counts bytes: the same for ASCII names.
 static bool text_json_schema(json_t *s, const s2s_cfg_key *k) {
-    return put(s, "type", json_pack("[ss]", "string", "null")) &&
-           put(s, "maxLength", json_integer((json_int_t)k->size - 1));
+    return s2s_cfg_put(s, "type", json_pack("[ss]", "string", "null")) &&
+           s2s_cfg_put(s, "maxLength", json_integer((json_int_t)k->size - 1));
 }
 
 static json_t *text_to_json(const s2s_cfg_key *k, const void *field) {
@@ -550,9 +548,9 @@ static void pair_allowed(s2s_buf *b, const s2s_cfg_key *k) {
 
 static bool pair_json_schema(json_t *s, const s2s_cfg_key *k) {
     json_t *item = json_object();
-    return put(s, "type", json_string("array")) && put(s, "items", item) &&
-           float_json_schema(item, k) && put(s, "minItems", json_integer(2)) &&
-           put(s, "maxItems", json_integer(2));
+    return s2s_cfg_put(s, "type", json_string("array")) && s2s_cfg_put(s, "items", item) &&
+           float_json_schema(item, k) && s2s_cfg_put(s, "minItems", json_integer(2)) &&
+           s2s_cfg_put(s, "maxItems", json_integer(2));
 }
 
 static json_t *pair_to_json(const s2s_cfg_key *k, const void *field) {
