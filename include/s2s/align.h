@@ -131,13 +131,13 @@ void s2s_alignment_transpose(s2s_alignment *a);
 // The hard alignment of h (from s2s_translate or s2s_score with
 // want_attention) read off the cross-attention plane (layer, head), each
 // an index or S2S_ALIGN_AVG (the mean, as s2s_attn_select): for each
-// target token t < h->n, link (i, t) to the source token i it attends to
-// most (s2s_align_argmax; the </s> row gets none). The last column is the
-// source </s>: without no_eos a token whose largest weight is there stays
-// unaligned; with no_eos that column is left out and the rows renormalised
-// first, so every target token gets a source token. out is cleared first
-// and normalized. S2S_ERR_INVALID when h has no cross-attention or a
-// selector is out of range, S2S_ERR_NOMEM.
+// target token t < h->n, the link (i, t) with the source token i it
+// attends to most (s2s_align_argmax; the </s> row gets none). The last
+// column is the source </s>: without no_eos a token whose largest weight
+// is there stays unaligned; with no_eos that column is left out and the
+// rows renormalised first, so every target token gets a source token.
+// out is cleared first and normalized. S2S_ERR_INVALID when h has no
+// cross-attention or a selector is out of range, S2S_ERR_NOMEM.
 s2s_status s2s_hard_align(s2s_alignment *out, const s2s_hypothesis *h, int layer, int head,
                           bool no_eos);
 

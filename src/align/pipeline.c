@@ -20,9 +20,9 @@ s2s_status s2s_hard_align(s2s_alignment *out, const s2s_hypothesis *h, int layer
                                          "(decode with want_attention)");
     size_t plane = (size_t)h->n_out * h->n_src;
     float *w = malloc((plane ? plane : 1) * sizeof *w);             // (T, S)
-    float *kept = malloc((plane ? plane : 1) * sizeof *kept);       // (T, S - 1)
-    bool *keep = malloc(((size_t)h->n_src + 1) * sizeof *keep);     // (S)
-    s2s_status st = w && kept && keep ? S2S_OK
+    float *kept = no_eos ? malloc((plane ? plane : 1) * sizeof *kept) : NULL;  // (T, S - 1)
+    bool *keep = malloc(((size_t)h->n_src + 1) * sizeof *keep);                // (S)
+    s2s_status st = w && (kept || !no_eos) && keep ? S2S_OK
                                       : s2s_fail(S2S_ERR_NOMEM, "out of memory for an alignment");
     if (st == S2S_OK)
         st = s2s_attn_select(w, h->cross_attn, h->layers, h->heads, h->n_out, h->n_src, layer, head);
