@@ -303,6 +303,14 @@ check "--html into a missing folder: one line" one_line_err
 check "--html into a missing folder: fails before printing anything" test ! -s "$tmp/out"
 check "--html onto a folder: exit 1" run 1 "${A[@]}" --html "$tmp" "die katze"
 check "--html onto a folder: nothing printed" test ! -s "$tmp/out"
-check "--html onto a folder: says why" err_has "cannot write: Is a directory"
+check "--html onto a folder: says why" err_has "cannot write: a directory"
+ln -s "$tmp/no/dir/r.html" "$tmp/dangling.html"
+check "--html onto a dangling symlink: exit 1" run 1 "${A[@]}" --html "$tmp/dangling.html" "die katze"
+check "--html onto a dangling symlink: nothing printed" test ! -s "$tmp/out"
+check "--html onto a dangling symlink: says why" err_has "cannot write: a symlink to a missing file"
+mkdir "$tmp/real" && : >"$tmp/real/r.html" && ln -s "$tmp/real/r.html" "$tmp/link.html"
+check "--html through a symlink: exit 0" run 0 "${A[@]}" --html "$tmp/link.html" "die katze"
+check "--html through a symlink: the page is where it points" test -s "$tmp/real/r.html"
+check "--html to /dev/null (written in place): exit 0" run 0 "${A[@]}" --html /dev/null "die katze"
 
 finish cli_align

@@ -8,6 +8,7 @@
 // describes every option. The alignments come from the library
 // (s2s_hard_align, s2s_align_symmetrize_pair, s2s_aer_table); the printing
 // is in align_output.c.
+#define _XOPEN_SOURCE 700  // realpath (XSI; the build sets only _POSIX_C_SOURCE)
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,21 +100,28 @@ static bool check_sel(const char *opt, int sel, int n, const char *what) {
     return false;
 }
 
-// An output file is written atomically at the end (a temp file beside it,
-// then a rename), so its folder must take new files. Checked before any
-// decoding, so that a bad path fails before anything is printed, with the
-// writer's message and exit code (a failed write).
+// Output files are written at the end, the way the library's safe writer
+// does it: a device or FIFO (/dev/stdout) in place, any other path by a
+// temp file in the folder of the file it replaces (through a symlink, which
+// must lead to a file) and a rename. So that a bad path fails before
+// anything is decoded or printed, that folder is checked first (a folder
+// itself is refused), with the writer's message and exit code (a failed
+// write).
 static int check_writable(const char *path) {
     struct stat sb;
-    int err = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) ? EISDIR : 0;
-    char *dir = strdup(path);
-    if (!dir) return S2S_EXIT_FAILURE;
-    char *slash = strrchr(dir, '/');
-    const char *folder = !slash ? "." : slash == dir ? "/" : (*slash = '\0', dir);
-    if (!err && access(folder, W_OK | X_OK) != 0) err = errno;
-    free(dir);
-    if (!err) return S2S_EXIT_OK;
-    fprintf(stderr, "s2s: %s: cannot write: %s\n", path, strerror(err));
+    bool exists = stat(path, &sb) == 0, link = !exists && lstat(path, &sb) == 0;
+    if (exists && (S_ISCHR(sb.st_mode) || S_ISFIFO(sb.st_mode))) return S2S_EXIT_OK;
+    const char *why = link ? "a symlink to a missing file"
+                      : exists && S_ISDIR(sb.st_mode) ? "a directory" : NULL;
+    char *target = exists ? realpath(path, NULL) : strdup(path);
+    if (!why && target) {
+        char *slash = strrchr(target, '/');
+        const char *folder = !slash ? "." : slash == target ? "/" : (*slash = '\0', target);
+        if (access(folder, W_OK | X_OK) != 0) why = strerror(errno);
+    }
+    free(target);
+    if (!why) return S2S_EXIT_OK;
+    fprintf(stderr, "s2s: %s: cannot write: %s\n", path, why);
     return S2S_EXIT_FAILURE;
 }
 
@@ -366,7 +374,7 @@ static int flush_chunk(aligner *a) {
         s2s_alignment_free(&fwd[k]);
         s2s_alignment_free(&sym[k]);
     }
-    fflush(stdout);
+    if (!s2s_cli_flush_stdout()) rc = S2S_EXIT_FAILURE;
     return rc;
 }
 
