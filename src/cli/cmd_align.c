@@ -381,19 +381,16 @@ static int flush_chunk(aligner *a) {
 // Splits a --ref line in place into its columns: the target into
 // a->targets[k], the gold alignment (NULL: none) into *gold.
 static int split_columns(aligner *a, int k, int lineno, char **gold) {
-    const char *want = a->eval ? "source<TAB>target<TAB>gold alignment" : "source<TAB>target";
-    char *tab = strchr(a->lines[k], '\t');
-    if (tab) {
-        *tab = '\0';
-        a->targets[k] = tab + 1;
-        if ((tab = strchr(tab + 1, '\t'))) {
-            *tab = '\0';
-            *gold = tab + 1;
-            if ((tab = strchr(*gold, '\t'))) *tab = '\0';  // further columns are ignored
-        }
+    char *target;
+    if (s2s_tsv_split(a->lines[k], strlen(a->lines[k]), a->input, lineno, &target, gold) != S2S_OK) {
+        fprintf(stderr, "s2s: %s\n", s2s_last_error());
+        return S2S_EXIT_USAGE;
     }
-    if (a->targets[k] && (!a->eval || *gold)) return S2S_EXIT_OK;
-    fprintf(stderr, "s2s: %s:%d: expected %s\n", a->input, lineno, want);
+    a->targets[k] = target;
+    char *tab = *gold ? strchr(*gold, '\t') : NULL;
+    if (tab) *tab = '\0';  // further columns are ignored
+    if (!a->eval || *gold) return S2S_EXIT_OK;
+    fprintf(stderr, "s2s: %s:%d: expected source<TAB>target<TAB>gold alignment\n", a->input, lineno);
     return S2S_EXIT_USAGE;
 }
 
