@@ -216,7 +216,9 @@ static int check_usage(aligner *a, const s2s_decode_opts *o, char **argv) {
         return s2s_cli_usage_error(CMD, "-o is for --calibrate (where to write the calibrated model)");
     if (a->sym_given && !a->reverse_path)
         return s2s_cli_usage_error(CMD, "--symmetrize needs --reverse MODEL2 (a target-to-source model)");
-    if (o->n_best > 1) return s2s_cli_usage_error(CMD, "--n-best: align works on the best translation only");
+    const char *n_best = s2s_cli_decode_value(o, "decode.n_best");
+    if (n_best && atoi(n_best) > 1)
+        return s2s_cli_usage_error(CMD, "--n-best: align works on the best translation only");
     if (!a->fmt_given) v->fmt = isatty(fileno(stdout)) ? S2S_CLI_FMT_TEXT : S2S_CLI_FMT_PHARAOH;
     if (v->fmt == S2S_CLI_FMT_PHARAOH && (v->layer_sel == S2S_CLI_SEL_ALL || v->head_sel == S2S_CLI_SEL_ALL))
         return s2s_cli_usage_error(CMD, "--format pharaoh prints one alignment: give a single --layer and "
