@@ -429,9 +429,9 @@ Test(model, file_is_plain_safetensors_with_s2s_metadata) {
     for (int k = 0; k < 2; k++) {
         const char *v = json_string_value(json_object_get(meta, keys[k]));
         cr_assert_not_null(v, "no %s", keys[k]);
-        char *want = vocab_joined(files[k]);
-        cr_assert_str_eq(v, want);
-        free(want);
+        char *expected = vocab_joined(files[k]);
+        cr_assert_str_eq(v, expected);
+        free(expected);
     }
 
     // Every tensor: F32, the pinned shape, its bytes where data_offsets say.
