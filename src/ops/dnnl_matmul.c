@@ -163,6 +163,7 @@ typedef struct mem_entry {
 
 typedef mem_entry mem_cache[MEM_SLOTS][MEM_SETS][MEM_WAYS];
 static _Thread_local mem_cache *tl_mems;  // allocated on first use
+static void release_at_thread_exit(void);
 
 static uint64_t mem_hash(const int64_t *dims, const int64_t *strides) {
     uint64_t h = 0x9E3779B97F4A7C15ULL;
@@ -179,8 +180,11 @@ static uint64_t mem_hash(const int64_t *dims, const int64_t *strides) {
 static s2s_status get_mem(dnnl_memory_t *m, int slot, int nd, const dnnl_dims_t dims4,
                           dnnl_dims_t strides4, const float *p) {
     s2s_status st = S2S_OK;
-    if (!tl_mems && !(tl_mems = calloc(1, sizeof *tl_mems)))
-        return s2s_fail(S2S_ERR_NOMEM, "out of memory (oneDNN memory cache)");
+    if (!tl_mems) {
+        if (!(tl_mems = calloc(1, sizeof *tl_mems)))
+            return s2s_fail(S2S_ERR_NOMEM, "out of memory (oneDNN memory cache)");
+        release_at_thread_exit();
+    }
     // A stride of a size-1 dim is never used; give it a harmless value, as
     // callers pass 0 there (broadcast weights, single blocks).
     for (int i = 2; i >= 0; i--)
@@ -221,6 +225,24 @@ static void release_mems(void) {
         if (e[i].mem) dnnl_memory_destroy(e[i].mem);
     free(tl_mems);
     tl_mems = NULL;
+}
+
+// A thread's cache and stream go when the thread exits: a pthread that
+// decodes and returns would leak them otherwise.
+static pthread_key_t tl_exit_key;
+static pthread_once_t tl_exit_once = PTHREAD_ONCE_INIT;
+
+static void release_thread(void *unused) {
+    release_mems();
+    if (tl_stream) dnnl_stream_destroy(tl_stream);
+    tl_stream = NULL;
+}
+
+static void make_exit_key(void) { pthread_key_create(&tl_exit_key, release_thread); }
+
+static void release_at_thread_exit(void) {
+    pthread_once(&tl_exit_once, make_exit_key);
+    pthread_setspecific(tl_exit_key, tl_mems);
 }
 
 s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p) {
