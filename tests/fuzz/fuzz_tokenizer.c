@@ -9,9 +9,7 @@
 static s2s_vocab *zh, *en;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
-    if (s2s_vocab_load(&zh, S2S_SOURCE_DIR "/vocab/zh.txt") != S2S_OK ||
-        s2s_vocab_load(&en, S2S_SOURCE_DIR "/vocab/en.txt") != S2S_OK)
-        abort();
+    s2s_fuzz_shipped_vocabs(&zh, &en);
     return 0;
 }
 

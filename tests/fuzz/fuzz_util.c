@@ -32,3 +32,9 @@ const char *s2s_fuzz_file(const uint8_t *data, size_t size) {
     }
     return path;
 }
+
+void s2s_fuzz_shipped_vocabs(s2s_vocab **zh, s2s_vocab **en) {
+    if (s2s_vocab_load(zh, S2S_SOURCE_DIR "/vocab/zh.txt") != S2S_OK ||
+        s2s_vocab_load(en, S2S_SOURCE_DIR "/vocab/en.txt") != S2S_OK)
+        abort();
+}
