@@ -16,7 +16,7 @@ option(S2S_NATIVE "Tune for this machine's CPU (-march=native); off for packages
 option(S2S_WERROR "All warnings, as errors" OFF)
 option(S2S_ASAN "AddressSanitizer (with LeakSanitizer)" OFF)
 option(S2S_UBSAN "UndefinedBehaviorSanitizer, aborting on the first report" OFF)
-option(S2S_TSAN "ThreadSanitizer (clang: OpenMP's Archer tool makes it see OpenMP's synchronisation)" OFF)
+option(S2S_TSAN "ThreadSanitizer (with clang and Archer: scripts/test.sh --tsan)" OFF)
 option(S2S_SANITIZE "AddressSanitizer and UBSan (S2S_ASAN + S2S_UBSAN)" OFF)
 option(S2S_FUZZ "libFuzzer targets in tests/fuzz (needs clang)" OFF)
 
