@@ -33,8 +33,8 @@ int s2s_cmd_eval(int argc, char **argv) {
         rc = s2s_cli_fail(status);
     } else if (json) {
         json_t *obj = json_pack("{s:s, s:i, s:f, s:f, s:f, s:f}", "file", tsv, "sentences",
-                              r.sentences, "bleu", r.bleu, "exact_match", r.exact_match,
-                              "token_accuracy", r.token_accuracy, "loss", r.loss);
+                                r.sentences, "bleu", r.bleu, "exact_match", r.exact_match,
+                                "token_accuracy", r.token_accuracy, "loss", r.loss);
         rc = obj ? s2s_cli_print_json(obj, 9)  // NULL: json_pack refuses a name that is not UTF-8
                : s2s_cli_usage_error("eval", "--json: the file name is not UTF-8");
     } else {
