@@ -85,21 +85,21 @@ Test(optim, clipping_scales_to_the_norm_like_torch) {
 
 Test(optim, schedules_match_their_formulas) {
     // noam: lr * d^-0.5 * min(t^-0.5, t * w^-1.5), lr 2, d 512, warmup 4000.
-    assert_near(s2s_lr_at(S2S_SCHED_NOAM, 2, 1, 4000, 512, 0), 3.493856214843422e-07, 1e-9, "noam 1");
-    assert_near(s2s_lr_at(S2S_SCHED_NOAM, 2, 4000, 4000, 512, 0), 0.0013975424859373686, 1e-9,
+    assert_near(s2s_lr_at(S2S_SCHEDULE_NOAM, 2, 1, 4000, 512, 0), 3.493856214843422e-07, 1e-9, "noam 1");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_NOAM, 2, 4000, 4000, 512, 0), 0.0013975424859373686, 1e-9,
                 "noam peak");
-    assert_near(s2s_lr_at(S2S_SCHED_NOAM, 2, 16000, 4000, 512, 0), 0.0006987712429686843, 1e-9,
+    assert_near(s2s_lr_at(S2S_SCHEDULE_NOAM, 2, 16000, 4000, 512, 0), 0.0006987712429686843, 1e-9,
                 "noam decay");
     // inverse_sqrt: linear warmup to lr at t = warmup, then lr * sqrt(warmup / t).
-    assert_near(s2s_lr_at(S2S_SCHED_INVERSE_SQRT, 1e-3, 50, 100, 0, 0), 5e-4, 1e-12, "isqrt 50");
-    assert_near(s2s_lr_at(S2S_SCHED_INVERSE_SQRT, 1e-3, 100, 100, 0, 0), 1e-3, 1e-12, "isqrt 100");
-    assert_near(s2s_lr_at(S2S_SCHED_INVERSE_SQRT, 1e-3, 400, 100, 0, 0), 5e-4, 1e-12, "isqrt 400");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_INVERSE_SQRT, 1e-3, 50, 100, 0, 0), 5e-4, 1e-12, "isqrt 50");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_INVERSE_SQRT, 1e-3, 100, 100, 0, 0), 1e-3, 1e-12, "isqrt 100");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_INVERSE_SQRT, 1e-3, 400, 100, 0, 0), 5e-4, 1e-12, "isqrt 400");
     // cosine: warmup 10, then half a cosine down to 0 at max_steps 110.
-    assert_near(s2s_lr_at(S2S_SCHED_COSINE, 1e-3, 5, 10, 0, 110), 5e-4, 1e-12, "cos 5");
-    assert_near(s2s_lr_at(S2S_SCHED_COSINE, 1e-3, 10, 10, 0, 110), 1e-3, 1e-12, "cos 10");
-    assert_near(s2s_lr_at(S2S_SCHED_COSINE, 1e-3, 60, 10, 0, 110), 5e-4, 1e-12, "cos 60");
-    assert_near(s2s_lr_at(S2S_SCHED_COSINE, 1e-3, 110, 10, 0, 110), 0, 1e-12, "cos end");
-    assert_near(s2s_lr_at(S2S_SCHED_CONSTANT, 1e-3, 12345, 10, 0, 110), 1e-3, 1e-12, "constant");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_COSINE, 1e-3, 5, 10, 0, 110), 5e-4, 1e-12, "cos 5");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_COSINE, 1e-3, 10, 10, 0, 110), 1e-3, 1e-12, "cos 10");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_COSINE, 1e-3, 60, 10, 0, 110), 5e-4, 1e-12, "cos 60");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_COSINE, 1e-3, 110, 10, 0, 110), 0, 1e-12, "cos end");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_CONSTANT, 1e-3, 12345, 10, 0, 110), 1e-3, 1e-12, "constant");
 }
 
 // ---- BLEU ----

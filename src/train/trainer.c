@@ -510,11 +510,6 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
         .beta1 = tc->adam_betas[0], .beta2 = tc->adam_betas[1],
         .eps = tc->adam_eps, .weight_decay = tc->weight_decay,
     };
-    const s2s_lr_kind kinds[S2S_SCHEDULE_COUNT] = {
-        [S2S_SCHEDULE_CONSTANT] = S2S_SCHED_CONSTANT, [S2S_SCHEDULE_NOAM] = S2S_SCHED_NOAM,
-        [S2S_SCHEDULE_INVERSE_SQRT] = S2S_SCHED_INVERSE_SQRT,
-        [S2S_SCHEDULE_COSINE] = S2S_SCHED_COSINE,
-    };
     double t0 = now_sec(), step_time = 0;  // step_time: forward, backward, update only
     long long tokens_run = 0;
     bool saved = false;
@@ -526,7 +521,7 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
         S2S_TRY(next_batch(t));
         const s2s_batch *b = &t->bb.b;
         int step = ++t->step;
-        double lr = s2s_lr_at(kinds[tc->schedule], tc->lr, step, tc->warmup_steps,
+        double lr = s2s_lr_at(tc->schedule, tc->lr, step, tc->warmup_steps,
                               t->m->cfg.model.d_model, tc->max_steps);
         s2s_loss_stats ls = {0};
         S2S_TRY(s2s_forward_backward(t->g, b, &opts, &t->rng, t->grads, &ls));
