@@ -462,13 +462,15 @@ Test(trainer, learns_to_reverse_digits, .init = make_tmpdir, .fini = tmpdir_remo
     cr_assert_geq(sum.last_valid.exact_match, want, "exact match %.3f after %d steps (BLEU %.1f)",
                   sum.last_valid.exact_match, sum.steps, sum.last_valid.bleu);
     cr_assert_geq(sum.best_score, sum.last_valid.exact_match);
-    // The files the run promises: model, optimizer state, best model, log.
+    // The files the run promises: model, checkpoint (a model too), best model, log.
     s2s_model *m;
     cr_assert_eq(s2s_model_load(&m, tmp_path("rev.best.safetensors")), S2S_OK);
     s2s_model_free(m);
-    cr_assert_eq(access(tmp_path("rev.optim.safetensors"), R_OK), 0);
+    cr_assert_eq(s2s_model_load(&m, tmp_path("rev.ckpt.safetensors")), S2S_OK, "%s",
+                 s2s_last_error());
+    s2s_model_free(m);
     size_t n;
-    unsigned char *log = slurp(tmp_path("train.log"), &n);
+    unsigned char *log = slurp(tmp_path("rev.train.log"), &n);
     int lines = 0;
     for (size_t i = 0; i < n; i++) lines += log[i] == '\n';
     cr_assert_eq(lines, cfg.train.max_steps);
@@ -526,8 +528,9 @@ Test(trainer, resume_gives_identical_weights, .init = make_tmpdir, .fini = tmpdi
     free(b);
 }
 
-Test(trainer, resume_refuses_a_mismatched_optimizer_file, .init = make_tmpdir,
-     .fini = tmpdir_remove) {
+// --resume reads the checkpoint file: without it, or with a plain model in
+// its place, it refuses, naming the file.
+Test(trainer, resume_needs_the_checkpoint_file, .init = make_tmpdir, .fini = tmpdir_remove) {
     s2s_config cfg = reverse_config();
     cfg.train.max_steps = 2;
     cfg.train.valid_every = 0;
@@ -535,15 +538,21 @@ Test(trainer, resume_refuses_a_mismatched_optimizer_file, .init = make_tmpdir,
     s2s_train_summary sum;
     p.output = tmp_path("a.safetensors");
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
-    cfg.train.seed = 2;
-    p.output = tmp_path("b.safetensors");
-    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
-    // b's optimizer state next to a's weights.
-    cr_assert_eq(rename(tmp_path("b.optim.safetensors"), tmp_path("a.optim.safetensors")), 0);
     cfg.train.max_steps = 4;
     p.resume = tmp_path("a.safetensors");
+    cr_assert_eq(rename(tmp_path("a.ckpt.safetensors"), tmp_path("kept.safetensors")), 0);
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_ERR_IO);
+    cr_assert_not_null(strstr(s2s_last_error(), "a.ckpt.safetensors"), "%s", s2s_last_error());
+    // A plain model where the checkpoint should be.
+    cr_assert_eq(link(tmp_path("a.safetensors"), tmp_path("a.ckpt.safetensors")), 0);
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_ERR_FORMAT);
-    cr_assert_not_null(strstr(s2s_last_error(), "does not belong with"), "%s", s2s_last_error());
+    cr_assert_not_null(strstr(s2s_last_error(), "not an s2s training checkpoint"), "%s",
+                       s2s_last_error());
+    // The checkpoint itself may be named, and resumes.
+    cr_assert_eq(rename(tmp_path("kept.safetensors"), tmp_path("k.ckpt.safetensors")), 0);
+    p.resume = tmp_path("k.ckpt.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(sum.steps, 4);
 }
 
 Test(trainer, same_seed_same_loss_curve, .init = make_tmpdir, .fini = tmpdir_remove) {
@@ -674,7 +683,7 @@ Test(trainer, guided_alignment_is_learned_and_logged, .init = make_tmpdir,
     s2s_train_summary sum;
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
     size_t n;
-    char *log = (char *)slurp(tmp_path("train.log"), &n);
+    char *log = (char *)slurp(tmp_path("g.train.log"), &n);
     log[n] = '\0';  // read_bytes leaves room for it
     double first = 0, last = 0;
     int step = 0;
@@ -702,8 +711,9 @@ Test(trainer, guided_alignment_is_learned_and_logged, .init = make_tmpdir,
     // Off: no key.
     cfg.train.guided_alignment.layer = -1;
     cfg.train.max_steps = 2;
+    p.output = tmp_path("g2.safetensors");
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
-    log = (char *)slurp(tmp_path("train.log"), &n);
+    log = (char *)slurp(tmp_path("g2.train.log"), &n);
     log[n] = '\0';
     cr_assert_null(strstr(log, "guided"), "%s", log);
     free(log);

@@ -210,13 +210,19 @@ s2s_status s2s_model_init(s2s_model **out, const s2s_config *cfg, uint64_t seed)
 // ---- save ----
 
 s2s_status s2s_model_save(const s2s_model *m, const char *path) {
+    return s2s_model_save_extra(m, path, NULL, 0, NULL, 0);
+}
+
+s2s_status s2s_model_save_extra(const s2s_model *m, const char *path, const s2s_st_tensor *extra,
+                                int n_extra, const s2s_st_meta *extra_meta, int n_extra_meta) {
     // model: and decode: only; the vocabularies travel inside the file.
     char *yaml = s2s_config_model_to_yaml(&m->cfg);
     char *sv = s2s_vocab_to_string(m->src_vocab);
     char *tv = s2s_vocab_to_string(m->tgt_vocab);
-    s2s_st_tensor *ts = calloc((size_t)m->n_tensors, sizeof *ts);
+    s2s_st_tensor *ts = calloc((size_t)(m->n_tensors + n_extra), sizeof *ts);
+    s2s_st_meta *meta = calloc((size_t)(6 + n_extra_meta), sizeof *meta);
     s2s_status st;
-    if (!yaml || !sv || !tv || !ts) {
+    if (!yaml || !sv || !tv || !ts || !meta) {
         st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
         goto done;
     }
@@ -226,19 +232,23 @@ s2s_status s2s_model_save(const s2s_model *m, const char *path) {
         ts[i].shape[0] = p->shape[0];
         ts[i].shape[1] = p->shape[1];
     }
+    for (int i = 0; i < n_extra; i++) ts[m->n_tensors + i] = extra[i];
     char layer[16], head[16];
     snprintf(layer, sizeof layer, "%d", m->align_layer);
     snprintf(head, sizeof head, "%d", m->align_head);
-    s2s_st_meta meta[] = {
-        {"s2s.format_version", S2S_FORMAT_VERSION},
-        {"s2s.config", yaml},
-        {"s2s.src_vocab", sv},
-        {"s2s.tgt_vocab", tv},
-        {"s2s.alignment_layer", layer},
-        {"s2s.alignment_head", head},
-    };
-    st = s2s_st_write(path, ts, m->n_tensors, meta, m->align_set ? 6 : 4);
+    int n_meta = 0;
+    meta[n_meta++] = (s2s_st_meta){"s2s.format_version", S2S_FORMAT_VERSION};
+    meta[n_meta++] = (s2s_st_meta){"s2s.config", yaml};
+    meta[n_meta++] = (s2s_st_meta){"s2s.src_vocab", sv};
+    meta[n_meta++] = (s2s_st_meta){"s2s.tgt_vocab", tv};
+    if (m->align_set) {
+        meta[n_meta++] = (s2s_st_meta){"s2s.alignment_layer", layer};
+        meta[n_meta++] = (s2s_st_meta){"s2s.alignment_head", head};
+    }
+    for (int i = 0; i < n_extra_meta; i++) meta[n_meta++] = extra_meta[i];
+    st = s2s_st_write(path, ts, m->n_tensors + n_extra, meta, n_meta);
 done:
+    free(meta);
     free(yaml);
     free(sv);
     free(tv);
@@ -312,7 +322,8 @@ static s2s_status load_from(s2s_model *m, const s2s_st_file *f, const char *path
     if (s2s_st_count(f) != m->n_tensors) {
         for (int i = 0; i < s2s_st_count(f); i++) {
             const char *tn = s2s_st_get(f, i)->name;
-            if (!s2s_model_find_tensor(m, tn).data)
+            // train.*: a training checkpoint's optimizer state (s2s_model_save_extra)
+            if (strncmp(tn, "train.", 6) != 0 && !s2s_model_find_tensor(m, tn).data)
                 return s2s_fail(S2S_ERR_FORMAT, "%s: unexpected tensor '%s' for this config",
                                 path, tn);
         }

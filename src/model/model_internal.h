@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "model/safetensors.h"
 #include "s2s/model.h"
 
 typedef struct s2s_attn_weights {
@@ -89,6 +90,12 @@ struct s2s_model {
 // which frees neither block nor what it shares.
 s2s_status s2s_model_view(s2s_model **out, const s2s_model *m, float *block);
 void s2s_model_view_free(s2s_model *v);
+
+// s2s_model_save with extra tensors and metadata in the same file (a
+// training checkpoint: src/train/checkpoint.c). Extra tensor names must
+// start with "train.", which s2s_model_load skips.
+s2s_status s2s_model_save_extra(const s2s_model *m, const char *path, const s2s_st_tensor *extra,
+                                int n_extra, const s2s_st_meta *extra_meta, int n_extra_meta);
 
 // The weights as decoding reads them (src/model/decode_weights.c): the
 // self-attention, feed-forward and generator matrices transposed to
