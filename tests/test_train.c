@@ -365,6 +365,36 @@ Test(data, bad_alignment_names_file_and_line, .init = make_tmpdir, .fini = tmpdi
     s2s_vocab_free(v);
 }
 
+// An empty source (or target) side is a sentence of </s> alone. The first
+// line's empty source once copied 0 ids from a NULL buffer (issue 14, item
+// 4; UBSan's nonnull-attribute check caught it).
+Test(data, empty_side_is_end_of_sentence_alone, .init = make_tmpdir, .fini = tmpdir_remove) {
+    const char *path = tmp_path("empty.tsv");
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("\t1 2\n3 4\t4 3\n\t\n", f);
+    fclose(f);
+    s2s_vocab *v = digits();
+    s2s_dataset *d;
+    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, true, false), S2S_OK, "%s",
+                 s2s_last_error());
+    cr_assert_eq(d->n, 3);
+    cr_assert_eq(d->ex[0].src_len, 0);
+    cr_assert_eq(d->ex[0].tgt_len, 2);
+    cr_assert_eq(d->ids[d->ex[0].tgt], 1 + 4);  // digit k has id k + 4
+    cr_assert_eq(d->ex[2].src_len, 0);
+    cr_assert_eq(d->ex[2].tgt_len, 0);
+    int idx[3] = {0, 1, 2};
+    s2s_batch_buf bb = {0};
+    cr_assert_eq(s2s_batch_fill(&bb, d, idx, 3), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(bb.b.src_len[0], 1);
+    cr_assert_eq(bb.b.src[0], S2S_EOS);
+    cr_assert_eq(bb.b.tgt_len[2], 1);
+    s2s_batch_buf_free(&bb);
+    s2s_dataset_free(d);
+    s2s_vocab_free(v);
+}
+
 // ---- the loss ----
 
 static s2s_config reverse_config(void) {

@@ -112,8 +112,8 @@ typedef struct s2s_train_summary {
 // same config, data and thread count. Returns S2S_ERR_IO or S2S_ERR_FORMAT
 // for unreadable or malformed data ("file:line: problem"), S2S_ERR_CONFIG
 // when something needed is unset, S2S_ERR_INVALID when the loss diverges.
-// Before the first step it checks that OUT's folder and the log's take new
-// files, that the config's outputs stay in p->config_dir (unless
+// Before the first step it opens the log and checks that OUT's folder takes
+// new files, that the config's outputs stay in p->config_dir (unless
 // p->allow_outside) and that OUT is not p->init (unless p->overwrite). A
 // failed write of the log or of a model file fails the run with
 // S2S_ERR_IO and summary.write_failed set.

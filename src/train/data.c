@@ -62,7 +62,8 @@ static s2s_status add_side(loader *L, const s2s_vocab *v, const char *text, cons
                         line, side, n, max_len, max_len - 1);
     if (!grow((void **)&L->d->ids, &L->cap_ids, L->n_ids + (size_t)n, sizeof(int)))
         return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
-    memcpy(L->d->ids + L->n_ids, L->tok.ids, (size_t)n * sizeof(int));
+    // An empty side (n == 0) may leave ids NULL: no pointer arithmetic on it.
+    if (n > 0) memcpy(L->d->ids + L->n_ids, L->tok.ids, (size_t)n * sizeof(int));
     *off = L->n_ids;
     *len = n;
     L->n_ids += (size_t)n;

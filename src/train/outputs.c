@@ -117,8 +117,8 @@ s2s_status s2s_train_outputs_make(s2s_train_outputs *o, const s2s_config *cfg,
     struct stat sb;
     if (stat(out, &sb) == 0 && S_ISDIR(sb.st_mode))
         return s2s_fail(S2S_ERR_IO, "%s: is a folder, not a model file", out);
-    S2S_TRY(check_writable_folder(out, "model"));
-    return check_writable_folder(o->log, "log");
+    // The log needs no probe: s2s_train opens it before the first step.
+    return check_writable_folder(out, "model");
 }
 
 void s2s_train_outputs_free(s2s_train_outputs *o) {

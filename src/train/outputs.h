@@ -19,8 +19,8 @@ typedef struct s2s_train_outputs {
 //     when p->output is NULL, train.log when p->log is NULL) lie inside
 //     p->config_dir;
 //   - without p->overwrite, that OUT is not the file p->init names;
-//   - that OUT's folder and the log's exist and take a new file, and that
-//     OUT is not a folder.
+//   - that OUT's folder exists and takes a new file, and that OUT is not a
+//     folder (the log is opened, for appending, before the first step too).
 // S2S_ERR_CONFIG or S2S_ERR_IO with the path and the reason.
 s2s_status s2s_train_outputs_make(s2s_train_outputs *o, const s2s_config *cfg,
                                   const s2s_train_params *p);

@@ -10,11 +10,13 @@
 // the dropout generator's state, the epoch and the batch index within it,
 // the Adam moments and the step, so a resumed run takes exactly the steps
 // the uninterrupted run would have taken.
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "core/util.h"
@@ -100,6 +102,9 @@ static s2s_status load_model(trainer *t, const s2s_train_params *p, const char *
     const s2s_config *cfg = t->cfg;
     const char *from = p->resume ? ckpt : p->init;
     if (!from) return s2s_model_init(&t->m, cfg, (uint64_t)(uint32_t)cfg->train.seed);
+    if (p->resume && access(ckpt, F_OK) != 0)
+        return s2s_fail(S2S_ERR_IO, "--resume %s: no checkpoint %s to resume from (%s)",
+                        p->resume, ckpt, strerror(errno));
     S2S_TRY(s2s_model_load(&t->m, from));
     // Training a file that is not the model the config describes is
     // almost always a mistake (a stale --init, the wrong config).
