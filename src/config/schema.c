@@ -214,9 +214,10 @@ const s2s_cfg_key s2s_cfg_keys[] = {
     {.key = "train.log", .type = S2S_CFG_STRING, FIELD(train.log), .def = "",
      .flags = S2S_CFG_OUTPUT,
      .help = "JSON-lines log, one object per step (`step`, `loss`, `lr`, "
-             "`tokens`, `grad_norm`, and `valid` on validation steps); unset: "
-             "`train.log` in the output's folder. Relative to the config "
-             "file's folder."},
+             "`tokens`, `grad_norm`, and `valid` on validation steps), appended "
+             "run after run; unset, or with `-o`: `BASE.train.log` beside the "
+             "output. Relative to the config file's folder, and must stay in "
+             "it unless `--allow-outside`."},
     {.key = "train.best_metric", .type = S2S_CFG_ENUM, FIELD(train.best_metric),
      .def = "bleu", .names = best_metric_names,
      .help = "Validation score that picks the best model "
@@ -224,8 +225,9 @@ const s2s_cfg_key s2s_cfg_keys[] = {
              "better when lower."},
     {.key = "train.output", .type = S2S_CFG_STRING, FIELD(train.output), .def = "",
      .flags = S2S_CFG_OUTPUT,
-     .help = "Model file `s2s train` writes (`-o` overrides); the optimizer "
-             "state goes beside it. Relative to the config file's folder."},
+     .help = "Model file `s2s train` writes (`-o` overrides); the checkpoint "
+             "(`BASE.ckpt.safetensors`) goes beside it. Relative to the config "
+             "file's folder, and must stay in it unless `--allow-outside`."},
     {.key = "train.guided_alignment", .type = S2S_CFG_GUIDED,
      FIELD(train.guided_alignment), .def = "{layer: -1, head: 0, weight: 0.1}",
      .help = "Guided alignment, as in Marian: with `layer` >= 0, head `head` of "
