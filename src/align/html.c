@@ -1,14 +1,12 @@
 // One self-contained HTML page with the attention maps of several
 // sentences: the data as inline JSON, drawn by inline JS (no network).
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/strbuf.h"
 #include "core/error.h"
+#include "core/safe_write.h"
 #include "s2s/align.h"
 
 struct s2s_align_html {
@@ -288,26 +286,6 @@ static const char JS[] =
     "document.body.setAttribute('data-s2s-status','ok');\n"
     "})();\n";
 
-static s2s_status write_atomic(const char *path, const char *data, size_t len) {
-    size_t tmp_size = strlen(path) + 32;
-    char *tmp = malloc(tmp_size);
-    if (!tmp) return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
-    snprintf(tmp, tmp_size, "%s.tmp.%ld", path, (long)getpid());
-    FILE *fp = fopen(tmp, "wb");
-    int err = 0;
-    if (!fp) {
-        err = errno;
-    } else {
-        if (fwrite(data, 1, len, fp) != len || fflush(fp) != 0 || fsync(fileno(fp)) != 0) err = errno ? errno : EIO;
-        if (fclose(fp) != 0 && !err) err = errno;
-        if (!err && rename(tmp, path) != 0) err = errno;
-        if (err) remove(tmp);
-    }
-    free(tmp);
-    if (err) return s2s_fail(S2S_ERR_IO, "%s: cannot write: %s", path, strerror(err));
-    return S2S_OK;
-}
-
 s2s_status s2s_align_html_write(const s2s_align_html *d, const char *path) {
     s2s_buf b = {0};
     s2s_buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>");
@@ -338,7 +316,7 @@ s2s_status s2s_align_html_write(const s2s_align_html *d, const char *path) {
         free(b.s);
         return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
     }
-    s2s_status st = write_atomic(path, b.s, b.len);
+    s2s_status st = s2s_safe_write_file(path, b.s, b.len);
     free(b.s);
     return st;
 }

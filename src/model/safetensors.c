@@ -8,7 +8,6 @@
 #include "model/safetensors.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/error.h"
+#include "core/safe_write.h"
 
 // Tensor data is copied to and from the file as raw bytes, so the host must
 // store floats as little-endian IEEE 754 binary32, as the format does.
@@ -218,30 +217,6 @@ done:
     return st;
 }
 
-// Best effort: makes the rename itself durable. A failure here does not undo
-// a successful write, so it is not reported.
-static void fsync_parent_dir(const char *path) {
-    const char *slash = strrchr(path, '/');
-    char *dir;
-    if (!slash) {
-        dir = strdup(".");
-    } else {
-        size_t n = slash == path ? 1 : (size_t)(slash - path);
-        dir = malloc(n + 1);
-        if (dir) {
-            memcpy(dir, path, n);
-            dir[n] = '\0';
-        }
-    }
-    if (!dir) return;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-    free(dir);
-}
-
 s2s_status s2s_st_write(const char *path, const s2s_st_tensor *tensors, int n_tensors,
                         const s2s_st_meta *meta, int n_meta) {
     S2S_TRY(validate_write_args(path, tensors, n_tensors, meta, n_meta));
@@ -258,57 +233,22 @@ s2s_status s2s_st_write(const char *path, const s2s_st_tensor *tensors, int n_te
     for (int i = 0; i < 8; i++) len_le[i] = (unsigned char)(n >> (8 * i));
     static const char spaces[8] = "        ";
 
-    size_t tmp_size = strlen(path) + 32;
-    char *tmp = malloc(tmp_size);
-    if (!tmp) {
+    s2s_safe_file f;
+    s2s_status st = s2s_safe_open(&f, path);
+    if (st != S2S_OK) {
         free(header);
-        return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+        return st;
     }
-    snprintf(tmp, tmp_size, "%s.tmp.%ld", path, (long)getpid());
-
-    int err = 0;
-    FILE *fp = fopen(tmp, "wb");
-    if (!fp) {
-        err = errno;
-        goto fail;
-    }
-    if (fwrite(len_le, 1, 8, fp) != 8 || fwrite(header, 1, json_len, fp) != json_len ||
-        fwrite(spaces, 1, pad, fp) != pad) {
-        err = errno;
-        goto fail;
-    }
+    s2s_safe_write(&f, len_le, 8);
+    s2s_safe_write(&f, header, json_len);
+    s2s_safe_write(&f, spaces, pad);
+    free(header);
     for (int i = 0; i < n_tensors; i++) {
         uint64_t bytes;
         S2S_ASSERT(tensor_bytes(&bytes, tensors[i].shape, tensors[i].ndim));
-        if (bytes > 0 && fwrite(tensors[i].data, 1, (size_t)bytes, fp) != (size_t)bytes) {
-            err = errno;
-            goto fail;
-        }
+        if (!s2s_safe_write(&f, tensors[i].data, (size_t)bytes)) break;
     }
-    // fflush + fsync before rename: otherwise a crash can leave a renamed but
-    // empty file in place of the old, good one.
-    if (fflush(fp) != 0 || fsync(fileno(fp)) != 0) {
-        err = errno;
-        goto fail;
-    }
-    int rc = fclose(fp);
-    fp = NULL;
-    if (rc != 0 || rename(tmp, path) != 0) {
-        err = errno;
-        goto fail;
-    }
-    fsync_parent_dir(path);
-    free(tmp);
-    free(header);
-    return S2S_OK;
-
-fail:
-    if (fp) fclose(fp);
-    remove(tmp);
-    free(tmp);
-    free(header);
-    return s2s_fail(S2S_ERR_IO, "%s: cannot write: %s", path,
-                    strerror(err ? err : EIO));
+    return s2s_safe_commit(&f);
 }
 
 // ---- reading ----

@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/error.h"
+#include "core/safe_write.h"
 #include "core/util.h"
 #include "s2s/train.h"
 #include "train/data.h"
@@ -109,31 +109,18 @@ static s2s_status count_file(table *t, FILE *f, const char *path, int column,
     return st;
 }
 
-// Writes beside the target, fsyncs, renames: a reader never sees half a file.
+static bool put_line(s2s_safe_file *f, const char *s) {
+    return s2s_safe_write(f, s, strlen(s)) && s2s_safe_write(f, "\n", 1);
+}
+
+// Through the safe-write module: a reader never sees half a file. A write
+// error stops nothing here; commit reports it.
 static s2s_status write_vocab(const char *out, const entry *e, size_t n) {
-    size_t len = strlen(out);
-    char *tmp = malloc(len + 16);
-    if (!tmp) return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", out);
-    snprintf(tmp, len + 16, "%s.tmp%ld", out, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        s2s_status st = s2s_fail(S2S_ERR_IO, "%s: cannot write: %s", tmp, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    bool ok = true;
-    for (int i = 0; i < S2S_NUM_SPECIALS; i++) ok = ok && fprintf(f, "%s\n", specials[i]) > 0;
-    for (size_t i = 0; i < n; i++) ok = ok && fprintf(f, "%s\n", e[i].tok) > 0;
-    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, out) != 0) {
-        s2s_status st = s2s_fail(S2S_ERR_IO, "%s: cannot write: %s", out, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return st;
-    }
-    free(tmp);
-    return S2S_OK;
+    s2s_safe_file f;
+    S2S_TRY(s2s_safe_open(&f, out));
+    for (int i = 0; i < S2S_NUM_SPECIALS; i++) put_line(&f, specials[i]);
+    for (size_t i = 0; i < n; i++) put_line(&f, e[i].tok);
+    return s2s_safe_commit(&f);
 }
 
 s2s_status s2s_vocab_build(const char *tsv_path, const s2s_vocab_build_params *p,
