@@ -585,6 +585,80 @@ Test(trainer, resume_needs_the_checkpoint_file, .init = make_tmpdir, .fini = tmp
     cr_assert_eq(sum.steps, 4);
 }
 
+// The log is appended run after run; a resume cuts only the last run's
+// lines past its checkpoint (here a line the "killed" run wrote after it),
+// never an earlier run's. Constant schedule: two runs of 4 steps log the
+// same lines whether they stop at 2 or 4.
+Test(trainer, resume_cuts_only_the_last_runs_log_lines, .init = make_tmpdir,
+     .fini = tmpdir_remove) {
+    s2s_config cfg = reverse_config();
+    cfg.train.schedule = S2S_SCHEDULE_CONSTANT;
+    cfg.train.max_steps = 4;
+    cfg.train.valid_every = 0;
+    s2s_train_params p = s2s_train_default_params();
+    s2s_train_summary sum;
+    p.output = tmp_path("a.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    size_t na;
+    unsigned char *a = slurp(tmp_path("a.train.log"), &na);
+
+    // The same run twice into one log: the second stops at 2, "killed"
+    // after logging step 3.
+    snprintf(cfg.train.log, sizeof cfg.train.log, "%s", tmp_path("a.train.log"));
+    cfg.train.max_steps = 2;
+    p.output = tmp_path("b.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    FILE *f = fopen(tmp_path("a.train.log"), "a");
+    cr_assert_not_null(f);
+    fputs("{\"step\": 3, \"loss\": 1}\n", f);
+    fclose(f);
+    cfg.train.max_steps = 4;
+    p.resume = tmp_path("b.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+
+    size_t nl;
+    unsigned char *log = slurp(tmp_path("a.train.log"), &nl);
+    cr_assert_eq(nl, 2 * na, "%zu bytes, want two runs of %zu", nl, na);
+    cr_assert(memcmp(log, a, na) == 0, "the first run's lines changed");
+    cr_assert(memcmp(log + na, a, na) == 0, "the resumed run's lines differ from a whole run's");
+    free(log);
+    free(a);
+}
+
+// --init X with output X is refused (compared as files, not as strings)
+// unless overwrite, before anything is written.
+Test(trainer, init_is_not_overwritten_without_overwrite, .init = make_tmpdir,
+     .fini = tmpdir_remove) {
+    s2s_config cfg = reverse_config();
+    s2s_model *m;
+    cr_assert_eq(s2s_model_init(&m, &cfg, 1), S2S_OK);
+    cr_assert_eq(s2s_model_save(m, tmp_path("init.safetensors")), S2S_OK);
+    s2s_model_free(m);
+    size_t n0;
+    unsigned char *before = slurp(tmp_path("init.safetensors"), &n0);
+    cfg.train.max_steps = 1;
+    cfg.train.valid_every = 0;
+    s2s_train_params p = s2s_train_default_params();
+    p.init = tmp_path("init.safetensors");
+    char other[512];
+    snprintf(other, sizeof other, "%s/./init.safetensors", tmpdir);
+    p.output = other;
+    s2s_train_summary sum;
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_ERR_CONFIG);
+    cr_assert_not_null(strstr(s2s_last_error(), "is the --init model"), "%s", s2s_last_error());
+    size_t n1;
+    unsigned char *after = slurp(tmp_path("init.safetensors"), &n1);
+    cr_assert(n0 == n1 && memcmp(before, after, n0) == 0, "the init model changed");
+    cr_assert_neq(access(tmp_path("init.train.log"), F_OK), 0, "a log was started");
+    free(after);
+    p.overwrite = true;
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    after = slurp(tmp_path("init.safetensors"), &n1);
+    cr_assert(n0 != n1 || memcmp(before, after, n0) != 0, "overwrite did not train the file");
+    free(after);
+    free(before);
+}
+
 Test(trainer, same_seed_same_loss_curve, .init = make_tmpdir, .fini = tmpdir_remove) {
     s2s_config cfg = reverse_config();
     cfg.model.dropout = 0.1f;

@@ -11,24 +11,15 @@
 
 #include "core/error.h"
 #include "model/safetensors.h"
+#include "train/outputs.h"
 
 #define CKPT_FORMAT "2"  // 1: a separate BASE.optim.safetensors tied by a weight hash
 #define CKPT_SUFFIX ".ckpt.safetensors"
 
-static bool ends_with(const char *s, const char *suffix) {
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 char *s2s_checkpoint_path(const char *path) {
-    size_t n = strlen(path);
-    if (ends_with(path, CKPT_SUFFIX)) n -= strlen(CKPT_SUFFIX);
-    else if (ends_with(path, ".safetensors")) n -= strlen(".safetensors");
-    char *s = malloc(n + sizeof CKPT_SUFFIX);
-    if (!s) return NULL;
-    memcpy(s, path, n);
-    memcpy(s + n, CKPT_SUFFIX, sizeof CKPT_SUFFIX);
-    return s;
+    size_t n = strlen(path), k = strlen(CKPT_SUFFIX);
+    if (n >= k && strcmp(path + n - k, CKPT_SUFFIX) == 0) return strdup(path);
+    return s2s_train_sibling(path, CKPT_SUFFIX);
 }
 
 s2s_status s2s_checkpoint_save(const char *path, const s2s_model *m, const float *am,

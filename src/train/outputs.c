@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "train/checkpoint.h"
 
-// BASE + suffix, BASE being path without a ".safetensors" ending.
-static char *sibling(const char *path, const char *suffix) {
+char *s2s_train_sibling(const char *path, const char *suffix) {
     const char *ext = ".safetensors";
     size_t n = strlen(path), e = strlen(ext);
     size_t base = n >= e && strcmp(path + n - e, ext) == 0 ? n - e : n;
@@ -102,10 +102,10 @@ s2s_status s2s_train_outputs_make(s2s_train_outputs *o, const s2s_config *cfg,
     if (!out || !out[0])
         return s2s_fail(S2S_ERR_CONFIG, "no output model: set train.output or pass -o OUT");
     o->out = strdup(out);
-    o->ckpt = sibling(out, ".ckpt.safetensors");
-    o->best = sibling(out, ".best.safetensors");
+    o->ckpt = s2s_checkpoint_path(out);
+    o->best = s2s_train_sibling(out, ".best.safetensors");
     const char *log = p->log ? p->log : cfg->train.log;
-    o->log = log[0] ? strdup(log) : sibling(out, ".train.log");
+    o->log = log[0] ? strdup(log) : s2s_train_sibling(out, ".train.log");
     if (!o->out || !o->ckpt || !o->best || !o->log)
         return s2s_fail(S2S_ERR_NOMEM, "out of memory");
 

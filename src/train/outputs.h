@@ -26,4 +26,8 @@ s2s_status s2s_train_outputs_make(s2s_train_outputs *o, const s2s_config *cfg,
                                   const s2s_train_params *p);
 void s2s_train_outputs_free(s2s_train_outputs *o);
 
+// BASE + suffix, BASE being path without a ".safetensors" ending. Caller
+// frees; NULL on out of memory.
+char *s2s_train_sibling(const char *path, const char *suffix);
+
 #endif
