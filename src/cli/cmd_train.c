@@ -154,7 +154,10 @@ int s2s_cmd_train(int argc, char **argv) {
     // The config's relative output paths resolved against its folder.
     const char *slash = strrchr(config, '/');
     char *config_dir = slash ? strndup(config, (size_t)(slash - config) + 1) : strdup(".");
-    if (!config_dir) return s2s_cli_fail(S2S_ERR_NOMEM);
+    if (!config_dir) {
+        fputs("s2s train: out of memory\n", stderr);
+        return S2S_EXIT_FAILURE;
+    }
     tp.config_dir = config_dir;
 
     s2s_set_threads(threads);

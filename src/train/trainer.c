@@ -92,7 +92,7 @@ static s2s_status validate(trainer *t, s2s_valid_result *r) {
     p.n_best = 1;
     p.sampling_topk = 1;
     return s2s_evaluate_dataset(t->m, t->g, t->st, &t->bb, t->dev, t->cfg->train.batch_tokens,
-                    t->cfg->train.label_smoothing, &p, r);
+                                t->cfg->train.label_smoothing, &p, r);
 }
 
 // ---- setup ----
