@@ -218,6 +218,17 @@ Test(safe_write, dev_full_reports_no_space_and_stays_a_device) {
     assert_device_kept("/dev/full", &before);
 }
 
+Test(safe_write, a_symlink_to_a_device_writes_to_the_device) {
+    struct stat before;
+    cr_assert_eq(lstat("/dev/full", &before), 0);
+    cr_assert_eq(symlink("/dev/full", tmp_path("link")), 0);
+    cr_assert_eq(s2s_safe_write_file(tmp_path("link"), "x", 1), S2S_ERR_IO);
+    cr_assert(strstr(s2s_last_error(), "No space left on device"), "%s", s2s_last_error());
+    cr_assert(S_ISLNK(lmode(tmp_path("link"))));
+    assert_device_kept("/dev/full", &before);
+    cr_assert_str_eq(listing(tmpdir), "link");
+}
+
 Test(safe_write, a_fifo_is_written_in_place) {
     cr_assert_eq(mkfifo(tmp_path("pipe"), 0600), 0);
     // A reader first, so the writer's open does not wait.

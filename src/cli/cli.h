@@ -33,6 +33,11 @@ int s2s_cli_fail(s2s_status st);
 int s2s_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+// Flushes stdout (at each point where a command's output should be out).
+// False once any write to stdout has failed: the command should stop and
+// return S2S_EXIT_FAILURE; main prints the one message, with the errno.
+bool s2s_cli_flush_stdout(void);
+
 // Parses a non-negative int option value; false (after a message) if bad.
 bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, int *out);
 

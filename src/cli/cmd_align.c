@@ -502,7 +502,7 @@ static int flush_chunk(aligner *a) {
     }
     free(ls);
     free(hs);
-    fflush(stdout);
+    if (!s2s_cli_flush_stdout()) rc = S2S_EXIT_FAILURE;
     return rc;
 }
 

@@ -103,12 +103,9 @@ static s2s_status load(s2s_config *cfg, const char *path, const config_args *a) 
     return s2s_config_load_file_set(cfg, path, a->sets, a->n_sets);
 }
 
+// main reports a failed write (s2s_cli_flush_stdout).
 static int finish_output(void) {
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "s2s config: cannot write the output: %s\n", strerror(errno));
-        return S2S_EXIT_FAILURE;
-    }
-    return S2S_EXIT_OK;
+    return s2s_cli_flush_stdout() ? S2S_EXIT_OK : S2S_EXIT_FAILURE;
 }
 
 static int cmd_check(const config_args *a) {

@@ -48,7 +48,7 @@ static int flush_chunk(scorer *sc) {
         if (rc == S2S_EXIT_OK) rc = print_json(s2s_model_tgt_vocab(sc->m), &hyps[k]);
         s2s_hypothesis_free(&hyps[k]);
     }
-    fflush(stdout);
+    if (!s2s_cli_flush_stdout()) rc = S2S_EXIT_FAILURE;
     sc->first_line += sc->n;
     sc->n = 0;
     return rc;

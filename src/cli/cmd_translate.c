@@ -117,7 +117,7 @@ static int flush_chunk(translator *t) {
     }
     for (int k = 0; k < t->n * nb; k++) s2s_hypothesis_free(&hyps[k]);
     free(hyps);
-    fflush(stdout);
+    if (!s2s_cli_flush_stdout()) rc = S2S_EXIT_FAILURE;
     t->first_line += t->n;
     t->n = 0;
     return rc;

@@ -39,6 +39,14 @@ int s2s_cmd_vocab(int argc, char **argv) {
     if (!corpus || !out || p.column < 0) return s2s_cli_usage_error("vocab", "%s", usage);
     int n = 0;
     s2s_status st = s2s_vocab_build(corpus, &p, out, &n);
+    // A write of the output that fails (a full disk) is a runtime failure,
+    // not bad input: the library's message then starts with the output path.
+    size_t ol = strlen(out);
+    const char *e = s2s_last_error();
+    if (st == S2S_ERR_IO && !strncmp(e, out, ol) && e[ol] == ':') {
+        fprintf(stderr, "s2s: %s\n", e);
+        return S2S_EXIT_FAILURE;
+    }
     if (st != S2S_OK) return s2s_cli_fail(st);
     fprintf(stderr, "%s: %d tokens (4 specials included)\n", out, n);
     return S2S_EXIT_OK;

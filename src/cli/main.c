@@ -1,5 +1,10 @@
-// s2s: the command-line entry point. Dispatches to one command.
+// s2s: the command-line entry point. Dispatches to one command and checks,
+// on the way out, that everything it printed reached standard output.
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "ops/matmul.h"
@@ -39,20 +44,57 @@ static const command commands[] = {
     {"eval-align", s2s_cmd_eval_align},
 };
 
+// ---- standard output ----
+
+// errno of the first failed stdout write seen; stdio itself keeps only the
+// error flag, so it is caught at each flush.
+static int stdout_errno;
+
+bool s2s_cli_flush_stdout(void) {
+    if (fflush(stdout) != 0 && !stdout_errno) stdout_errno = errno;
+    return !ferror(stdout);
+}
+
+// A closed descriptor 0, 1 or 2 (`s2s translate >&-`) would be reused by the
+// next open(), and stdout's lines would go into, say, a model's temp file.
+// /dev/null fills the slot, opened the wrong way round, so that writes to a
+// closed stdout still fail (EBADF) and reads from a closed stdin too.
+static void fill_closed_std_fds(void) {
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+        int got = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+        if (got >= 0 && got != fd) close(got);  // not the lowest free slot: leave it
+    }
+}
+
+// The exit code after a command returned rc: 1 with one message if any of
+// its output was lost (a full disk, a closed stdout), else rc.
+static int finish(const char *cmd, int rc) {
+    if (s2s_cli_flush_stdout()) return rc;
+    int err = stdout_errno;
+    if (!err && write(STDOUT_FILENO, "", 0) != 0) err = errno;  // e.g. EBADF
+    if (err)
+        fprintf(stderr, "s2s %s: writing standard output: %s\n", cmd, strerror(err));
+    else
+        fprintf(stderr, "s2s %s: writing standard output failed\n", cmd);
+    return rc == S2S_EXIT_OK ? S2S_EXIT_FAILURE : rc;
+}
+
 int main(int argc, char **argv) {
+    fill_closed_std_fds();
     if (argc < 2) {
         fputs(usage, stderr);
         return S2S_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         fputs(usage, stdout);
-        return S2S_EXIT_OK;
+        return finish("help", S2S_EXIT_OK);
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (!strcmp(argv[1], commands[i].name)) {
             int rc = commands[i].run(argc - 2, argv + 2);
             s2s_backend_shutdown();
-            return rc;
+            return finish(commands[i].name, rc);
         }
     }
     fprintf(stderr, "s2s: unknown command '%s'\n%s", argv[1], usage);

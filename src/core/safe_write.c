@@ -81,48 +81,58 @@ static int sync_folder(const char *target) {
     return err;
 }
 
+// What is at path, through any symlink: *exists false for nothing there.
+// Sets f->target to the file a rename replaces (path, or where its symlink
+// points).
+static s2s_status find_target(s2s_safe_file *f, const char *path, struct stat *st,
+                              bool *exists) {
+    struct stat lst;
+    *exists = lstat(path, &lst) == 0;
+    if (!*exists && errno != ENOENT) return io_fail(path, errno);
+    if (*exists && stat(path, st) != 0) {  // a dangling symlink or a loop
+        if (errno == ENOENT)
+            return s2s_fail(S2S_ERR_IO, "%s: cannot write: a symlink to a missing file", path);
+        return io_fail(path, errno);
+    }
+    // A symlink to a regular file: replace that file, in its folder, and keep
+    // the link. (A symlink to a device, /dev/stdout say, is written in place.)
+    bool through = *exists && S_ISLNK(lst.st_mode) && S_ISREG(st->st_mode);
+    f->target = through ? realpath(path, NULL) : strdup(path);
+    if (!f->target && through) return io_fail(path, errno);
+    if (!f->target) return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+    return S2S_OK;
+}
+
+// Opens a device or FIFO for writing in place, as the shell's `>` would
+// (truncation means nothing there). -1 with errno on failure.
+static int open_in_place(const char *path) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    struct stat now;
+    if (fd >= 0 && (fstat(fd, &now) != 0 || S_ISREG(now.st_mode))) {
+        close(fd);  // became a regular file since the stat: never write one in place
+        errno = EAGAIN;
+        return -1;
+    }
+    return fd;
+}
+
 s2s_status s2s_safe_open(s2s_safe_file *f, const char *path) {
     memset(f, 0, sizeof *f);
-    struct stat st;
-    bool exists = true;
-    if (lstat(path, &st) != 0) {
-        if (errno != ENOENT) return io_fail(path, errno);
-        exists = false;
-    }
     f->path = strdup(path);
     if (!f->path) return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
-    if (exists && S_ISLNK(st.st_mode)) {
-        // Through the link to the file it names; the link itself stays.
-        f->target = realpath(path, NULL);
-        if (!f->target || stat(f->target, &st) != 0) {
-            int err = errno;
-            release(f);
-            if (err == ENOENT)
-                return s2s_fail(S2S_ERR_IO, "%s: cannot write: a symlink to a missing file",
-                                path);
-            return io_fail(path, err);
-        }
-    } else {
-        f->target = strdup(path);
-        if (!f->target) {
-            release(f);
-            return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
-        }
+    struct stat st;
+    bool exists;
+    s2s_status s = find_target(f, path, &st, &exists);
+    if (s != S2S_OK) {
+        release(f);
+        return s;
     }
-
     int fd;
     if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
-        // In place, as the shell's `>` would (truncation means nothing here).
-        fd = open(f->target, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-        struct stat now;
-        if (fd >= 0 && (fstat(fd, &now) != 0 || S_ISREG(now.st_mode))) {
-            close(fd);  // became a regular file since lstat: do not write in place
-            fd = -1;
-            errno = EAGAIN;
-        }
+        fd = open_in_place(path);
     } else if (exists && !S_ISREG(st.st_mode)) {
-        const char *what = S_ISDIR(st.st_mode) ? "a directory" : "not a regular file, device or FIFO";
-        s2s_status s = s2s_fail(S2S_ERR_IO, "%s: cannot write: %s", path, what);
+        s = s2s_fail(S2S_ERR_IO, "%s: cannot write: %s", path,
+                     S_ISDIR(st.st_mode) ? "a directory" : "not a regular file, device or FIFO");
         release(f);
         return s;
     } else {
@@ -131,7 +141,7 @@ s2s_status s2s_safe_open(s2s_safe_file *f, const char *path) {
         if (fd >= 0 && exists) (void)fchmod(fd, st.st_mode & 07777);
     }
     if (fd < 0) {
-        s2s_status s = io_fail(path, errno);
+        s = io_fail(path, errno);
         release(f);
         return s;
     }

@@ -12,9 +12,10 @@
 //   file or symlink planted at any name is never followed or reused). Commit
 //   flushes and fsyncs it, renames it over the target and fsyncs the folder.
 //   An existing target keeps its permission bits.
-// - a symlink: the write goes through to the file the link points at (as the
-//   shell's `>` does), replaced as above in that file's folder; the link stays.
-//   A dangling symlink or a loop is refused.
+// - a symlink: the write goes through to what the link points at (as the
+//   shell's `>` does). A regular file there is replaced as above, in its own
+//   folder, and the link stays; a device or FIFO (/dev/stdout) is written in
+//   place as below. A dangling symlink or a loop is refused.
 // - a character device or a FIFO (/dev/null, /dev/full, a named pipe): written
 //   in place, as `>` would, with no temp file and no rename, so the device node
 //   is never replaced. Commit flushes; an error such as ENOSPC is reported.
