@@ -6,16 +6,17 @@
 // width, F FFN width, H heads, V target vocabulary; Rs = N*S, Rt = N*T.
 //
 // The forward pass is the inference one (src/layers, src/decoding) with
-// the whole target at once (causal mask from position 0) plus dropout.
-// Shared with decoding through src/layers: the Q/K/V views of the fused
-// projections, the cross-attention K/V slice of the fused weight (the
-// cross K/V product itself is s2s_cross_kv) and the pre/post-norm choice
-// (layers/recipe.h), and the attention halves (layers/attention.h).
-// Training's own: keeping the activations, dropout, the loss, backward.
+// the whole target at once (causal mask from position 0) plus dropout:
 //   x0 = drop(E[id] * sqrt(D) + PE[pos])
 //   pre:  x = x + drop(Sub(LN(x)))      post: x = LN(x + drop(Sub(x)))
 //   attention weights: drop(softmax(mask(Q K^T / sqrt(Dh))))
 //   logits = h · W^T + b,  W = generator.weight or tgt_embed.weight (tied)
+// Shared with decoding, from src/layers: the Q/K/V views of the fused
+// projections, the cross-attention K/V slice of the fused weight and the
+// pre/post-norm choice (layers/recipe.h, also for the gradients' layout),
+// the cross K/V product itself (s2s_cross_kv), and the two attention
+// halves (layers/attention.h). Training's own: keeping the activations,
+// dropout, the loss and the backward pass.
 // Guided alignment (optional) adds a cross-entropy between gold alignment
 // rows and one cross-attention head's weights before dropout; its gradient
 // joins that head's softmax backward (s2s_attention_backward_head).
