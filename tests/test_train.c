@@ -585,6 +585,14 @@ Test(trainer, resume_needs_the_checkpoint_file, .init = make_tmpdir, .fini = tmp
     cr_assert_eq(sum.steps, 4);
 }
 
+// Saves a fresh model of cfg as init.safetensors in the test's folder.
+static void save_init_model(const s2s_config *cfg) {
+    s2s_model *m;
+    cr_assert_eq(s2s_model_init(&m, cfg, 1), S2S_OK);
+    cr_assert_eq(s2s_model_save(m, tmp_path("init.safetensors")), S2S_OK);
+    s2s_model_free(m);
+}
+
 // The log is appended run after run; a resume cuts only the last run's
 // lines past its checkpoint (here a line the "killed" run wrote after it),
 // never an earlier run's. Constant schedule: two runs of 4 steps log the
@@ -630,10 +638,7 @@ Test(trainer, resume_cuts_only_the_last_runs_log_lines, .init = make_tmpdir,
 Test(trainer, init_is_not_overwritten_without_overwrite, .init = make_tmpdir,
      .fini = tmpdir_remove) {
     s2s_config cfg = reverse_config();
-    s2s_model *m;
-    cr_assert_eq(s2s_model_init(&m, &cfg, 1), S2S_OK);
-    cr_assert_eq(s2s_model_save(m, tmp_path("init.safetensors")), S2S_OK);
-    s2s_model_free(m);
+    save_init_model(&cfg);
     size_t n0;
     unsigned char *before = slurp(tmp_path("init.safetensors"), &n0);
     cfg.train.max_steps = 1;
@@ -741,10 +746,7 @@ Test(trainer, stop_flag_finishes_the_step_and_checkpoints, .init = make_tmpdir,
 Test(trainer, init_must_match_the_configs_architecture, .init = make_tmpdir,
      .fini = tmpdir_remove) {
     s2s_config cfg = reverse_config();
-    s2s_model *m;
-    cr_assert_eq(s2s_model_init(&m, &cfg, 1), S2S_OK);
-    cr_assert_eq(s2s_model_save(m, tmp_path("init.safetensors")), S2S_OK);
-    s2s_model_free(m);
+    save_init_model(&cfg);
     cfg.model.ffn_dim = 48;
     cfg.train.max_steps = 1;
     s2s_train_params p = s2s_train_default_params();
