@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# `s2s config check|show|diff` and --set from the command line: exit codes,
-# messages, the show round trip, and truncated or garbled copies of every
+# `s2s config check|show|diff|reference` and --set from the command line:
+# exit codes, messages, the show round trip, canonical paths, docs/config.md
+# against `s2s config reference`, endless inputs (/dev/zero, a FIFO, a pipe)
+# refused at the size limit, and truncated or garbled copies of every
 # shipped config (exit 2 or 0, never a signal).
 #
 #     bash tests/cli_config_test.sh build/s2s
@@ -14,6 +16,8 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 # Relative names in messages and outputs come out the same from anywhere.
 cd "$ROOT" || exit 1
+# The working directory as the kernel spells it (no links): show's paths.
+ROOT_P=$(pwd -P)
 
 passed=0
 failed=0
@@ -135,7 +139,34 @@ done
 run "$S2S" config show configs/demo.yaml
 expect_in out "  d_model: 64" "show prints the file's values"
 expect_in out "  activation: relu  # default" "show marks defaults"
-expect_in out "  src: \"$ROOT/configs/../vocab/zh.txt\"" "show prints absolute paths"
+# Absolute and canonical: no "configs/../" on the way to the file.
+expect_in out "  src: \"$ROOT_P/vocab/zh.txt\"" "show prints canonical absolute paths"
+if grep -q '/\.\./\|/\./' "$TMP/out"; then bad "show left ./ or ../ in a path"; else ok; fi
+mkdir -p "$TMP/sub"
+rel=$(realpath --relative-to="$TMP/sub" "$ROOT_P/configs/demo.yaml")  # ../../..
+(cd "$TMP/sub" && "$S2S" config show "$rel" >"$TMP/out_rel" 2>&1)
+if grep -qF "  src: \"$ROOT_P/vocab/zh.txt\"" "$TMP/out_rel"; then ok; else
+    bad "show from another folder, through ../"
+    head -20 "$TMP/out_rel"
+fi
+run "$S2S" config show configs/demo.yaml --set train.guided_alignment.layer=1
+expect_rc 0 "show with a nested --set"
+expect_in out "  guided_alignment:" "a nested table is a block mapping"
+expect_in out "    layer: 1" "the nested key set by --set"
+expect_in out "    head: 0  # default" "the nested key left alone"
+run "$S2S" config check configs/demo.yaml --set train.guided_alignment.lyer=1
+expect_rc 2 "check with a misspelt nested --set"
+expect_in err "--set train.guided_alignment.lyer=1: unknown key 'lyer' in 'train.guided_alignment' (did you mean 'layer'?)" \
+    "did-you-mean inside a nested table"
+run "$S2S" config check configs/demo.yaml --set train.guided_alignment.layer=2
+expect_rc 2 "check with a nested --set that breaks a cross-field rule"
+expect_in err "train.guided_alignment.layer: 2 is out of range; model.decoder_layers is 2" \
+    "cross-field rule on a nested key"
+printf 'train:\n  guided_alignment:\n    layr: 1\n' >"$TMP/nested_typo.yaml"
+run "$S2S" config check "$TMP/nested_typo.yaml"
+expect_rc 2 "check of a misspelt nested key"
+expect_in err "$TMP/nested_typo.yaml:3:5: unknown key 'layr' in 'train.guided_alignment' (did you mean 'layer'?)" \
+    "nested key error has file:line:col and did-you-mean"
 
 run "$S2S" config show "$FIX/inherit_child.yaml" --set model.heads=16 --set decode.max_len=9
 expect_rc 0 "show with --set"
@@ -158,17 +189,27 @@ run "$S2S" config diff configs/demo.yaml configs/demo.yaml
 expect_rc 0 "diff of a file with itself"
 expect_empty out "no differences"
 
+# The same vocabularies spelt another way (a link, a detour through ..):
+# the same files, so no difference.
+mkdir -p "$TMP/same/v"
+ln -s "$ROOT/vocab/zh.txt" "$TMP/same/v/zh.txt"
+sed -e "s#\.\./vocab/zh.txt#./v/zh.txt#" -e "s#\.\./vocab/en.txt#$ROOT/vocab/../vocab/en.txt#" \
+    configs/demo.yaml >"$TMP/same/demo.yaml"
+run "$S2S" config diff configs/demo.yaml "$TMP/same/demo.yaml"
+expect_rc 0 "diff of configs naming the same vocab files differently"
+expect_empty out "identical vocab files are not a difference"
+
 "$S2S" config show configs/demo.yaml --set model.d_model=128 --set model.heads=8 \
     --set decode.beam_size=4 >"$TMP/wide.yaml"
 run "$S2S" config diff configs/demo.yaml "$TMP/wide.yaml"
-expect_rc 0 "diff of two configs"
+expect_rc 1 "diff of two configs that differ (as diff(1): 1)"
 printf 'model.d_model: 64 -> 128\nmodel.heads: 4 -> 8\ndecode.beam_size: 1 -> 4\n' >"$TMP/want"
 if cmp -s "$TMP/out" "$TMP/want"; then ok; else
     bad "diff output"
     diff "$TMP/want" "$TMP/out"
 fi
 run "$S2S" config diff configs/demo.yaml "$TMP/wide.yaml" --model-only
-expect_rc 0 "diff --model-only"
+expect_rc 1 "diff --model-only of configs that differ"
 printf 'model.d_model: 64 -> 128\nmodel.heads: 4 -> 8\n' >"$TMP/want"
 if cmp -s "$TMP/out" "$TMP/want"; then ok; else
     bad "diff --model-only output"
@@ -179,6 +220,59 @@ expect_rc 2 "diff with a bad config"
 expect_in err "unknown key 'hedas'" "diff reports the bad file"
 run "$S2S" config diff configs/demo.yaml
 expect_rc 2 "diff of one file"
+run "$S2S" config diff configs/demo.yaml "$TMP/wide.yaml" --model-only --set model.heads=8
+expect_rc 2 "diff with --set is an error"
+run "$S2S" config diff configs/demo.yaml /dev/zero
+expect_rc 2 "diff with an endless file"
+
+# ---- reference: docs/config.md is its output ----
+
+run "$S2S" config reference
+expect_rc 0 "config reference"
+if cmp -s "$TMP/out" docs/config.md; then ok; else
+    bad "docs/config.md is stale; regenerate it: build/s2s config reference > docs/config.md"
+    diff docs/config.md "$TMP/out" | head -20
+fi
+run "$S2S" config reference configs/demo.yaml
+expect_rc 2 "reference takes no file"
+
+# ---- inspect: only what the model file stores ----
+
+run "$S2S" inspect models/zh-en.safetensors
+expect_rc 0 "inspect a shipped model"
+expect_in out "decode:" "inspect shows the stored decode: section"
+expect_in out "  d_model: 128" "inspect shows the stored model: section"
+for section in train data vocab; do
+    if grep -q "^$section:" "$TMP/out"; then bad "inspect shows a $section: section the file does not store"; else ok; fi
+done
+
+# ---- endless and oversized inputs: refused at 1 MiB, never a hang ----
+
+run timeout 20 "$S2S" config check /dev/zero
+expect_rc 2 "check of /dev/zero"
+expect_in err "s2s: /dev/zero: larger than 1048576 bytes (1 MiB), the limit for a config file" \
+    "/dev/zero message names the file"
+yes 'model: {}' | timeout 20 "$S2S" config check /dev/stdin >"$TMP/out" 2>"$TMP/err"
+rc=$?
+expect_rc 2 "check of an endless pipe (yes |)"
+expect_in err "s2s: /dev/stdin: larger than 1048576 bytes" "pipe message names the file"
+mkfifo "$TMP/fifo"
+yes '# endless' >"$TMP/fifo" &
+writer=$!
+run timeout 20 "$S2S" config check "$TMP/fifo"
+expect_rc 2 "check of an endless FIFO"
+expect_in err "s2s: $TMP/fifo: larger than 1048576 bytes" "FIFO message names the file"
+yes '# endless' >"$TMP/fifo" &
+writer2=$!
+run timeout 60 "$S2S" translate -m models/zh-en.safetensors --config "$TMP/fifo"
+expect_rc 2 "translate --config on an endless FIFO"
+expect_in err "s2s: $TMP/fifo: larger than 1048576 bytes" "translate --config message"
+kill "$writer" "$writer2" 2>/dev/null
+wait "$writer" "$writer2" 2>/dev/null
+head -c $((1024 * 1024 + 1)) /dev/zero | tr '\0' ' ' >"$TMP/big.yaml"
+run "$S2S" config check "$TMP/big.yaml"
+expect_rc 2 "check of a config of 1 MiB + 1 byte"
+expect_in err "s2s: $TMP/big.yaml: larger than 1048576 bytes" "oversized file message"
 
 # ---- --set on init: validated, exit 2, nothing written ----
 

@@ -1,8 +1,9 @@
 // s2s/config.h — typed configuration, filled from YAML.
 //
-// One schema table (src/config/schema.c) names every key with its type,
-// default, range and help text; the loader, validation, `s2s config show`
-// and docs/config.md all come from it. Nothing else in s2s reads YAML.
+// One schema (src/config/schema.c: nested tables of keys, each with its
+// type, default, range and help text, and a table of cross-field rules)
+// drives the loader, validation, `s2s config show`, `s2s config diff` and
+// docs/config.md (`s2s config reference`). Nothing else in s2s reads YAML.
 //
 //     s2s_config cfg;
 //     s2s_config_default(&cfg);
@@ -20,6 +21,10 @@ extern "C" {
 #endif
 
 #define S2S_PATH_MAX 1024
+// The largest config file (and base: file) read: larger ones, and endless
+// streams such as /dev/zero or a pipe from `yes`, are refused with one line
+// naming the file (S2S_ERR_CONFIG).
+#define S2S_CONFIG_MAX_BYTES (1 << 20)
 
 typedef enum s2s_norm { S2S_NORM_PRE, S2S_NORM_POST, S2S_NORM_COUNT } s2s_norm;
 typedef enum s2s_activation { S2S_ACT_RELU, S2S_ACT_GELU, S2S_ACT_COUNT } s2s_activation;
@@ -81,7 +86,8 @@ typedef struct s2s_data_config {
 
 // Guided alignment (Marian's --guided-alignment): an extra cross-entropy
 // loss pulling one cross-attention head towards the gold word alignments
-// of the training TSV's third column.
+// of the training TSV's third column. In a config, a nested mapping
+// (train.guided_alignment.layer, .head, .weight).
 typedef struct s2s_guided_alignment {
     int layer;     // decoder layer, from 0; -1: off
     int head;      // head of that layer's cross-attention, from 0
@@ -123,6 +129,9 @@ typedef struct s2s_config {
 void s2s_config_default(s2s_config *cfg);
 
 // Parses a YAML file over the values already in cfg (usually the defaults).
+// Relative paths in it are joined to the file's folder and cleaned of "./"
+// and "dir/.." (see s2s_config_absolute_paths). A file larger than
+// S2S_CONFIG_MAX_BYTES is refused with S2S_ERR_CONFIG.
 // On failure returns S2S_ERR_CONFIG (or S2S_ERR_IO) and s2s_last_error()
 // holds every problem found, one per line, as "file:line:col: message",
 // each followed by the offending source line and a caret. cfg may then be
@@ -147,11 +156,27 @@ s2s_status s2s_config_load_string(s2s_config *cfg, const char *text,
                                   const char *name, const char *base_dir);
 
 // Applies one override "section.key=value" (as --set does), validated like
-// a file value. Errors name the override.
+// a file value; a nested key is "train.guided_alignment.layer=1". Errors
+// name the override (with a did-you-mean at the misspelt level).
 s2s_status s2s_config_set(s2s_config *cfg, const char *assignment);
 
 // Cross-field checks (d_model % heads, odd d_model, ...).
 s2s_status s2s_config_validate(const s2s_config *cfg, const char *name);
+
+// Makes every path of cfg (vocab, data, train outputs) absolute against the
+// working directory and canonical: no "./", no repeated '/', no "dir/.."
+// (unless dir is a symbolic link). S2S_OK, or S2S_ERR_CONFIG when a path
+// would not fit in S2S_PATH_MAX, S2S_ERR_IO without a working directory.
+s2s_status s2s_config_absolute_paths(s2s_config *cfg);
+
+// Whether every key of a and b holds the same value, compared key by key
+// with each type's own comparison (never bytewise, so struct padding does
+// not matter; paths are equal when they name the same file).
+bool s2s_config_equal(const s2s_config *a, const s2s_config *b);
+
+// docs/config.md: every section and key with type, default, range and help,
+// then the cross-field rules, as Markdown. Caller frees; NULL on out of memory.
+char *s2s_config_reference(void);
 
 // The effective config as YAML text, every key spelled out, a comment on
 // each value equal to its default. Caller frees. NULL on out of memory.
@@ -164,7 +189,8 @@ char *s2s_config_model_to_yaml(const s2s_config *cfg);
 
 // How b differs from a: one line per key whose values differ, in schema
 // order, as "model.d_model: 64 -> 128\n" (values spelled as in YAML);
-// "" when they are equal. model_only: compare the `model:` section only.
+// "" when they are equal (paths naming the same file are equal).
+// model_only: compare the `model:` section only.
 // *out_text is the caller's to free. Returns S2S_OK or S2S_ERR_NOMEM.
 s2s_status s2s_config_diff(const s2s_config *a, const s2s_config *b, bool model_only,
                            char **out_text);

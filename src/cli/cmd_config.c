@@ -1,21 +1,24 @@
-// s2s config check|show|diff: read configs exactly as the other commands
-// do (base: files, --set overrides, every check) and print or compare them.
+// s2s config check|show|diff|reference: read configs exactly as the other
+// commands do (base: files, --set overrides, every check) and print or
+// compare them, or print the reference of every key (docs/config.md).
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
-#include "config/schema.h"
 
 static const char config_usage[] =
     "usage: s2s config check FILE... [--set key.path=value ...]\n"
     "       s2s config show FILE [--set key.path=value ...]\n"
     "       s2s config diff A B [--model-only]\n"
+    "       s2s config reference > docs/config.md\n"
     "\n"
-    "check  exits 0 when every file is valid, else 2 after listing every problem\n"
-    "show   prints the effective config as YAML; '# default' marks defaults\n"
-    "diff   prints 'key: value in A -> value in B' for each key that differs\n";
+    "check      exits 0 when every file is valid, else 2 after listing every problem\n"
+    "show       prints the effective config as YAML, paths absolute and canonical;\n"
+    "           '# default' marks defaults\n"
+    "diff       prints 'key: value in A -> value in B' for each key that differs;\n"
+    "           exits 0 when none does, 1 when some do, 2 on an error (as diff(1))\n"
+    "reference  prints every key with its type, default, range and help (Markdown)\n";
 
 typedef struct config_args {
     const char **files;
@@ -59,43 +62,9 @@ static int parse_args(const char *sub, int argc, char **argv, config_args *a) {
 // (the loader joined them to the config's folder). Printed like that they
 // would break once the text is saved anywhere else, so make them absolute.
 static bool absolute_paths(s2s_config *cfg) {
-    size_t cap = 256;
-    char *cwd = NULL;
-    for (;;) {
-        char *grown = realloc(cwd, cap);
-        if (!grown) break;
-        cwd = grown;
-        if (getcwd(cwd, cap)) break;
-        if (errno != ERANGE || cap > (1u << 20)) {
-            free(cwd);
-            cwd = NULL;
-            break;
-        }
-        cap *= 2;
-    }
-    if (!cwd) {
-        fprintf(stderr, "s2s config: cannot find the working directory: %s\n", strerror(errno));
-        return false;
-    }
-    bool ok = true;
-    for (int i = 0; i < s2s_cfg_n_keys && ok; i++) {
-        const s2s_cfg_key *k = &s2s_cfg_keys[i];
-        char *path = s2s_cfg_field(cfg, k);
-        bool is_path = k->type == S2S_CFG_PATH || (k->flags & S2S_CFG_OUTPUT);
-        if (!is_path || path[0] == '\0' || path[0] == '/') continue;
-        size_t need = strlen(cwd) + 1 + strlen(path) + 1;
-        if (need > k->size) {
-            fprintf(stderr, "s2s config: %s: '%s/%s' is longer than %zu bytes\n", k->key, cwd,
-                    path, k->size - 1);
-            ok = false;
-            break;
-        }
-        memmove(path + strlen(cwd) + 1, path, strlen(path) + 1);
-        memcpy(path, cwd, strlen(cwd));
-        path[strlen(cwd)] = '/';
-    }
-    free(cwd);
-    return ok;
+    s2s_status st = s2s_config_absolute_paths(cfg);
+    if (st != S2S_OK) s2s_cli_fail(st);
+    return st == S2S_OK;
 }
 
 static s2s_status load(s2s_config *cfg, const char *path, const config_args *a) {
@@ -147,25 +116,45 @@ static int cmd_show(const config_args *a) {
     return finish_output();
 }
 
+// As diff(1): 0 the same, 1 different, 2 trouble (a bad config, a failed
+// write, anything else).
 static int cmd_diff(const config_args *a) {
     if (a->n_files != 2)
         return s2s_cli_usage_error("config", "diff takes two FILEs (see s2s config --help)");
     if (a->n_sets > 0) return s2s_cli_usage_error("config", "diff does not take --set");
     s2s_config cfg[2];
-    int rc = S2S_EXIT_OK;
+    bool ok = true;
     for (int i = 0; i < 2; i++) {
         s2s_status st = load(&cfg[i], a->files[i], a);
         if (st != S2S_OK) {
-            int code = s2s_cli_fail(st);
-            if (code > rc) rc = code;
+            s2s_cli_fail(st);
+            ok = false;
         } else if (!absolute_paths(&cfg[i])) {
-            rc = S2S_EXIT_USAGE;
+            ok = false;
         }
     }
-    if (rc != S2S_EXIT_OK) return rc;
+    if (!ok) return S2S_EXIT_USAGE;
     char *text;
     s2s_status st = s2s_config_diff(&cfg[0], &cfg[1], a->model_only, &text);
-    if (st != S2S_OK) return s2s_cli_fail(st);
+    if (st != S2S_OK) {
+        s2s_cli_fail(st);
+        return S2S_EXIT_USAGE;
+    }
+    fputs(text, stdout);
+    bool differ = text[0] != '\0';
+    free(text);
+    if (finish_output() != S2S_EXIT_OK) return S2S_EXIT_USAGE;
+    return differ ? 1 : 0;
+}
+
+static int cmd_reference(const config_args *a) {
+    if (a->n_files != 0 || a->n_sets != 0)
+        return s2s_cli_usage_error("config", "reference takes no FILE (see s2s config --help)");
+    char *text = s2s_config_reference();
+    if (!text) {
+        fprintf(stderr, "s2s config: out of memory\n");
+        return S2S_EXIT_FAILURE;
+    }
     fputs(text, stdout);
     free(text);
     return finish_output();
@@ -184,7 +173,8 @@ int s2s_cmd_config(int argc, char **argv) {
     int (*run)(const config_args *) = !strcmp(sub, "check") ? cmd_check
                                       : !strcmp(sub, "show") ? cmd_show
                                       : !strcmp(sub, "diff") ? cmd_diff
-                                                             : NULL;
+                                      : !strcmp(sub, "reference") ? cmd_reference
+                                                                  : NULL;
     if (!run)
         return s2s_cli_usage_error("config", "unknown subcommand '%s' (see s2s config --help)",
                                    sub);

@@ -1,4 +1,5 @@
-// s2s inspect MODEL: config, vocab sizes, every tensor, parameter count.
+// s2s inspect MODEL: the config the model file stores (model: and decode:),
+// vocab sizes, every tensor, parameter count.
 #include "cli/cli.h"
 
 #include <stdlib.h>
@@ -8,7 +9,7 @@ int s2s_cmd_inspect(int argc, char **argv) {
     s2s_model *m;
     s2s_status st = s2s_model_load(&m, argv[0]);
     if (st != S2S_OK) return s2s_cli_fail(st);
-    char *yaml = s2s_config_to_yaml(s2s_model_get_config(m));
+    char *yaml = s2s_config_model_to_yaml(s2s_model_get_config(m));
     printf("model: %s\n", argv[0]);
     printf("source vocab: %d tokens\ntarget vocab: %d tokens\n",
            s2s_vocab_size(s2s_model_src_vocab(m)), s2s_vocab_size(s2s_model_tgt_vocab(m)));

@@ -19,7 +19,7 @@ static const char usage[] =
     "  inspect MODEL                     config, vocab sizes, tensors, parameter count\n"
     "  train CONFIG -o OUT               train a model (--init MODEL, --resume CKPT, --quiet)\n"
     "  vocab build TSV --column src|tgt -o VOCAB  write a vocab file from a corpus\n"
-    "  config check|show|diff FILE...    validate, print or compare YAML configs\n"
+    "  config check|show|diff|reference  validate, print or compare YAML configs\n"
     "  eval -m MODEL TEST.tsv            BLEU, exact match, accuracy on a source<TAB>target file\n"
     "  align -m MODEL [SENTENCE...]      attention alignments, heatmaps, AER (eval-align)\n"
     "\n"

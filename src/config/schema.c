@@ -1,15 +1,11 @@
-// The config schema: every key of s2s_config with its type, default, range
-// and help text, plus the per-type value operations that the loader,
-// s2s_config_default, s2s_config_to_yaml and docs/config.md share.
+// The config schema: the nested key tables, their lookups and the list of
+// leaves built from them, and the cross-field rules that validation and
+// docs/config.md both read. The value operations are in values.c.
 #include "config/schema.h"
 
-#include <errno.h>
 #include <limits.h>
-#include <math.h>
-#include <stdarg.h>
-#include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -20,7 +16,9 @@ _Static_assert(sizeof(s2s_activation) == sizeof(int), "enum fields must be int-s
 _Static_assert(sizeof(s2s_schedule) == sizeof(int), "enum fields must be int-sized");
 _Static_assert(sizeof(s2s_best_metric) == sizeof(int), "enum fields must be int-sized");
 
-#define FIELD(f) .offset = offsetof(s2s_config, f), .size = sizeof(((s2s_config *)0)->f)
+// A field of struct T: its offset and size.
+#define FIELD(T, f) .offset = offsetof(T, f), .size = sizeof(((T *)0)->f)
+#define TABLE(keys) {keys, (int)(sizeof keys / sizeof keys[0])}
 
 static const char *const activation_names[] = {
     [S2S_ACT_RELU] = "relu", [S2S_ACT_GELU] = "gelu", [S2S_ACT_COUNT] = NULL};
@@ -34,271 +32,268 @@ static const char *const best_metric_names[] = {
     [S2S_BEST_BLEU] = "bleu", [S2S_BEST_LOSS] = "loss",
     [S2S_BEST_EXACT_MATCH] = "exact_match", [S2S_BEST_COUNT] = NULL};
 
-// ---- the table ----
-// Sections in the order they are written; keys grouped by section in the
-// same order. New sections (data, train, align) go at the end of both.
+// ---- the tables ----
+// Keys are written in table order. New sections go at the end of the root.
 
-const s2s_cfg_section s2s_cfg_sections[] = {
-    {"model", "The architecture. Everything in this section is stored in a "
-              "model file, so a model always decodes the way it was trained."},
-    {"vocab", "Vocabulary files. Relative paths are resolved against the "
-              "folder of the config file; a path that is set must exist."},
-    {"decode", "How translations are generated."},
-    {"data", "Training data for `s2s train`: TSV files with one "
-             "`source<TAB>target[<TAB>alignment]` pair per line, tokenized with "
-             "the model's vocabularies. Relative paths are resolved against the "
-             "folder of the config file; a path that is set must exist."},
-    {"train", "How `s2s train` trains: optimizer, learning-rate schedule, "
-              "batching, validation and checkpoints (see include/s2s/train.h "
-              "for the files it writes)."},
+// One attention head pulled towards a target (s2s_guided_alignment): shared
+// by every key of that shape, so a second one is one row in train_keys.
+static const s2s_cfg_key head_pull_keys[] = {
+    {.name = "layer", .type = S2S_CFG_INT, FIELD(s2s_guided_alignment, layer), .def = "-1",
+     .bounds = S2S_CFG_MIN, .min = -1,
+     .help = "Decoder layer of the head, from 0; -1 turns the loss off."},
+    {.name = "head", .type = S2S_CFG_INT, FIELD(s2s_guided_alignment, head), .def = "0",
+     .bounds = S2S_CFG_MIN, .min = 0,
+     .help = "Head of that layer's cross-attention, from 0."},
+    {.name = "weight", .type = S2S_CFG_FLOAT, FIELD(s2s_guided_alignment, weight),
+     .def = "0.1", .bounds = S2S_CFG_MIN, .min = 0,
+     .help = "Factor of this loss, added to the cross-entropy."},
 };
-const int s2s_cfg_n_sections =
-    (int)(sizeof s2s_cfg_sections / sizeof s2s_cfg_sections[0]);
+static const s2s_cfg_table head_pull_table = TABLE(head_pull_keys);
 
-const s2s_cfg_key s2s_cfg_keys[] = {
-    {.key = "model.d_model", .type = S2S_CFG_INT, FIELD(model.d_model),
+static const s2s_cfg_key model_keys[] = {
+    {.name = "d_model", .type = S2S_CFG_INT, FIELD(s2s_model_config, d_model),
      .def = "512", .bounds = S2S_CFG_MIN, .min = 1,
      .help = "Width of every residual stream (embeddings, attention, "
              "layer outputs). Must be even and divisible by `model.heads`."},
-    {.key = "model.heads", .type = S2S_CFG_INT, FIELD(model.heads),
+    {.name = "heads", .type = S2S_CFG_INT, FIELD(s2s_model_config, heads),
      .def = "8", .bounds = S2S_CFG_MIN, .min = 1,
      .help = "Attention heads per attention block; each head is "
              "`d_model / heads` wide."},
-    {.key = "model.encoder_layers", .type = S2S_CFG_INT,
-     FIELD(model.encoder_layers), .def = "6", .bounds = S2S_CFG_MIN, .min = 1,
+    {.name = "encoder_layers", .type = S2S_CFG_INT,
+     FIELD(s2s_model_config, encoder_layers), .def = "6", .bounds = S2S_CFG_MIN, .min = 1,
      .help = "Number of encoder layers."},
-    {.key = "model.decoder_layers", .type = S2S_CFG_INT,
-     FIELD(model.decoder_layers), .def = "6", .bounds = S2S_CFG_MIN, .min = 1,
+    {.name = "decoder_layers", .type = S2S_CFG_INT,
+     FIELD(s2s_model_config, decoder_layers), .def = "6", .bounds = S2S_CFG_MIN, .min = 1,
      .help = "Number of decoder layers."},
-    {.key = "model.ffn_dim", .type = S2S_CFG_INT, FIELD(model.ffn_dim),
+    {.name = "ffn_dim", .type = S2S_CFG_INT, FIELD(s2s_model_config, ffn_dim),
      .def = "2048", .bounds = S2S_CFG_MIN, .min = 1,
      .help = "Inner width of the feed-forward blocks."},
-    {.key = "model.activation", .type = S2S_CFG_ENUM, FIELD(model.activation),
+    {.name = "activation", .type = S2S_CFG_ENUM, FIELD(s2s_model_config, activation),
      .def = "relu", .names = activation_names,
      .help = "Activation inside the feed-forward blocks."},
-    {.key = "model.norm", .type = S2S_CFG_ENUM, FIELD(model.norm),
+    {.name = "norm", .type = S2S_CFG_ENUM, FIELD(s2s_model_config, norm),
      .def = "pre", .names = norm_names,
      .help = "Where layer normalisation sits: `pre` normalises the input of "
              "each sublayer (and the stack output), `post` normalises after "
              "each residual addition, as in the original Transformer."},
-    {.key = "model.layer_norm_eps", .type = S2S_CFG_FLOAT,
-     FIELD(model.layer_norm_eps), .def = "1e-5",
+    {.name = "layer_norm_eps", .type = S2S_CFG_FLOAT,
+     FIELD(s2s_model_config, layer_norm_eps), .def = "1e-5",
      .bounds = S2S_CFG_MIN | S2S_CFG_MIN_EXCL, .min = 0,
      .help = "Epsilon added to the variance in layer normalisation."},
-    {.key = "model.dropout", .type = S2S_CFG_FLOAT, FIELD(model.dropout),
+    {.name = "dropout", .type = S2S_CFG_FLOAT, FIELD(s2s_model_config, dropout),
      .def = "0.1", .bounds = S2S_CFG_MIN | S2S_CFG_MAX | S2S_CFG_MAX_EXCL,
      .min = 0, .max = 1, .flags = S2S_CFG_NOT_ARCH,
      .help = "Dropout probability; used in training only."},
-    {.key = "model.attention_dropout", .type = S2S_CFG_FLOAT,
-     FIELD(model.attention_dropout), .def = "0.0",
+    {.name = "attention_dropout", .type = S2S_CFG_FLOAT,
+     FIELD(s2s_model_config, attention_dropout), .def = "0.0",
      .bounds = S2S_CFG_MIN | S2S_CFG_MAX | S2S_CFG_MAX_EXCL, .min = 0, .max = 1,
      .flags = S2S_CFG_NOT_ARCH,
      .help = "Dropout probability on the attention weights (after the "
              "softmax); used in training only."},
-    {.key = "model.tie_output", .type = S2S_CFG_BOOL, FIELD(model.tie_output),
+    {.name = "tie_output", .type = S2S_CFG_BOOL, FIELD(s2s_model_config, tie_output),
      .def = "true",
      .help = "Compute the output logits with the target embedding matrix "
              "(`tgt_embed.weight`) instead of a separate projection."},
-    {.key = "model.max_len", .type = S2S_CFG_INT, FIELD(model.max_len),
+    {.name = "max_len", .type = S2S_CFG_INT, FIELD(s2s_model_config, max_len),
      .def = "256", .bounds = S2S_CFG_MIN, .min = 1,
      .help = "Longest sequence the model handles; positions run from 0 to "
              "`max_len - 1`."},
-    {.key = "vocab.src", .type = S2S_CFG_PATH, FIELD(vocab.src), .def = "",
+};
+
+static const s2s_cfg_key vocab_keys[] = {
+    {.name = "src", .type = S2S_CFG_PATH, FIELD(s2s_vocab_config, src), .def = "",
      .help = "Source-language vocabulary file."},
-    {.key = "vocab.tgt", .type = S2S_CFG_PATH, FIELD(vocab.tgt), .def = "",
+    {.name = "tgt", .type = S2S_CFG_PATH, FIELD(s2s_vocab_config, tgt), .def = "",
      .help = "Target-language vocabulary file."},
-    {.key = "decode.max_len", .type = S2S_CFG_INT, FIELD(decode.max_len),
+};
+
+static const s2s_cfg_key decode_keys[] = {
+    {.name = "max_len", .type = S2S_CFG_INT, FIELD(s2s_decode_config, max_len),
      .def = "128", .bounds = S2S_CFG_MIN, .min = 1,
      .help = "Most target tokens generated per sentence, `</s>` included."},
-    {.key = "decode.beam_size", .type = S2S_CFG_INT, FIELD(decode.beam_size),
+    {.name = "beam_size", .type = S2S_CFG_INT, FIELD(s2s_decode_config, beam_size),
      .def = "1", .bounds = S2S_CFG_MIN, .min = 1,
      .help = "Beam width; 1 decodes greedily."},
-    {.key = "decode.n_best", .type = S2S_CFG_INT, FIELD(decode.n_best),
+    {.name = "n_best", .type = S2S_CFG_INT, FIELD(s2s_decode_config, n_best),
      .def = "1", .bounds = S2S_CFG_MIN, .min = 1,
      .help = "Hypotheses returned per sentence, best first; at most "
              "`beam_size` (`s2s translate --n-best` raises the beam to match)."},
-    {.key = "decode.length_penalty", .type = S2S_CFG_FLOAT, FIELD(decode.length_penalty),
+    {.name = "length_penalty", .type = S2S_CFG_FLOAT, FIELD(s2s_decode_config, length_penalty),
      .def = "1.0", .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Beam hypotheses are ranked by `logprob / length^length_penalty` "
              "(length counts `</s>`), as in CTranslate2 and fairseq; 0 ranks by "
              "log-probability alone."},
-    {.key = "decode.min_len", .type = S2S_CFG_INT, FIELD(decode.min_len),
+    {.name = "min_len", .type = S2S_CFG_INT, FIELD(s2s_decode_config, min_len),
      .def = "0", .bounds = S2S_CFG_MIN, .min = 0,
      .help = "`</s>` is not produced before this many tokens (CTranslate2's "
              "`min_decoding_length`)."},
-    {.key = "decode.max_len_ratio", .type = S2S_CFG_FLOAT, FIELD(decode.max_len_ratio),
+    {.name = "max_len_ratio", .type = S2S_CFG_FLOAT, FIELD(s2s_decode_config, max_len_ratio),
      .def = "0.0", .bounds = S2S_CFG_MIN, .min = 0,
      .help = "When above 0, a sentence of n source tokens gets at most "
              "`ceil(max_len_ratio * n) + 1` tokens (and never more than `max_len`)."},
-    {.key = "decode.sampling_topk", .type = S2S_CFG_INT, FIELD(decode.sampling_topk),
+    {.name = "sampling_topk", .type = S2S_CFG_INT, FIELD(s2s_decode_config, sampling_topk),
      .def = "1", .bounds = S2S_CFG_MIN, .min = 0,
      .help = "With `beam_size: 1`: 1 decodes greedily, 0 samples from the "
              "whole distribution, k > 1 from the k most likely tokens."},
-    {.key = "decode.sampling_topp", .type = S2S_CFG_FLOAT, FIELD(decode.sampling_topp),
+    {.name = "sampling_topp", .type = S2S_CFG_FLOAT, FIELD(s2s_decode_config, sampling_topp),
      .def = "1.0", .bounds = S2S_CFG_MIN | S2S_CFG_MIN_EXCL | S2S_CFG_MAX, .min = 0, .max = 1,
      .help = "Sampling keeps the smallest set of most likely tokens holding "
              "this much probability (nucleus sampling); 1 keeps all."},
-    {.key = "decode.temperature", .type = S2S_CFG_FLOAT, FIELD(decode.temperature),
+    {.name = "temperature", .type = S2S_CFG_FLOAT, FIELD(s2s_decode_config, temperature),
      .def = "1.0", .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Sampling temperature; 0 decodes greedily."},
-    {.key = "decode.seed", .type = S2S_CFG_INT, FIELD(decode.seed),
+    {.name = "seed", .type = S2S_CFG_INT, FIELD(s2s_decode_config, seed),
      .def = "0", .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Sampling seed: the same seed gives the same samples; each "
              "sentence draws from a stream of the seed and its tokens."},
-    {.key = "data.train", .type = S2S_CFG_PATH, FIELD(data.train), .def = "",
+};
+
+static const s2s_cfg_key data_keys[] = {
+    {.name = "train", .type = S2S_CFG_PATH, FIELD(s2s_data_config, train), .def = "",
      .help = "Training pairs. A line without a tab, invalid UTF-8 or a side "
              "longer than `model.max_len - 1` tokens is an error naming the "
              "file and line."},
-    {.key = "data.dev", .type = S2S_CFG_PATH, FIELD(data.dev), .def = "",
+    {.name = "dev", .type = S2S_CFG_PATH, FIELD(s2s_data_config, dev), .def = "",
      .help = "Validation pairs; unset: no validation, no best model, no "
              "early stopping."},
-    {.key = "train.lr", .type = S2S_CFG_FLOAT, FIELD(train.lr), .def = "0.0005",
+};
+
+static const s2s_cfg_key train_keys[] = {
+    {.name = "lr", .type = S2S_CFG_FLOAT, FIELD(s2s_train_config, lr), .def = "0.0005",
      .bounds = S2S_CFG_MIN | S2S_CFG_MIN_EXCL, .min = 0,
      .help = "Peak learning rate (for `noam`, the factor in front of "
              "`d_model^-0.5 * min(t^-0.5, t * warmup^-1.5)`)."},
-    {.key = "train.schedule", .type = S2S_CFG_ENUM, FIELD(train.schedule),
+    {.name = "schedule", .type = S2S_CFG_ENUM, FIELD(s2s_train_config, schedule),
      .def = "inverse_sqrt", .names = schedule_names,
      .help = "Learning rate at step t (from 1): `constant`; `noam`; "
              "`inverse_sqrt`: linear warmup to `lr`, then `lr * sqrt(warmup / t)`; "
              "`cosine`: linear warmup, then a half cosine down to 0 at "
              "`train.max_steps`."},
-    {.key = "train.warmup_steps", .type = S2S_CFG_INT, FIELD(train.warmup_steps),
+    {.name = "warmup_steps", .type = S2S_CFG_INT, FIELD(s2s_train_config, warmup_steps),
      .def = "4000", .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Steps of linear warmup (0: none)."},
-    {.key = "train.batch_tokens", .type = S2S_CFG_INT, FIELD(train.batch_tokens),
+    {.name = "batch_tokens", .type = S2S_CFG_INT, FIELD(s2s_train_config, batch_tokens),
      .def = "4096", .bounds = S2S_CFG_MIN, .min = 1,
      .help = "Tokens per batch, counted as sentences x (padded source length "
              "+ padded target length), `</s>` and `<s>` included; a longer "
              "sentence gets a batch of its own."},
-    {.key = "train.seed", .type = S2S_CFG_INT, FIELD(train.seed), .def = "1",
+    {.name = "seed", .type = S2S_CFG_INT, FIELD(s2s_train_config, seed), .def = "1",
      .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Seed of the initial weights (without `--init`), the data order "
              "and the dropout masks."},
-    {.key = "train.shuffle", .type = S2S_CFG_BOOL, FIELD(train.shuffle), .def = "true",
+    {.name = "shuffle", .type = S2S_CFG_BOOL, FIELD(s2s_train_config, shuffle), .def = "true",
      .help = "Bucket sentences by length and shuffle the batches every epoch; "
              "`false` keeps the file order."},
-    {.key = "train.max_steps", .type = S2S_CFG_INT, FIELD(train.max_steps),
+    {.name = "max_steps", .type = S2S_CFG_INT, FIELD(s2s_train_config, max_steps),
      .def = "100000", .bounds = S2S_CFG_MIN, .min = 1,
      .help = "Updates to make (a resumed run counts the steps already made)."},
-    {.key = "train.valid_every", .type = S2S_CFG_INT, FIELD(train.valid_every),
+    {.name = "valid_every", .type = S2S_CFG_INT, FIELD(s2s_train_config, valid_every),
      .def = "1000", .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Validate on `data.dev` every this many steps (0: never): loss, "
              "token accuracy, BLEU and exact match of greedy translations."},
-    {.key = "train.save_every", .type = S2S_CFG_INT, FIELD(train.save_every),
+    {.name = "save_every", .type = S2S_CFG_INT, FIELD(s2s_train_config, save_every),
      .def = "1000", .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Write a checkpoint every this many steps (0: only at the end)."},
-    {.key = "train.patience", .type = S2S_CFG_INT, FIELD(train.patience), .def = "0",
+    {.name = "patience", .type = S2S_CFG_INT, FIELD(s2s_train_config, patience), .def = "0",
      .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Stop after this many validations without a better "
              "`train.best_metric` (0: never stop early)."},
-    {.key = "train.label_smoothing", .type = S2S_CFG_FLOAT,
-     FIELD(train.label_smoothing), .def = "0.1",
+    {.name = "label_smoothing", .type = S2S_CFG_FLOAT,
+     FIELD(s2s_train_config, label_smoothing), .def = "0.1",
      .bounds = S2S_CFG_MIN | S2S_CFG_MAX | S2S_CFG_MAX_EXCL, .min = 0, .max = 1,
      .help = "Label smoothing eps: the loss is `(1-eps) * -log p[gold] + eps * "
              "mean over the vocabulary of -log p[v]`, as PyTorch's "
              "`CrossEntropyLoss(label_smoothing=eps)`."},
-    {.key = "train.adam_betas", .type = S2S_CFG_FLOAT_PAIR, FIELD(train.adam_betas),
+    {.name = "adam_betas", .type = S2S_CFG_FLOAT_PAIR, FIELD(s2s_train_config, adam_betas),
      .def = "[0.9, 0.98]", .bounds = S2S_CFG_MIN | S2S_CFG_MAX | S2S_CFG_MAX_EXCL,
      .min = 0, .max = 1,
      .help = "Adam's beta1 and beta2."},
-    {.key = "train.adam_eps", .type = S2S_CFG_FLOAT, FIELD(train.adam_eps), .def = "1e-9",
+    {.name = "adam_eps", .type = S2S_CFG_FLOAT, FIELD(s2s_train_config, adam_eps), .def = "1e-9",
      .bounds = S2S_CFG_MIN | S2S_CFG_MIN_EXCL, .min = 0,
      .help = "Adam's epsilon."},
-    {.key = "train.weight_decay", .type = S2S_CFG_FLOAT, FIELD(train.weight_decay),
+    {.name = "weight_decay", .type = S2S_CFG_FLOAT, FIELD(s2s_train_config, weight_decay),
      .def = "0.0", .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Decoupled weight decay (AdamW: `p -= lr * weight_decay * p` "
              "each step); 0: plain Adam."},
-    {.key = "train.clip_norm", .type = S2S_CFG_FLOAT, FIELD(train.clip_norm), .def = "0.0",
+    {.name = "clip_norm", .type = S2S_CFG_FLOAT, FIELD(s2s_train_config, clip_norm), .def = "0.0",
      .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Clip the global gradient norm to this (0: no clipping)."},
-    {.key = "train.log", .type = S2S_CFG_STRING, FIELD(train.log), .def = "",
+    {.name = "log", .type = S2S_CFG_STRING, FIELD(s2s_train_config, log), .def = "",
      .flags = S2S_CFG_OUTPUT,
      .help = "JSON-lines log, one object per step (`step`, `loss`, `lr`, "
              "`tokens`, `grad_norm`, and `valid` on validation steps), appended "
              "run after run; unset, or with `-o`: `BASE.train.log` beside the "
              "output. Relative to the config file's folder, and must stay in "
              "it unless `--allow-outside`."},
-    {.key = "train.best_metric", .type = S2S_CFG_ENUM, FIELD(train.best_metric),
+    {.name = "best_metric", .type = S2S_CFG_ENUM, FIELD(s2s_train_config, best_metric),
      .def = "bleu", .names = best_metric_names,
      .help = "Validation score that picks the best model "
              "(`OUT.best.safetensors`) and drives early stopping; `loss` is "
              "better when lower."},
-    {.key = "train.output", .type = S2S_CFG_STRING, FIELD(train.output), .def = "",
+    {.name = "output", .type = S2S_CFG_STRING, FIELD(s2s_train_config, output), .def = "",
      .flags = S2S_CFG_OUTPUT,
      .help = "Model file `s2s train` writes (`-o` overrides); the checkpoint "
              "(`BASE.ckpt.safetensors`) goes beside it. Relative to the config "
              "file's folder, and must stay in it unless `--allow-outside`."},
-    {.key = "train.guided_alignment", .type = S2S_CFG_GUIDED,
-     FIELD(train.guided_alignment), .def = "{layer: -1, head: 0, weight: 0.1}",
+    {.name = "guided_alignment", .type = S2S_CFG_TABLE, FIELD(s2s_train_config, guided_alignment),
+     .sub = &head_pull_table,
      .help = "Guided alignment, as in Marian: with `layer` >= 0, head `head` of "
-             "decoder layer `layer`'s cross-attention (both from 0) is pulled "
-             "towards the gold alignments of the TSV's third column (Pharaoh "
-             "`i-j`, source token i, target token j, from 0; `ipj` counts as a "
-             "link too) by adding `weight * -sum A log(P + 1e-6) / rows` to the "
-             "loss, where A holds each target token's links normalised to sum "
-             "to 1, P that head's attention weights and `rows` the target tokens "
-             "with links in the batch (unaligned tokens and `</s>` are not "
-             "guided). `layer: -1` turns it off and the third column is not "
-             "read. Written as a mapping; fields left out keep their values, "
-             "and `--set train.guided_alignment.layer=1` sets one field."},
+             "decoder layer `layer`'s cross-attention is pulled towards the gold "
+             "alignments of the TSV's third column (Pharaoh `i-j`, source token i, "
+             "target token j, from 0; `ipj` counts as a link too) by adding "
+             "`weight * -sum A log(P + 1e-6) / rows` to the loss. A holds each "
+             "target token's links normalised to sum to 1; a target token the gold "
+             "leaves unaligned is guided to the source `</s>` (the \"no link\" "
+             "column, which `s2s align` reads as no alignment). P is that head's "
+             "attention weights and `rows` the target tokens, `</s>` excluded, of "
+             "the batch's lines that have links; lines without a third column are "
+             "not guided. `layer: -1` (the default) turns it off and the third "
+             "column is not read. Written as a mapping (`{layer: 1, head: 0}`); keys left "
+             "out keep their values, and `--set train.guided_alignment.layer=1` "
+             "sets one."},
 };
-const int s2s_cfg_n_keys = (int)(sizeof s2s_cfg_keys / sizeof s2s_cfg_keys[0]);
 
-// S2S_CFG_GUIDED: the fields of s2s_guided_alignment in printed order.
-static const char *const guided_fields[] = {"layer", "head", "weight", NULL};
+static const s2s_cfg_table model_table = TABLE(model_keys);
+static const s2s_cfg_table vocab_table = TABLE(vocab_keys);
+static const s2s_cfg_table decode_table = TABLE(decode_keys);
+static const s2s_cfg_table data_table = TABLE(data_keys);
+static const s2s_cfg_table train_table = TABLE(train_keys);
 
-// ---- growable string ----
-
-void s2s_cfg_quote(s2s_buf *b, const char *s, size_t n, size_t max) {
-    bool cut = n > max;
-    if (cut) {
-        n = max;
-        // Do not split a UTF-8 character.
-        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
-    }
-    s2s_buf_puts(b, "'");
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        char ch = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-        s2s_buf_append(b, &ch, 1);
-    }
-    s2s_buf_puts(b, cut ? "...'" : "'");
-}
+static const s2s_cfg_key sections[] = {
+    {.name = "model", .type = S2S_CFG_TABLE, FIELD(s2s_config, model), .sub = &model_table,
+     .help = "The architecture. Everything in this section is stored in a "
+             "model file, so a model always decodes the way it was trained."},
+    {.name = "vocab", .type = S2S_CFG_TABLE, FIELD(s2s_config, vocab), .sub = &vocab_table,
+     .help = "Vocabulary files. Relative paths are resolved against the "
+             "folder of the config file; a path that is set must exist."},
+    {.name = "decode", .type = S2S_CFG_TABLE, FIELD(s2s_config, decode), .sub = &decode_table,
+     .help = "How translations are generated."},
+    {.name = "data", .type = S2S_CFG_TABLE, FIELD(s2s_config, data), .sub = &data_table,
+     .help = "Training data for `s2s train`: TSV files with one "
+             "`source<TAB>target[<TAB>alignment]` pair per line, tokenized with "
+             "the model's vocabularies. Relative paths are resolved against the "
+             "folder of the config file; a path that is set must exist."},
+    {.name = "train", .type = S2S_CFG_TABLE, FIELD(s2s_config, train), .sub = &train_table,
+     .help = "How `s2s train` trains: optimizer, learning-rate schedule, "
+             "batching, validation and checkpoints (see include/s2s/train.h "
+             "for the files it writes)."},
+};
+const s2s_cfg_table s2s_cfg_root = TABLE(sections);
 
 // ---- lookups ----
 
-int s2s_cfg_find_section(const char *name, size_t n) {
-    for (int i = 0; i < s2s_cfg_n_sections; i++) {
-        const char *s = s2s_cfg_sections[i].name;
-        if (strlen(s) == n && memcmp(s, name, n) == 0) return i;
+int s2s_cfg_find(const s2s_cfg_table *t, const char *name, size_t n) {
+    for (int i = 0; i < t->n_keys; i++) {
+        const char *k = t->keys[i].name;
+        if (strlen(k) == n && memcmp(k, name, n) == 0) return i;
     }
     return -1;
 }
 
-static size_t section_len(const s2s_cfg_key *k) {
-    const char *dot = strchr(k->key, '.');
-    S2S_ASSERT(dot != NULL);
-    return (size_t)(dot - k->key);
-}
-
-int s2s_cfg_key_section(const s2s_cfg_key *k) {
-    int s = s2s_cfg_find_section(k->key, section_len(k));
-    S2S_ASSERT(s >= 0);
-    return s;
-}
-
-const char *s2s_cfg_key_name(const s2s_cfg_key *k) {
-    return k->key + section_len(k) + 1;
-}
-
-int s2s_cfg_find_key(int section, const char *name, size_t n) {
-    for (int i = 0; i < s2s_cfg_n_keys; i++) {
-        const s2s_cfg_key *k = &s2s_cfg_keys[i];
-        if (s2s_cfg_key_section(k) != section) continue;
-        const char *kn = s2s_cfg_key_name(k);
-        if (strlen(kn) == n && memcmp(kn, name, n) == 0) return i;
-    }
-    return -1;
+void s2s_cfg_list_names(s2s_buf *b, const s2s_cfg_table *t) {
+    for (int i = 0; i < t->n_keys; i++)
+        s2s_buf_printf(b, "%s%s", i == 0 ? "" : i == t->n_keys - 1 ? " or " : ", ",
+                       t->keys[i].name);
 }
 
 // Optimal string alignment distance (Levenshtein plus adjacent swaps, so
@@ -329,646 +324,156 @@ static int edit_distance(const char *a, size_t n, const char *b, size_t m) {
     return prev[m];
 }
 
-static void consider(const char *name, size_t n, const char *cand,
-                     const char **best, int *best_d) {
-    size_t m = strlen(cand);
-    int limit = 1 + (int)m / 4;
-    if (limit > 3) limit = 3;
-    // Skips huge names cheaply: they cannot be within `limit` edits.
-    if ((n > m ? n - m : m - n) > (size_t)limit) return;
-    int d = edit_distance(name, n, cand, m);
-    if (d <= limit && d < (int)m && d < *best_d) {
-        *best = cand;
-        *best_d = d;
-    }
-}
-
-const char *s2s_cfg_suggest(int section, const char *name, size_t n) {
+const char *s2s_cfg_suggest(const s2s_cfg_table *t, const char *name, size_t n) {
     const char *best = NULL;
     int best_d = INT_MAX;
-    if (section < 0) {
-        for (int i = 0; i < s2s_cfg_n_sections; i++)
-            consider(name, n, s2s_cfg_sections[i].name, &best, &best_d);
-    } else {
-        for (int i = 0; i < s2s_cfg_n_keys; i++)
-            if (s2s_cfg_key_section(&s2s_cfg_keys[i]) == section)
-                consider(name, n, s2s_cfg_key_name(&s2s_cfg_keys[i]), &best, &best_d);
+    for (int i = 0; i < t->n_keys; i++) {
+        const char *cand = t->keys[i].name;
+        size_t m = strlen(cand);
+        int limit = 1 + (int)m / 4;
+        if (limit > 3) limit = 3;
+        // Skips huge names cheaply: they cannot be within `limit` edits.
+        if ((n > m ? n - m : m - n) > (size_t)limit) continue;
+        int d = edit_distance(name, n, cand, m);
+        if (d <= limit && d < (int)m && d < best_d) {
+            best = cand;
+            best_d = d;
+        }
     }
     return best;
 }
 
-// ---- values ----
-
-void *s2s_cfg_field(s2s_config *cfg, const s2s_cfg_key *k) {
-    return (char *)cfg + k->offset;
-}
-
-const void *s2s_cfg_field_const(const s2s_config *cfg, const s2s_cfg_key *k) {
-    return (const char *)cfg + k->offset;
-}
-
-void s2s_cfg_describe_type(s2s_buf *b, const s2s_cfg_key *k) {
-    switch (k->type) {
-    case S2S_CFG_INT: s2s_buf_puts(b, "an integer"); break;
-    case S2S_CFG_FLOAT: s2s_buf_puts(b, "a number"); break;
-    case S2S_CFG_BOOL: s2s_buf_puts(b, "true or false"); break;
-    case S2S_CFG_ENUM: {
-        int n = 0;
-        while (k->names[n]) n++;
-        for (int i = 0; i < n; i++)
-            s2s_buf_printf(b, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ",
-                               k->names[i]);
-        break;
+void s2s_cfg_quote(s2s_buf *b, const char *s, size_t n, size_t max) {
+    bool cut = n > max;
+    if (cut) {
+        n = max;
+        // Do not split a UTF-8 character.
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
     }
-    case S2S_CFG_PATH: s2s_buf_puts(b, "a path"); break;
-    case S2S_CFG_STRING: s2s_buf_puts(b, "a string"); break;
-    case S2S_CFG_FLOAT_PAIR: s2s_buf_puts(b, "a list of two numbers"); break;
-    case S2S_CFG_GUIDED:
-        s2s_buf_puts(b, "a mapping such as {layer: 1, head: 0, weight: 0.1}");
-        break;
-    default: S2S_ASSERT(0);
+    s2s_buf_puts(b, "'");
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char ch = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+        s2s_buf_append(b, &ch, 1);
+    }
+    s2s_buf_puts(b, cut ? "...'" : "'");
+}
+
+// ---- leaves ----
+// Built once from the tables: the flat list that defaults, validation,
+// printing and diffs iterate, each leaf with its full path.
+
+enum { MAX_LEAVES = 128, MAX_PATH = 96 };
+static s2s_cfg_leaf leaves[MAX_LEAVES];
+static char leaf_paths[MAX_LEAVES][MAX_PATH];
+static int n_leaves;
+static pthread_once_t leaves_once = PTHREAD_ONCE_INIT;
+
+static void add_leaves(const s2s_cfg_table *t, const char *prefix, size_t offset, int section) {
+    for (int i = 0; i < t->n_keys; i++) {
+        const s2s_cfg_key *k = &t->keys[i];
+        char path[MAX_PATH];
+        int n = snprintf(path, sizeof path, "%s%s%s", prefix, prefix[0] ? "." : "", k->name);
+        S2S_ASSERT(n > 0 && n < MAX_PATH);
+        int s = section < 0 ? i : section;
+        if (k->type == S2S_CFG_TABLE) {
+            add_leaves(k->sub, path, offset + k->offset, s);
+            continue;
+        }
+        S2S_ASSERT(n_leaves < MAX_LEAVES && section >= 0);
+        memcpy(leaf_paths[n_leaves], path, (size_t)n + 1);
+        leaves[n_leaves] = (s2s_cfg_leaf){.key = k, .path = leaf_paths[n_leaves],
+                                          .offset = offset + k->offset, .section = s};
+        n_leaves++;
     }
 }
 
-// ">= 1", "> 0", ">= 0 and < 1"; nothing when unbounded.
-static void describe_bounds(s2s_buf *b, const s2s_cfg_key *k) {
-    if (k->bounds & S2S_CFG_MIN)
-        s2s_buf_printf(b, "%s %g", (k->bounds & S2S_CFG_MIN_EXCL) ? ">" : ">=", k->min);
-    if ((k->bounds & S2S_CFG_MIN) && (k->bounds & S2S_CFG_MAX))
-        s2s_buf_puts(b, " and ");
-    if (k->bounds & S2S_CFG_MAX)
-        s2s_buf_printf(b, "%s %g", (k->bounds & S2S_CFG_MAX_EXCL) ? "<" : "<=", k->max);
+static void build_leaves(void) { add_leaves(&s2s_cfg_root, "", 0, -1); }
+
+int s2s_cfg_n_leaves(void) {
+    pthread_once(&leaves_once, build_leaves);
+    return n_leaves;
 }
 
-static bool in_bounds(const s2s_cfg_key *k, double v) {
-    if (k->bounds & S2S_CFG_MIN) {
-        if ((k->bounds & S2S_CFG_MIN_EXCL) ? !(v > k->min) : !(v >= k->min)) return false;
-    }
-    if (k->bounds & S2S_CFG_MAX) {
-        if ((k->bounds & S2S_CFG_MAX_EXCL) ? !(v < k->max) : !(v <= k->max)) return false;
-    }
-    return true;
+const s2s_cfg_leaf *s2s_cfg_leaf_get(int i) {
+    S2S_ASSERT(i >= 0 && i < s2s_cfg_n_leaves());
+    return &leaves[i];
 }
 
-static bool type_error(const s2s_cfg_key *k, const char *text, bool quoted,
-                       s2s_buf *why) {
-    s2s_buf_puts(why, "expected ");
-    s2s_cfg_describe_type(why, k);
-    s2s_buf_puts(why, quoted ? ", got the quoted string " : ", got ");
-    s2s_cfg_quote(why, text, strlen(text), 60);
+int s2s_cfg_find_leaf(const char *path, size_t n) {
+    for (int i = 0; i < s2s_cfg_n_leaves(); i++)
+        if (strlen(leaves[i].path) == n && memcmp(leaves[i].path, path, n) == 0) return i;
+    return -1;
+}
+
+int s2s_cfg_leaf_at(size_t offset) {
+    for (int i = 0; i < s2s_cfg_n_leaves(); i++)
+        if (leaves[i].offset == offset) return i;
+    return -1;
+}
+
+void *s2s_cfg_field(s2s_config *cfg, const s2s_cfg_leaf *l) {
+    return (char *)cfg + l->offset;
+}
+
+const void *s2s_cfg_field_const(const s2s_config *cfg, const s2s_cfg_leaf *l) {
+    return (const char *)cfg + l->offset;
+}
+
+// ---- cross-field rules ----
+
+// The leaf `name` of the head-selector table r->arg.
+static int head_field(const s2s_cfg_rule *r, const s2s_config *cfg, const char *name) {
+    char path[MAX_PATH];
+    int n = snprintf(path, sizeof path, "%s.%s", r->arg, name);
+    int i = s2s_cfg_find_leaf(path, (size_t)n);
+    S2S_ASSERT(i >= 0);
+    return *(const int *)s2s_cfg_field_const(cfg, s2s_cfg_leaf_get(i));
+}
+
+static bool d_model_even(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
+    (void)r;
+    if (cfg->model.d_model % 2 == 0) return true;
+    s2s_buf_printf(why, "model.d_model: %d must be even (sinusoidal positions come in sin/cos "
+                   "pairs)", cfg->model.d_model);
     return false;
 }
 
-static bool range_error(const s2s_cfg_key *k, const char *shown, s2s_buf *why) {
-    s2s_buf_append(why, shown, strlen(shown) > 60 ? 60 : strlen(shown));
-    s2s_buf_puts(why, " is out of range; must be ");
-    describe_bounds(why, k);
-    if (k->type == S2S_CFG_FLOAT_PAIR) s2s_buf_puts(why, ", each");
+static bool heads_divide_d_model(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
+    (void)r;
+    if (cfg->model.d_model % cfg->model.heads == 0) return true;
+    s2s_buf_printf(why, "model.d_model: %d is not divisible by model.heads (%d)",
+                   cfg->model.d_model, cfg->model.heads);
     return false;
 }
 
-// Plain decimal numbers only: strtol/strtof would also take leading blanks,
-// hex, "inf" and "nan", none of which a config should contain.
-static bool is_decimal_int(const char *s) {
-    if (*s == '+' || *s == '-') s++;
-    if (!*s) return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9') return false;
-    return true;
-}
-
-static bool is_decimal_float(const char *s) {
-    bool digits = false;
-    if (*s == '+' || *s == '-') s++;
-    for (; *s >= '0' && *s <= '9'; s++) digits = true;
-    if (*s == '.')
-        for (s++; *s >= '0' && *s <= '9'; s++) digits = true;
-    if (!digits) return false;
-    if (*s == 'e' || *s == 'E') {
-        s++;
-        if (*s == '+' || *s == '-') s++;
-        if (!(*s >= '0' && *s <= '9')) return false;
-        while (*s >= '0' && *s <= '9') s++;
-    }
-    return *s == '\0';
-}
-
-// "[a, b]" or "a, b" (the loader turns a YAML sequence into the first;
-// --set may give either), each a plain decimal number.
-static bool parse_pair(const char *text, float v[2]) {
-    size_t n = strlen(text);
-    const char *s = text, *end = text + n;
-    while (s < end && *s == ' ') s++;
-    while (end > s && end[-1] == ' ') end--;
-    if (s < end && *s == '[') {
-        if (end[-1] != ']') return false;
-        s++;
-        end--;
-    }
-    for (int i = 0; i < 2; i++) {
-        const char *stop = i == 0 ? memchr(s, ',', (size_t)(end - s)) : end;
-        if (!stop) return false;
-        const char *a = s, *b = stop;
-        while (a < b && *a == ' ') a++;
-        while (b > a && b[-1] == ' ') b--;
-        char num[64];
-        if (b - a <= 0 || b - a >= (ptrdiff_t)sizeof num) return false;
-        memcpy(num, a, (size_t)(b - a));
-        num[b - a] = '\0';
-        if (!is_decimal_float(num)) return false;
-        v[i] = strtof(num, NULL);
-        s = stop + 1;
-    }
-    return true;
-}
-
-// ---- mapping-valued keys (S2S_CFG_GUIDED) ----
-
-const char *const *s2s_cfg_field_names(const s2s_cfg_key *k) {
-    return k->type == S2S_CFG_GUIDED ? guided_fields : NULL;
-}
-
-// The lower bound of each field: layer -1 (off), head 0, weight 0.
-static const int guided_min[] = {-1, 0, 0};
-
-// Appends why a stored s2s_guided_alignment is out of range; true if it is not.
-static bool check_guided(const s2s_guided_alignment *g, s2s_buf *why) {
-    if (g->layer < guided_min[0]) {
-        s2s_buf_printf(why, "layer %d is out of range; must be >= %d", g->layer, guided_min[0]);
-        return false;
-    }
-    if (g->head < guided_min[1]) {
-        s2s_buf_printf(why, "head %d is out of range; must be >= %d", g->head, guided_min[1]);
-        return false;
-    }
-    if (!isfinite(g->weight) || !(g->weight >= 0.0f)) {
-        s2s_buf_printf(why, "weight %g is out of range; must be >= 0", (double)g->weight);
-        return false;
-    }
-    return true;
-}
-
-int s2s_cfg_parse_field(const s2s_cfg_key *k, const char *name, size_t n, const char *text,
-                        void *field, s2s_buf *why) {
-    S2S_ASSERT(k->type == S2S_CFG_GUIDED);
-    int f = -1;
-    for (int i = 0; guided_fields[i]; i++)
-        if (strlen(guided_fields[i]) == n && memcmp(guided_fields[i], name, n) == 0) f = i;
-    if (f < 0) {
-        s2s_buf_puts(why, "unknown field ");
-        s2s_cfg_quote(why, name, n, 60);
-        s2s_buf_puts(why, " (expected layer, head or weight");
-        const char *best = NULL;
-        int best_d = INT_MAX;
-        for (int i = 0; guided_fields[i]; i++) consider(name, n, guided_fields[i], &best, &best_d);
-        if (best) s2s_buf_printf(why, "; did you mean '%s'?", best);
-        s2s_buf_puts(why, ")");
-        return -1;
-    }
-    s2s_guided_alignment *g = field;
-    if (f < 2) {
-        long long v = 0;
-        bool ok = is_decimal_int(text);
-        if (ok) {
-            errno = 0;
-            v = strtoll(text, NULL, 10);
-            ok = errno != ERANGE && v >= INT_MIN && v <= INT_MAX;
-        }
-        if (!ok) {
-            s2s_buf_printf(why, "%s must be an integer, got ", guided_fields[f]);
-            s2s_cfg_quote(why, text, strlen(text), 60);
-            return -1;
-        }
-        if (v < guided_min[f]) {
-            s2s_buf_printf(why, "%s %lld is out of range; must be >= %d%s", guided_fields[f],
-                               v, guided_min[f], f == 0 ? " (-1: off)" : "");
-            return -1;
-        }
-        if (f == 0) g->layer = (int)v;
-        else g->head = (int)v;
-        return f;
-    }
-    float v = is_decimal_float(text) ? strtof(text, NULL) : NAN;
-    if (!isfinite(v)) {
-        s2s_buf_puts(why, "weight must be a number, got ");
-        s2s_cfg_quote(why, text, strlen(text), 60);
-        return -1;
-    }
-    if (!(v >= 0.0f)) {
-        s2s_buf_puts(why, "weight ");
-        s2s_buf_append(why, text, strlen(text) > 60 ? 60 : strlen(text));
-        s2s_buf_puts(why, " is out of range; must be >= 0");
-        return -1;
-    }
-    g->weight = v;
-    return f;
-}
-
-// "{layer: 1, head: 0, weight: 0.5}" (the braces may be left out, as may
-// fields: those keep the value already in field). The loader hands YAML
-// mappings over field by field instead, to report each at its position;
-// this text form is what --set and the schema defaults give. Nothing is
-// stored unless every field parses.
-static bool parse_guided(const s2s_cfg_key *k, const char *text, bool quoted, void *field,
-                         s2s_buf *why) {
-    if (quoted) return type_error(k, text, quoted, why);
-    s2s_guided_alignment v;
-    memcpy(&v, field, sizeof v);
-    const char *s = text, *end = text + strlen(text);
-    while (s < end && *s == ' ') s++;
-    while (end > s && end[-1] == ' ') end--;
-    bool braces = s < end && *s == '{';
-    if (braces) {
-        if (end - s < 2 || end[-1] != '}') return type_error(k, text, quoted, why);
-        s++;
-        end--;
-        while (s < end && *s == ' ') s++;
-        while (end > s && end[-1] == ' ') end--;
-        if (s == end) return true;  // {}: nothing changes
-    } else if (s == end) {
-        return type_error(k, text, quoted, why);
-    }
-    bool seen[3] = {false};
-    for (;;) {
-        const char *stop = memchr(s, ',', (size_t)(end - s));
-        if (!stop) stop = end;
-        const char *colon = memchr(s, ':', (size_t)(stop - s));
-        if (!colon) return type_error(k, text, quoted, why);
-        const char *na = s, *nb = colon, *va = colon + 1, *vb = stop;
-        while (na < nb && *na == ' ') na++;
-        while (nb > na && nb[-1] == ' ') nb--;
-        while (va < vb && *va == ' ') va++;
-        while (vb > va && vb[-1] == ' ') vb--;
-        char *num = malloc((size_t)(vb - va) + 1);
-        if (!num) {
-            why->oom = true;
-            return false;
-        }
-        memcpy(num, va, (size_t)(vb - va));
-        num[vb - va] = '\0';
-        int f = s2s_cfg_parse_field(k, na, (size_t)(nb - na), num, &v, why);
-        free(num);
-        if (f < 0) return false;
-        if (seen[f]) {
-            s2s_buf_printf(why, "%s given twice", guided_fields[f]);
-            return false;
-        }
-        seen[f] = true;
-        if (stop == end) break;
-        s = stop + 1;
-    }
-    memcpy(field, &v, sizeof v);
-    return true;
-}
-
-bool s2s_cfg_parse_value(const s2s_cfg_key *k, const char *text, bool quoted,
-                         void *field, s2s_buf *why) {
-    switch (k->type) {
-    case S2S_CFG_INT: {
-        if (quoted || !is_decimal_int(text)) return type_error(k, text, quoted, why);
-        errno = 0;
-        long long v = strtoll(text, NULL, 10);
-        if (errno == ERANGE || v < INT_MIN || v > INT_MAX) {
-            s2s_buf_append(why, text, strlen(text) > 60 ? 60 : strlen(text));
-            s2s_buf_puts(why, " does not fit in an int");
-            return false;
-        }
-        if (!in_bounds(k, (double)v)) return range_error(k, text, why);
-        *(int *)field = (int)v;
-        return true;
-    }
-    case S2S_CFG_FLOAT: {
-        if (quoted || !is_decimal_float(text)) return type_error(k, text, quoted, why);
-        // strtof, not strtod then a cast: rounding twice can miss the float
-        // that s2s_cfg_format_value printed, breaking the round trip.
-        float v = strtof(text, NULL);
-        if (!isfinite(v)) {
-            s2s_buf_append(why, text, strlen(text) > 60 ? 60 : strlen(text));
-            s2s_buf_puts(why, " does not fit in a float");
-            return false;
-        }
-        if (!in_bounds(k, v)) return range_error(k, text, why);
-        *(float *)field = v;
-        return true;
-    }
-    case S2S_CFG_BOOL: {
-        static const char *const yes[] = {"true", "True", "TRUE"};
-        static const char *const no[] = {"false", "False", "FALSE"};
-        if (!quoted)
-            for (int i = 0; i < 3; i++) {
-                if (strcmp(text, yes[i]) == 0) { *(bool *)field = true; return true; }
-                if (strcmp(text, no[i]) == 0) { *(bool *)field = false; return true; }
-            }
-        return type_error(k, text, quoted, why);
-    }
-    case S2S_CFG_ENUM:
-        for (int i = 0; k->names[i]; i++)
-            if (strcmp(text, k->names[i]) == 0) {
-                *(int *)field = i;
-                return true;
-            }
-        return type_error(k, text, false, why);
-    case S2S_CFG_PATH:
-    case S2S_CFG_STRING: {
-        size_t n = strlen(text);
-        if (n >= k->size) {
-            s2s_buf_printf(why, "%s is longer than %zu bytes",
-                               k->type == S2S_CFG_PATH ? "path" : "string", k->size - 1);
-            return false;
-        }
-        memcpy(field, text, n + 1);
-        return true;
-    }
-    case S2S_CFG_GUIDED: return parse_guided(k, text, quoted, field, why);
-    case S2S_CFG_FLOAT_PAIR: {
-        float v[2];
-        if (quoted || !parse_pair(text, v)) return type_error(k, text, quoted, why);
-        for (int i = 0; i < 2; i++)
-            if (!isfinite(v[i]) || !in_bounds(k, v[i])) return range_error(k, text, why);
-        memcpy(field, v, sizeof v);
-        return true;
-    }
-    default: S2S_ASSERT(0);
-    }
+static bool head_layer_exists(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
+    int layer = head_field(r, cfg, "layer");
+    if (layer < cfg->model.decoder_layers) return true;
+    s2s_buf_printf(why, "%s.layer: %d is out of range; model.decoder_layers is %d (layers "
+                   "count from 0)", r->arg, layer, cfg->model.decoder_layers);
     return false;
 }
 
-bool s2s_cfg_check_value(const s2s_cfg_key *k, const void *field, s2s_buf *why) {
-    switch (k->type) {
-    case S2S_CFG_INT: {
-        int v = *(const int *)field;
-        if (in_bounds(k, v)) return true;
-        char shown[32];
-        snprintf(shown, sizeof shown, "%d", v);
-        return range_error(k, shown, why);
-    }
-    case S2S_CFG_FLOAT: {
-        float v = *(const float *)field;
-        if (isfinite(v) && in_bounds(k, v)) return true;
-        s2s_buf shown = {0};
-        s2s_cfg_format_value(&shown, k, field);
-        if (!isfinite(v) && !k->bounds) {
-            s2s_buf_printf(why, "%s is not a finite number", shown.s ? shown.s : "?");
-            s2s_buf_free(&shown);
-            return false;
-        }
-        range_error(k, shown.s ? shown.s : "?", why);
-        s2s_buf_free(&shown);
-        return false;
-    }
-    case S2S_CFG_BOOL: {
-        // Read the byte, not the bool: a stray value in a bool is undefined.
-        unsigned char c;
-        memcpy(&c, field, 1);
-        if (c <= 1) return true;
-        s2s_buf_printf(why, "%u is not a valid bool", (unsigned)c);
-        return false;
-    }
-    case S2S_CFG_ENUM: {
-        int v = *(const int *)field, n = 0;
-        while (k->names[n]) n++;
-        if (v >= 0 && v < n) return true;
-        s2s_buf_printf(why, "%d is not a valid value (expected ", v);
-        s2s_cfg_describe_type(why, k);
-        s2s_buf_puts(why, ")");
-        return false;
-    }
-    case S2S_CFG_PATH:
-    case S2S_CFG_STRING:
-        if (memchr(field, '\0', k->size)) return true;
-        s2s_buf_puts(why, "is not NUL-terminated");
-        return false;
-    case S2S_CFG_GUIDED: {
-        s2s_guided_alignment g;
-        memcpy(&g, field, sizeof g);
-        return check_guided(&g, why);
-    }
-    case S2S_CFG_FLOAT_PAIR: {
-        float v[2];
-        memcpy(v, field, sizeof v);
-        if (isfinite(v[0]) && isfinite(v[1]) && in_bounds(k, v[0]) && in_bounds(k, v[1]))
-            return true;
-        s2s_buf shown = {0};
-        s2s_cfg_format_value(&shown, k, field);
-        range_error(k, shown.s ? shown.s : "?", why);
-        s2s_buf_free(&shown);
-        return false;
-    }
-    default: S2S_ASSERT(0);
-    }
+static bool head_exists(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
+    int head = head_field(r, cfg, "head");
+    if (head_field(r, cfg, "layer") < 0 || head < cfg->model.heads) return true;
+    s2s_buf_printf(why, "%s.head: %d is out of range; model.heads is %d (heads count from 0)",
+                   r->arg, head, cfg->model.heads);
     return false;
 }
 
-// A double-quoted YAML scalar, so paths with ': ', '#', quotes or leading
-// blanks read back unchanged.
-static void format_quoted(s2s_buf *b, const char *s) {
-    s2s_buf_puts(b, "\"");
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') s2s_buf_printf(b, "\\%c", c);
-        else if (c == '\n') s2s_buf_puts(b, "\\n");
-        else if (c == '\t') s2s_buf_puts(b, "\\t");
-        else if (c < 0x20 || c == 0x7f) s2s_buf_printf(b, "\\x%02x", c);
-        else s2s_buf_append(b, s, 1);
-    }
-    s2s_buf_puts(b, "\"");
-}
-
-// The shortest %g text that reads back (through strtof) as the same float,
-// written with a '.' so that YAML 1.1 readers such as PyYAML see a float.
-static void format_float(s2s_buf *b, float v) {
-    if (isnan(v)) { s2s_buf_puts(b, ".nan"); return; }
-    if (isinf(v)) { s2s_buf_puts(b, v < 0 ? "-.inf" : ".inf"); return; }
-    char text[48];
-    for (int prec = 6; prec <= 9; prec++) {
-        snprintf(text, sizeof text, "%.*g", prec, (double)v);
-        float back = strtof(text, NULL);
-        if (memcmp(&back, &v, sizeof v) == 0) break;
-    }
-    char *e = strchr(text, 'e');
-    if (!strchr(text, '.')) {
-        char out[56];
-        if (e) snprintf(out, sizeof out, "%.*s.0%s", (int)(e - text), text, e);
-        else snprintf(out, sizeof out, "%s.0", text);
-        s2s_buf_puts(b, out);
-        return;
-    }
-    s2s_buf_puts(b, text);
-}
-
-void s2s_cfg_format_value(s2s_buf *b, const s2s_cfg_key *k, const void *field) {
-    switch (k->type) {
-    case S2S_CFG_INT: s2s_buf_printf(b, "%d", *(const int *)field); break;
-    case S2S_CFG_FLOAT: format_float(b, *(const float *)field); break;
-    case S2S_CFG_BOOL: {
-        unsigned char c;
-        memcpy(&c, field, 1);
-        s2s_buf_puts(b, c ? "true" : "false");
-        break;
-    }
-    case S2S_CFG_ENUM: {
-        int v = *(const int *)field, n = 0;
-        while (k->names[n]) n++;
-        if (v >= 0 && v < n) s2s_buf_puts(b, k->names[v]);
-        else s2s_buf_printf(b, "%d", v);  // invalid; validation says so
-        break;
-    }
-    case S2S_CFG_PATH:
-    case S2S_CFG_STRING: {
-        // Bounded, in case the field lacks its NUL (validation reports it).
-        const char *s = field;
-        size_t n = strnlen(s, k->size);
-        if (n == k->size) { format_quoted(b, ""); break; }
-        format_quoted(b, s);
-        break;
-    }
-    case S2S_CFG_FLOAT_PAIR: {
-        float v[2];
-        memcpy(v, field, sizeof v);
-        s2s_buf_puts(b, "[");
-        format_float(b, v[0]);
-        s2s_buf_puts(b, ", ");
-        format_float(b, v[1]);
-        s2s_buf_puts(b, "]");
-        break;
-    }
-    case S2S_CFG_GUIDED: {
-        s2s_guided_alignment g;
-        memcpy(&g, field, sizeof g);
-        s2s_buf_printf(b, "{layer: %d, head: %d, weight: ", g.layer, g.head);
-        format_float(b, g.weight);
-        s2s_buf_puts(b, "}");
-        break;
-    }
-    default: S2S_ASSERT(0);
-    }
-}
-
-bool s2s_cfg_value_equal(const s2s_cfg_key *k, const void *a, const void *b) {
-    switch (k->type) {
-    case S2S_CFG_INT:
-    case S2S_CFG_ENUM: return *(const int *)a == *(const int *)b;
-    case S2S_CFG_FLOAT: return memcmp(a, b, sizeof(float)) == 0;
-    case S2S_CFG_BOOL: return memcmp(a, b, 1) == 0;
-    case S2S_CFG_PATH:
-    case S2S_CFG_STRING: return strncmp(a, b, k->size) == 0;
-    case S2S_CFG_FLOAT_PAIR: return memcmp(a, b, 2 * sizeof(float)) == 0;
-    case S2S_CFG_GUIDED: {
-        s2s_guided_alignment x, y;
-        memcpy(&x, a, sizeof x);
-        memcpy(&y, b, sizeof y);
-        return x.layer == y.layer && x.head == y.head &&
-               memcmp(&x.weight, &y.weight, sizeof x.weight) == 0;
-    }
-    default: S2S_ASSERT(0);
-    }
-    return false;
-}
-
-// ---- documentation ----
-
-static const char *type_name(s2s_cfg_type t) {
-    static const char *const names[S2S_CFG_TYPE_COUNT] = {
-        [S2S_CFG_INT] = "int",    [S2S_CFG_FLOAT] = "float",
-        [S2S_CFG_BOOL] = "bool",  [S2S_CFG_ENUM] = "enum",
-        [S2S_CFG_PATH] = "path",  [S2S_CFG_STRING] = "string",
-        [S2S_CFG_FLOAT_PAIR] = "[float, float]",
-        [S2S_CFG_GUIDED] = "{layer, head, weight}",
-    };
-    return names[t];
-}
-
-char *s2s_config_reference_md(void) {
-    s2s_buf b = {0};
-    s2s_buf_puts(
-        &b,
-        "# Configuration reference\n"
-        "\n"
-        "<!-- Generated by s2s_config_reference_md() from the schema in "
-        "src/config/schema.c.\n"
-        "     Do not edit by hand; tests/test_config.c checks that it is up to "
-        "date. -->\n"
-        "\n"
-        "An s2s config is a YAML file whose top level is a mapping of sections; "
-        "each\n"
-        "section is a mapping of keys. Every key is optional: a key left out "
-        "keeps its\n"
-        "default. Any key can also be set on the command line with\n"
-        "`--set section.key=value`. `s2s config show` prints the effective "
-        "config,\n"
-        "marking values equal to their default with `# default`.\n"
-        "\n"
-        "A config can build on another: a top-level `base: other.yaml` (a path "
-        "relative\n"
-        "to the file that names it) is read first, and every key of the file "
-        "overrides\n"
-        "it. Bases can chain, but not in a cycle. `--set` overrides come last, "
-        "so the\n"
-        "precedence is base < file < `--set`. `s2s config diff A B` lists the "
-        "keys whose\n"
-        "effective values differ.\n"
-        "\n"
-        "Problems are reported as `file:line:col: message`, followed by the "
-        "source\n"
-        "line and a caret under the column; all problems in a file are "
-        "reported at\n"
-        "once. Unknown keys are errors (with a suggestion when the name is "
-        "close to a\n"
-        "known one), as are values of the wrong type, values out of range and "
-        "keys\n"
-        "given twice.\n"
-        "\n"
-        "```yaml\n"
-        "base: small.yaml   # optional: start from another config\n"
-        "model:\n"
-        "  d_model: 256\n"
-        "  heads: 4\n"
-        "vocab:\n"
-        "  src: vocab/zh.txt\n"
-        "  tgt: vocab/en.txt\n"
-        "```\n");
-    for (int s = 0; s < s2s_cfg_n_sections; s++) {
-        s2s_buf_printf(&b, "\n## `%s`\n\n%s\n\n", s2s_cfg_sections[s].name,
-                           s2s_cfg_sections[s].help);
-        s2s_buf_puts(&b, "| Key | Type | Default | Allowed | Description |\n"
-                             "|-----|------|---------|---------|-------------|\n");
-        for (int i = 0; i < s2s_cfg_n_keys; i++) {
-            const s2s_cfg_key *k = &s2s_cfg_keys[i];
-            if (s2s_cfg_key_section(k) != s) continue;
-            s2s_buf_printf(&b, "| `%s` | %s | ", k->key, type_name(k->type));
-            if (k->def[0]) s2s_buf_printf(&b, "`%s`", k->def);
-            else s2s_buf_puts(&b, "unset");
-            s2s_buf_puts(&b, " | ");
-            switch (k->type) {
-            case S2S_CFG_ENUM:
-                for (int j = 0; k->names[j]; j++)
-                    s2s_buf_printf(&b, "%s`%s`", j ? ", " : "", k->names[j]);
-                break;
-            case S2S_CFG_BOOL: s2s_buf_puts(&b, "`true`, `false`"); break;
-            case S2S_CFG_PATH: s2s_buf_puts(&b, "an existing file"); break;
-            case S2S_CFG_GUIDED:
-                s2s_buf_puts(&b, "`layer` >= -1, `head` >= 0, `weight` >= 0");
-                break;
-            default:
-                if (k->bounds) describe_bounds(&b, k);
-                else s2s_buf_puts(&b, "any");
-                if (k->type == S2S_CFG_FLOAT_PAIR) s2s_buf_puts(&b, ", each");
-            }
-            s2s_buf_printf(&b, " | %s |\n", k->help);
-        }
-    }
-    s2s_buf_puts(
-        &b,
-        "\n## Checks across keys\n"
-        "\n"
-        "Once every key is read (after the `--set` overrides, too), the config "
-        "must also satisfy:\n"
-        "\n"
-        "- `model.d_model` is even: sinusoidal positions fill the embedding "
-        "in sin/cos pairs.\n"
-        "- `model.d_model` is divisible by `model.heads`: each head gets "
-        "`d_model / heads` dimensions.\n"
-        "- `train.guided_alignment`: when `layer` is not -1, `layer` < "
-        "`model.decoder_layers` and `head` < `model.heads`.\n");
-    return s2s_buf_take(&b);
-}
+const s2s_cfg_rule s2s_cfg_rules[] = {
+    {"`model.d_model` is even: sinusoidal positions fill the embedding in sin/cos pairs.",
+     d_model_even, NULL, {"model.d_model"}},
+    {"`model.d_model` is divisible by `model.heads`: each head gets `d_model / heads` "
+     "dimensions.",
+     heads_divide_d_model, NULL, {"model.d_model", "model.heads"}},
+    {"`train.guided_alignment.layer` < `model.decoder_layers`.", head_layer_exists,
+     "train.guided_alignment", {"train.guided_alignment.layer", "model.decoder_layers"}},
+    {"`train.guided_alignment.head` < `model.heads` when `train.guided_alignment.layer` is "
+     "not -1.",
+     head_exists, "train.guided_alignment",
+     {"train.guided_alignment.head", "train.guided_alignment.layer", "model.heads"}},
+};
+const int s2s_cfg_n_rules = (int)(sizeof s2s_cfg_rules / sizeof s2s_cfg_rules[0]);

@@ -1,11 +1,23 @@
-// Internal: the config schema — one table naming every key of s2s_config.
+// Internal: the config schema — nested tables naming every key of s2s_config.
 //
-// The loader (config.c), s2s_config_default, validation, s2s_config_to_yaml
-// and docs/config.md are all driven by s2s_cfg_keys[], so adding a key means
-// adding a field to s2s_config and one row to the table in schema.c:
+// The root table's keys are the sections (`model`, `vocab`, ...); a key of
+// type S2S_CFG_TABLE holds a nested table of keys, as netplan nests its
+// handler tables, so `train.guided_alignment.layer` is the key `layer` of
+// the table `guided_alignment` of the section `train`. Every other key is a
+// leaf with a value type, and each type has one set of value operations
+// (s2s_cfg_ops: parse, check, format, equal, ...), so nothing else switches
+// over the types. The loader, s2s_config_default, validation, printing,
+// diffs and docs/config.md all walk these tables:
 //
-//     for (int i = 0; i < s2s_cfg_n_keys; i++)
-//         printf("%s = %s\n", s2s_cfg_keys[i].key, s2s_cfg_keys[i].def);
+//     for (int i = 0; i < s2s_cfg_n_leaves(); i++) {
+//         const s2s_cfg_leaf *l = s2s_cfg_leaf_get(i);
+//         printf("%s = %s\n", l->path, l->key->def);   // "model.d_model = 512"
+//     }
+//
+// Adding a key means adding a field to s2s_config and one row to a table in
+// schema.c; adding a second head selector such as guided_alignment means one
+// S2S_CFG_TABLE row pointing at the same nested table, plus its rows in the
+// cross-field rules table.
 #ifndef S2S_CONFIG_SCHEMA_H
 #define S2S_CONFIG_SCHEMA_H
 
@@ -23,8 +35,7 @@ typedef enum s2s_cfg_type {
     S2S_CFG_PATH,    // char[size]; relative paths resolve against base_dir
     S2S_CFG_STRING,  // char[size]
     S2S_CFG_FLOAT_PAIR,  // float[2], written [a, b]; bounds apply to each
-    S2S_CFG_GUIDED,  // s2s_guided_alignment, written {layer: L, head: H, weight: W};
-                     // fields left out keep their values; bounds are per field
+    S2S_CFG_TABLE,   // a struct whose fields are the keys of `sub`
     S2S_CFG_TYPE_COUNT
 } s2s_cfg_type;
 
@@ -46,89 +57,103 @@ enum {
     S2S_CFG_OUTPUT = 2,
 };
 
-typedef struct s2s_cfg_section {
-    const char *name;  // "model"
-    const char *help;
-} s2s_cfg_section;
+typedef struct s2s_cfg_table s2s_cfg_table;
 
 typedef struct s2s_cfg_key {
-    const char *key;   // "model.d_model": section, a dot, the name
+    const char *name;  // "d_model": the name inside its table
     s2s_cfg_type type;
-    size_t offset;     // offsetof(s2s_config, ...)
+    size_t offset;     // offsetof the field in the struct its table describes
     size_t size;       // sizeof the field (the buffer size for PATH/STRING)
-    const char *def;   // the default, spelled as in YAML ("" = unset path)
+    const char *def;   // leaves: the default, spelled as in YAML ("" = unset path)
     unsigned bounds;   // S2S_CFG_MIN | ...
     double min, max;
     const char *const *names;  // ENUM only, NULL-terminated, index = value
     const char *help;
     unsigned flags;    // S2S_CFG_NOT_ARCH, S2S_CFG_OUTPUT
+    const s2s_cfg_table *sub;  // S2S_CFG_TABLE only: the nested keys
 } s2s_cfg_key;
 
-extern const s2s_cfg_section s2s_cfg_sections[];
-extern const int s2s_cfg_n_sections;
-extern const s2s_cfg_key s2s_cfg_keys[];
-extern const int s2s_cfg_n_keys;
+struct s2s_cfg_table {
+    const s2s_cfg_key *keys;
+    int n_keys;
+};
+
+// The sections, in the order they are written.
+extern const s2s_cfg_table s2s_cfg_root;
+
+// The index of name[0..n) in t, or -1.
+int s2s_cfg_find(const s2s_cfg_table *t, const char *name, size_t n);
+// The closest key name of t to name[0..n) within a small edit distance, or
+// NULL: the "did you mean".
+const char *s2s_cfg_suggest(const s2s_cfg_table *t, const char *name, size_t n);
+// Appends t's key names as "layer, head or weight".
+void s2s_cfg_list_names(s2s_buf *b, const s2s_cfg_table *t);
+
+// ---- leaves: every value-holding key, depth first in table order ----
+
+typedef struct s2s_cfg_leaf {
+    const s2s_cfg_key *key;
+    const char *path;     // "train.guided_alignment.layer"
+    size_t offset;        // of the field in s2s_config
+    int section;          // index of its section in s2s_cfg_root
+} s2s_cfg_leaf;
+
+int s2s_cfg_n_leaves(void);
+// Precondition: 0 <= i < s2s_cfg_n_leaves().
+const s2s_cfg_leaf *s2s_cfg_leaf_get(int i);
+// The index of the leaf named path[0..n) or -1.
+int s2s_cfg_find_leaf(const char *path, size_t n);
+// The index of the leaf whose field starts at `offset` in s2s_config, or -1.
+int s2s_cfg_leaf_at(size_t offset);
+
+void *s2s_cfg_field(s2s_config *cfg, const s2s_cfg_leaf *l);
+const void *s2s_cfg_field_const(const s2s_config *cfg, const s2s_cfg_leaf *l);
 
 // Appends s in single quotes, cut to `max` bytes with "...", control
 // characters shown as '?', so a message stays one readable line.
 void s2s_cfg_quote(s2s_buf *b, const char *s, size_t n, size_t max);
 
-// ---- lookups ----
+// ---- value operations, one set per leaf type (values.c) ----
 
-// The section index of name[0..n), or -1.
-int s2s_cfg_find_section(const char *name, size_t n);
-// The key index of section.name[0..n), or -1.
-int s2s_cfg_find_key(int section, const char *name, size_t n);
-// The section index a key belongs to.
-int s2s_cfg_key_section(const s2s_cfg_key *k);
-// The part of k->key after the dot.
-const char *s2s_cfg_key_name(const s2s_cfg_key *k);
-// The closest section name (section < 0) or key name of that section to
-// name[0..n) within a small edit distance, or NULL: the "did you mean".
-const char *s2s_cfg_suggest(int section, const char *name, size_t n);
+typedef struct s2s_cfg_ops {
+    const char *doc_type;  // the docs' Type column: "int", "[float, float]"
+    // What a value looks like: "an integer", "pre or post", ...
+    void (*describe)(s2s_buf *b, const s2s_cfg_key *k);
+    // Parses text (a NUL-terminated YAML scalar; also the default k->def)
+    // and, when it is valid and in range, stores it at field. `quoted`: the
+    // scalar was quoted in the YAML, so it is a string and not a number or
+    // boolean. On failure leaves field alone, appends the reason ("expected
+    // an integer, got 'x'") to why and returns false. Paths are stored as
+    // written.
+    bool (*parse)(const s2s_cfg_key *k, const char *text, bool quoted, void *field,
+                  s2s_buf *why);
+    // Checks a stored value (which may hold any bits) against k's type and
+    // bounds; on failure appends the reason to why and returns false.
+    bool (*check)(const s2s_cfg_key *k, const void *field, s2s_buf *why);
+    // Appends the value as YAML text that parses back to the same value.
+    void (*format)(s2s_buf *b, const s2s_cfg_key *k, const void *field);
+    // Whether two stored values are the same (field by field, never by
+    // padding; paths also when they name the same file).
+    bool (*equal)(const s2s_cfg_key *k, const void *a, const void *b);
+    // The docs' Allowed column: "`true`, `false`", ">= 1", ...
+    void (*allowed)(s2s_buf *b, const s2s_cfg_key *k);
+} s2s_cfg_ops;
 
-// ---- values ----
+// The operations of a leaf's type. Precondition: k->type != S2S_CFG_TABLE.
+const s2s_cfg_ops *s2s_cfg_ops_of(const s2s_cfg_key *k);
 
-// Field address of key k inside cfg.
-void *s2s_cfg_field(s2s_config *cfg, const s2s_cfg_key *k);
-const void *s2s_cfg_field_const(const s2s_config *cfg, const s2s_cfg_key *k);
+// ---- cross-field rules (schema.c), read by validation and the docs ----
 
-// Parses text (a NUL-terminated YAML scalar) into a value of k's type and,
-// when it is in range, stores it at field. `quoted`: the scalar was quoted
-// in the YAML, so it is a string and not a number or boolean. On failure
-// leaves field alone, appends the reason ("expected an integer, got 'x'")
-// to why and returns false. PATH values are stored as written.
-bool s2s_cfg_parse_value(const s2s_cfg_key *k, const char *text, bool quoted,
-                         void *field, s2s_buf *why);
+typedef struct s2s_cfg_rule {
+    const char *doc;  // the docs' bullet (Markdown)
+    // False, with the message appended to why ("model.d_model: 64 is not
+    // ..."), when cfg breaks the rule. Each key already holds a valid value.
+    bool (*holds)(const struct s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why);
+    const char *arg;    // a table path the check reads ("train.guided_alignment")
+    const char *at[3];  // leaves to report at: the first one read from a file
+} s2s_cfg_rule;
 
-// One field of a mapping-valued key (S2S_CFG_GUIDED): parses text (a plain
-// YAML scalar) as the value of the field name[0..n) and, when it is valid,
-// stores it in the struct at field. Returns the field's index (its place in
-// s2s_cfg_field_names(k)), or -1 with the reason appended to why.
-int s2s_cfg_parse_field(const s2s_cfg_key *k, const char *name, size_t n, const char *text,
-                        void *field, s2s_buf *why);
-// The field names of a mapping-valued key, NULL-terminated; NULL for
-// other types.
-const char *const *s2s_cfg_field_names(const s2s_cfg_key *k);
-
-// What a value of k's type looks like: "an integer", "pre or post", ...
-void s2s_cfg_describe_type(s2s_buf *b, const s2s_cfg_key *k);
-
-// Checks a stored value against k's bounds (and enum range); on failure
-// appends the reason to why and returns false.
-bool s2s_cfg_check_value(const s2s_cfg_key *k, const void *field,
-                         s2s_buf *why);
-
-// Appends the value as YAML text that parses back to the same bits.
-void s2s_cfg_format_value(s2s_buf *b, const s2s_cfg_key *k,
-                          const void *field);
-
-bool s2s_cfg_value_equal(const s2s_cfg_key *k, const void *a, const void *b);
-
-// ---- documentation ----
-
-// docs/config.md: every section and key with type, default, range and help.
-// Caller frees; NULL on out of memory.
-char *s2s_config_reference_md(void);
+extern const s2s_cfg_rule s2s_cfg_rules[];
+extern const int s2s_cfg_n_rules;
 
 #endif
