@@ -22,7 +22,6 @@
 
 #include "layers/attention.h"
 #include "model/model_internal.h"
-#include "ops/matmul.h"
 
 // Whether c normalises sublayer inputs (pre-norm, with final stack norms)
 // rather than residual sums (post-norm).
@@ -54,12 +53,6 @@ static inline s2s_qkv s2s_recipe_cached_qkv(const float *q, int q_parts, int64_t
                                             const float *kv, int64_t tk, int64_t d) {
     return (s2s_qkv){s2s_recipe_part(q, q_parts, 0, tq, d), s2s_recipe_part(kv, 2, 0, tk, d),
                      s2s_recipe_part(kv, 2, 1, tk, d)};
-}
-
-// The same layout over a gradient buffer dbase shaped like the activation
-// at base: the gradient of view v.
-static inline s2s_rows s2s_recipe_grad(float *dbase, const float *base, s2s_view v) {
-    return (s2s_rows){dbase + (v.p - base), v.bs, v.rs};
 }
 
 // The cross-attention K/V slice: rows D..3D of the fused weight (3D, D)

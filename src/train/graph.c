@@ -13,7 +13,7 @@
 //   logits = h · W^T + b,  W = generator.weight or tgt_embed.weight (tied)
 // Shared with decoding, from src/layers: the Q/K/V views of the fused
 // projections, the cross-attention K/V slice of the fused weight and the
-// pre/post-norm choice (layers/recipe.h, also for the gradients' layout),
+// pre/post-norm choice (layers/recipe.h; the gradients take the same layout),
 // the cross K/V product itself (s2s_cross_kv), and the two attention
 // halves (layers/attention.h). Training's own: keeping the activations,
 // dropout, the loss and the backward pass.
@@ -264,7 +264,10 @@ typedef struct pass {
     int guided_layer, guided_head;
 } pass;
 
-static s2s_rows rows_of(float *p, int64_t width) { return (s2s_rows){p, 0, width}; }
+// The gradient of activation view v (into base) in dbase, laid out like base.
+static s2s_rows grad_of(float *dbase, const float *base, s2s_view v) {
+    return (s2s_rows){dbase + (v.p - base), v.bs, v.rs};
+}
 
 // The gradient of weight w: the same offset in the gradient block.
 static float *G(const pass *p, const float *w) { return p->grads + (w - p->m->params); }
@@ -390,8 +393,8 @@ static s2s_status attn_tail(pass *p, sub_acts *a, const s2s_attn_weights *w,
     int64_t d = p->d;
     S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, v.q, v.k, v.v, sh,
                                 p->adrop, p->rng));
-    S2S_TRY(s2s_linear(rows_of(p->g->tmp, d), rows_of(a->ctx, d), w->w_out, false, w->b_out, 1, R,
-                       d, d, S2S_MM_NONE, false));
+    S2S_TRY(s2s_linear(p->g->tmp, a->ctx, w->w_out, false, w->b_out, R, d, d, S2S_MM_NONE,
+                       false));
     sub_out(p, a, n, p->g->tmp, R);
     return S2S_OK;
 }
@@ -403,8 +406,7 @@ static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
                                 int64_t causal) {
     int64_t d = p->d, R = p->N * T;
     sub_in(p, a, n, R);
-    S2S_TRY(s2s_linear(rows_of(a->q, 3 * d), rows_of(a->h, d), w->w_qkv, false, w->b_qkv, 1, R,
-                       d, 3 * d, S2S_MM_NONE, false));
+    S2S_TRY(s2s_linear(a->q, a->h, w->w_qkv, false, w->b_qkv, R, d, 3 * d, S2S_MM_NONE, false));
     s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = T,
                           .k_len = k_len, .causal_pos0 = causal};
     s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
@@ -415,8 +417,7 @@ static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_decoder_weights
     const s2s_attn_weights *w = &dw->cross_attn;
     int64_t d = p->d, T = p->T, S = p->S, R = p->N * T;
     sub_in(p, a, &dw->norm2, R);
-    S2S_TRY(s2s_linear(rows_of(a->q, d), rows_of(a->h, d), w->w_qkv, false, w->b_qkv, 1, R, d, d,
-                       S2S_MM_NONE, false));
+    S2S_TRY(s2s_linear(a->q, a->h, w->w_qkv, false, w->b_qkv, R, d, d, S2S_MM_NONE, false));
     S2S_TRY(s2s_cross_kv(a->kv, p->g->memory, p->m, dw, p->N, S));
     s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = S,
                           .k_len = p->b->src_len, .causal_pos0 = -1};
@@ -430,14 +431,12 @@ static s2s_status ffn_fwd(pass *p, sub_acts *a, const s2s_ffn_weights *w,
                           const s2s_norm_weights *n, int64_t R) {
     int64_t d = p->d, f = p->f;
     sub_in(p, a, n, R);
-    S2S_TRY(s2s_linear(rows_of(a->a1, f), rows_of(a->h, d), w->w1, false, w->b1, 1, R, d, f,
-                       S2S_MM_NONE, false));
+    S2S_TRY(s2s_linear(a->a1, a->h, w->w1, false, w->b1, R, d, f, S2S_MM_NONE, false));
     if (p->m->cfg.model.activation == S2S_ACT_GELU)
         s2s_gelu(a->act, a->a1, R * f);
     else
         s2s_relu(a->act, a->a1, R * f);
-    S2S_TRY(s2s_linear(rows_of(p->g->tmp, d), rows_of(a->act, f), w->w2, false, w->b2, 1, R, f, d,
-                       S2S_MM_NONE, false));
+    S2S_TRY(s2s_linear(p->g->tmp, a->act, w->w2, false, w->b2, R, f, d, S2S_MM_NONE, false));
     sub_out(p, a, n, p->g->tmp, R);
     return S2S_OK;
 }
@@ -488,8 +487,8 @@ static s2s_status forward(pass *p) {
                           p->eps);
         g->hfin = fn->y;
     }
-    return s2s_linear(rows_of(g->logits, p->V), rows_of((float *)g->hfin, d), m->gen_w,
-                      false, m->gen_b, 1, Rt, d, p->V, S2S_MM_NONE, false);
+    return s2s_linear(g->logits, g->hfin, m->gen_w, false, m->gen_b, Rt, d, p->V, S2S_MM_NONE,
+                      false);
 }
 
 // ---- loss ----
@@ -603,9 +602,9 @@ static s2s_status self_attn_bwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
     s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = T,
                           .k_len = k_len, .causal_pos0 = causal};
     s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
-    S2S_TRY(s2s_attention_backward(s2s_recipe_grad(g->dq, a->q, v.q),
-                                   s2s_recipe_grad(g->dq, a->q, v.k),
-                                   s2s_recipe_grad(g->dq, a->q, v.v), g->dprobs, g->dctx,
+    S2S_TRY(s2s_attention_backward(grad_of(g->dq, a->q, v.q),
+                                   grad_of(g->dq, a->q, v.k),
+                                   grad_of(g->dq, a->q, v.v), g->dprobs, g->dctx,
                                    a->probs, used_probs(p, a), a->akeep, p->adrop, v.q, v.k, v.v,
                                    &sh));
     S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv, R,
@@ -628,9 +627,9 @@ static s2s_status cross_attn_bwd(pass *p, sub_acts *a, const s2s_attn_weights *w
     s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = S,
                           .k_len = p->b->src_len, .causal_pos0 = -1};
     s2s_qkv v = s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d);
-    S2S_TRY(s2s_attention_backward_head(s2s_recipe_grad(g->dq, a->q, v.q),
-                                        s2s_recipe_grad(g->dkv, a->kv, v.k),
-                                        s2s_recipe_grad(g->dkv, a->kv, v.v), g->dprobs, g->dctx,
+    S2S_TRY(s2s_attention_backward_head(grad_of(g->dq, a->q, v.q),
+                                        grad_of(g->dkv, a->kv, v.k),
+                                        grad_of(g->dkv, a->kv, v.v), g->dprobs, g->dctx,
                                         a->probs, used_probs(p, a), a->akeep, p->adrop, v.q, v.k,
                                         v.v, &sh, dhead, p->guided_head));
     S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv, R,
