@@ -91,9 +91,12 @@ Test(optim, schedules_match_their_formulas) {
     assert_near(s2s_lr_at(S2S_SCHEDULE_NOAM, 2, 16000, 4000, 512, 0), 0.0006987712429686843, 1e-9,
                 "noam decay");
     // inverse_sqrt: linear warmup to lr at t = warmup, then lr * sqrt(warmup / t).
-    assert_near(s2s_lr_at(S2S_SCHEDULE_INVERSE_SQRT, 1e-3, 50, 100, 0, 0), 5e-4, 1e-12, "isqrt 50");
-    assert_near(s2s_lr_at(S2S_SCHEDULE_INVERSE_SQRT, 1e-3, 100, 100, 0, 0), 1e-3, 1e-12, "isqrt 100");
-    assert_near(s2s_lr_at(S2S_SCHEDULE_INVERSE_SQRT, 1e-3, 400, 100, 0, 0), 5e-4, 1e-12, "isqrt 400");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_INVERSE_SQRT, 1e-3, 50, 100, 0, 0),
+                5e-4, 1e-12, "isqrt 50");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_INVERSE_SQRT, 1e-3, 100, 100, 0, 0),
+                1e-3, 1e-12, "isqrt 100");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_INVERSE_SQRT, 1e-3, 400, 100, 0, 0),
+                5e-4, 1e-12, "isqrt 400");
     // cosine: warmup 10, then half a cosine down to 0 at max_steps 110.
     assert_near(s2s_lr_at(S2S_SCHEDULE_COSINE, 1e-3, 5, 10, 0, 110), 5e-4, 1e-12, "cos 5");
     assert_near(s2s_lr_at(S2S_SCHEDULE_COSINE, 1e-3, 10, 10, 0, 110), 1e-3, 1e-12, "cos 10");
