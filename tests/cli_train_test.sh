@@ -74,6 +74,7 @@ kill -INT "$pid"
 wait "$pid"
 rc=$?
 check "SIGINT: exit 130" test "$rc" -eq 130
+[ "$rc" -eq 130 ] || { echo "  exit $rc; stderr:"; cat "$tmp/long.err"; }
 check "SIGINT: checkpoint loads" run 0 "$s2s" inspect "$tmp/long.safetensors"
 check "SIGINT: checkpoint written" test -s "$tmp/long.ckpt.safetensors"
 steps=$(wc -l <"$tmp/long.log")
