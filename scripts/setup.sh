@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
           libyaml-dev libcriterion-dev libjansson-dev python3 python3-numpy python3-yaml)
+command -v npm >/dev/null || packages+=(npm)  # tests/yaml_ls_test.sh; nodesource's node has its own
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

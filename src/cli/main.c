@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "ops/matmul.h"
 
 static const char usage[] =
     "usage: s2s COMMAND [OPTIONS]\n"
@@ -19,7 +18,8 @@ static const char usage[] =
     "  inspect MODEL                     config, vocab sizes, tensors, parameter count\n"
     "  train CONFIG -o OUT               train a model (--init MODEL, --resume CKPT, --quiet)\n"
     "  vocab build TSV --column src|tgt -o VOCAB  write a vocab file from a corpus\n"
-    "  config check|show|diff|reference  validate, print or compare YAML configs\n"
+    "  config check|show|diff|reference|schema|init|explain\n"
+    "                                    validate, print, compare or start YAML configs\n"
     "  eval -m MODEL TEST.tsv            BLEU, exact match, accuracy on a source<TAB>target file\n"
     "  align -m MODEL [SENTENCE...]      attention alignments, heatmaps, AER (eval-align)\n"
     "\n"
@@ -94,7 +94,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (!strcmp(argv[1], commands[i].name)) {
             int rc = commands[i].run(argc - 2, argv + 2);
-            s2s_backend_shutdown();
+            s2s_shutdown();
             return finish(commands[i].name, rc);
         }
     }
