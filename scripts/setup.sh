@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
-          libyaml-dev libcriterion-dev libjansson-dev python3 python3-numpy python3-yaml)
+          libyaml-dev libcriterion-dev libjansson-dev python3 python3-numpy python3-yaml
+          libopencc-dev libopencc-data)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "s2s/normalize.h"
 #include "s2s/tokenizer.h"
 #include "tokenizer/utf8.h"
 
@@ -190,6 +191,15 @@ s2s_status s2s_tokenize(const s2s_vocab *v, const char *text, s2s_tokens *t) {
     if (bad < len)
         return s2s_fail(S2S_ERR_INVALID, "invalid UTF-8 at byte %zu (0x%02x)", bad,
                         (unsigned char)text[bad]);
+    // Typed spellings become the corpus's (a no-op on corpus text, so
+    // training and translating see the same tokens).
+    char *norm = NULL;
+    s2s_lang lang = s2s_vocab_lang(v);
+    if (lang != S2S_LANG_NONE) {
+        S2S_TRY(s2s_normalize(lang, text, &norm));
+        text = norm;
+        len = strlen(text);
+    }
 
     // Pieces never outgrow the input (lower-casing keeps or shortens the
     // bytes) except for their NULs, so len + len/4 rarely needs to grow.
@@ -200,6 +210,7 @@ s2s_status s2s_tokenize(const s2s_vocab *v, const char *text, s2s_tokens *t) {
     if (!sb_reserve(&s.store, len + len / 4 + 16))
         st = s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
     if (st == S2S_OK) st = tokenize_into(&s, text, len);
+    free(norm);
 
     // Attach the store to pieces[0] (or drop it when there is no array),
     // then point each piece into it.

@@ -203,5 +203,8 @@ int s2s_vocab_max_chars(const s2s_vocab *v);
 // by max_chars keeps segmentation cheap when the vocab also holds long
 // Latin words.
 int s2s_vocab_max_cjk_chars(const s2s_vocab *v);
+// How many tokens are made only of CJK characters: how s2s_vocab_lang
+// tells a Chinese vocab.
+int s2s_vocab_cjk_tokens(const s2s_vocab *v);
 
 #endif
