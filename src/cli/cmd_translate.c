@@ -35,6 +35,15 @@ static void report_unknown(const translator *t, int k) {
     if (n_unk) fputc('\n', stderr);
 }
 
+// --verbose: the input as the model sees it, when normalising changed it.
+static void report_normalised(const translator *t, int k) {
+    char *norm = NULL;
+    s2s_lang lang = s2s_vocab_lang(s2s_model_src_vocab(t->m));
+    if (s2s_normalize(lang, t->lines[k], &norm) == S2S_OK && strcmp(norm, t->lines[k]) != 0)
+        fprintf(stderr, "s2s: %s:%d: normalised: %s\n", t->input, t->first_line + k, norm);
+    free(norm);
+}
+
 static char *render(const translator *t, const s2s_hypothesis *h) {
     const s2s_vocab *tv = s2s_model_tgt_vocab(t->m);
     return t->tokens ? s2s_join_tokens(tv, h->ids, h->n) : s2s_detokenize(tv, h->ids, h->n);
@@ -74,6 +83,7 @@ static int flush_chunk(translator *t) {
             fprintf(stderr, "s2s: %s:%d: %s\n", t->input, t->first_line + k, s2s_last_error());
             return S2S_EXIT_USAGE;
         }
+        if (t->verbose) report_normalised(t, k);
         if (t->verbose) report_unknown(t, k);
         int max_len = s2s_model_get_config(t->m)->model.max_len;
         if (t->toks[k].n + 1 > max_len) {
