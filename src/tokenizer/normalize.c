@@ -6,11 +6,11 @@
 // character. What each pass rewrites lives in a table next to it. Chinese
 // first goes through OpenCC's t2s, which has its own dictionaries.
 //
-// Every rule writes only what no rule reads as input (a full-width comma is
-// folded to ASCII and then written back as the same full-width comma, a
-// digit becomes a numeral that no rule matches), which makes the whole
-// pipeline idempotent; and every rule's input is absent from the corpus,
-// which makes it a no-op there. tests/test_normalize.c checks both.
+// What a rule writes, the pipeline leaves as it is on a second run (a digit
+// becomes a numeral no rule matches; the full-width comma zh_punct writes is
+// folded to ASCII and written back the same), which makes normalising
+// idempotent; and what a rule rewrites never occurs in the corpus, which
+// makes it a no-op there. tests/test_normalize.c checks both.
 #include <opencc.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -116,12 +116,12 @@ static const struct {
 // `mw=` of every noun); 2 before one is 两, not 二.
 static const char zh_measure_words[] = "只本个辆张把条件头匹根块封份台部扇支朵棵座顶列杯碗瓶";
 
-// Characters that make a digit run part of a larger expression: 2.5, 1,000,
-// 10:30, 2-3, 1/2, 50%, $5, #1.
 static bool ascii_in(const char *set, uint32_t c) {
     return c > 0 && c < 0x80 && strchr(set, (int)c) != NULL;
 }
 
+// Characters that make a digit run part of a larger expression: 2.5, 1,000,
+// 10:30, 2-3, 1/2, 50%, $5, #1.
 static bool joins_number(uint32_t c) { return ascii_in(".,:/-+$#%&@_", c); }
 
 static bool in_utf8_list(const char *list, uint32_t c) {
@@ -144,8 +144,8 @@ static int numeral_of(const cpvec *in, size_t i, size_t j) {
 }
 
 // Whether the digit run in[i..j) stands alone: not glued to letters, digits
-// or the characters of a larger number on either side, nor to 's. 2. and 2, at the end
-// of a clause are alone; 2.5 and 1,000 are not.
+// or the characters of a larger number on either side, nor to 's. 2. and 2,
+// at the end of a clause are alone; 2.5 and 1,000 are not.
 static bool standalone(const cpvec *in, size_t i, size_t j) {
     uint32_t prev = i > 0 ? in->c[i - 1] : 0, next = at(in, j);
     if (is_alnum(prev) || joins_number(prev)) return false;
@@ -155,37 +155,31 @@ static bool standalone(const cpvec *in, size_t i, size_t j) {
 }
 
 // I have 2 cats → I have two cats; 1 apple → an apple (1 with no word after
-// it stays). The corpus has no digits.
-static void en_numbers(cpvec *out, const cpvec *in, s2s_lang lang) {
-    for (size_t i = 0; i < in->n;) {
-        if (!is_digit(in->c[i])) {
-            push(out, in->c[i++]);
-            continue;
-        }
-        size_t j = i;
-        while (j < in->n && is_digit(in->c[j])) j++;
-        int k = standalone(in, i, j) ? numeral_of(in, i, j) : -1;
-        const char *word = k >= 0 ? numerals[k].en : NULL;
-        if (word && strcmp(word, "a") == 0) {
-            size_t w = j;
-            while (w < in->n && s2s_is_space(in->c[w])) w++;
-            if (w == j || !is_alpha(at(in, w)))
-                word = NULL;
-            else if (ascii_in("aeiou", lower(in->c[w])))
-                word = "an";
-        }
-        if (word) {
-            push_utf8(out, word);
-        } else {
-            for (size_t m = i; m < j; m++) push(out, in->c[m]);
-        }
-        i = j;
-    }
+// it stays). The word for in[i..j), or NULL.
+static const char *en_numeral(const cpvec *in, size_t i, size_t j) {
+    int k = standalone(in, i, j) ? numeral_of(in, i, j) : -1;
+    if (k < 0) return NULL;
+    if (strcmp(numerals[k].en, "a") != 0) return numerals[k].en;
+    size_t w = j;
+    while (w < in->n && s2s_is_space(in->c[w])) w++;
+    if (w == j || !is_alpha(at(in, w))) return NULL;
+    return ascii_in("aeiou", lower(in->c[w])) ? "an" : "a";
 }
 
 // 我有2只猫 → 我有两只猫: digits 1–10 right before a measure word, except
-// after 第 (第2只 is "the second", 第二只).
-static void zh_numbers(cpvec *out, const cpvec *in, s2s_lang lang) {
+// after 第 (第2只 is "the second", 第二只). The numeral for in[i..j), or NULL.
+static const char *zh_numeral(const cpvec *in, size_t i, size_t j) {
+    uint32_t prev = i > 0 ? in->c[i - 1] : 0;
+    if (is_alnum(prev) || joins_number(prev) || prev == 0x7B2C /* 第 */ ||
+        !in_utf8_list(zh_measure_words, at(in, j)))
+        return NULL;
+    int k = numeral_of(in, i, j);
+    return k >= 0 ? numerals[k].zh : NULL;
+}
+
+// Each run of ASCII digits becomes its numeral or stays. The corpus has no
+// digits.
+static void numbers(cpvec *out, const cpvec *in, s2s_lang lang) {
     for (size_t i = 0; i < in->n;) {
         if (!is_digit(in->c[i])) {
             push(out, in->c[i++]);
@@ -193,13 +187,9 @@ static void zh_numbers(cpvec *out, const cpvec *in, s2s_lang lang) {
         }
         size_t j = i;
         while (j < in->n && is_digit(in->c[j])) j++;
-        uint32_t prev = i > 0 ? in->c[i - 1] : 0;
-        int k = -1;
-        if (!is_alnum(prev) && !joins_number(prev) && prev != 0x7B2C /* 第 */ &&
-            in_utf8_list(zh_measure_words, at(in, j)))
-            k = numeral_of(in, i, j);
-        if (k >= 0) {
-            push_utf8(out, numerals[k].zh);
+        const char *w = lang == S2S_LANG_ZH ? zh_numeral(in, i, j) : en_numeral(in, i, j);
+        if (w) {
+            push_utf8(out, w);
         } else {
             for (size_t m = i; m < j; m++) push(out, in->c[m]);
         }
@@ -342,8 +332,8 @@ static bool en_is_question(const cpvec *in) {
 // A question typed without its mark reads as a statement to the models:
 // 你喜欢猫吗 → 你喜欢猫吗？, did you eat → did you eat?. Statements are left
 // as typed, since the training data holds them with and without their full
-// stop (docs/toy-corpus.md). Only after a word, so "2 cats :)" keeps its
-// ending.
+// stop (docs/toy-corpus.md). English needs a word at the end, so
+// "do you :)" keeps its ending.
 static void question_mark(cpvec *out, const cpvec *in, s2s_lang lang) {
     size_t last = in->n;
     while (last > 0 && s2s_is_space(in->c[last - 1])) last--;
@@ -394,8 +384,8 @@ typedef void (*pass_fn)(cpvec *out, const cpvec *in, s2s_lang lang);
 enum { MAX_PASSES = 6 };
 
 static const pass_fn pipelines[S2S_LANG_COUNT][MAX_PASSES] = {
-    [S2S_LANG_EN] = {fold_chars, en_numbers, en_contractions, question_mark},
-    [S2S_LANG_ZH] = {fold_chars, zh_numbers, zh_punct, zh_spaces, question_mark},
+    [S2S_LANG_EN] = {fold_chars, numbers, en_contractions, question_mark},
+    [S2S_LANG_ZH] = {fold_chars, numbers, zh_punct, zh_spaces, question_mark},
 };
 
 const char *s2s_lang_name(s2s_lang lang) {
