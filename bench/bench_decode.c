@@ -40,8 +40,7 @@ static double linear_gflops(int64_t m, int64_t k, int64_t n) {
     for (int rep = 0; rep < 3; rep++) {
         double t = now();
         for (int i = 0; i < iters; i++)
-            if (s2s_linear((s2s_rows){y, 0, n}, (s2s_rows){x, 0, k}, w, true, b, 1, m, k,
-                           n, S2S_MM_NONE, false) != S2S_OK)
+            if (s2s_linear(y, x, w, true, b, m, k, n, S2S_MM_NONE, false) != S2S_OK)
                 die("matmul");
         double dt = (now() - t) / iters;
         best = dt < best ? dt : best;

@@ -377,6 +377,14 @@ Test(align, display_width_counts_cjk_double_and_marks_zero) {
     cr_assert_eq(s2s_display_width(""), 0);
 }
 
+Test(align, display_width_counts_each_byte_of_bad_utf8_once) {
+    cr_assert_eq(s2s_display_width("\xE7\x8C"), 2);      // 猫 cut short
+    cr_assert_eq(s2s_display_width("\xC0\xAF"), 2);      // overlong '/'
+    cr_assert_eq(s2s_display_width("\xED\xA0\x80"), 3);  // a surrogate
+    cr_assert_eq(s2s_display_width("\xF4\x90\x80\x80"), 4);  // above U+10FFFF
+    cr_assert_eq(s2s_display_width("\xE7\x8C\xAB\x80"), 3);  // 猫, then a stray continuation
+}
+
 static void assert_even_lines(const char *text, int want_lines) {
     int lines = 0, width = -1;
     const char *p = text;

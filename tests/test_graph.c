@@ -395,8 +395,7 @@ ParameterizedTest(ffn_case *c, graph, ffn_backward_matches_finite_differences) {
     fill(x, R * D, 1.5), fill(w1, F * D, 0.8), fill(b1, F, 0.5), fill(w2, D * F, 0.8);
     fill(b2, D, 0.5), fill(r, R * D, 1.0);
     float a1[R * F], act[R * F];
-    cr_assert_eq(s2s_linear((s2s_rows){a1, 0, F}, (s2s_rows){x, 0, D}, w1, false, b1, 1, R, D,
-                            F, S2S_MM_NONE, false), S2S_OK);
+    cr_assert_eq(s2s_linear(a1, x, w1, false, b1, R, D, F, S2S_MM_NONE, false), S2S_OK);
     if (gelu) s2s_gelu(act, a1, R * F);
     else s2s_relu(act, a1, R * F);
     float dx[R * D], dw1[F * D] = {0}, db1[F] = {0}, dw2[D * F] = {0}, db2[D] = {0}, dff[R * F];

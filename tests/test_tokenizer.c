@@ -420,3 +420,54 @@ Test(tokenizer, round_trip) {
         free(s);
     }
 }
+
+// ---- specials and TSV lines ----
+
+Test(tokenizer, special_tokens_are_the_vocab_first_lines) {
+    const char *want[] = {"<pad>", "<unk>", "<s>", "</s>"};
+    for (int i = 0; i < S2S_NUM_SPECIALS; i++) {
+        cr_assert_str_eq(s2s_special_token(i), want[i]);
+        cr_assert_str_eq(s2s_special_token(i), s2s_vocab_token(zh, i));
+    }
+    cr_assert_eq(s2s_special_token(S2S_EOS), s2s_special_token(3));
+    cr_assert_null(s2s_special_token(-1));
+    cr_assert_null(s2s_special_token(S2S_NUM_SPECIALS));
+}
+
+Test(tokenizer, tsv_split_columns) {
+    char a[] = "我爱吃苹果\ti love to eat apples .\t0-0 1-1\r\n";
+    char *tgt, *third;
+    cr_assert_eq(s2s_tsv_split(a, strlen(a), "f.tsv", 1, &tgt, &third), S2S_OK);
+    cr_assert_str_eq(a, "我爱吃苹果");
+    cr_assert_str_eq(tgt, "i love to eat apples .");
+    cr_assert_str_eq(third, "0-0 1-1");
+
+    char b[] = "x\ty\n";
+    cr_assert_eq(s2s_tsv_split(b, strlen(b), "f.tsv", 2, &tgt, &third), S2S_OK);
+    cr_assert_str_eq(b, "x");
+    cr_assert_str_eq(tgt, "y");
+    cr_assert_null(third);
+
+    char c[] = "x\ty\tz\tw";  // further tabs stay in the third column
+    cr_assert_eq(s2s_tsv_split(c, strlen(c), "f.tsv", 3, &tgt, &third), S2S_OK);
+    cr_assert_str_eq(tgt, "y");
+    cr_assert_str_eq(third, "z\tw");
+
+    char d[] = "\t\n";  // empty columns are the caller's to judge
+    cr_assert_eq(s2s_tsv_split(d, strlen(d), "f.tsv", 4, &tgt, &third), S2S_OK);
+    cr_assert_str_eq(d, "");
+    cr_assert_str_eq(tgt, "");
+}
+
+Test(tokenizer, tsv_split_errors_name_the_line) {
+    char *tgt, *third;
+    char a[] = "no tab here\n";
+    cr_assert_eq(s2s_tsv_split(a, strlen(a), "f.tsv", 7, &tgt, &third), S2S_ERR_FORMAT);
+    cr_assert_str_eq(s2s_last_error(), "f.tsv:7: expected source<TAB>target, found no tab");
+    char b[] = "x\0y\tz\n";  // 6 bytes read, a NUL among them
+    cr_assert_eq(s2s_tsv_split(b, 6, "f.tsv", 8, &tgt, &third), S2S_ERR_FORMAT);
+    cr_assert_str_eq(s2s_last_error(), "f.tsv:8: NUL byte in the line");
+    char c[] = "no tab";
+    cr_assert_eq(s2s_tsv_split(c, strlen(c), NULL, 9, &tgt, &third), S2S_ERR_FORMAT);
+    cr_assert_str_eq(s2s_last_error(), "expected source<TAB>target, found no tab");
+}

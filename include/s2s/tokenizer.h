@@ -27,6 +27,10 @@ enum { S2S_PAD = 0, S2S_UNK = 1, S2S_BOS = 2, S2S_EOS = 3, S2S_NUM_SPECIALS = 4 
 
 typedef struct s2s_vocab s2s_vocab;
 
+// The text of a special id: "<pad>", "<unk>", "<s>", "</s>" for S2S_PAD ..
+// S2S_EOS (the first four lines of every vocab); NULL for any other id.
+const char *s2s_special_token(int id);
+
 // Loads a vocab file. Fails (S2S_ERR_FORMAT, message naming the file and
 // line) on a missing special, an empty or duplicate token.
 s2s_status s2s_vocab_load(s2s_vocab **out, const char *path);
@@ -64,6 +68,15 @@ void s2s_tokens_free(s2s_tokens *t);
 char *s2s_detokenize(const s2s_vocab *v, const int *ids, int n);
 // Space-separated tokens, as printed by --tokens. Caller frees.
 char *s2s_join_tokens(const s2s_vocab *v, const int *ids, int n);
+
+// Splits one line of a source<TAB>target[<TAB>third] file in place: strips
+// the line end (len bytes, as getline read them, NULs included), and points
+// *target at the target and *third at what follows the second tab (NULL
+// when there is none; further tabs stay in it). A NUL byte or a missing tab
+// is S2S_ERR_FORMAT, with the message "name:lineno: problem" (the problem
+// alone when name is NULL).
+s2s_status s2s_tsv_split(char *line, size_t len, const char *name, int lineno, char **target,
+                         char **third);
 
 #ifdef __cplusplus
 }

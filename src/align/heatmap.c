@@ -6,6 +6,7 @@
 
 #include "core/strbuf.h"
 #include "s2s/align.h"
+#include "tokenizer/utf8.h"
 
 // ---- display width ----
 
@@ -59,32 +60,13 @@ static bool in_ranges(uint32_t c, const range *r, size_t n) {
     return false;
 }
 
-// Decodes one UTF-8 character at s: its length in bytes (0 at the end),
-// *cp = 0xFFFFFFFF for a byte that starts no valid character.
+// One character of the NUL-terminated s: its length in bytes, and *cp, or
+// *cp = 0xFFFFFFFF (length 1) for a byte that starts no valid character.
 static int utf8_next(const unsigned char *s, uint32_t *cp) {
-    if (!s[0]) return 0;
-    if (s[0] < 0x80) {
-        *cp = s[0];
-        return 1;
-    }
-    int n = s[0] >= 0xF0 && s[0] < 0xF5 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
-    if (s[0] >= 0xF5) n = 0;
-    uint32_t c = n == 4 ? s[0] & 0x07u : n == 3 ? s[0] & 0x0Fu : s[0] & 0x1Fu;
-    for (int k = 1; k < n; k++) {
-        if ((s[k] & 0xC0) != 0x80) {
-            n = 0;
-            break;
-        }
-        c = (c << 6) | (s[k] & 0x3Fu);
-    }
-    // Overlong forms, surrogates and out-of-range values are invalid.
-    if (n == 0 || (n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10FFFF)) ||
-        (c >= 0xD800 && c <= 0xDFFF)) {
-        *cp = 0xFFFFFFFFu;
-        return 1;
-    }
-    *cp = c;
-    return n;
+    int n = s2s_utf8_decode((const char *)s, strnlen((const char *)s, 4), cp);
+    if (n > 0) return n;
+    *cp = 0xFFFFFFFFu;
+    return 1;
 }
 
 static int char_width(uint32_t c) {

@@ -127,9 +127,9 @@ s2s_status s2s_align_html_add(s2s_align_html *d, const char *const *src_tokens, 
     if (d->n) s2s_buf_puts(b, ",\n");
     s2s_buf_printf(b, "{\"layers\":%d,\"heads\":%d,\"enc_layers\":%d,\"src\":", h->layers, h->heads,
                   h->enc_layers);
-    put_string_array(b, src_tokens, n_src, "</s>");
+    put_string_array(b, src_tokens, n_src, s2s_special_token(S2S_EOS));
     s2s_buf_puts(b, ",\"tgt\":");
-    put_string_array(b, tgt_tokens, n_tgt, eos ? "</s>" : NULL);
+    put_string_array(b, tgt_tokens, n_tgt, eos ? s2s_special_token(S2S_EOS) : NULL);
     // Decoder inputs: <s> then the outputs shifted right by one.
     s2s_buf_puts(b, ",\"dec_in\":[\"\\u003cs\\u003e\"");
     for (int i = 0; i + 1 < h->n_out; i++) {

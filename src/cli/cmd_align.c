@@ -516,19 +516,14 @@ static int add_line(aligner *a, char *line, int lineno) {
     a->tgt[k].n = 0;
     char *gold = NULL;
     if (a->ref) {
-        char *tab = strchr(line, '\t');
-        if (!tab) {
-            fprintf(stderr, "s2s: %s:%d: expected source<TAB>target%s\n", a->input, lineno,
-                    a->eval ? "<TAB>gold alignment" : "");
+        char *target;
+        if (s2s_tsv_split(line, strlen(line), a->input, lineno, &target, &gold) != S2S_OK) {
+            fprintf(stderr, "s2s: %s\n", s2s_last_error());
             return S2S_EXIT_USAGE;
         }
-        *tab = '\0';
-        a->targets[k] = tab + 1;
-        if ((tab = strchr(tab + 1, '\t'))) {
-            *tab = '\0';
-            gold = tab + 1;
-            if ((tab = strchr(gold, '\t'))) *tab = '\0';  // further columns are ignored
-        }
+        a->targets[k] = target;
+        char *tab = gold ? strchr(gold, '\t') : NULL;
+        if (tab) *tab = '\0';  // further columns are ignored
         if (a->eval && !gold) {
             fprintf(stderr, "s2s: %s:%d: expected source<TAB>target<TAB>gold alignment\n",
                     a->input, lineno);

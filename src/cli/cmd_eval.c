@@ -32,9 +32,11 @@ int s2s_cmd_eval(int argc, char **argv) {
     if (status != S2S_OK) {
         rc = s2s_cli_fail(status);
     } else if (json) {
-        printf("{\"file\": \"%s\", \"sentences\": %d, \"bleu\": %.4f, \"exact_match\": %.6f, "
-               "\"token_accuracy\": %.6f, \"loss\": %.6f}\n",
-               tsv, r.sentences, r.bleu, r.exact_match, r.token_accuracy, r.loss);
+        json_t *o = json_pack("{s:s, s:i, s:f, s:f, s:f, s:f}", "file", tsv, "sentences",
+                              r.sentences, "bleu", r.bleu, "exact_match", r.exact_match,
+                              "token_accuracy", r.token_accuracy, "loss", r.loss);
+        rc = o ? s2s_cli_print_json(o, 9)  // NULL: json_pack refuses a name that is not UTF-8
+               : s2s_cli_usage_error("eval", "--json: the file name is not UTF-8");
     } else {
         printf("%s: %d sentences, %s\n", tsv, r.sentences,
                p.beam_size > 1 ? "beam search" : "greedy");

@@ -21,7 +21,8 @@ static int print_json(const s2s_vocab *tv, const s2s_hypothesis *h) {
     json_t *o = json_object(), *lp = json_array(), *tok = json_array();
     for (int t = 0; t < h->n_out; t++) {
         json_array_append_new(lp, json_real(h->token_logprobs[t]));
-        json_array_append_new(tok, json_string(t < h->n ? s2s_vocab_token(tv, h->ids[t]) : "</s>"));
+        const char *t_text = t < h->n ? s2s_vocab_token(tv, h->ids[t]) : s2s_special_token(S2S_EOS);
+        json_array_append_new(tok, json_string(t_text));
     }
     json_object_set_new(o, "logprob", json_real(h->logprob));
     json_object_set_new(o, "token_logprobs", lp);
@@ -56,14 +57,11 @@ static int flush_chunk(scorer *sc) {
 
 // Splits "source<TAB>target" and tokenizes both into slot sc->n.
 static int add_line(scorer *sc, char *line, int lineno) {
-    char *tab = strchr(line, '\t');
-    if (!tab) {
-        fprintf(stderr, "s2s: stdin:%d: expected source<TAB>target\n", lineno);
+    char *target, *extra;  // a third column (alignments) is ignored
+    if (s2s_tsv_split(line, strlen(line), "stdin", lineno, &target, &extra) != S2S_OK) {
+        fprintf(stderr, "s2s: %s\n", s2s_last_error());
         return S2S_EXIT_USAGE;
     }
-    *tab = '\0';
-    char *target = tab + 1, *extra = strchr(target, '\t');
-    if (extra) *extra = '\0';  // a third column (alignments) is ignored
     s2s_status st = s2s_tokenize(s2s_model_src_vocab(sc->m), line, &sc->src[sc->n]);
     if (st == S2S_OK) st = s2s_tokenize(s2s_model_tgt_vocab(sc->m), target, &sc->tgt[sc->n]);
     if (st != S2S_OK) {

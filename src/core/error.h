@@ -11,7 +11,6 @@
 // reads `return s2s_fail(S2S_ERR_IO, "%s: cannot open", path);`.
 s2s_status s2s_fail(s2s_status st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-void s2s_clear_error(void);
 
 // Internal invariants only; bad input gets a status, never an abort.
 #define S2S_ASSERT(x)                                                        \

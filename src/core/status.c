@@ -29,5 +29,3 @@ s2s_status s2s_fail(s2s_status st, const char *fmt, ...) {
     va_end(ap);
     return st;
 }
-
-void s2s_clear_error(void) { last_error[0] = '\0'; }

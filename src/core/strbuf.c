@@ -7,25 +7,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-void s2s_buf_append(s2s_buf *b, const char *s, size_t n) {
-    if (b->oom) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1) {
-            if (cap > SIZE_MAX / 2) {
-                b->oom = true;
-                return;
-            }
-            cap *= 2;
-        }
-        char *p = realloc(b->s, cap);
-        if (!p) {
+bool s2s_buf_reserve(s2s_buf *b, size_t extra) {
+    if (b->oom) return false;
+    if (b->len + extra + 1 <= b->cap) return true;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1) {
+        if (cap > SIZE_MAX / 2) {
             b->oom = true;
-            return;
+            return false;
         }
-        b->s = p;
-        b->cap = cap;
+        cap *= 2;
     }
+    char *p = realloc(b->s, cap);
+    if (!p) {
+        b->oom = true;
+        return false;
+    }
+    b->s = p;
+    b->cap = cap;
+    return true;
+}
+
+void s2s_buf_append(s2s_buf *b, const char *s, size_t n) {
+    if (!s2s_buf_reserve(b, n)) return;
     memcpy(b->s + b->len, s, n);
     b->len += n;
     b->s[b->len] = '\0';

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/strbuf.h"
 
 static uint64_t splitmix64(uint64_t *x) {
     uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
@@ -40,36 +41,22 @@ s2s_status s2s_read_file(char **out, size_t *len, const char *path) {
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    if (!buf) {
-        fclose(f);
-        return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
-    }
-    for (;;) {
-        if (n + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - 1 - n, f);
-        n += got;
-        if (got == 0) break;
+    s2s_buf b = {0};
+    size_t got = 1;
+    while (got > 0 && s2s_buf_reserve(&b, 1 << 16)) {
+        got = fread(b.s + b.len, 1, b.cap - 1 - b.len, f);
+        b.len += got;
     }
     int err = ferror(f);
     fclose(f);
-    if (err) {
-        free(buf);
-        return s2s_fail(S2S_ERR_IO, "%s: read error", path);
+    if (b.oom || err) {
+        s2s_buf_free(&b);
+        return err ? s2s_fail(S2S_ERR_IO, "%s: read error", path)
+                   : s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
     }
-    buf[n] = '\0';
-    *out = buf;
-    if (len) *len = n;
+    b.s[b.len] = '\0';  // fread bypasses s2s_buf_append, which ends the string
+    if (len) *len = b.len;
+    *out = s2s_buf_take(&b);
     return S2S_OK;
 }
 

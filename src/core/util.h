@@ -1,4 +1,4 @@
-// Small shared helpers (internal): random numbers, files, paths.
+// Small shared helpers (internal): random numbers, hashing, files.
 #ifndef S2S_CORE_UTIL_H
 #define S2S_CORE_UTIL_H
 
@@ -17,6 +17,23 @@ void s2s_rng_seed(s2s_rng *r, uint64_t seed);
 uint64_t s2s_rng_next(s2s_rng *r);
 // Uniform in [0, 1).
 double s2s_rng_uniform(s2s_rng *r);
+
+// FNV-1a (64-bit), for hash tables and for tying files together; not for
+// input an adversary picks. s2s_fnv1a hashes n bytes at p; s2s_fnv1a_word
+// takes a 64-bit value as one symbol (a key made of integers costs one step
+// per integer, the same on every machine). Both continue from h: start
+// from S2S_FNV1A_INIT.
+#define S2S_FNV1A_INIT 0xcbf29ce484222325ULL
+
+static inline uint64_t s2s_fnv1a_word(uint64_t h, uint64_t x) {
+    return (h ^ x) * 0x100000001b3ULL;
+}
+
+static inline uint64_t s2s_fnv1a(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = (const unsigned char *)p;
+    for (size_t i = 0; i < n; i++) h = s2s_fnv1a_word(h, b[i]);
+    return h;
+}
 
 // Reads a whole file into a NUL-terminated buffer. Caller frees.
 s2s_status s2s_read_file(char **out, size_t *len, const char *path);

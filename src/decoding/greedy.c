@@ -92,7 +92,7 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
         // each sentence its own stream, from the seed and its words: a
         // sample does not depend on batching or on the other sentences
         uint64_t key = p->seed * 0x9E3779B97F4A7C15ULL + (uint64_t)src_len[i];
-        for (int j = 0; j < src_len[i]; j++) key = key * 1099511628211ULL + (uint64_t)src[i][j];
+        for (int j = 0; j < src_len[i]; j++) key = s2s_fnv1a_word(key, (uint64_t)src[i][j]);
         s2s_rng_seed(&rngs[b], key);
     }
     int remaining = B;

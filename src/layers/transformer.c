@@ -36,17 +36,14 @@ static void sublayer_out(float *x, const s2s_model *m, const s2s_norm_weights *n
     s2s_layernorm(x, x, n->w, n->b, rows, d, m->cfg.model.layer_norm_eps);
 }
 
-static s2s_rows rows_of(float *p, int64_t width) { return (s2s_rows){p, 0, width}; }
-
 // x (R, D) += fc2(act(fc1(in)))
 static s2s_status ffn(float *x, s2s_scratch *s, const s2s_model *m, const s2s_ffn_weights *w,
                       const s2s_norm_weights *n, int64_t rows) {
     int64_t d = m->cfg.model.d_model, f = m->cfg.model.ffn_dim;
     const float *in = sublayer_in(x, s, m, n, rows);
-    S2S_TRY(s2s_linear(rows_of(s->ffn, f), rows_of((float *)in, d), w->w1, w->in_out, w->b1, 1,
-                       rows, d, f, ffn_act(m), false));
-    S2S_TRY(s2s_linear(rows_of(x, d), rows_of(s->ffn, f), w->w2, w->in_out, w->b2, 1, rows, f,
-                       d, S2S_MM_NONE, /*accumulate=*/true));
+    S2S_TRY(s2s_linear(s->ffn, in, w->w1, w->in_out, w->b1, rows, d, f, ffn_act(m), false));
+    S2S_TRY(s2s_linear(x, s->ffn, w->w2, w->in_out, w->b2, rows, f, d, S2S_MM_NONE,
+                       /*accumulate=*/true));
     sublayer_out(x, m, n, rows);
     return S2S_OK;
 }
@@ -55,8 +52,8 @@ static s2s_status ffn(float *x, s2s_scratch *s, const s2s_model *m, const s2s_ff
 static s2s_status attn_out(float *x, s2s_scratch *s, const s2s_model *m,
                            const s2s_attn_weights *w, int64_t rows) {
     int64_t d = m->cfg.model.d_model;
-    return s2s_linear(rows_of(x, d), rows_of(s->ctx, d), w->w_out, w->in_out, w->b_out, 1, rows,
-                      d, d, S2S_MM_NONE, /*accumulate=*/true);
+    return s2s_linear(x, s->ctx, w->w_out, w->in_out, w->b_out, rows, d, d, S2S_MM_NONE,
+                      /*accumulate=*/true);
 }
 
 s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
@@ -64,9 +61,8 @@ s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
                              const int *src_len, float *probs) {
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, rows = B * S;
     const float *in = sublayer_in(x, s, m, &w->norm1, rows);
-    S2S_TRY(s2s_linear(rows_of(s->q, 3 * d), rows_of((float *)in, d), w->self_attn.w_qkv,
-                       w->self_attn.in_out, w->self_attn.b_qkv, 1, rows, d, 3 * d, S2S_MM_NONE,
-                       false));
+    S2S_TRY(s2s_linear(s->q, in, w->self_attn.w_qkv, w->self_attn.in_out, w->self_attn.b_qkv,
+                       rows, d, 3 * d, S2S_MM_NONE, false));
     s2s_attn_shape shape = {B, H, d / H, S, S, src_len, -1};
     s2s_view q = {s->q, S * 3 * d, 3 * d};
     s2s_view k = {s->q + d, S * 3 * d, 3 * d};
@@ -82,8 +78,8 @@ s2s_status s2s_cross_kv(float *kv, const float *memory, const s2s_model *m,
     int64_t d = m->cfg.model.d_model;
     const s2s_attn_weights *a = &w->cross_attn;
     S2S_ASSERT(!a->in_out);  // rows D..3D are K and V
-    return s2s_linear(rows_of(kv, 2 * d), rows_of((float *)memory, d), a->w_qkv + d * d,
-                      false, a->b_qkv + d, 1, B * S, d, 2 * d, S2S_MM_NONE, false);
+    return s2s_linear(kv, memory, a->w_qkv + d * d, false, a->b_qkv + d, B * S, d, 2 * d,
+                      S2S_MM_NONE, false);
 }
 
 bool s2s_cross_fold_pays(const s2s_model *m, int64_t B, int64_t S) {
@@ -173,8 +169,8 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     // rows copied into the cache
     const float *in = sublayer_in(x, s, m, &w->norm1, rows);
     const s2s_attn_weights *a = &w->self_attn;
-    S2S_TRY(s2s_linear((s2s_rows){s->q, 0, 3 * d}, (s2s_rows){(float *)in, 0, d}, a->w_qkv,
-                       a->in_out, a->b_qkv, 1, rows, d, 3 * d, S2S_MM_NONE, false));
+    S2S_TRY(s2s_linear(s->q, in, a->w_qkv, a->in_out, a->b_qkv, rows, d, 3 * d, S2S_MM_NONE,
+                       false));
     for (int64_t i = 0; i < seqs; i++)
         for (int64_t t = 0; t < tq; t++)
             memcpy(self_kv + (i * pos.t_alloc + pos.t0 + t) * 2 * d, s->q + (i * tq + t) * 3 * d + d,
@@ -196,8 +192,7 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
         return ffn(x, s, m, &w->ffn, &w->norm3, rows);
     }
     a = &w->cross_attn;
-    S2S_TRY(s2s_linear((s2s_rows){s->q, 0, d}, (s2s_rows){(float *)in, 0, d}, a->w_qkv,
-                       false, a->b_qkv, 1, rows, d, d, S2S_MM_NONE, false));
+    S2S_TRY(s2s_linear(s->q, in, a->w_qkv, false, a->b_qkv, rows, d, d, S2S_MM_NONE, false));
     s2s_attn_shape cross = {B, H, d / H, tc, S, src_len, -1};
     q = (s2s_view){s->q, tc * d, d};
     k = (s2s_view){cross_kv, S * 2 * d, 2 * d};

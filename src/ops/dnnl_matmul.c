@@ -18,6 +18,7 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include "core/error.h"
+#include "core/util.h"
 
 #define DNNL_CHECK(call)                                                     \
     do {                                                                     \
@@ -166,8 +167,8 @@ static _Thread_local mem_cache *tl_mems;  // allocated on first use
 
 static uint64_t mem_hash(const int64_t *dims, const int64_t *strides) {
     uint64_t h = 0x9E3779B97F4A7C15ULL;
-    for (int i = 0; i < 4; i++) h = (h ^ (uint64_t)dims[i]) * 0x100000001B3ULL;
-    for (int i = 0; i < 4; i++) h = (h ^ (uint64_t)strides[i]) * 0x100000001B3ULL;
+    for (int i = 0; i < 4; i++) h = s2s_fnv1a_word(h, (uint64_t)dims[i]);
+    for (int i = 0; i < 4; i++) h = s2s_fnv1a_word(h, (uint64_t)strides[i]);
     // The products above leave the low bits depending on the low bits of
     // the sizes only (strides 128, 384 and 512 alike): mix the high ones in.
     h ^= h >> 31;
@@ -275,28 +276,16 @@ done:
     return st;
 }
 
-s2s_status s2s_linear(s2s_rows y, s2s_rows x, const float *w, bool in_out, const float *bias,
-                      int64_t blocks, int64_t rows, int64_t k, int64_t n,
-                      s2s_mm_act act, bool accumulate) {
-    // One 2-D product when the blocks line up as rows of one matrix (a
-    // single block, blocks of one row, or blocks back to back); else one
-    // product per block.
-    int64_t x_rs = x.rs, y_rs = y.rs, m = rows, loops = blocks;
-    if (rows == 1) {
-        x_rs = x.bs, y_rs = y.bs, m = blocks, loops = 1;
-    } else if (blocks == 1 || (x.bs == rows * x.rs && y.bs == rows * y.rs)) {
-        m = blocks * rows, loops = 1;
-    }
+s2s_status s2s_linear(float *y, const float *x, const float *w, bool in_out, const float *bias,
+                      int64_t rows, int64_t k, int64_t n, s2s_mm_act act, bool accumulate) {
     s2s_mm_args a = {
-        .b0 = 1, .b1 = 1, .m = m, .k = k, .n = n,
-        .sa = {0, 0, x_rs, 1},
+        .b0 = 1, .b1 = 1, .m = rows, .k = k, .n = n,
+        .sa = {0, 0, k, 1},
         .sb = {0, 0, in_out ? n : 1, in_out ? 1 : k},  // W^T read in place, or given
-        .sc = {0, 0, y_rs, 1},
+        .sc = {0, 0, n, 1},
         .alpha = 1.0f, .bias = bias, .accumulate = accumulate, .act = act,
     };
-    for (int64_t i = 0; i < loops; i++)
-        S2S_TRY(s2s_mm(y.p + i * y.bs, x.p + i * x.bs, w, &a));
-    return S2S_OK;
+    return s2s_mm(y, x, w, &a);
 }
 
 // ---- threads and shutdown ----

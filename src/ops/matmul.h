@@ -36,19 +36,11 @@ typedef struct s2s_mm_args {
 // runtime sizes and strides, and reused for every shape after that.
 s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *args);
 
-// nn.Linear on a batch of row blocks:
-//   y[b, i, :] (+)= act(x[b, i, :] · W^T + bias),  W (N, K) row-major,
-// or W^T (K, N) row-major when in_out (decoding's copy: model_internal.h).
-// Row i of block b is at x + b*x_bs + i*x_rs (and likewise for y).
-typedef struct s2s_rows {
-    float *p;
-    int64_t bs;  // stride between blocks
-    int64_t rs;  // stride between rows
-} s2s_rows;
-
-s2s_status s2s_linear(s2s_rows y, s2s_rows x, const float *w, bool in_out, const float *bias,
-                      int64_t blocks, int64_t rows, int64_t k, int64_t n,
-                      s2s_mm_act act, bool accumulate);
+// nn.Linear: y (rows, N) (+)= act(x (rows, K) · W^T + bias), W (N, K)
+// row-major, or W^T (K, N) row-major when in_out (decoding's copy:
+// model_internal.h). Rows are contiguous.
+s2s_status s2s_linear(float *y, const float *x, const float *w, bool in_out, const float *bias,
+                      int64_t rows, int64_t k, int64_t n, s2s_mm_act act, bool accumulate);
 
 // Threads that large products on this thread may use from now on (<= 0:
 // all cores). Small products always run on one thread.

@@ -10,41 +10,14 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/strbuf.h"
 #include "s2s/normalize.h"
 #include "s2s/tokenizer.h"
 #include "tokenizer/utf8.h"
 
-// ---- a growing byte buffer ----
-
-typedef struct {
-    char *p;
-    size_t n, cap;
-} strbuf;
-
-static bool sb_reserve(strbuf *b, size_t extra) {
-    if (b->cap - b->n >= extra) return true;
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap - b->n < extra) {
-        if (cap > SIZE_MAX / 2) return false;
-        cap *= 2;
-    }
-    char *p = realloc(b->p, cap);
-    if (!p) return false;
-    b->p = p;
-    b->cap = cap;
-    return true;
-}
-
-static bool sb_add(strbuf *b, const char *s, size_t n) {
-    if (!sb_reserve(b, n)) return false;
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    return true;
-}
-
-static bool sb_add_cp(strbuf *b, uint32_t cp) {
+static void put_cp(s2s_buf *b, uint32_t cp) {
     char tmp[4];
-    return sb_add(b, tmp, (size_t)s2s_utf8_encode(tmp, cp));
+    s2s_buf_append(b, tmp, (size_t)s2s_utf8_encode(tmp, cp));
 }
 
 // Length of the (valid) UTF-8 sequence starting with byte c.
@@ -57,15 +30,17 @@ static size_t seq_len(unsigned char c) {
 typedef struct {
     const s2s_vocab *v;
     s2s_tokens *t;
-    strbuf store;  // piece bytes, NUL-separated
+    s2s_buf store;  // piece bytes, NUL-separated
 } tok_state;
 
 // Ends the piece that starts at store offset `start` (its bytes already
-// appended): looks it up and records its id.
+// appended): looks it up and records its id. The store's out-of-memory
+// flag is checked here, for every append since the last piece.
 static s2s_status end_piece(tok_state *s, size_t start) {
     s2s_tokens *t = s->t;
-    int id = s2s_vocab_find(s->v, s->store.p + start, s->store.n - start);
-    if (!sb_add(&s->store, "", 1)) return s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
+    if (s->store.oom) return s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
+    int id = s2s_vocab_find(s->v, s->store.s + start, s->store.len - start);
+    s2s_buf_append(&s->store, "", 1);  // checked by the next piece and at the end
     if (t->n == t->cap) {
         if (t->cap > (1 << 29)) return s2s_fail(S2S_ERR_NOMEM, "tokenize: too many tokens");
         int cap = t->cap ? 2 * t->cap : 64;
@@ -83,8 +58,8 @@ static s2s_status end_piece(tok_state *s, size_t start) {
 }
 
 static s2s_status add_piece(tok_state *s, const char *p, size_t n) {
-    size_t start = s->store.n;
-    if (!sb_add(&s->store, p, n)) return s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
+    size_t start = s->store.len;
+    s2s_buf_append(&s->store, p, n);
     return end_piece(s, start);
 }
 
@@ -126,14 +101,14 @@ static s2s_status segment_cjk(tok_state *s, const char *r, size_t n) {
 // letters. Returns the offset after the word in *next.
 static s2s_status scan_word(tok_state *s, const char *text, size_t len, size_t i,
                             size_t *next) {
-    size_t start = s->store.n;
+    size_t start = s->store.len;
     bool prev_letter = false;
     while (i < len) {
         uint32_t c;
         int k = s2s_utf8_decode(text + i, len - i, &c);
         if (is_word_char(c)) {
             c = s2s_to_lower(s2s_fold_width(c));
-            if (!sb_add_cp(&s->store, c)) return s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
+            put_cp(&s->store, c);
             prev_letter = !(c >= '0' && c <= '9');
             i += (size_t)k;
             continue;
@@ -144,7 +119,7 @@ static s2s_status scan_word(tok_state *s, const char *text, size_t len, size_t i
             uint32_t d;
             s2s_utf8_decode(text + i + k, len - i - (size_t)k, &d);
             if (is_letter(d)) {
-                if (!sb_add(&s->store, "'", 1)) return s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
+                s2s_buf_putc(&s->store, '\'');
                 prev_letter = false;
                 i += (size_t)k;
                 continue;
@@ -205,26 +180,26 @@ s2s_status s2s_tokenize(const s2s_vocab *v, const char *text, s2s_tokens *t) {
     // bytes) except for their NULs, so len + len/4 rarely needs to grow.
     // The old block's capacity is unknown, so it is resized every call.
     tok_state s = {.v = v, .t = t};
-    s.store.p = t->cap > 0 ? t->pieces[0] : NULL;
+    s.store.s = t->cap > 0 ? t->pieces[0] : NULL;
     s2s_status st = S2S_OK;
-    if (!sb_reserve(&s.store, len + len / 4 + 16))
+    if (!s2s_buf_reserve(&s.store, len + len / 4 + 16))
         st = s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
     if (st == S2S_OK) st = tokenize_into(&s, text, len);
+    if (st == S2S_OK && s.store.oom) st = s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
     free(norm);
 
     // Attach the store to pieces[0] (or drop it when there is no array),
     // then point each piece into it.
     if (t->cap > 0) {
-        t->pieces[0] = s.store.p;
+        t->pieces[0] = s.store.s;
     } else {
-        free(s.store.p);
-        s.store.p = NULL;
+        s2s_buf_free(&s.store);
     }
     if (st != S2S_OK) {
         t->n = 0;
         return st;
     }
-    char *p = s.store.p;
+    char *p = s.store.s;
     for (int j = 0; j < t->n; j++) {
         t->pieces[j] = p;
         p += strlen(p) + 1;
@@ -281,12 +256,11 @@ static bool ends_sentence(uint32_t c) {
 static const char *printed(const s2s_vocab *v, int id) {
     if (id == S2S_PAD || id == S2S_BOS || id == S2S_EOS) return NULL;
     const char *tok = s2s_vocab_token(v, id);
-    return tok ? tok : "<unk>";  // out of range: shown, not silently dropped
+    return tok ? tok : s2s_special_token(S2S_UNK);  // out of range: shown, not dropped
 }
 
 char *s2s_detokenize(const s2s_vocab *v, const int *ids, int n) {
-    strbuf out = {0};
-    if (!sb_reserve(&out, 1)) return NULL;
+    s2s_buf out = {0};
     bool cap_next = true;     // at the start of a sentence
     bool have_prev = false;
     uint32_t prev_last = 0;
@@ -304,7 +278,7 @@ char *s2s_detokenize(const s2s_vocab *v, const int *ids, int n) {
 
         if (have_prev && !s2s_is_cjk_any(prev_last) && !s2s_is_cjk_any(first) && !closing &&
             !prev_opening)
-            if (!sb_add(&out, " ", 1)) goto oom;
+            s2s_buf_putc(&out, ' ');
 
         bool word = ids[i] == S2S_UNK || !s2s_is_punct(first);
         size_t skip = 0;
@@ -315,38 +289,51 @@ char *s2s_detokenize(const s2s_vocab *v, const int *ids, int n) {
             else if (tok[0] == 'i' && (tok[1] == '\0' || tok[1] == '\''))
                 up = 'I';  // i, i'm, i've
             if (up != first) {
-                if (!sb_add_cp(&out, up)) goto oom;
+                put_cp(&out, up);
                 skip = seq_len((unsigned char)tok[0]);
             }
         }
-        if (!sb_add(&out, tok + skip, strlen(tok + skip))) goto oom;
+        s2s_buf_puts(&out, tok + skip);
         if (word) cap_next = false;
         if (ends_sentence(last)) cap_next = true;
         have_prev = true;
         prev_last = last;
         prev_opening = opening;
     }
-    if (!sb_add(&out, "", 1)) goto oom;
-    return out.p;
-oom:
-    free(out.p);
-    return NULL;
+    return s2s_buf_take(&out);
 }
 
 char *s2s_join_tokens(const s2s_vocab *v, const int *ids, int n) {
-    strbuf out = {0};
-    if (!sb_reserve(&out, 1)) return NULL;
+    s2s_buf out = {0};
     bool first = true;
     for (int i = 0; i < n && ids; i++) {
         const char *tok = printed(v, ids[i]);
         if (!tok) continue;
-        if (!first && !sb_add(&out, " ", 1)) goto oom;
-        if (!sb_add(&out, tok, strlen(tok))) goto oom;
+        if (!first) s2s_buf_putc(&out, ' ');
+        s2s_buf_puts(&out, tok);
         first = false;
     }
-    if (!sb_add(&out, "", 1)) goto oom;
-    return out.p;
-oom:
-    free(out.p);
-    return NULL;
+    return s2s_buf_take(&out);
+}
+
+// ---- TSV lines ----
+
+s2s_status s2s_tsv_split(char *line, size_t len, const char *name, int lineno, char **target,
+                         char **third) {
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
+    const char *problem = NULL;
+    char *tab = NULL;
+    if (strlen(line) != len)
+        problem = "NUL byte in the line";
+    else if (!(tab = strchr(line, '\t')))
+        problem = "expected source<TAB>target, found no tab";
+    if (problem) {
+        if (!name) return s2s_fail(S2S_ERR_FORMAT, "%s", problem);
+        return s2s_fail(S2S_ERR_FORMAT, "%s:%d: %s", name, lineno, problem);
+    }
+    *tab = '\0';
+    *target = tab + 1;
+    *third = strchr(*target, '\t');
+    if (*third) *(*third)++ = '\0';
+    return S2S_OK;
 }

@@ -1,6 +1,7 @@
-// Internal to src/tokenizer: UTF-8 decoding, character classes and case
-// mapping shared by vocab.c and tokenizer.c, plus the vocab lookup that
-// tokenizer.c needs without a NUL-terminated copy of each candidate.
+// Internal: UTF-8 decoding, character classes and case mapping shared by
+// vocab.c and tokenizer.c (the decoder also by the layers above, e.g. the
+// heatmap's display widths), plus the vocab lookup that tokenizer.c needs
+// without a NUL-terminated copy of each candidate.
 //
 // The character classes are deliberately small tables of ranges rather than
 // full Unicode properties: they only have to agree between tokenizing and
@@ -196,12 +197,10 @@ static inline uint32_t s2s_fold_width(uint32_t c) {
 // The id of the token s[0..len), or -1 when absent (s need not be
 // NUL-terminated).
 int s2s_vocab_find(const s2s_vocab *v, const char *s, size_t len);
-// The longest token, in code points.
-int s2s_vocab_max_chars(const s2s_vocab *v);
 // The longest token made only of CJK characters, in code points: the most a
 // match inside a CJK run can span. Bounding the search by this rather than
-// by max_chars keeps segmentation cheap when the vocab also holds long
-// Latin words.
+// by the longest token keeps segmentation cheap when the vocab also holds
+// long Latin words.
 int s2s_vocab_max_cjk_chars(const s2s_vocab *v);
 // How many tokens are made only of CJK characters: how s2s_vocab_lang
 // tells a Chinese vocab.

@@ -19,7 +19,6 @@
 
 struct s2s_vocab {
     int n;          // number of tokens
-    int max_chars;  // longest token in code points
     int max_cjk;    // longest token made only of CJK characters, in code points
     int n_cjk;      // tokens made only of CJK characters (specials aside)
     char *text;     // all tokens, each NUL-terminated
@@ -31,22 +30,17 @@ struct s2s_vocab {
 
 static const char *const specials[S2S_NUM_SPECIALS] = {"<pad>", "<unk>", "<s>", "</s>"};
 
+const char *s2s_special_token(int id) {
+    return id >= 0 && id < S2S_NUM_SPECIALS ? specials[id] : NULL;
+}
+
 // Longest token text quoted in an error message; vocab lines can be huge.
 enum { QUOTE_MAX = 60 };
-
-static uint64_t hash_bytes(const char *s, size_t n) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 // The slot holding s[0..n), or the empty slot where it would go.
 static size_t probe(const s2s_vocab *v, const char *s, size_t n) {
     size_t mask = v->nslots - 1;
-    size_t i = (size_t)hash_bytes(s, n) & mask;
+    size_t i = (size_t)s2s_fnv1a(S2S_FNV1A_INIT, s, n) & mask;
     for (;;) {
         int id = v->slots[i];
         if (id < 0) return i;
@@ -59,8 +53,6 @@ int s2s_vocab_find(const s2s_vocab *v, const char *s, size_t len) {
     if (!v || !s) return -1;
     return v->slots[probe(v, s, len)];
 }
-
-int s2s_vocab_max_chars(const s2s_vocab *v) { return v ? v->max_chars : 0; }
 
 int s2s_vocab_max_cjk_chars(const s2s_vocab *v) { return v ? v->max_cjk : 0; }
 
@@ -118,7 +110,6 @@ static s2s_status add_line(s2s_vocab *v, char *line, size_t n, const char *name,
     v->tok[id] = line;
     v->len[id] = (int)n;
     v->slots[slot] = id;
-    if (chars > (size_t)v->max_chars) v->max_chars = (int)chars;
     if (all_cjk && chars > (size_t)v->max_cjk) v->max_cjk = (int)chars;
     if (all_cjk) v->n_cjk++;
     v->n++;

@@ -76,6 +76,13 @@ s2s_status s2s_attention_train(float *ctx, float *probs, float *pdrop, uint8_t *
                                s2s_view q, s2s_view k, s2s_view v, const s2s_attn_shape *s,
                                float p, s2s_rng *rng);
 
+// A writable s2s_view: row (b, i) starts at p + b*bs + i*rs.
+typedef struct s2s_rows {
+    float *p;
+    int64_t bs;  // stride between blocks
+    int64_t rs;  // stride between rows
+} s2s_rows;
+
 // Backward of s2s_attention_train given dctx (B, Tq, D) contiguous. dq,
 // dk, dv are overwritten through head-strided views shaped like q, k, v
 // (they may be column blocks of one (rows, 3D) buffer); dprobs (B, H, Tq,

@@ -107,22 +107,6 @@ static s2s_status add_links(loader *L, s2s_example *e, const char *text, const c
     return S2S_OK;
 }
 
-s2s_status s2s_tsv_split(char *buf, size_t got, const char *path, int line, char **tgt,
-                         char **third) {
-    size_t n = got;
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) buf[--n] = '\0';
-    if (strlen(buf) != n) return s2s_fail(S2S_ERR_FORMAT, "%s:%d: NUL byte in the line", path, line);
-    char *tab = strchr(buf, '\t');
-    if (!tab)
-        return s2s_fail(S2S_ERR_FORMAT, "%s:%d: expected source<TAB>target, found no tab", path,
-                        line);
-    *tab = '\0';
-    *tgt = tab + 1;
-    *third = strchr(*tgt, '\t');
-    if (*third) *(*third)++ = '\0';  // the alignment column
-    return S2S_OK;
-}
-
 static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_vocab *sv,
                              const s2s_vocab *tv, int max_len, bool keep_refs, bool keep_align) {
     char *buf = NULL;

@@ -54,13 +54,6 @@ typedef struct s2s_dataset {
     int *links;         // (2 * total links)
 } s2s_dataset;
 
-// Splits one line of a source<TAB>target[<TAB>alignment] file in place:
-// strips the line end (got bytes were read), refuses NUL bytes and a
-// missing tab with "path:line: problem", and points *tgt at the target
-// and *third at the third column (NULL when there is none).
-s2s_status s2s_tsv_split(char *buf, size_t got, const char *path, int line, char **tgt,
-                         char **third);
-
 // Reads and tokenizes a TSV file. A source or target of max_len tokens or
 // more (</s> or <s> must still fit) is an error, as are a missing tab,
 // invalid UTF-8, a NUL byte and an empty file. keep_align: read the third

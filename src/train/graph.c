@@ -256,8 +256,6 @@ typedef struct pass {
     int guided_layer, guided_head;
 } pass;
 
-static s2s_rows rows_of(float *p, int64_t width) { return (s2s_rows){p, 0, width}; }
-
 // The gradient of weight w: the same offset in the gradient block.
 static float *G(const pass *p, const float *w) { return p->grads + (w - p->m->params); }
 
@@ -382,8 +380,8 @@ static s2s_status attn_tail(pass *p, sub_acts *a, const s2s_attn_weights *w,
     int64_t d = p->d;
     S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, q, k, v, sh,
                                 p->adrop, p->rng));
-    S2S_TRY(s2s_linear(rows_of(p->g->tmp, d), rows_of(a->ctx, d), w->w_out, false, w->b_out, 1, R,
-                       d, d, S2S_MM_NONE, false));
+    S2S_TRY(s2s_linear(p->g->tmp, a->ctx, w->w_out, false, w->b_out, R, d, d, S2S_MM_NONE,
+                       false));
     sub_out(p, a, n, p->g->tmp, R);
     return S2S_OK;
 }
@@ -395,8 +393,7 @@ static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
                                 int64_t causal) {
     int64_t d = p->d, R = p->N * T;
     sub_in(p, a, n, R);
-    S2S_TRY(s2s_linear(rows_of(a->q, 3 * d), rows_of(a->h, d), w->w_qkv, false, w->b_qkv, 1, R,
-                       d, 3 * d, S2S_MM_NONE, false));
+    S2S_TRY(s2s_linear(a->q, a->h, w->w_qkv, false, w->b_qkv, R, d, 3 * d, S2S_MM_NONE, false));
     s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = T,
                           .k_len = k_len, .causal_pos0 = causal};
     s2s_view q = {a->q, T * 3 * d, 3 * d}, k = {a->q + d, T * 3 * d, 3 * d},
@@ -408,11 +405,9 @@ static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_attn_weights *w
                                  const s2s_norm_weights *n) {
     int64_t d = p->d, T = p->T, S = p->S, R = p->N * T;
     sub_in(p, a, n, R);
-    S2S_TRY(s2s_linear(rows_of(a->q, d), rows_of(a->h, d), w->w_qkv, false, w->b_qkv, 1, R, d, d,
-                       S2S_MM_NONE, false));
-    S2S_TRY(s2s_linear(rows_of(a->kv, 2 * d), rows_of((float *)p->g->memory, d),
-                       w->w_qkv + d * d, false, w->b_qkv + d, 1, p->N * S, d, 2 * d, S2S_MM_NONE,
-                       false));
+    S2S_TRY(s2s_linear(a->q, a->h, w->w_qkv, false, w->b_qkv, R, d, d, S2S_MM_NONE, false));
+    S2S_TRY(s2s_linear(a->kv, p->g->memory, w->w_qkv + d * d, false, w->b_qkv + d, p->N * S, d,
+                       2 * d, S2S_MM_NONE, false));
     s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = S,
                           .k_len = p->b->src_len, .causal_pos0 = -1};
     s2s_view q = {a->q, T * d, d}, k = {a->kv, S * 2 * d, 2 * d},
@@ -426,14 +421,12 @@ static s2s_status ffn_fwd(pass *p, sub_acts *a, const s2s_ffn_weights *w,
                           const s2s_norm_weights *n, int64_t R) {
     int64_t d = p->d, f = p->f;
     sub_in(p, a, n, R);
-    S2S_TRY(s2s_linear(rows_of(a->a1, f), rows_of(a->h, d), w->w1, false, w->b1, 1, R, d, f,
-                       S2S_MM_NONE, false));
+    S2S_TRY(s2s_linear(a->a1, a->h, w->w1, false, w->b1, R, d, f, S2S_MM_NONE, false));
     if (p->m->cfg.model.activation == S2S_ACT_GELU)
         s2s_gelu(a->act, a->a1, R * f);
     else
         s2s_relu(a->act, a->a1, R * f);
-    S2S_TRY(s2s_linear(rows_of(p->g->tmp, d), rows_of(a->act, f), w->w2, false, w->b2, 1, R, f, d,
-                       S2S_MM_NONE, false));
+    S2S_TRY(s2s_linear(p->g->tmp, a->act, w->w2, false, w->b2, R, f, d, S2S_MM_NONE, false));
     sub_out(p, a, n, p->g->tmp, R);
     return S2S_OK;
 }
@@ -484,8 +477,8 @@ static s2s_status forward(pass *p) {
                           p->eps);
         g->hfin = fn->y;
     }
-    return s2s_linear(rows_of(g->logits, p->V), rows_of((float *)g->hfin, d), m->gen_w,
-                      false, m->gen_b, 1, Rt, d, p->V, S2S_MM_NONE, false);
+    return s2s_linear(g->logits, g->hfin, m->gen_w, false, m->gen_b, Rt, d, p->V, S2S_MM_NONE,
+                      false);
 }
 
 // ---- loss ----

@@ -11,12 +11,6 @@
 #include "core/error.h"
 #include "core/util.h"
 
-static uint64_t hash_str(const char *s) {
-    uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-    return h;
-}
-
 static uint64_t mix(uint64_t h, uint64_t x) {
     h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
     return h * 0xff51afd7ed558ccdULL;
@@ -47,8 +41,8 @@ s2s_status s2s_bleu_add(s2s_bleu_stats *s, const char *const *hyp, int n_hyp,
     uint64_t *buf = s2s_calloc(cap * 4, sizeof *buf);
     if (!buf) return S2S_ERR_NOMEM;
     uint64_t *th = buf, *tr = buf + cap, *kh = buf + 2 * cap, *kr = buf + 3 * cap;
-    for (int i = 0; i < n_hyp; i++) th[i] = hash_str(hyp[i]);
-    for (int i = 0; i < n_ref; i++) tr[i] = hash_str(ref[i]);
+    for (int i = 0; i < n_hyp; i++) th[i] = s2s_fnv1a(S2S_FNV1A_INIT, hyp[i], strlen(hyp[i]));
+    for (int i = 0; i < n_ref; i++) tr[i] = s2s_fnv1a(S2S_FNV1A_INIT, ref[i], strlen(ref[i]));
     for (int n = 1; n <= S2S_BLEU_ORDER; n++) {
         int a = ngram_keys(kh, th, n_hyp, n), b = ngram_keys(kr, tr, n_ref, n);
         s->total[n - 1] += a;

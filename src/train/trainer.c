@@ -68,10 +68,7 @@ static char *str_printf(const char *fmt, const char *a, const char *b) {
 
 // FNV-1a over the weight bytes: ties an optimizer file to its model file.
 static uint64_t weights_hash(const float *p, size_t n) {
-    const unsigned char *b = (const unsigned char *)p;
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n * sizeof(float); i++) h = (h ^ b[i]) * 0x100000001b3ULL;
-    return h;
+    return s2s_fnv1a(S2S_FNV1A_INIT, p, n * sizeof(float));
 }
 
 static bool higher_is_better(s2s_best_metric m) { return m != S2S_BEST_LOSS; }

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/safe_write.h"
+#include "core/strbuf.h"
 #include "core/util.h"
 #include "s2s/train.h"
 #include "train/data.h"
@@ -72,12 +73,22 @@ static int by_count(const void *a, const void *b) {
     return strcmp(x->tok, y->tok);
 }
 
-static const char *const specials[S2S_NUM_SPECIALS] = {"<pad>", "<unk>", "<s>", "</s>"};
-
 static bool is_special(const char *tok) {
     for (int i = 0; i < S2S_NUM_SPECIALS; i++)
-        if (strcmp(tok, specials[i]) == 0) return true;
+        if (strcmp(tok, s2s_special_token(i)) == 0) return true;
     return false;
+}
+
+// A vocab of the specials alone: tokenizing against it splits text as
+// s2s_tokenize does, every piece unknown.
+static s2s_status specials_vocab(s2s_vocab **out) {
+    s2s_buf b = {0};
+    for (int i = 0; i < S2S_NUM_SPECIALS; i++) s2s_buf_printf(&b, "%s\n", s2s_special_token(i));
+    char *text = s2s_buf_take(&b);
+    if (!text) return s2s_fail(S2S_ERR_NOMEM, "vocab build: out of memory");
+    s2s_status st = s2s_vocab_from_string(out, text, "specials");
+    free(text);
+    return st;
 }
 
 static s2s_status count_file(table *t, FILE *f, const char *path, int column,
@@ -118,7 +129,7 @@ static bool put_line(s2s_safe_file *f, const char *s) {
 static s2s_status write_vocab(const char *out, const entry *e, size_t n) {
     s2s_safe_file f;
     S2S_TRY(s2s_safe_open(&f, out));
-    for (int i = 0; i < S2S_NUM_SPECIALS; i++) put_line(&f, specials[i]);
+    for (int i = 0; i < S2S_NUM_SPECIALS; i++) put_line(&f, s2s_special_token(i));
     for (size_t i = 0; i < n; i++) put_line(&f, e[i].tok);
     return s2s_safe_commit(&f);
 }
@@ -131,7 +142,7 @@ s2s_status s2s_vocab_build(const char *tsv_path, const s2s_vocab_build_params *p
                         "vocab build: column 0 or 1, min count >= 1, max size 0 or >= %d",
                         S2S_NUM_SPECIALS);
     s2s_vocab *empty;
-    S2S_TRY(s2s_vocab_from_string(&empty, "<pad>\n<unk>\n<s>\n</s>", "specials"));
+    S2S_TRY(specials_vocab(&empty));
     FILE *f = fopen(tsv_path, "rb");
     if (!f) {
         s2s_vocab_free(empty);
