@@ -412,11 +412,7 @@ s2s_status s2s_normalize(s2s_lang lang, const char *text, char **out) {
     if (!text) return s2s_fail(S2S_ERR_INVALID, "s2s_normalize: NULL argument");
     if ((unsigned)lang >= S2S_LANG_COUNT)
         return s2s_fail(S2S_ERR_INVALID, "s2s_normalize: language %d out of range", (int)lang);
-    size_t len = strlen(text);
-    size_t bad = s2s_utf8_check(text, len);
-    if (bad < len)
-        return s2s_fail(S2S_ERR_INVALID, "invalid UTF-8 at byte %zu (0x%02x)", bad,
-                        (unsigned char)text[bad]);
+    S2S_TRY(s2s_utf8_validate(text, strlen(text)));
 
     char *simple = NULL;
     if (lang == S2S_LANG_ZH && has_non_ascii(text)) {
