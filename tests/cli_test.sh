@@ -28,8 +28,9 @@ check "score: a JSON line per pair" run 0 "$s2s" score -m "$model" <"$tmp/pairs.
 check "score: 2 lines" lines 2
 check "score: tokens end with </s>" grep -q '"tokens":\["the","dog","sits","</s>"\]' "$tmp/out"
 printf 'no tab here\n' >"$tmp/bad.tsv"
-check "score: line without tab exits 2" run 2 "$s2s" score -m "$model" <"$tmp/bad.tsv"
-check "score: names the line" err_has "stdin:1: expected source<TAB>target"
+check "score: line without tab exits 3" run 3 "$s2s" score -m "$model" <"$tmp/bad.tsv"
+check "score: names the line" err_has "s2s score: <stdin>:1: skipped: expected source<TAB>target, found no tab"
+check "score: an empty output line for it" bash -c "[ \"\$(cat '$tmp/out')\" = '' ] && [ \$(wc -l <'$tmp/out') -eq 1 ]"
 
 check "no model: exit 2" run 2 "$s2s" translate "hello"
 check "missing model file: exit 2" run 2 "$s2s" translate -m "$tmp/none.safetensors" "x"
@@ -47,8 +48,10 @@ check "bad config: exit 2" run 2 "$s2s" init "$tmp/bad.yaml" -o "$tmp/x.safetens
 check "bad config: file:line:col" err_has "bad.yaml:2:"
 check "bad config: no output" test ! -e "$tmp/x.safetensors"
 long=$(printf 'die %.0s' $(seq 1 100))
-check "too long a sentence: exit 2" run 2 "$s2s" translate -m "$model" "$long"
-check "too long: names the argument and says so" err_has "argument:1: 100 tokens; the model takes at most 63"
+check "too long a sentence: cut, exit 3" run 3 "$s2s" translate -m "$model" --max-len 5 "$long"
+check "too long: names the argument and says so" err_has "s2s translate: argument:1: cut to 63 tokens (the model takes at most 63)"
+cut63=$(printf 'die %.0s' $(seq 1 63))
+check "too long: translated as cut" cmp -s "$tmp/out" <("$s2s" translate -m "$model" --max-len 5 "$cut63")
 
 printf 'model:\n  d_model: 30\n' >"$tmp/fix.yaml"
 check "--set fixes a file's cross-field problem" run 0 "$s2s" init "$tmp/bad.yaml" --set model.d_model=32 --set vocab.src="$here/data/ref/src.txt" --set vocab.tgt="$here/data/ref/tgt.txt" -o "$tmp/y.safetensors"
@@ -67,5 +70,118 @@ check "n-best with an empty line" run 0 "$s2s" translate -m "$model" --beam 3 --
 check "n-best: one empty entry, then two hypotheses" bash -c "[ \"\$(cut -d'|' -f1 '$tmp/out' | tr -d ' ' | tr '\n' ,)\" = '0,1,1,' ] && head -1 '$tmp/out' | grep -q '^0 |||  ||| 0$'"
 check "json n-best" run 0 "$s2s" translate -m "$model" --beam 3 --n-best 2 --json --max-len 4 "die katze"
 check "json parses, 2 hypotheses sorted" /usr/bin/python3 -c "import json,sys; o=json.loads(open('$tmp/out').read()); h=o['hypotheses']; assert len(h)==2 and h[0]['score']>=h[1]['score'], o"
+
+# Each decoding flag is the --set of its decode key: same bytes, same messages.
+printf 'die katze\nder hund sitzt\n\nauf der matte\n' >"$tmp/flags.txt"
+check "--beam 3 --n-best 2" run 0 "$s2s" translate -m "$model" --beam 3 --n-best 2 --max-len 6 --length-penalty 0.5 <"$tmp/flags.txt"
+cp "$tmp/out" "$tmp/flags.out"
+check "--set decode.beam_size=3 ..." run 0 "$s2s" translate -m "$model" --set decode.beam_size=3 --set decode.n_best=2 --set decode.max_len=6 --set decode.length_penalty=0.5 <"$tmp/flags.txt"
+check "flags and --set give byte-identical output" cmp -s "$tmp/out" "$tmp/flags.out"
+check "sampling flags" run 0 "$s2s" translate -m "$model" --sampling-topk 0 --temperature 1.5 --seed 4 --max-len 6 <"$tmp/flags.txt"
+cp "$tmp/out" "$tmp/flags.out"
+check "sampling --set" run 0 "$s2s" translate -m "$model" --set decode.sampling_topk=0 --set decode.temperature=1.5 --set decode.seed=4 --set decode.max_len=6 <"$tmp/flags.txt"
+check "sampling flags and --set agree" cmp -s "$tmp/out" "$tmp/flags.out"
+check "a later option wins" run 0 "$s2s" translate -m "$model" --set decode.beam_size=2 --beam 3 --max-len 6 <"$tmp/flags.txt"
+check "--set then --beam: beam 3" cmp -s "$tmp/out" <("$s2s" translate -m "$model" --beam 3 --max-len 6 <"$tmp/flags.txt")
+check "--beam 0: exit 2" run 2 "$s2s" translate -m "$model" --beam 0 "die katze"
+check "--beam 0: the schema's message" err_has "--beam 0 (decode.beam_size): 0 is out of range; must be >= 1"
+check "--beam x: exit 2" run 2 "$s2s" translate -m "$model" --beam x "die katze"
+check "--beam x: the schema's message" err_has "--beam x (decode.beam_size): expected an integer, got 'x'"
+check "--set decode.beam_size=0: the same message" run 2 "$s2s" translate -m "$model" --set decode.beam_size=0 "die katze"
+check "--set: names the override" err_has "decode.beam_size=0: 0 is out of range; must be >= 1"
+check "--sampling-topp 2 refused before the model is read" run 2 "$s2s" score -m "$tmp/none.safetensors" --sampling-topp 2
+check "--sampling-topp 2: range" err_has "must be > 0 and <= 1"
+check "--n-best raises the beam" run 0 "$s2s" translate -m "$model" --n-best 3 --max-len 4 "die katze"
+check "--n-best 3: 3 lines" lines 3
+
+# The bad-line rule: 1,000 lines with bad ones at several places (the first
+# line of the second 256-line chunk, line 300, the first and last lines).
+# Every other line comes out as it does alone, bad lines as empty lines,
+# each named in a warning, and the exit code is 3.
+words=(die der katze hund sitzt auf matte ein)
+for i in $(seq 1 1000); do
+  echo "${words[i % 8]} ${words[(i * 3) % 8]} ${words[(i * 5 + 1) % 8]}"
+done >"$tmp/clean.txt"
+# edit FILE N TEXT...: FILE with line N replaced by printf's TEXT (NUL bytes kept).
+edit() {
+  local f=$1; shift
+  local out=$tmp/edit.$$ n i=0
+  cp "$f" "$out"
+  while [ $# -gt 0 ]; do
+    n=$1 text=$2; shift 2
+    { head -n $((n - 1)) "$out"; printf "$text\n"; tail -n +$((n + 1)) "$out"; } >"$out.new"
+    mv "$out.new" "$out"
+  done
+  cat "$out"
+}
+edit "$tmp/clean.txt" 1 'die \377 katze' 257 'der hund\000 sitzt' 300 "$long" \
+  301 '\300\200' 1000 'katze \355\240\200' >"$tmp/bad1000.txt"
+check "1,000 lines with bad ones: exit 3" run 3 "$s2s" translate -m "$model" --max-len 5 <"$tmp/bad1000.txt"
+check "1,000 lines in, 1,000 out" lines 1000
+cp "$tmp/out" "$tmp/bad1000.out"
+for n in 1 257 301 1000; do
+  check "line $n skipped: empty output line" test -z "$(sed -n ${n}p "$tmp/bad1000.out")"
+  check "line $n skipped: warning names <stdin>:$n" grep -q "^s2s translate: <stdin>:$n: skipped: " "$tmp/err"
+done
+check "line 300 cut: warning" grep -q "^s2s translate: <stdin>:300: cut to 63 tokens (the model takes at most 63)$" "$tmp/err"
+check "five warnings, nothing else" test "$(wc -l <"$tmp/err")" -eq 5
+check "the good lines" run 0 "$s2s" translate -m "$model" --max-len 5 <"$tmp/clean.txt"
+check "every good line as in the clean file" bash -c "paste -d'|' '$tmp/out' '$tmp/bad1000.out' | awk -F'|' 'NR!=1 && NR!=257 && NR!=300 && NR!=301 && NR!=1000 && \$1 != \$2 { bad=1 } END { exit bad }'"
+for n in 2 256 258 299 302 999; do
+  check "line $n as translated alone" test "$(sed -n ${n}p "$tmp/bad1000.out")" = "$("$s2s" translate -m "$model" --max-len 5 "$(sed -n ${n}p "$tmp/clean.txt")")"
+done
+check "line 300 as its cut alone" test "$(sed -n 300p "$tmp/bad1000.out")" = "$("$s2s" translate -m "$model" --max-len 5 "$cut63" 2>/dev/null)"
+check "n-best: a skipped line is one empty line" run 3 "$s2s" translate -m "$model" --n-best 2 --max-len 4 < <(printf 'die katze\ndie \377\nder hund\n')
+check "n-best: 2 + 1 + 2 lines" bash -c "[ \"\$(cut -c1 '$tmp/out' | tr '\n' ,)\" = '0,0,,2,2,' ]"
+check "json: a skipped line is one empty line" run 3 "$s2s" translate -m "$model" --json --max-len 4 < <(printf 'die katze\ndie \377\nder hund\n')
+check "json: 3 lines, the middle one empty" bash -c "[ \$(wc -l <'$tmp/out') -eq 3 ] && [ -z \"\$(sed -n 2p '$tmp/out')\" ]"
+
+# score: the same rule on source<TAB>target lines.
+paste "$tmp/clean.txt" "$tmp/clean.txt" >"$tmp/clean.tsv"
+edit "$tmp/clean.tsv" 1 'die katze' 256 'die\000\tkatze' 257 'die\t\377' \
+  300 "$long\tthe cat" 600 'die\tthe cat\tthird column' >"$tmp/bad1000.tsv"
+check "score, 1,000 lines with bad ones: exit 3" run 3 "$s2s" score -m "$model" <"$tmp/bad1000.tsv"
+check "score: 1,000 lines out" lines 1000
+cp "$tmp/out" "$tmp/score.out"
+for n in 1 256 257; do
+  check "score line $n: empty" test -z "$(sed -n ${n}p "$tmp/score.out")"
+  check "score line $n: warning" grep -q "^s2s score: <stdin>:$n: skipped: " "$tmp/err"
+done
+check "score line 300: cut warning" grep -q "^s2s score: <stdin>:300: cut to 63 tokens" "$tmp/err"
+check "score: four warnings" test "$(wc -l <"$tmp/err")" -eq 4
+check "score: the clean pairs" run 0 "$s2s" score -m "$model" <"$tmp/clean.tsv"
+# Scores of one pair in two batches agree to float rounding (about 1e-6).
+same_scores() {  # same_scores A B [LINE_A]: JSON lines of A (from LINE_A) and B agree
+  /usr/bin/python3 - "$@" <<'PY'
+import json, sys
+a = open(sys.argv[1]).read().split("\n")[int(sys.argv[3]) - 1 if len(sys.argv) > 3 else 0:]
+b = open(sys.argv[2]).read().split("\n")[:-1]
+assert len(a) >= len(b) > 0, (len(a), len(b))
+for x, y in zip(a, b):
+    if x == y: continue
+    p, q = json.loads(x), json.loads(y)
+    assert p["tokens"] == q["tokens"], (p, q)
+    assert all(abs(s - t) < 1e-5 for s, t in zip(p["token_logprobs"], q["token_logprobs"])), (p, q)
+PY
+}
+check "score: every good line as in the clean file" same_scores <(awk 'NR!=1 && NR!=256 && NR!=257 && NR!=300 && NR!=600' "$tmp/out") <(awk 'NR!=1 && NR!=256 && NR!=257 && NR!=300 && NR!=600' "$tmp/score.out")
+check "score line 600: the third column ignored" same_scores "$tmp/score.out" <(printf 'die\tthe cat\n' | "$s2s" score -m "$model") 600
+check "score line 300: scored as cut" same_scores "$tmp/score.out" <(printf '%s\tthe cat\n' "$cut63" | "$s2s" score -m "$model" 2>/dev/null) 300
+
+# eval: bad lines are left out of the figures.
+check "eval with bad lines: exit 3" run 3 "$s2s" eval -m "$model" --max-len 5 --json "$tmp/bad1000.tsv"
+check "eval: warnings name the file" err_has "s2s eval: $tmp/bad1000.tsv:257: skipped: "
+check "eval: 997 sentences" /usr/bin/python3 -c "import json; assert json.load(open('$tmp/out'))['sentences'] == 997"
+awk 'NR!=1 && NR!=256 && NR!=257' "$tmp/bad1000.tsv" | tr -d '\000' >"$tmp/good997.tsv"
+check "eval of the good lines alone" run 3 "$s2s" eval -m "$model" --max-len 5 --json "$tmp/good997.tsv"
+check "eval: the same figures" /usr/bin/python3 -c "
+import json, subprocess
+a = json.loads(subprocess.run(['$s2s', 'eval', '-m', '$model', '--max-len', '5', '--json', '$tmp/bad1000.tsv'], capture_output=True).stdout)
+b = json.load(open('$tmp/out'))
+del a['file'], b['file']
+assert a == b, (a, b)"
+check "eval: a file of bad lines only: exit 2" run 2 "$s2s" eval -m "$model" "$tmp/bad.tsv"
+check "eval: missing file: exit 2" run 2 "$s2s" eval -m "$model" "$tmp/none.tsv"
+check "eval: missing file named" err_has "none.tsv: cannot open"
 
 finish cli

@@ -24,7 +24,7 @@ expect zh-en.safetensors "我有2只猫" "I have two cats."
 expect en-zh.safetensors "The animal didnt cross the street because it was too tired." "这只动物没有过马路，因为它太累了。"
 expect en-zh.safetensors "The animal did not cross the street because it was too tired." "这只动物没有过马路，因为它太累了。"
 note=$("$s2s" translate -m "$root/models/zh-en.safetensors" --verbose 我有2只猫 2>&1 >/dev/null)
-if [ "$note" = "s2s: argument:1: normalised: 我有两只猫" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --verbose printed '$note'"; fi
+if [ "$note" = "s2s translate: argument:1: normalised: 我有两只猫" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --verbose printed '$note'"; fi
 # the files from examples/, as scripts/run.sh translates them
 n=$("$s2s" translate -m "$root/models/zh-en.safetensors" <"$root/examples/sentences.zh" | wc -l)
 if [ "$n" -eq "$(wc -l <"$root/examples/sentences.zh")" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a line per sample"; fi

@@ -858,3 +858,50 @@ Test(decoding, weights_written_after_decoding_reach_the_next_call) {
                       a);
     }
 }
+
+// ---- non-finite models ----
+
+// A weight that is NaN or +Inf makes every log-prob row NaN. Every search
+// must then fail with S2S_ERR_INVALID (decode.h), read nothing out of
+// bounds (the suite runs under ASan) and leave no half-made hypothesis.
+// The bad value goes straight into the model's block (model_internal.h),
+// before the first decoding call makes its copy, so no loader is involved.
+Test(decoding, non_finite_weights_fail_every_search_cleanly) {
+    static const float bad[] = {NAN, INFINITY};
+    static const struct {
+        const char *name;
+        int beam, topk;
+        float temperature;
+    } searches[] = {{"greedy", 1, 1, 1.0f}, {"sampling top-0", 1, 0, 1.0f},
+                    {"sampling top-3", 1, 3, 0.7f}, {"beam 3", 3, 1, 1.0f}};
+    for (int k = 0; k < 2; k++) {
+        s2s_model *m = make_model(&ARCHS[0], 1100 + (uint64_t)k);
+        m->gen_b[5] = bad[k];
+        s2s_state *st;
+        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+        corpus c;
+        make_corpus(&c, m);
+        for (size_t s = 0; s < sizeof searches / sizeof searches[0]; s++) {
+            s2s_decode_params p = params(m, 2, s < 3);
+            p.beam_size = searches[s].beam;
+            p.n_best = searches[s].beam > 1 ? 2 : 1;
+            p.sampling_topk = searches[s].topk;
+            p.temperature = searches[s].temperature;
+            s2s_hypothesis h[NB * 2];
+            memset(h, 0x5a, sizeof h);
+            cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, h), S2S_ERR_INVALID,
+                         "%s, weight %g", searches[s].name, (double)bad[k]);
+            cr_assert(strstr(s2s_last_error(), "no finite log-prob"), "%s", s2s_last_error());
+            for (int i = 0; i < NB * p.n_best; i++) {
+                cr_assert_null(h[i].ids, "%s: hypothesis %d kept", searches[s].name, i);
+                cr_assert_null(h[i].cross_attn);
+            }
+        }
+        s2s_decode_params p = params(m, 2, false);
+        s2s_hypothesis h[NB];
+        cr_assert_eq(s2s_score(st, &p, c.s, SRC_LEN, c.t, TGT_LEN, NB, h), S2S_ERR_INVALID);
+        for (int i = 0; i < NB; i++) cr_assert_null(h[i].ids);
+        s2s_state_free(st);
+        s2s_model_free(m);
+    }
+}

@@ -163,14 +163,50 @@ Test(search, batched_equals_unbatched_for_every_strategy) {
     }
 }
 
+// 5 threads do not divide 12 sentences: the last threads get fewer.
 Test(search, threads_split_a_batch_without_changing_results) {
-    s2s_decode_params one = base(), two = base();
-    one.beam_size = two.beam_size = 3;
-    two.threads = 2;
-    s2s_hypothesis *a = translate(one), *b = translate(two);
-    for (int i = 0; i < N_SENT; i++) assert_same(&a[i], &b[i], 1e-4f, i);
-    free_all(a, N_SENT);
-    free_all(b, N_SENT);
+    static const int threads[] = {2, 5};
+    for (int k = 0; k < 2; k++) {
+        s2s_decode_params one = base(), many = base();
+        one.beam_size = many.beam_size = 3;
+        many.threads = threads[k];
+        s2s_hypothesis *a = translate(one), *b = translate(many);
+        for (int i = 0; i < N_SENT; i++) assert_same(&a[i], &b[i], 1e-4f, i);
+        free_all(a, N_SENT);
+        free_all(b, N_SENT);
+    }
+}
+
+// s2s_score splits across threads with the same runner as s2s_translate.
+Test(search, threads_split_scoring_without_changing_results) {
+    s2s_decode_params one = base(), many = base();
+    many.threads = 5;
+    int vt = s2s_vocab_size(s2s_model_tgt_vocab(fx.m)), tgt[N_SENT][10];
+    const int *t[N_SENT];
+    for (int i = 0; i < N_SENT; i++) {
+        for (int j = 0; j < fx.len[i]; j++) tgt[i][j] = 4 + fx.ids[i][j] % (vt - 4);
+        t[i] = tgt[i];
+    }
+    s2s_hypothesis a[N_SENT], b[N_SENT];
+    cr_assert_eq(s2s_score(fx.st, &one, fx.src, fx.len, t, fx.len, N_SENT, a), S2S_OK, "%s",
+                 s2s_last_error());
+    cr_assert_eq(s2s_score(fx.st, &many, fx.src, fx.len, t, fx.len, N_SENT, b), S2S_OK);
+    for (int i = 0; i < N_SENT; i++) {
+        assert_same(&a[i], &b[i], 1e-5f, i);
+        s2s_hypothesis_free(&a[i]);
+        s2s_hypothesis_free(&b[i]);
+    }
+}
+
+// NaN log-probs are never picked; a row with nothing finite is reported.
+Test(search, finite_row_drops_nan_and_says_when_nothing_is_left) {
+    float row[5] = {-1.0f, NAN, -INFINITY, -2.5f, NAN};
+    cr_assert(s2s_finite_row(row, 5));
+    cr_assert(row[1] == -INFINITY && row[4] == -INFINITY);
+    cr_assert(row[0] == -1.0f && row[3] == -2.5f && row[2] == -INFINITY);
+    float none[3] = {NAN, -INFINITY, NAN};
+    cr_assert_not(s2s_finite_row(none, 3));
+    for (int v = 0; v < 3; v++) cr_assert(none[v] == -INFINITY);
 }
 
 Test(search, sampling_repeats_with_a_seed_and_varies_without) {

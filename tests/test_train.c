@@ -758,3 +758,64 @@ Test(vocab_build, counts_sorts_and_limits, .init = make_tmpdir, .fini = tmpdir_r
     cr_assert_eq(s2s_vocab_build(tmp_path("bad.tsv"), &p, tmp_path("s.txt"), &n), S2S_ERR_FORMAT);
     cr_assert_not_null(strstr(s2s_last_error(), "bad.tsv:2: expected"), "%s", s2s_last_error());
 }
+
+// s2s_evaluate_tokens (what `s2s eval` calls after its own line checks)
+// gives what s2s_evaluate gives on the file it read, and its dataset holds
+// what s2s_dataset_load makes of the same lines.
+Test(eval, tokens_give_what_the_file_gives) {
+    s2s_set_threads(1);
+    s2s_config cfg = reverse_config();
+    s2s_model *m;
+    cr_assert_eq(s2s_model_init(&m, &cfg, 9), S2S_OK, "%s", s2s_last_error());
+    const s2s_vocab *sv = s2s_model_src_vocab(m), *tv = s2s_model_tgt_vocab(m);
+    FILE *f = fopen(FIX("reverse_dev.tsv"), "r");
+    cr_assert_not_null(f);
+    s2s_tokens src[100] = {0}, tgt[100] = {0};
+    char line[256];
+    int n = 0;
+    while (n < 100 && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *tab = strchr(line, '\t');
+        cr_assert_not_null(tab);
+        *tab = '\0';
+        cr_assert_eq(s2s_tokenize(sv, line, &src[n]), S2S_OK);
+        cr_assert_eq(s2s_tokenize(tv, tab + 1, &tgt[n]), S2S_OK);
+        n++;
+    }
+    fclose(f);
+    cr_assert_eq(n, 100);
+
+    s2s_dataset *a, *b;
+    cr_assert_eq(s2s_dataset_load(&a, FIX("reverse_dev.tsv"), sv, tv, 16, true, false), S2S_OK);
+    cr_assert_eq(s2s_dataset_from_tokens(&b, src, tgt, n, 16, true), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(a->n, b->n);
+    for (int i = 0; i < n; i++) {
+        const s2s_example *x = &a->ex[i], *y = &b->ex[i];
+        cr_assert_eq(x->src_len, y->src_len);
+        cr_assert_eq(x->tgt_len, y->tgt_len);
+        cr_assert_eq(y->line, i + 1);
+        for (int j = 0; j < x->src_len; j++) cr_assert_eq(a->ids[x->src + j], b->ids[y->src + j]);
+        for (int j = 0; j < x->tgt_len; j++) {
+            cr_assert_eq(a->ids[x->tgt + j], b->ids[y->tgt + j]);
+            cr_assert_str_eq(a->ref_tokens[x->ref + j], b->ref_tokens[y->ref + j]);
+        }
+    }
+    s2s_dataset_free(a);
+    s2s_dataset_free(b);
+
+    s2s_decode_params p = s2s_decode_default_params(m);
+    s2s_valid_result rf, rt;
+    cr_assert_eq(s2s_evaluate(m, FIX("reverse_dev.tsv"), &p, &rf), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(s2s_evaluate_tokens(m, src, tgt, n, &p, &rt), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(rf.sentences, rt.sentences);
+    cr_assert_eq(rf.bleu, rt.bleu);
+    cr_assert_eq(rf.exact_match, rt.exact_match);
+    cr_assert_eq(rf.token_accuracy, rt.token_accuracy);
+    cr_assert_eq(rf.loss, rt.loss);
+    cr_assert_eq(s2s_evaluate_tokens(m, src, tgt, 0, &p, &rt), S2S_ERR_INVALID);  // no pairs
+    for (int i = 0; i < n; i++) {
+        s2s_tokens_free(&src[i]);
+        s2s_tokens_free(&tgt[i]);
+    }
+    s2s_model_free(m);
+}

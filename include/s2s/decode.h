@@ -45,7 +45,8 @@ typedef struct s2s_decode_params {
 
 // The decode section of the model's config; batches of 32, no attention.
 s2s_decode_params s2s_decode_default_params(const s2s_model *m);
-// The same from any config's decode section.
+// The same from any config's decode section. An n_best above beam_size
+// raises beam_size to n_best (the one place this rule lives).
 s2s_decode_params s2s_decode_params_from_config(const s2s_config *cfg);
 
 typedef struct s2s_hypothesis {
@@ -76,11 +77,18 @@ void s2s_hypothesis_free(s2s_hypothesis *h);
 // translation of src[i]. A source longer than the model's max_len - 1
 // gives S2S_ERR_INVALID. st is used by the calling thread; with
 // p->threads > 1 extra states are made for the other threads.
+//
+// Non-finite numbers: a NaN log-prob is never chosen (it counts as -inf).
+// When a step leaves a sentence no finite log-prob at all, as a model
+// with a NaN or Inf weight does, the call fails with S2S_ERR_INVALID
+// ("sentence I: no finite log-prob at output T ..."). On any failure every
+// entry of out is left empty (zeroed), so out may be freed either way.
 s2s_status s2s_translate(s2s_state *st, const s2s_decode_params *p, const int *const *src,
                          const int *src_len, int n, s2s_hypothesis *out);
 
 // Forced decoding: the log-prob of each tgt token and of the final </s>.
-// out[i].ids is a copy of tgt[i]; n_out = tgt_len[i] + 1.
+// out[i].ids is a copy of tgt[i]; n_out = tgt_len[i] + 1. Batches and
+// threads as for s2s_translate; a NaN log-prob fails the same way.
 s2s_status s2s_score(s2s_state *st, const s2s_decode_params *p, const int *const *src,
                      const int *src_len, const int *const *tgt, const int *tgt_len, int n,
                      s2s_hypothesis *out);

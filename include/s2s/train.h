@@ -115,6 +115,11 @@ s2s_status s2s_train(const s2s_config *cfg, const s2s_train_params *p, s2s_train
 // translations p makes (its best hypothesis). Errors name the file and line.
 s2s_status s2s_evaluate(const s2s_model *m, const char *tsv, const s2s_decode_params *p,
                         s2s_valid_result *out);
+// The same on n >= 1 pairs already tokenized (s2s_tokenize of each side,
+// possibly cut shorter by lowering .n). The target pieces are the
+// references. A side of max_len tokens or more gives S2S_ERR_FORMAT.
+s2s_status s2s_evaluate_tokens(const s2s_model *m, const s2s_tokens *src, const s2s_tokens *tgt,
+                               int n, const s2s_decode_params *p, s2s_valid_result *out);
 
 // ---- vocabularies ----
 

@@ -14,6 +14,7 @@ enum {
     S2S_EXIT_OK = 0,
     S2S_EXIT_FAILURE = 1,  // a runtime failure: out of memory, oneDNN, a failed write
     S2S_EXIT_USAGE = 2,    // bad usage or bad input: options, files, configs, models
+    S2S_EXIT_WARNINGS = 3, // finished, but some input lines were skipped or cut
 };
 
 int s2s_cmd_init(int argc, char **argv);
@@ -49,25 +50,88 @@ int s2s_cli_print_json(json_t *o, int precision);
 // false at end of input. *buf grows as needed; caller frees.
 bool s2s_cli_getline(char **buf, size_t *cap, FILE *f);
 
-// Shared options of commands that decode: -m MODEL, --threads N,
-// --batch N, --max-len N, --config FILE, --set key=value, and the search
-// options (--beam, --n-best,
-// --length-penalty, --min-len, --max-len-ratio, --sampling-topk,
-// --sampling-topp, --temperature, --seed). Unset options keep the model's
-// decode config. Returns 1 when argv[*i] was one of them (advancing *i past
-// its value), 0 when not, -1 on a bad value (after a message).
+// ---- input lines: the bad-line rule (README "Bad lines and exit codes") ----
+//
+// A command reading lines never stops at a bad one. A line that can't be
+// repaired (a NUL byte, invalid UTF-8, a missing tab) gets the warning
+//     s2s CMD: FILE:LINE: skipped: REASON
+// and an empty output line; one with more tokens than the model takes is
+// cut, with
+//     s2s CMD: FILE:LINE: cut to N tokens (the model takes at most N)
+// Each warning counts, and s2s_lines_exit turns a finished run with
+// warnings into exit 3.
+//
+//     s2s_lines in;  s2s_lines_open(&in, "score", NULL);   // NULL: stdin
+//     while (s2s_lines_next(&in)) { ... in.text, in.len, in.line ... }
+//     rc = s2s_lines_exit(&in, rc);  s2s_lines_close(&in);
+typedef struct s2s_lines {
+    const char *cmd;
+    const char *name;  // the input path, or "<stdin>"
+    FILE *f;
+    char *text;        // the current line, without its line end
+    size_t len;        // its bytes (a NUL byte makes strlen(text) < len)
+    size_t cap;
+    int line;          // its number, from 1
+    int warnings;      // lines skipped or cut so far
+    bool failed;       // a read error (after a message)
+} s2s_lines;
+
+// Opens path for reading (NULL or "-": stdin). Returns an exit code, after
+// a message naming the file when it cannot be opened.
+int s2s_lines_open(s2s_lines *r, const char *cmd, const char *path);
+// Reads the next line. False at the end of input or on a read error.
+bool s2s_lines_next(s2s_lines *r);
+// Prints the skip warning for line `line` and counts it. Returns false.
+bool s2s_lines_skip(s2s_lines *r, int line, const char *reason);
+// Checks the current line: false (after the skip warning) when it holds a
+// NUL byte.
+bool s2s_lines_no_nul(s2s_lines *r);
+// Splits the current line as s2s_tsv_split does: the source stays in
+// r->text, *target points at the target (a third column is ignored). False
+// (after the skip warning) on a NUL byte or a missing tab.
+bool s2s_lines_split_tsv(s2s_lines *r, char **target);
+// Tokenizes text of line `line` into t, cut to max_tokens (counting one
+// warning per line: *cut is set, and the first cut of a line warns).
+// Returns S2S_EXIT_OK; S2S_EXIT_WARNINGS when the line is skipped (invalid
+// UTF-8, after the warning); S2S_EXIT_FAILURE when out of memory.
+int s2s_lines_tokenize(s2s_lines *r, int line, const s2s_vocab *v, const char *text,
+                       int max_tokens, s2s_tokens *t, bool *cut);
+// rc, or S2S_EXIT_WARNINGS when rc is S2S_EXIT_OK and a line was skipped
+// or cut; S2S_EXIT_FAILURE after a read error.
+int s2s_lines_exit(const s2s_lines *r, int rc);
+void s2s_lines_close(s2s_lines *r);
+// Most tokens a source or target may have in m (its max_len less </s>).
+int s2s_cli_max_tokens(const s2s_model *m);
+
+// Shared options of commands that decode: -m MODEL, --config FILE, --set
+// key=value, the decoding flags, and two machine resources that are not
+// decode keys, --threads N (matrix-product threads) and --batch N
+// (sentences decoded together). Each decoding flag is the override of one
+// schema key (--beam 3 is --set decode.beam_size=3; the table is in
+// cli_util.c), so a flag and its --set give the same result and the same
+// message for a bad value. Overrides apply in command-line order over the
+// model's decode config (or over --config FILE). s2s_cli_decode_opt
+// returns 1 when argv[*i] was one of them (advancing *i past its value),
+// 0 when not, -1 on a bad value (after a message).
+typedef struct s2s_decode_override {
+    const char *key;   // schema key of a flag, or NULL for a raw --set
+    const char *text;  // the flag's value, or the whole "key=value" of --set
+    const char *flag;  // "--beam", or "--set"
+} s2s_decode_override;
+
 typedef struct s2s_decode_opts {
     const char *model;
     const char *config;  // --config FILE: decode options (architecture must match)
-    const char *sets[64];  // --set key=value
+    s2s_decode_override sets[64];
     int n_sets;
-    int threads, batch, max_len, beam, n_best, min_len, topk;  // -1: unset
-    double length_penalty, max_len_ratio, topp, temperature;   // NAN: unset
-    long long seed;                                            // -1: unset
+    int threads, batch;  // 0: unset
 } s2s_decode_opts;
 
 s2s_decode_opts s2s_cli_decode_opts(void);
 int s2s_cli_decode_opt(const char *cmd, s2s_decode_opts *o, int argc, char **argv, int *i);
+
+// The last value a decoding flag gave `key` ("decode.n_best"), or NULL.
+const char *s2s_cli_decode_value(const s2s_decode_opts *o, const char *key);
 
 // Loads o->model and makes a state with params from the options.
 int s2s_cli_open(const char *cmd, const s2s_decode_opts *o, s2s_model **m, s2s_state **st,

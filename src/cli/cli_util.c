@@ -1,7 +1,6 @@
 // Helpers shared by the commands: errors, option values, line reading.
-#include <math.h>
+#include <errno.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <sys/types.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,43 +50,128 @@ bool s2s_cli_getline(char **buf, size_t *cap, FILE *f) {
     return true;
 }
 
-s2s_decode_opts s2s_cli_decode_opts(void) {
-    return (s2s_decode_opts){
-        .threads = -1, .batch = -1, .max_len = -1, .beam = -1, .n_best = -1, .min_len = -1,
-        .topk = -1, .length_penalty = NAN, .max_len_ratio = NAN, .topp = NAN,
-        .temperature = NAN, .seed = -1,
-    };
+// ---- input lines ----
+
+int s2s_lines_open(s2s_lines *r, const char *cmd, const char *path) {
+    *r = (s2s_lines){.cmd = cmd, .name = "<stdin>", .f = stdin};
+    if (!path || !strcmp(path, "-")) return S2S_EXIT_OK;
+    r->name = path;
+    r->f = fopen(path, "rb");
+    if (!r->f) return s2s_cli_usage_error(cmd, "%s: cannot open: %s", path, strerror(errno));
+    return S2S_EXIT_OK;
 }
 
-static bool cli_float(const char *cmd, const char *opt, const char *text, double *out) {
-    char *end;
-    double v = text ? strtod(text, &end) : 0;
-    if (!text || !*text || *end || !isfinite(v)) {
-        s2s_cli_usage_error(cmd, "%s needs a number, got '%s'", opt, text ? text : "");
+bool s2s_lines_next(s2s_lines *r) {
+    if (r->failed) return false;
+    ssize_t n = getline(&r->text, &r->cap, r->f);
+    if (n < 0) {
+        if (ferror(r->f)) {
+            fprintf(stderr, "s2s %s: %s: read error after line %d\n", r->cmd, r->name, r->line);
+            r->failed = true;
+        }
         return false;
     }
-    *out = v;
+    r->line++;
+    if (n > 0 && r->text[n - 1] == '\n') n--;
+    if (n > 0 && r->text[n - 1] == '\r') n--;
+    r->text[n] = '\0';
+    r->len = (size_t)n;
     return true;
 }
 
+bool s2s_lines_skip(s2s_lines *r, int line, const char *reason) {
+    fprintf(stderr, "s2s %s: %s:%d: skipped: %s\n", r->cmd, r->name, line, reason);
+    r->warnings++;
+    return false;
+}
+
+bool s2s_lines_no_nul(s2s_lines *r) {
+    return strlen(r->text) == r->len || s2s_lines_skip(r, r->line, "NUL byte in the line");
+}
+
+bool s2s_lines_split_tsv(s2s_lines *r, char **target) {
+    char *third;  // a third column (alignments) is ignored
+    return s2s_tsv_split(r->text, r->len, NULL, 0, target, &third) == S2S_OK ||
+           s2s_lines_skip(r, r->line, s2s_last_error());
+}
+
+int s2s_lines_tokenize(s2s_lines *r, int line, const s2s_vocab *v, const char *text,
+                       int max_tokens, s2s_tokens *t, bool *cut) {
+    s2s_status st = s2s_tokenize(v, text, t);
+    if (st == S2S_ERR_INVALID) {  // invalid UTF-8: the tokenizer says where
+        s2s_lines_skip(r, line, s2s_last_error());
+        return S2S_EXIT_WARNINGS;
+    }
+    if (st != S2S_OK) return s2s_cli_fail(st);
+    if (t->n > max_tokens) {
+        t->n = max_tokens;
+        if (!*cut) {
+            fprintf(stderr, "s2s %s: %s:%d: cut to %d tokens (the model takes at most %d)\n",
+                    r->cmd, r->name, line, max_tokens, max_tokens);
+            r->warnings++;
+        }
+        *cut = true;
+    }
+    return S2S_EXIT_OK;
+}
+
+int s2s_lines_exit(const s2s_lines *r, int rc) {
+    if (r->failed) return S2S_EXIT_FAILURE;
+    return rc == S2S_EXIT_OK && r->warnings > 0 ? S2S_EXIT_WARNINGS : rc;
+}
+
+void s2s_lines_close(s2s_lines *r) {
+    if (r->f && r->f != stdin) fclose(r->f);
+    free(r->text);
+    *r = (s2s_lines){0};
+}
+
+int s2s_cli_max_tokens(const s2s_model *m) { return s2s_model_get_config(m)->model.max_len - 1; }
+
+// ---- decoding options ----
+
+s2s_decode_opts s2s_cli_decode_opts(void) { return (s2s_decode_opts){0}; }
+
+// Each decoding flag and the schema key it overrides.
+static const struct {
+    const char *flag, *key;
+} DECODE_FLAGS[] = {
+    {"--beam", "decode.beam_size"},
+    {"--n-best", "decode.n_best"},
+    {"--max-len", "decode.max_len"},
+    {"--min-len", "decode.min_len"},
+    {"--max-len-ratio", "decode.max_len_ratio"},
+    {"--length-penalty", "decode.length_penalty"},
+    {"--sampling-topk", "decode.sampling_topk"},
+    {"--sampling-topp", "decode.sampling_topp"},
+    {"--temperature", "decode.temperature"},
+    {"--seed", "decode.seed"},
+};
+
+// "key=value" of an override, or NULL on out of memory. Caller frees.
+static char *assignment(const s2s_decode_override *d) {
+    if (!d->key) return strdup(d->text);
+    size_t n = strlen(d->key) + strlen(d->text) + 2;
+    char *a = malloc(n);
+    if (a) snprintf(a, n, "%s=%s", d->key, d->text);
+    return a;
+}
+
+// Prints the schema's message for an override, naming the flag it came
+// from: "s2s translate: --beam 0 (decode.beam_size): 0 is out of range; ...".
+static void override_error(const char *cmd, const s2s_decode_override *d) {
+    const char *msg = s2s_last_error();
+    if (!d->key) {
+        fprintf(stderr, "s2s %s: %s\n", cmd, msg);
+        return;
+    }
+    // The config names the override as "--set key=value: "; say the flag.
+    const char *colon = strncmp(msg, "--set ", 6) == 0 ? strstr(msg, ": ") : NULL;
+    fprintf(stderr, "s2s %s: %s %s (%s): %s\n", cmd, d->flag, d->text, d->key,
+            colon ? colon + 2 : msg);
+}
+
 int s2s_cli_decode_opt(const char *cmd, s2s_decode_opts *o, int argc, char **argv, int *i) {
-    static const struct {
-        const char *name;
-        size_t offset;
-        int min;  // -1: a float option
-    } opts[] = {
-        {"--threads", offsetof(s2s_decode_opts, threads), 1},
-        {"--batch", offsetof(s2s_decode_opts, batch), 1},
-        {"--max-len", offsetof(s2s_decode_opts, max_len), 1},
-        {"--beam", offsetof(s2s_decode_opts, beam), 1},
-        {"--n-best", offsetof(s2s_decode_opts, n_best), 1},
-        {"--min-len", offsetof(s2s_decode_opts, min_len), 0},
-        {"--sampling-topk", offsetof(s2s_decode_opts, topk), 0},
-        {"--length-penalty", offsetof(s2s_decode_opts, length_penalty), -1},
-        {"--max-len-ratio", offsetof(s2s_decode_opts, max_len_ratio), -1},
-        {"--sampling-topp", offsetof(s2s_decode_opts, topp), -1},
-        {"--temperature", offsetof(s2s_decode_opts, temperature), -1},
-    };
     const char *a = argv[*i];
     const char *val = *i + 1 < argc ? argv[*i + 1] : NULL;
     if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
@@ -96,34 +180,71 @@ int s2s_cli_decode_opt(const char *cmd, s2s_decode_opts *o, int argc, char **arg
         (*i)++;
         return 1;
     }
-    if (!strcmp(a, "--config") || !strcmp(a, "--set")) {
+    if (!strcmp(a, "--threads") || !strcmp(a, "--batch")) {
+        if (!s2s_cli_int(cmd, a, val, 1, a[2] == 't' ? &o->threads : &o->batch)) return -1;
+        (*i)++;
+        return 1;
+    }
+    if (!strcmp(a, "--config")) {
         if (!val) return s2s_cli_usage_error(cmd, "%s needs a value", a), -1;
-        if (a[2] == 'c') {
-            o->config = val;
-        } else {
-            if (o->n_sets == 64) return s2s_cli_usage_error(cmd, "too many --set options"), -1;
-            o->sets[o->n_sets++] = val;
-        }
+        o->config = val;
         (*i)++;
         return 1;
     }
-    if (!strcmp(a, "--seed")) {
-        int seed;
-        if (!s2s_cli_int(cmd, a, val, 0, &seed)) return -1;
-        o->seed = seed;
-        (*i)++;
-        return 1;
+    s2s_decode_override d = {.flag = a, .text = val};
+    if (strcmp(a, "--set") != 0) {
+        size_t k = 0, n = sizeof DECODE_FLAGS / sizeof DECODE_FLAGS[0];
+        while (k < n && strcmp(a, DECODE_FLAGS[k].flag)) k++;
+        if (k == n) return 0;
+        d.key = DECODE_FLAGS[k].key;
     }
-    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
-        if (strcmp(a, opts[k].name)) continue;
-        char *field = (char *)o + opts[k].offset;
-        bool ok = opts[k].min >= 0 ? s2s_cli_int(cmd, a, val, opts[k].min, (int *)field)
-                                   : cli_float(cmd, a, val, (double *)field);
-        if (!ok) return -1;
-        (*i)++;
-        return 1;
+    if (!val) return s2s_cli_usage_error(cmd, "%s needs a value", a), -1;
+    if (o->n_sets == 64) return s2s_cli_usage_error(cmd, "too many decoding options"), -1;
+    if (d.key) {  // a flag's value is checked now, before any model is read
+        s2s_config scratch;
+        s2s_config_default(&scratch);
+        char *text = assignment(&d);
+        s2s_status st = text ? s2s_config_set(&scratch, text) : S2S_ERR_NOMEM;
+        free(text);
+        if (st == S2S_ERR_NOMEM) return s2s_cli_usage_error(cmd, "out of memory"), -1;
+        if (st != S2S_OK) return override_error(cmd, &d), -1;
     }
-    return 0;
+    o->sets[o->n_sets++] = d;
+    (*i)++;
+    return 1;
+}
+
+const char *s2s_cli_decode_value(const s2s_decode_opts *o, const char *key) {
+    for (int k = o->n_sets - 1; k >= 0; k--)
+        if (o->sets[k].key && !strcmp(o->sets[k].key, key)) return o->sets[k].text;
+    return NULL;
+}
+
+// The model's config with o's --config and overrides applied, checked as a
+// whole and against the model's architecture. Returns an exit code.
+static int decode_config(const char *cmd, const s2s_decode_opts *o, const s2s_model *m,
+                         s2s_config *cfg) {
+    *cfg = *s2s_model_get_config(m);
+    if (!o->config && !o->n_sets) return S2S_EXIT_OK;
+    char *sets[64];
+    int n = 0, rc = S2S_EXIT_OK;
+    for (; n < o->n_sets; n++)
+        if (!(sets[n] = assignment(&o->sets[n]))) break;
+    s2s_status s = n < o->n_sets ? S2S_ERR_NOMEM : S2S_OK;
+    // The YAML goes over the model's own config: keys it leaves out keep
+    // the model's values, and a model: section must match the weights.
+    if (s == S2S_OK && o->config)
+        s = s2s_config_load_file_set(cfg, o->config, (const char *const *)sets, n);
+    for (int k = 0; k < n && !o->config && s == S2S_OK; k++) {
+        s = s2s_config_set(cfg, sets[k]);
+        if (s != S2S_OK) rc = (override_error(cmd, &o->sets[k]), S2S_EXIT_USAGE);
+    }
+    const char *name = o->config ? o->config : "the options";
+    if (s == S2S_OK) s = s2s_config_validate(cfg, name);
+    if (s == S2S_OK) s = s2s_config_check_arch(s2s_model_get_config(m), o->model, cfg, name);
+    for (int k = 0; k < n; k++) free(sets[k]);
+    if (s != S2S_OK && rc == S2S_EXIT_OK) rc = s2s_cli_fail(s);
+    return rc;
 }
 
 int s2s_cli_open(const char *cmd, const s2s_decode_opts *o, s2s_model **m, s2s_state **st,
@@ -131,44 +252,19 @@ int s2s_cli_open(const char *cmd, const s2s_decode_opts *o, s2s_model **m, s2s_s
     *m = NULL;
     *st = NULL;
     if (!o->model) return s2s_cli_usage_error(cmd, "no model given (use -m MODEL)");
-    s2s_set_threads(o->threads > 0 ? o->threads : 0);
+    s2s_set_threads(o->threads);
     s2s_status s = s2s_model_load(m, o->model);
     if (s == S2S_OK) s = s2s_state_new(st, *m);
-    if (s != S2S_OK) {
+    s2s_config cfg;
+    int rc = s == S2S_OK ? decode_config(cmd, o, *m, &cfg) : s2s_cli_fail(s);
+    if (rc != S2S_EXIT_OK) {
+        s2s_state_free(*st);
         s2s_model_free(*m);
-        *m = NULL;
-        return s2s_cli_fail(s);
+        *m = NULL, *st = NULL;
+        return rc;
     }
-    *p = s2s_decode_default_params(*m);
-    if (o->config || o->n_sets) {
-        // The YAML goes over the model's own config: keys it leaves out keep
-        // the model's values, and a model: section must match the weights.
-        s2s_config cfg = *s2s_model_get_config(*m);
-        const char *name = o->config ? o->config : "--set";
-        s = o->config ? s2s_config_load_file_set(&cfg, o->config, o->sets, o->n_sets) : S2S_OK;
-        for (int k = 0; k < o->n_sets && !o->config && s == S2S_OK; k++)
-            s = s2s_config_set(&cfg, o->sets[k]);
-        if (s == S2S_OK) s = s2s_config_validate(&cfg, name);
-        if (s == S2S_OK) s = s2s_config_check_arch(s2s_model_get_config(*m), o->model, &cfg, name);
-        if (s != S2S_OK) {
-            s2s_state_free(*st);
-            s2s_model_free(*m);
-            *m = NULL, *st = NULL;
-            return s2s_cli_fail(s);
-        }
-        *p = s2s_decode_params_from_config(&cfg);
-    }
+    // n_best above beam_size raises the beam (s2s_decode_params_from_config).
+    *p = s2s_decode_params_from_config(&cfg);
     if (o->batch > 0) p->max_batch = o->batch;
-    if (o->max_len > 0) p->max_len = o->max_len;
-    if (o->beam > 0) p->beam_size = o->beam;
-    if (o->n_best > 0) p->n_best = o->n_best;
-    if (o->min_len >= 0) p->min_len = o->min_len;
-    if (o->topk >= 0) p->sampling_topk = o->topk;
-    if (!isnan(o->length_penalty)) p->length_penalty = (float)o->length_penalty;
-    if (!isnan(o->max_len_ratio)) p->max_len_ratio = (float)o->max_len_ratio;
-    if (!isnan(o->topp)) p->sampling_topp = (float)o->topp;
-    if (!isnan(o->temperature)) p->temperature = (float)o->temperature;
-    if (o->seed >= 0) p->seed = (unsigned long long)o->seed;
-    if (p->n_best > p->beam_size && o->beam <= 0) p->beam_size = p->n_best;
     return S2S_EXIT_OK;
 }

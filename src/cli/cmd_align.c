@@ -708,7 +708,8 @@ int s2s_cmd_align(int argc, char **argv) {
         rc = s2s_cli_usage_error(CMD, "-o is for --calibrate (where to write the calibrated model)");
     if (rc == S2S_EXIT_OK && sym_given && !reverse_path)
         rc = s2s_cli_usage_error(CMD, "--symmetrize needs --reverse MODEL2 (a target-to-source model)");
-    if (rc == S2S_EXIT_OK && o.n_best > 1)
+    const char *n_best = s2s_cli_decode_value(&o, "decode.n_best");
+    if (rc == S2S_EXIT_OK && n_best && atoi(n_best) > 1)
         rc = s2s_cli_usage_error(CMD, "--n-best: align works on the best translation only");
     if (rc == S2S_EXIT_OK && a->fmt == FMT_UNSET) a->fmt = isatty(fileno(stdout)) ? FMT_TEXT : FMT_PHARAOH;
     if (rc == S2S_EXIT_OK && a->fmt == FMT_PHARAOH && (a->layer_sel == SEL_ALL || a->head_sel == SEL_ALL))

@@ -1,6 +1,9 @@
 // s2s score -m MODEL: forced decoding of source<TAB>target lines on stdin.
 // Prints one JSON object per line:
 //   {"logprob": sum, "token_logprobs": [...], "tokens": [..., "</s>"]}
+// Bad lines follow the bad-line rule (cli.h): a line without a tab, with a
+// NUL byte or invalid UTF-8 gets a warning and an empty output line; a
+// side longer than the model takes is cut.
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +16,10 @@ typedef struct scorer {
     s2s_model *m;
     s2s_state *st;
     s2s_decode_params p;
+    s2s_lines in;
     s2s_tokens src[CHUNK], tgt[CHUNK];
-    int n, first_line;
+    bool skipped[CHUNK];
+    int n;
 } scorer;
 
 static int print_json(const s2s_vocab *tv, const s2s_hypothesis *h) {
@@ -32,43 +37,45 @@ static int print_json(const s2s_vocab *tv, const s2s_hypothesis *h) {
 
 static int flush_chunk(scorer *sc) {
     const int *src[CHUNK], *tgt[CHUNK];
-    int sl[CHUNK], tl[CHUNK];
+    int sl[CHUNK], tl[CHUNK], m = 0;
     for (int k = 0; k < sc->n; k++) {
-        src[k] = sc->src[k].ids, sl[k] = sc->src[k].n;
-        tgt[k] = sc->tgt[k].ids, tl[k] = sc->tgt[k].n;
+        if (sc->skipped[k]) continue;
+        src[m] = sc->src[k].ids, sl[m] = sc->src[k].n;
+        tgt[m] = sc->tgt[k].ids, tl[m++] = sc->tgt[k].n;
     }
     s2s_hypothesis hyps[CHUNK];
-    s2s_status st = s2s_score(sc->st, &sc->p, src, sl, tgt, tl, sc->n, hyps);
-    if (st != S2S_OK) {
-        fprintf(stderr, "s2s: stdin:%d-%d: %s\n", sc->first_line, sc->first_line + sc->n - 1,
-                s2s_last_error());
-        return st == S2S_ERR_NOMEM || st == S2S_ERR_BACKEND ? S2S_EXIT_FAILURE : S2S_EXIT_USAGE;
-    }
+    s2s_status st = s2s_score(sc->st, &sc->p, src, sl, tgt, tl, m, hyps);
+    if (st != S2S_OK) return s2s_cli_fail(st);
     int rc = S2S_EXIT_OK;
-    for (int k = 0; k < sc->n; k++) {
-        if (rc == S2S_EXIT_OK) rc = print_json(s2s_model_tgt_vocab(sc->m), &hyps[k]);
-        s2s_hypothesis_free(&hyps[k]);
+    for (int k = 0, j = 0; k < sc->n; k++) {
+        if (sc->skipped[k]) {
+            if (rc == S2S_EXIT_OK) printf("\n");
+            continue;
+        }
+        if (rc == S2S_EXIT_OK) rc = print_json(s2s_model_tgt_vocab(sc->m), &hyps[j]);
+        s2s_hypothesis_free(&hyps[j++]);
     }
     if (!s2s_cli_flush_stdout()) rc = S2S_EXIT_FAILURE;
-    sc->first_line += sc->n;
     sc->n = 0;
     return rc;
 }
 
-// Splits "source<TAB>target" and tokenizes both into slot sc->n.
-static int add_line(scorer *sc, char *line, int lineno) {
-    char *target, *extra;  // a third column (alignments) is ignored
-    if (s2s_tsv_split(line, strlen(line), "stdin", lineno, &target, &extra) != S2S_OK) {
-        fprintf(stderr, "s2s: %s\n", s2s_last_error());
-        return S2S_EXIT_USAGE;
-    }
-    s2s_status st = s2s_tokenize(s2s_model_src_vocab(sc->m), line, &sc->src[sc->n]);
-    if (st == S2S_OK) st = s2s_tokenize(s2s_model_tgt_vocab(sc->m), target, &sc->tgt[sc->n]);
-    if (st != S2S_OK) {
-        fprintf(stderr, "s2s: stdin:%d: %s\n", lineno, s2s_last_error());
-        return S2S_EXIT_USAGE;
-    }
-    sc->n++;
+// Splits the current line at its tab and tokenizes both sides into slot
+// sc->n, which is marked skipped when the line is bad.
+static int add_line(scorer *sc) {
+    s2s_lines *in = &sc->in;
+    int k = sc->n++, max_tokens = s2s_cli_max_tokens(sc->m), rc = S2S_EXIT_OK;
+    bool cut = false;
+    char *target;
+    sc->skipped[k] = true;
+    if (!s2s_lines_split_tsv(in, &target)) return S2S_EXIT_OK;
+    rc = s2s_lines_tokenize(in, in->line, s2s_model_src_vocab(sc->m), in->text, max_tokens,
+                            &sc->src[k], &cut);
+    if (rc == S2S_EXIT_OK)
+        rc = s2s_lines_tokenize(in, in->line, s2s_model_tgt_vocab(sc->m), target, max_tokens,
+                                &sc->tgt[k], &cut);
+    if (rc == S2S_EXIT_FAILURE) return rc;
+    sc->skipped[k] = rc != S2S_EXIT_OK;
     return S2S_EXIT_OK;
 }
 
@@ -81,17 +88,15 @@ int s2s_cmd_score(int argc, char **argv) {
     }
     scorer *sc = calloc(1, sizeof *sc);
     if (!sc) return S2S_EXIT_FAILURE;
-    sc->first_line = 1;
     int rc = s2s_cli_open("score", &o, &sc->m, &sc->st, &sc->p);
-    char *buf = NULL;
-    size_t cap = 0;
-    int lineno = 0;
-    while (rc == S2S_EXIT_OK && s2s_cli_getline(&buf, &cap, stdin)) {
-        rc = add_line(sc, buf, ++lineno);
+    if (rc == S2S_EXIT_OK) rc = s2s_lines_open(&sc->in, "score", NULL);
+    while (rc == S2S_EXIT_OK && s2s_lines_next(&sc->in)) {
+        rc = add_line(sc);
         if (rc == S2S_EXIT_OK && sc->n == CHUNK) rc = flush_chunk(sc);
     }
     if (rc == S2S_EXIT_OK && sc->n > 0) rc = flush_chunk(sc);
-    free(buf);
+    rc = s2s_lines_exit(&sc->in, rc);
+    s2s_lines_close(&sc->in);
     for (int k = 0; k < CHUNK; k++) {
         s2s_tokens_free(&sc->src[k]);
         s2s_tokens_free(&sc->tgt[k]);

@@ -2,7 +2,8 @@
 //
 // Sentences come from the arguments or, without any, one per line from
 // stdin. Input is read and translated in chunks and each chunk is flushed,
-// so a long file streams through in bounded memory.
+// so a long file streams through in bounded memory. Bad lines follow the
+// bad-line rule (cli.h): skipped or cut, with a warning, output aligned.
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +17,14 @@ typedef struct translator {
     s2s_state *st;
     s2s_decode_params p;
     bool tokens, verbose, json;
-    const char *input;  // name for messages
+    s2s_lines in;    // where the lines come from, and its warnings
+    int max_tokens;  // a longer line is cut to this many
     // one chunk
     char *lines[CHUNK];
     s2s_tokens toks[CHUNK];
-    int n, first_line;
+    int line[CHUNK];       // numbers in the input, from 1
+    bool skipped[CHUNK];   // bad lines: an empty output line each
+    int n;
 } translator;
 
 static void report_unknown(const translator *t, int k) {
@@ -29,7 +33,7 @@ static void report_unknown(const translator *t, int k) {
     for (int j = 0; j < tk->n; j++) {
         if (tk->ids[j] != S2S_UNK) continue;
         if (n_unk++ == 0)
-            fprintf(stderr, "s2s: %s:%d: unknown words:", t->input, t->first_line + k);
+            fprintf(stderr, "s2s translate: %s:%d: unknown words:", t->in.name, t->line[k]);
         fprintf(stderr, " %s", tk->pieces[j]);
     }
     if (n_unk) fputc('\n', stderr);
@@ -40,8 +44,29 @@ static void report_normalised(const translator *t, int k) {
     char *norm = NULL;
     s2s_lang lang = s2s_vocab_lang(s2s_model_src_vocab(t->m));
     if (s2s_normalize(lang, t->lines[k], &norm) == S2S_OK && strcmp(norm, t->lines[k]) != 0)
-        fprintf(stderr, "s2s: %s:%d: normalised: %s\n", t->input, t->first_line + k, norm);
+        fprintf(stderr, "s2s translate: %s:%d: normalised: %s\n", t->in.name, t->line[k], norm);
     free(norm);
+}
+
+// Adds line `text` (number `line`) to the chunk, tokenized and cut as the
+// bad-line rule says (a bad line is marked skipped). text must stay valid
+// until the chunk is flushed.
+static int add_line(translator *t, char *text, int line, bool has_nul) {
+    int k = t->n++;
+    bool cut = false;
+    t->lines[k] = text;
+    t->line[k] = line;
+    t->skipped[k] = has_nul;
+    t->toks[k].n = 0;
+    if (!has_nul) {
+        int rc = s2s_lines_tokenize(&t->in, line, s2s_model_src_vocab(t->m), text, t->max_tokens,
+                                    &t->toks[k], &cut);
+        if (rc == S2S_EXIT_FAILURE) return rc;
+        t->skipped[k] = rc != S2S_EXIT_OK;
+    }
+    if (t->verbose && !t->skipped[k]) report_normalised(t, k);
+    if (t->verbose && !t->skipped[k]) report_unknown(t, k);
+    return S2S_EXIT_OK;
 }
 
 static char *render(const translator *t, const s2s_hypothesis *h) {
@@ -73,69 +98,57 @@ static int print_json(const translator *t, int k, const s2s_hypothesis *hyps, in
 
 // Translates the chunk and prints, per input line: the translation; or
 // with --n-best N > 1 N lines "INDEX ||| TEXT ||| SCORE" (Moses n-best
-// format); or with --json one object.
+// format); or with --json one object. A skipped line prints one empty line.
 static int flush_chunk(translator *t) {
-    const s2s_vocab *sv = s2s_model_src_vocab(t->m);
     const int *src[CHUNK];
-    int len[CHUNK];
+    int len[CHUNK], slot[CHUNK], m = 0;  // the lines translated: slot[k] of the chunk's k-th
     for (int k = 0; k < t->n; k++) {
-        if (s2s_tokenize(sv, t->lines[k], &t->toks[k]) != S2S_OK) {
-            fprintf(stderr, "s2s: %s:%d: %s\n", t->input, t->first_line + k, s2s_last_error());
-            return S2S_EXIT_USAGE;
-        }
-        if (t->verbose) report_normalised(t, k);
-        if (t->verbose) report_unknown(t, k);
-        int max_len = s2s_model_get_config(t->m)->model.max_len;
-        if (t->toks[k].n + 1 > max_len) {
-            fprintf(stderr, "s2s: %s:%d: %d tokens; the model takes at most %d\n", t->input,
-                    t->first_line + k, t->toks[k].n, max_len - 1);
-            return S2S_EXIT_USAGE;
-        }
-        src[k] = t->toks[k].ids;
-        len[k] = t->toks[k].n;
+        slot[k] = m;
+        if (t->skipped[k]) continue;
+        src[m] = t->toks[k].ids;
+        len[m++] = t->toks[k].n;
     }
     int nb = t->p.n_best;
-    s2s_hypothesis *hyps = calloc((size_t)(t->n * nb), sizeof *hyps);
+    s2s_hypothesis *hyps = calloc((size_t)(m * nb) + 1, sizeof *hyps);
     if (!hyps) return S2S_EXIT_FAILURE;
-    s2s_status st = s2s_translate(t->st, &t->p, src, len, t->n, hyps);
+    s2s_status st = s2s_translate(t->st, &t->p, src, len, m, hyps);
     if (st != S2S_OK) {
         free(hyps);
         return s2s_cli_fail(st);
     }
     int rc = S2S_EXIT_OK;
     for (int k = 0; k < t->n && rc == S2S_EXIT_OK; k++) {
-        if (t->json) {
-            rc = print_json(t, k, hyps + k * nb, nb);
-            continue;
-        }
-        if (len[k] == 0) {  // an empty line stays empty: no translation, no score
+        const s2s_hypothesis *h = hyps + slot[k] * nb;
+        if (t->skipped[k]) {
+            printf("\n");
+        } else if (t->json) {
+            rc = print_json(t, k, h, nb);
+        } else if (t->toks[k].n == 0) {  // an empty line stays empty: no translation, no score
             if (nb == 1) printf("\n");
-            else printf("%d |||  ||| 0\n", t->first_line + k - 1);
-            continue;
-        }
-        for (int j = 0; j < nb; j++) {
-            const s2s_hypothesis *h = &hyps[k * nb + j];
-            if (!h->ids) continue;  // fewer hypotheses than asked for
-            char *text = render(t, h);
-            if (!text) rc = S2S_EXIT_FAILURE;
-            if (nb == 1)
-                printf("%s\n", text ? text : "");
-            else
-                printf("%d ||| %s ||| %.6f\n", t->first_line + k - 1, text ? text : "", h->score);
-            free(text);
+            else printf("%d |||  ||| 0\n", t->line[k] - 1);
+        } else {
+            for (int j = 0; j < nb; j++) {
+                if (!h[j].ids) continue;  // fewer hypotheses than asked for
+                char *text = render(t, &h[j]);
+                if (!text) rc = S2S_EXIT_FAILURE;
+                if (nb == 1)
+                    printf("%s\n", text ? text : "");
+                else
+                    printf("%d ||| %s ||| %.6f\n", t->line[k] - 1, text ? text : "", h[j].score);
+                free(text);
+            }
         }
     }
-    for (int k = 0; k < t->n * nb; k++) s2s_hypothesis_free(&hyps[k]);
+    for (int k = 0; k < m * nb; k++) s2s_hypothesis_free(&hyps[k]);
     free(hyps);
     if (!s2s_cli_flush_stdout()) rc = S2S_EXIT_FAILURE;
-    t->first_line += t->n;
     t->n = 0;
     return rc;
 }
 
 int s2s_cmd_translate(int argc, char **argv) {
     s2s_decode_opts o = s2s_cli_decode_opts();
-    translator t = {.input = "stdin", .first_line = 1};
+    translator t = {0};
     int first_sentence = argc;
     for (int i = 0; i < argc; i++) {
         int r = s2s_cli_decode_opt("translate", &o, argc, argv, &i);
@@ -159,23 +172,23 @@ int s2s_cmd_translate(int argc, char **argv) {
     }
     int rc = s2s_cli_open("translate", &o, &t.m, &t.st, &t.p);
     if (rc != S2S_EXIT_OK) return rc;
-
-    char *buf = NULL;
-    size_t cap = 0;
+    t.max_tokens = s2s_cli_max_tokens(t.m);
     if (first_sentence < argc) {
-        t.input = "argument";
+        t.in = (s2s_lines){.cmd = "translate", .name = "argument"};
         for (int i = first_sentence; i < argc && rc == S2S_EXIT_OK; i++) {
-            t.lines[t.n++] = argv[i];
-            if (t.n == CHUNK || i + 1 == argc) rc = flush_chunk(&t);
+            rc = add_line(&t, argv[i], i - first_sentence + 1, false);
+            if (rc == S2S_EXIT_OK && (t.n == CHUNK || i + 1 == argc)) rc = flush_chunk(&t);
         }
     } else {
+        rc = s2s_lines_open(&t.in, "translate", NULL);
         while (rc == S2S_EXIT_OK) {
-            bool more = s2s_cli_getline(&buf, &cap, stdin);
+            bool more = s2s_lines_next(&t.in);
             if (more) {
-                t.lines[t.n++] = strdup(buf);
-                if (!t.lines[t.n - 1]) rc = S2S_EXIT_FAILURE;
+                char *text = strdup(t.in.text);
+                if (!text) rc = S2S_EXIT_FAILURE;
+                else rc = add_line(&t, text, t.in.line, !s2s_lines_no_nul(&t.in));
             }
-            if ((t.n == CHUNK || (!more && t.n > 0)) && rc == S2S_EXIT_OK) {
+            if (rc == S2S_EXIT_OK && (t.n == CHUNK || (!more && t.n > 0))) {
                 int n = t.n;
                 rc = flush_chunk(&t);
                 for (int k = 0; k < n; k++) free(t.lines[k]);
@@ -185,7 +198,8 @@ int s2s_cmd_translate(int argc, char **argv) {
         }
         for (int k = 0; k < t.n; k++) free(t.lines[k]);
     }
-    free(buf);
+    rc = s2s_lines_exit(&t.in, rc);
+    s2s_lines_close(&t.in);
     for (int k = 0; k < CHUNK; k++) s2s_tokens_free(&t.toks[k]);
     s2s_state_free(t.st);
     s2s_model_free(t.m);

@@ -24,7 +24,8 @@ static const char usage[] =
     "  align -m MODEL [SENTENCE...]      attention alignments, heatmaps, AER (eval-align)\n"
     "\n"
     "decoding options: --threads N, --batch N, --max-len N\n"
-    "exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input\n";
+    "exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input,\n"
+    "            3 finished with input lines skipped or cut (README \"Bad lines\")\n";
 
 typedef struct command {
     const char *name;

@@ -8,7 +8,8 @@
 // others become the next beams. A sentence is done when it has K finished
 // hypotheses or reaches its length limit (its beams then end without
 // </s>). Hypotheses are ranked by logprob / n_out^length_penalty, as in
-// fairseq and CTranslate2.
+// fairseq and CTranslate2. NaN log-probs are never continued; a sentence
+// left with no finite continuation fails (s2s/decode.h).
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ typedef struct beams {
 typedef struct search {
     s2s_state *st;
     const s2s_decode_params *p;
+    const s2s_order *order;  // (B) the batch's sentences
     int B, K;
     int64_t S, T, V, map_size;  // map_size: floats of one sequence's maps
     beams cur, next;
@@ -129,9 +131,12 @@ static s2s_status step_sentence(search *s, int b, int64_t t, int limit, bool *do
         float *row = s->st->logits + seq * V;
         s2s_log_softmax_row(row, V);
         s2s_mask_row(row, V, t, s->p->min_len);
+        s2s_finite_row(row, V);
         for (int64_t v = 0; v < V; v++)
             if (row[v] > -INFINITY) keep_best(s->cands, &n, 2 * K, (beam_cand){base + row[v], seq, (int)v});
     }
+    // A live beam always has a finite continuation unless the model is not finite.
+    if (n == 0) return s2s_not_finite(s->order[b].index + 1, t);
     int kept = 0;
     for (int r = 0; r < n && kept < K; r++) {
         beam_cand c = s->cands[r];
@@ -164,7 +169,7 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
                           int B, const int *const *src, const int *src_len, s2s_hypothesis *out) {
     const s2s_model *m = st->m;
     int K = p->beam_size;
-    search s = {.st = st, .p = p, .B = B, .K = K, .S = order[0].len + 1,
+    search s = {.st = st, .p = p, .order = order, .B = B, .K = K, .S = order[0].len + 1,
                 .V = s2s_vocab_size(m->tgt_vocab)};
     s.T = 0;
     for (int b = 0; b < B; b++) {

@@ -31,12 +31,14 @@ static int by_logit_desc(const void *a, const void *b) {
 }
 
 // Draws a token from the masked log-probs: temperature, then the top k,
-// then the smallest prefix holding top-p of the mass. work has V entries.
+// then the smallest prefix holding top-p of the mass. work has V entries;
+// at least one log-prob must be finite (s2s_finite_row).
 static int sample(const float *logprobs, int64_t V, const s2s_decode_params *p, s2s_rng *rng,
                   cand *work) {
     int n = 0;
     for (int64_t v = 0; v < V; v++)
         if (logprobs[v] > -INFINITY) work[n++] = (cand){logprobs[v] / p->temperature, (int)v};
+    S2S_ASSERT(n > 0);
     qsort(work, (size_t)n, sizeof *work, by_logit_desc);
     if (p->sampling_topk > 0 && p->sampling_topk < n) n = p->sampling_topk;
     double total = 0;
@@ -108,6 +110,10 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
             float *row = st->logits + b * V;
             s2s_log_softmax_row(row, V);
             s2s_mask_row(row, V, t, p->min_len);
+            if (!s2s_finite_row(row, V)) {
+                status = s2s_not_finite(order[b].index + 1, t);
+                break;
+            }
             int next = sampling(p) ? sample(row, V, p, &rngs[b], work) : argmax(row, V);
             h->token_logprobs[t] = row[next];
             h->logprob += row[next];

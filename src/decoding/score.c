@@ -8,9 +8,9 @@
 #include "decoding/search.h"
 #include "ops/ops.h"
 
-static s2s_status score_batch(s2s_state *st, const s2s_decode_params *p, const s2s_order *order,
-                              int B, const int *const *src, const int *src_len,
-                              const int *const *tgt, const int *tgt_len, s2s_hypothesis *out) {
+s2s_status s2s_score_batch(s2s_state *st, const s2s_decode_params *p, const s2s_order *order,
+                           int B, const int *const *src, const int *src_len,
+                           const int *const *tgt, const int *tgt_len, s2s_hypothesis *out) {
     const s2s_model *m = st->m;
     int64_t V = s2s_vocab_size(m->tgt_vocab);
     int64_t S = order[0].len + 1, T = 0;
@@ -44,6 +44,7 @@ static s2s_status score_batch(s2s_state *st, const s2s_decode_params *p, const s
             float *row = st->logits + ((int64_t)b * T + t) * V;
             s2s_log_softmax_row(row, V);
             int gold = t < n ? tgt[i][t] : S2S_EOS;
+            if (isnan(row[gold])) return s2s_not_finite(i + 1, t);
             h->token_logprobs[t] = row[gold];
             h->logprob += row[gold];
         }
@@ -55,25 +56,4 @@ static s2s_status score_batch(s2s_state *st, const s2s_decode_params *p, const s
         }
     }
     return S2S_OK;
-}
-
-s2s_status s2s_score(s2s_state *st, const s2s_decode_params *p, const int *const *src,
-                     const int *src_len, const int *const *tgt, const int *tgt_len, int n,
-                     s2s_hypothesis *out) {
-    memset(out, 0, (size_t)n * sizeof *out);
-    if (n == 0) return S2S_OK;
-    if (p->max_batch < 1) return s2s_fail(S2S_ERR_INVALID, "max_batch must be at least 1");
-    S2S_TRY(s2s_check_ids(st->m, false, src, src_len, n));
-    S2S_TRY(s2s_check_ids(st->m, true, tgt, tgt_len, n));
-    s2s_order *order;
-    S2S_TRY(s2s_sort_sentences(&order, src_len, n));
-    s2s_status status = S2S_OK;
-    for (int at = 0; at < n && status == S2S_OK; at += p->max_batch) {
-        int B = n - at < p->max_batch ? n - at : p->max_batch;
-        status = score_batch(st, p, order + at, B, src, src_len, tgt, tgt_len, out);
-    }
-    free(order);
-    if (status != S2S_OK)
-        for (int i = 0; i < n; i++) s2s_hypothesis_free(&out[i]);
-    return status;
 }

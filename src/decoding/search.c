@@ -1,50 +1,13 @@
-// Translation entry point and the pieces every search shares: sorting and
-// batching sentences, encoding, masks, length limits, attention maps, and
-// splitting a batch across threads.
+// The pieces every search shares: sorting sentences, checking ids,
+// encoding a batch, masks, length limits and attention maps. Nothing here
+// calls up into the entry points (translate.c).
 #include "decoding/search.h"
 
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "ops/matmul.h"
-
-s2s_decode_params s2s_decode_default_params(const s2s_model *m) {
-    return s2s_decode_params_from_config(s2s_model_get_config(m));
-}
-
-s2s_decode_params s2s_decode_params_from_config(const s2s_config *cfg) {
-    const s2s_decode_config *d = &cfg->decode;
-    return (s2s_decode_params){
-        .max_len = d->max_len,
-        .max_len_ratio = d->max_len_ratio,
-        .min_len = d->min_len,
-        .beam_size = d->beam_size > d->n_best ? d->beam_size : d->n_best,
-        .n_best = d->n_best,
-        .length_penalty = d->length_penalty,
-        .sampling_topk = d->sampling_topk,
-        .sampling_topp = d->sampling_topp,
-        .temperature = d->temperature,
-        .seed = (unsigned long long)d->seed,
-        .max_batch = 32,
-    };
-}
-
-void s2s_set_threads(int n) { s2s_set_num_threads(n); }
-
-void s2s_hypothesis_free(s2s_hypothesis *h) {
-    if (!h) return;
-    free(h->ids);
-    free(h->token_logprobs);
-    free(h->cross_attn);
-    free(h->self_attn);
-    free(h->enc_attn);
-    memset(h, 0, sizeof *h);
-}
-
-// ---- shared pieces ----
 
 static int by_len_desc(const void *a, const void *b) {
     const s2s_order *x = a, *y = b;
@@ -157,6 +120,21 @@ void s2s_mask_row(float *logprobs, int64_t V, int64_t t, int min_len) {
     if (t < min_len) logprobs[S2S_EOS] = -INFINITY;
 }
 
+bool s2s_finite_row(float *logprobs, int64_t V) {
+    bool any = false;
+    for (int64_t v = 0; v < V; v++) {
+        if (isnan(logprobs[v])) logprobs[v] = -INFINITY;
+        else if (logprobs[v] > -INFINITY) any = true;
+    }
+    return any;
+}
+
+s2s_status s2s_not_finite(int sentence, int64_t t) {
+    return s2s_fail(S2S_ERR_INVALID,
+                    "sentence %d: no finite log-prob at output %lld (the model's weights or "
+                    "activations are not finite)", sentence, (long long)t + 1);
+}
+
 int s2s_length_limit(const s2s_decode_params *p, const s2s_model *m, int src_len) {
     int limit = p->max_len < m->cfg.model.max_len ? p->max_len : m->cfg.model.max_len;
     if (p->max_len_ratio > 0) {
@@ -164,88 +142,4 @@ int s2s_length_limit(const s2s_decode_params *p, const s2s_model *m, int src_len
         if (by_ratio < limit) limit = by_ratio;
     }
     return limit;
-}
-
-// ---- entry point ----
-
-static s2s_status check_params(const s2s_decode_params *p) {
-    if (p->max_len < 1) return s2s_fail(S2S_ERR_INVALID, "decode: max_len must be at least 1");
-    if (p->max_batch < 1) return s2s_fail(S2S_ERR_INVALID, "decode: max_batch must be at least 1");
-    if (p->beam_size < 1) return s2s_fail(S2S_ERR_INVALID, "decode: beam_size must be at least 1");
-    if (p->n_best < 1 || p->n_best > p->beam_size)
-        return s2s_fail(S2S_ERR_INVALID, "decode: n_best must be between 1 and beam_size (%d)",
-                        p->beam_size);
-    if (p->sampling_topk < 0 || p->sampling_topp <= 0 || p->sampling_topp > 1 ||
-        p->temperature < 0)
-        return s2s_fail(S2S_ERR_INVALID,
-                        "decode: sampling_topk >= 0, 0 < sampling_topp <= 1, temperature >= 0");
-    if (p->min_len < 0 || p->max_len_ratio < 0)
-        return s2s_fail(S2S_ERR_INVALID, "decode: min_len and max_len_ratio must be >= 0");
-    return S2S_OK;
-}
-
-// Decodes the sentences order[0..n) batch by batch with st.
-static s2s_status run_batches(s2s_state *st, const s2s_decode_params *p, const s2s_order *order,
-                              int n, const int *const *src, const int *src_len,
-                              s2s_hypothesis *out) {
-    for (int at = 0; at < n; at += p->max_batch) {
-        int B = n - at < p->max_batch ? n - at : p->max_batch;
-        S2S_TRY(p->beam_size > 1 ? s2s_beam_batch(st, p, order + at, B, src, src_len, out)
-                                 : s2s_greedy_batch(st, p, order + at, B, src, src_len, out));
-    }
-    return S2S_OK;
-}
-
-s2s_status s2s_translate(s2s_state *st, const s2s_decode_params *p, const int *const *src,
-                         const int *src_len, int n, s2s_hypothesis *out) {
-    S2S_TRY(check_params(p));
-    memset(out, 0, (size_t)n * (size_t)p->n_best * sizeof *out);
-    if (n == 0) return S2S_OK;
-    S2S_TRY(s2s_check_ids(st->m, false, src, src_len, n));
-    s2s_order *order;
-    S2S_TRY(s2s_sort_sentences(&order, src_len, n));
-
-    // A batch splits across threads by sentence: thread j takes every
-    // threads-th sentence of the sorted order, so lengths stay balanced, and
-    // runs its products on one thread. A single sentence keeps the threads
-    // for its products instead.
-    int caller_threads = s2s_get_num_threads();
-    int threads = p->threads > 0 ? p->threads : caller_threads;
-    if (threads > n) threads = n;
-    s2s_status status = S2S_OK;
-    if (threads <= 1) {
-        status = run_batches(st, p, order, n, src, src_len, out);
-    } else {
-        s2s_order *part = s2s_calloc((size_t)n, sizeof *part);
-        if (!part) status = S2S_ERR_NOMEM;
-        int counts[64] = {0};
-        if (threads > 64) threads = 64;
-        for (int i = 0; i < n && part; i++) {
-            int j = i % threads, per = (n + threads - 1) / threads;
-            part[j * per + counts[j]++] = order[i];
-        }
-        int per = (n + threads - 1) / threads;
-        s2s_status results[64];
-        char errors[64][256];
-#pragma omp parallel for num_threads(threads) schedule(static, 1)
-        for (int j = 0; j < threads; j++) {
-            results[j] = S2S_OK;
-            if (!part) continue;
-            s2s_set_num_threads(1);
-            s2s_state *mine = st;
-            if (j > 0) results[j] = s2s_state_new(&mine, st->m);
-            if (results[j] == S2S_OK)
-                results[j] = run_batches(mine, p, part + j * per, counts[j], src, src_len, out);
-            if (results[j] != S2S_OK) snprintf(errors[j], sizeof errors[j], "%s", s2s_last_error());
-            if (j > 0) s2s_state_free(mine);
-        }
-        for (int j = 0; j < threads && status == S2S_OK; j++)
-            if (results[j] != S2S_OK) status = s2s_fail(results[j], "%s", errors[j]);
-        free(part);
-        s2s_set_num_threads(caller_threads);
-    }
-    free(order);
-    if (status != S2S_OK)
-        for (int i = 0; i < n * p->n_best; i++) s2s_hypothesis_free(&out[i]);
-    return status;
 }

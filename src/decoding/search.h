@@ -1,4 +1,6 @@
 // Pieces shared by greedy/sampling, beam search and scoring (internal).
+// The entry points (translate.c) call down into these; nothing here calls
+// back up.
 #ifndef S2S_DECODING_SEARCH_H
 #define S2S_DECODING_SEARCH_H
 
@@ -53,6 +55,13 @@ void s2s_copy_encoder_maps(s2s_hypothesis *h, const s2s_state *st, int64_t b, in
 // once min_len tokens are out. Sets the others to -inf in a log-prob row.
 void s2s_mask_row(float *logprobs, int64_t V, int64_t t, int min_len);
 
+// NaN log-probs (from non-finite weights or activations) become -inf, so
+// that no search picks them. Returns whether any token of the row is still
+// finite; when none is, the search fails with s2s_not_finite.
+bool s2s_finite_row(float *logprobs, int64_t V);
+// S2S_ERR_INVALID: sentence (from 1) has no finite log-prob at step t.
+s2s_status s2s_not_finite(int sentence, int64_t t);
+
 // Most tokens sentence i may get (</s> included) under p and the model.
 int s2s_length_limit(const s2s_decode_params *p, const s2s_model *m, int src_len);
 
@@ -62,5 +71,9 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
                             s2s_hypothesis *out);
 s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_order *order,
                           int B, const int *const *src, const int *src_len, s2s_hypothesis *out);
+// Forced decoding of one batch: out[index] gets the log-probs of tgt.
+s2s_status s2s_score_batch(s2s_state *st, const s2s_decode_params *p, const s2s_order *order,
+                           int B, const int *const *src, const int *src_len,
+                           const int *const *tgt, const int *tgt_len, s2s_hypothesis *out);
 
 #endif

@@ -47,6 +47,35 @@ static s2s_status at_line(s2s_status st, const char *path, int line, const char 
     return s2s_fail(st, "%s:%d: %s%s", path, line, what, msg);
 }
 
+// Appends one side's tokens (ids, and their pieces with refs) to the dataset.
+static s2s_status add_tokens(loader *L, const s2s_tokens *tok, const char *path, int line,
+                             const char *side, int max_len, size_t *off, int *len, bool refs) {
+    int n = tok->n;
+    if (n + 1 > max_len)
+        return s2s_fail(S2S_ERR_FORMAT,
+                        "%s:%d: %s has %d tokens; model.max_len %d allows at most %d", path,
+                        line, side, n, max_len, max_len - 1);
+    if (!grow((void **)&L->d->ids, &L->cap_ids, L->n_ids + (size_t)n, sizeof(int)))
+        return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+    if (n > 0) memcpy(L->d->ids + L->n_ids, tok->ids, (size_t)n * sizeof(int));
+    *off = L->n_ids;
+    *len = n;
+    L->n_ids += (size_t)n;
+    if (refs) {
+        if (!grow((void **)&L->ref_offs, &L->cap_refs, L->n_refs + (size_t)n, sizeof(size_t)))
+            return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+        for (int i = 0; i < n; i++) {
+            size_t k = strlen(tok->pieces[i]) + 1;
+            if (!grow((void **)&L->d->ref_text, &L->cap_text, L->n_text + k, 1))
+                return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+            memcpy(L->d->ref_text + L->n_text, tok->pieces[i], k);
+            L->ref_offs[L->n_refs++] = L->n_text;
+            L->n_text += k;
+        }
+    }
+    return S2S_OK;
+}
+
 static s2s_status add_side(loader *L, const s2s_vocab *v, const char *text, const char *path,
                            int line, const char *side, int max_len, size_t *off, int *len,
                            bool refs) {
@@ -55,30 +84,18 @@ static s2s_status add_side(loader *L, const s2s_vocab *v, const char *text, cons
         snprintf(what, sizeof what, "%s: ", side);
         return at_line(S2S_ERR_FORMAT, path, line, what);
     }
-    int n = L->tok.n;
-    if (n + 1 > max_len)
-        return s2s_fail(S2S_ERR_FORMAT,
-                        "%s:%d: %s has %d tokens; model.max_len %d allows at most %d", path,
-                        line, side, n, max_len, max_len - 1);
-    if (!grow((void **)&L->d->ids, &L->cap_ids, L->n_ids + (size_t)n, sizeof(int)))
-        return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
-    memcpy(L->d->ids + L->n_ids, L->tok.ids, (size_t)n * sizeof(int));
-    *off = L->n_ids;
-    *len = n;
-    L->n_ids += (size_t)n;
-    if (refs) {
-        if (!grow((void **)&L->ref_offs, &L->cap_refs, L->n_refs + (size_t)n, sizeof(size_t)))
-            return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
-        for (int i = 0; i < n; i++) {
-            size_t k = strlen(L->tok.pieces[i]) + 1;
-            if (!grow((void **)&L->d->ref_text, &L->cap_text, L->n_text + k, 1))
-                return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
-            memcpy(L->d->ref_text + L->n_text, L->tok.pieces[i], k);
-            L->ref_offs[L->n_refs++] = L->n_text;
-            L->n_text += k;
-        }
-    }
-    return S2S_OK;
+    return add_tokens(L, &L->tok, path, line, side, max_len, off, len, refs);
+}
+
+// A new example at the end of the dataset, or NULL when out of memory.
+static s2s_example *new_example(loader *L, int line) {
+    if (!grow((void **)&L->d->ex, &L->cap_ex, (size_t)L->d->n + 1, sizeof(s2s_example)))
+        return NULL;
+    s2s_example *e = &L->d->ex[L->d->n];
+    memset(e, 0, sizeof *e);
+    e->line = line;
+    e->ref = L->n_refs;
+    return e;
 }
 
 // Parses one line's alignment column into e's links; text NULL: no links.
@@ -118,19 +135,15 @@ static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_voc
         char *tgt, *third;
         st = s2s_tsv_split(buf, (size_t)got, path, ++line, &tgt, &third);
         if (st != S2S_OK) break;
-        if (!grow((void **)&L->d->ex, &L->cap_ex, (size_t)L->d->n + 1, sizeof(s2s_example))) {
+        s2s_example *e = new_example(L, line);
+        if (!e) {
             st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
             break;
         }
-        s2s_example *e = &L->d->ex[L->d->n];
-        e->line = line;
-        e->ref = L->n_refs;
         st = add_side(L, sv, buf, path, line, "source", max_len, &e->src, &e->src_len, false);
         if (st == S2S_OK)
             st = add_side(L, tv, tgt, path, line, "target", max_len, &e->tgt, &e->tgt_len,
                           keep_refs);
-        e->link = 0;
-        e->n_links = 0;
         if (st == S2S_OK && keep_align) st = add_links(L, e, third, path, line);
         if (st == S2S_OK) L->d->n++;
     }
@@ -139,6 +152,26 @@ static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_voc
         st = s2s_fail(S2S_ERR_FORMAT, "%s: no sentence pairs in the file", path);
     free(buf);
     return st;
+}
+
+// Frees the loader and hands over its dataset, the reference pieces made
+// into pointers, or frees it when st is a failure.
+static s2s_status finish_load(loader *L, s2s_status st, bool keep_refs, s2s_dataset **out) {
+    s2s_tokens_free(&L->tok);
+    s2s_alignment_free(&L->align);
+    if (st == S2S_OK && keep_refs) {
+        L->d->ref_tokens = s2s_calloc(L->n_refs + 1, sizeof(char *));
+        if (!L->d->ref_tokens) st = S2S_ERR_NOMEM;
+        for (size_t i = 0; st == S2S_OK && i < L->n_refs; i++)
+            L->d->ref_tokens[i] = L->d->ref_text + L->ref_offs[i];
+    }
+    free(L->ref_offs);
+    if (st != S2S_OK) {
+        s2s_dataset_free(L->d);
+        return st;
+    }
+    *out = L->d;
+    return S2S_OK;
 }
 
 s2s_status s2s_dataset_load(s2s_dataset **out, const char *path, const s2s_vocab *src_vocab,
@@ -153,26 +186,32 @@ s2s_status s2s_dataset_load(s2s_dataset **out, const char *path, const s2s_vocab
                                      keep_align)
                         : S2S_ERR_NOMEM;
     fclose(f);
-    s2s_tokens_free(&L.tok);
-    s2s_alignment_free(&L.align);
     // Even without a single link, so batches say "no link" rather than "no data".
     if (st == S2S_OK && keep_align && !L.d->links) {
         L.d->links = s2s_calloc(2, sizeof(int));
         if (!L.d->links) st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
     }
-    if (st == S2S_OK && keep_refs) {
-        L.d->ref_tokens = s2s_calloc(L.n_refs + 1, sizeof(char *));
-        if (!L.d->ref_tokens) st = S2S_ERR_NOMEM;
-        for (size_t i = 0; st == S2S_OK && i < L.n_refs; i++)
-            L.d->ref_tokens[i] = L.d->ref_text + L.ref_offs[i];
+    return finish_load(&L, st, keep_refs, out);
+}
+
+s2s_status s2s_dataset_from_tokens(s2s_dataset **out, const s2s_tokens *src,
+                                   const s2s_tokens *tgt, int n, int max_len, bool keep_refs) {
+    *out = NULL;
+    loader L = {0};
+    L.d = s2s_calloc(1, sizeof *L.d);
+    s2s_status st = L.d ? S2S_OK : S2S_ERR_NOMEM;
+    for (int i = 0; i < n && st == S2S_OK; i++) {
+        s2s_example *e = new_example(&L, i + 1);
+        if (!e) st = s2s_fail(S2S_ERR_NOMEM, "out of memory");
+        if (st == S2S_OK)
+            st = add_tokens(&L, &src[i], "pair", i + 1, "source", max_len, &e->src, &e->src_len,
+                            false);
+        if (st == S2S_OK)
+            st = add_tokens(&L, &tgt[i], "pair", i + 1, "target", max_len, &e->tgt, &e->tgt_len,
+                            keep_refs);
+        if (st == S2S_OK) L.d->n++;
     }
-    free(L.ref_offs);
-    if (st != S2S_OK) {
-        s2s_dataset_free(L.d);
-        return st;
-    }
-    *out = L.d;
-    return S2S_OK;
+    return finish_load(&L, st, keep_refs, out);
 }
 
 void s2s_dataset_free(s2s_dataset *d) {

@@ -62,6 +62,10 @@ typedef struct s2s_dataset {
 s2s_status s2s_dataset_load(s2s_dataset **out, const char *path, const s2s_vocab *src_vocab,
                             const s2s_vocab *tgt_vocab, int max_len, bool keep_refs,
                             bool keep_align);
+// The same from n pairs already tokenized (tgt pieces become the
+// references with keep_refs); lines are numbered 1..n. No alignments.
+s2s_status s2s_dataset_from_tokens(s2s_dataset **out, const s2s_tokens *src,
+                                   const s2s_tokens *tgt, int n, int max_len, bool keep_refs);
 void s2s_dataset_free(s2s_dataset *d);
 
 // An epoch's batches: batch b holds the sentences order[start[b] .. start[b+1]).

@@ -367,16 +367,13 @@ static s2s_status validate(trainer *t, s2s_valid_result *r) {
                     t->cfg->train.label_smoothing, &p, r);
 }
 
-s2s_status s2s_evaluate(const s2s_model *m, const char *tsv, const s2s_decode_params *p,
-                        s2s_valid_result *out) {
+// Evaluates m on dataset d (if loading it went well) and frees d.
+static s2s_status evaluate_dataset(const s2s_model *m, s2s_status status, s2s_dataset *d,
+                                   const s2s_decode_params *p, s2s_valid_result *out) {
     const s2s_config *cfg = s2s_model_get_config(m);
-    s2s_dataset *d = NULL;
     s2s_graph *g = NULL;
     s2s_state *st = NULL;
     s2s_batch_buf bb = {0};
-    s2s_status status = s2s_dataset_load(&d, tsv, s2s_model_src_vocab(m), s2s_model_tgt_vocab(m),
-                                         cfg->model.max_len, /*keep_refs=*/true,
-                                         /*keep_align=*/false);
     if (status == S2S_OK) status = s2s_graph_new(&g, m);
     if (status == S2S_OK) status = s2s_state_new(&st, m);
     if (status == S2S_OK)
@@ -386,6 +383,25 @@ s2s_status s2s_evaluate(const s2s_model *m, const char *tsv, const s2s_decode_pa
     s2s_graph_free(g);
     s2s_dataset_free(d);
     return status;
+}
+
+s2s_status s2s_evaluate(const s2s_model *m, const char *tsv, const s2s_decode_params *p,
+                        s2s_valid_result *out) {
+    s2s_dataset *d = NULL;
+    s2s_status status = s2s_dataset_load(&d, tsv, s2s_model_src_vocab(m), s2s_model_tgt_vocab(m),
+                                         s2s_model_get_config(m)->model.max_len,
+                                         /*keep_refs=*/true, /*keep_align=*/false);
+    return evaluate_dataset(m, status, d, p, out);
+}
+
+s2s_status s2s_evaluate_tokens(const s2s_model *m, const s2s_tokens *src, const s2s_tokens *tgt,
+                               int n, const s2s_decode_params *p, s2s_valid_result *out) {
+    if (n < 1) return s2s_fail(S2S_ERR_INVALID, "s2s_evaluate_tokens: no sentence pairs");
+    s2s_dataset *d = NULL;
+    s2s_status status = s2s_dataset_from_tokens(&d, src, tgt, n,
+                                                s2s_model_get_config(m)->model.max_len,
+                                                /*keep_refs=*/true);
+    return evaluate_dataset(m, status, d, p, out);
 }
 
 // ---- setup ----

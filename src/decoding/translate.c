@@ -1,0 +1,161 @@
+// The public entry points of decoding: parameters, s2s_translate and
+// s2s_score. Both sort their sentences by length, cut them into batches and
+// split the batches across threads with one runner; the searches
+// (greedy.c, beam.c) and forced decoding (score.c) each do one batch.
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "decoding/search.h"
+#include "ops/matmul.h"
+
+s2s_decode_params s2s_decode_default_params(const s2s_model *m) {
+    return s2s_decode_params_from_config(s2s_model_get_config(m));
+}
+
+s2s_decode_params s2s_decode_params_from_config(const s2s_config *cfg) {
+    const s2s_decode_config *d = &cfg->decode;
+    return (s2s_decode_params){
+        .max_len = d->max_len,
+        .max_len_ratio = d->max_len_ratio,
+        .min_len = d->min_len,
+        .beam_size = d->beam_size > d->n_best ? d->beam_size : d->n_best,
+        .n_best = d->n_best,
+        .length_penalty = d->length_penalty,
+        .sampling_topk = d->sampling_topk,
+        .sampling_topp = d->sampling_topp,
+        .temperature = d->temperature,
+        .seed = (unsigned long long)d->seed,
+        .max_batch = 32,
+    };
+}
+
+void s2s_set_threads(int n) { s2s_set_num_threads(n); }
+
+void s2s_hypothesis_free(s2s_hypothesis *h) {
+    if (!h) return;
+    free(h->ids);
+    free(h->token_logprobs);
+    free(h->cross_attn);
+    free(h->self_attn);
+    free(h->enc_attn);
+    memset(h, 0, sizeof *h);
+}
+
+// ---- the runner ----
+
+// One call's work: translations when tgt is NULL, forced scores otherwise.
+typedef struct job {
+    const s2s_decode_params *p;
+    const int *const *src;
+    const int *src_len;
+    const int *const *tgt;
+    const int *tgt_len;
+    s2s_hypothesis *out;
+} job;
+
+static s2s_status run_batch(s2s_state *st, const job *j, const s2s_order *order, int B) {
+    if (j->tgt)
+        return s2s_score_batch(st, j->p, order, B, j->src, j->src_len, j->tgt, j->tgt_len, j->out);
+    if (j->p->beam_size > 1) return s2s_beam_batch(st, j->p, order, B, j->src, j->src_len, j->out);
+    return s2s_greedy_batch(st, j->p, order, B, j->src, j->src_len, j->out);
+}
+
+// Runs the sentences order[0..n) batch by batch with st.
+static s2s_status run_batches(s2s_state *st, const job *j, const s2s_order *order, int n) {
+    for (int at = 0; at < n; at += j->p->max_batch) {
+        int B = n - at < j->p->max_batch ? n - at : j->p->max_batch;
+        S2S_TRY(run_batch(st, j, order + at, B));
+    }
+    return S2S_OK;
+}
+
+// Runs n sentences (n > 0, ids checked) whose results fill
+// j->out[0 .. n * per_sentence); on failure frees them all.
+//
+// A batch splits across threads by sentence: thread k takes every
+// threads-th sentence of the sorted order, so lengths stay balanced, and
+// runs its products on one thread. A single sentence keeps the threads for
+// its products instead.
+static s2s_status run(s2s_state *st, const job *j, int n, int per_sentence) {
+    s2s_order *order;
+    S2S_TRY(s2s_sort_sentences(&order, j->src_len, n));
+    int caller_threads = s2s_get_num_threads();
+    int threads = j->p->threads > 0 ? j->p->threads : caller_threads;
+    if (threads > n) threads = n;
+    if (threads > 64) threads = 64;
+    s2s_status status = S2S_OK;
+    if (threads <= 1) {
+        status = run_batches(st, j, order, n);
+    } else {
+        int per = (n + threads - 1) / threads;
+        s2s_order *part = s2s_calloc((size_t)threads * per, sizeof *part);
+        if (!part) status = S2S_ERR_NOMEM;
+        int counts[64] = {0};
+        for (int i = 0; i < n && part; i++) {
+            int k = i % threads;
+            part[k * per + counts[k]++] = order[i];
+        }
+        s2s_status results[64];
+        char errors[64][256];
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+        for (int k = 0; k < threads; k++) {
+            results[k] = S2S_OK;
+            if (!part) continue;
+            s2s_set_num_threads(1);
+            s2s_state *mine = st;
+            if (k > 0) results[k] = s2s_state_new(&mine, st->m);
+            if (results[k] == S2S_OK) results[k] = run_batches(mine, j, part + k * per, counts[k]);
+            if (results[k] != S2S_OK) snprintf(errors[k], sizeof errors[k], "%s", s2s_last_error());
+            if (k > 0) s2s_state_free(mine);
+        }
+        for (int k = 0; k < threads && status == S2S_OK; k++)
+            if (results[k] != S2S_OK) status = s2s_fail(results[k], "%s", errors[k]);
+        free(part);
+        s2s_set_num_threads(caller_threads);
+    }
+    free(order);
+    if (status != S2S_OK)
+        for (int i = 0; i < n * per_sentence; i++) s2s_hypothesis_free(&j->out[i]);
+    return status;
+}
+
+// ---- entry points ----
+
+static s2s_status check_params(const s2s_decode_params *p) {
+    if (p->max_len < 1) return s2s_fail(S2S_ERR_INVALID, "decode: max_len must be at least 1");
+    if (p->max_batch < 1) return s2s_fail(S2S_ERR_INVALID, "decode: max_batch must be at least 1");
+    if (p->beam_size < 1) return s2s_fail(S2S_ERR_INVALID, "decode: beam_size must be at least 1");
+    if (p->n_best < 1 || p->n_best > p->beam_size)
+        return s2s_fail(S2S_ERR_INVALID, "decode: n_best must be between 1 and beam_size (%d)",
+                        p->beam_size);
+    if (p->sampling_topk < 0 || p->sampling_topp <= 0 || p->sampling_topp > 1 ||
+        p->temperature < 0)
+        return s2s_fail(S2S_ERR_INVALID,
+                        "decode: sampling_topk >= 0, 0 < sampling_topp <= 1, temperature >= 0");
+    if (p->min_len < 0 || p->max_len_ratio < 0)
+        return s2s_fail(S2S_ERR_INVALID, "decode: min_len and max_len_ratio must be >= 0");
+    return S2S_OK;
+}
+
+s2s_status s2s_translate(s2s_state *st, const s2s_decode_params *p, const int *const *src,
+                         const int *src_len, int n, s2s_hypothesis *out) {
+    S2S_TRY(check_params(p));
+    memset(out, 0, (size_t)n * (size_t)p->n_best * sizeof *out);
+    if (n == 0) return S2S_OK;
+    S2S_TRY(s2s_check_ids(st->m, false, src, src_len, n));
+    job j = {.p = p, .src = src, .src_len = src_len, .out = out};
+    return run(st, &j, n, p->n_best);
+}
+
+s2s_status s2s_score(s2s_state *st, const s2s_decode_params *p, const int *const *src,
+                     const int *src_len, const int *const *tgt, const int *tgt_len, int n,
+                     s2s_hypothesis *out) {
+    memset(out, 0, (size_t)n * sizeof *out);
+    if (n == 0) return S2S_OK;
+    if (p->max_batch < 1) return s2s_fail(S2S_ERR_INVALID, "decode: max_batch must be at least 1");
+    S2S_TRY(s2s_check_ids(st->m, false, src, src_len, n));
+    S2S_TRY(s2s_check_ids(st->m, true, tgt, tgt_len, n));
+    job j = {.p = p, .src = src, .src_len = src_len, .tgt = tgt, .tgt_len = tgt_len, .out = out};
+    return run(st, &j, n, 1);
+}
