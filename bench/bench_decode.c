@@ -13,8 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "model/model_internal.h"
-#include "ops/matmul.h"
 #include "s2s/s2s.h"
 
 static double now(void) {
@@ -40,8 +38,7 @@ static double linear_gflops(int64_t m, int64_t k, int64_t n) {
     for (int rep = 0; rep < 3; rep++) {
         double t = now();
         for (int i = 0; i < iters; i++)
-            if (s2s_linear(y, x, w, true, b, m, k, n, S2S_MM_NONE, false) != S2S_OK)
-                die("matmul");
+            if (s2s_matmul(y, x, w, b, m, k, n) != S2S_OK) die("matmul");
         double dt = (now() - t) / iters;
         best = dt < best ? dt : best;
     }
@@ -151,7 +148,7 @@ int main(int argc, char **argv) {
            c->model.ffn_dim, s2s_vocab_size(s2s_model_src_vocab(m)),
            s2s_vocab_size(s2s_model_tgt_vocab(m)));
     printf("machine: %ld cores online; oneDNN threads: %d\n", sysconf(_SC_NPROCESSORS_ONLN),
-           s2s_get_num_threads());
+           threads);
     printf("input %s: %d sentences, %ld source tokens; max_len %d, min_len %d\n\n", input, n,
            src_tokens, p.max_len, p.min_len);
 
@@ -206,6 +203,6 @@ int main(int argc, char **argv) {
     free(toks), free(src), free(len);
     s2s_state_free(st);
     s2s_model_free(m);
-    s2s_backend_shutdown();
+    s2s_shutdown();
     return 0;
 }

@@ -64,3 +64,35 @@ void spit(const char *path, const void *bytes, size_t n) {
     cr_assert_eq(fwrite(bytes, 1, n, fp), n);
     fclose(fp);
 }
+
+void tensor_edit(s2s_model *m, int i, void (*edit)(float *values, size_t n, void *arg),
+                 void *arg) {
+    s2s_tensor_info t = s2s_model_tensor(m, i);
+    size_t n = (size_t)t.shape[0] * (size_t)(t.ndim == 2 ? t.shape[1] : 1);
+    float *v = malloc(n * sizeof *v);
+    cr_assert_not_null(v);
+    memcpy(v, t.data, n * sizeof *v);
+    edit(v, n, arg);
+    cr_assert_eq(s2s_model_set_tensor(m, t.name, v, n), S2S_OK, "%s", s2s_last_error());
+    free(v);
+}
+
+typedef struct add_arg {
+    size_t index;
+    float delta;
+} add_arg;
+
+static void add_at(float *values, size_t n, void *arg) {
+    const add_arg *a = arg;
+    cr_assert_lt(a->index, n);
+    values[a->index] += a->delta;
+}
+
+void tensor_add(s2s_model *m, const char *name, size_t index, float delta) {
+    for (int i = 0; i < s2s_model_tensor_count(m); i++)
+        if (!strcmp(s2s_model_tensor(m, i).name, name)) {
+            tensor_edit(m, i, add_at, &(add_arg){index, delta});
+            return;
+        }
+    cr_assert_fail("no tensor '%s'", name);
+}

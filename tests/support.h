@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "s2s/model.h"
+
 // A fresh folder under /tmp for one test: make it in .init, remove it with
 // everything inside in .fini.
 extern char tmpdir[64];  // the folder itself
@@ -16,5 +18,12 @@ char *tmp_path(const char *name);
 unsigned char *slurp(const char *path, size_t *size);
 // Writes n bytes to path.
 void spit(const char *path, const void *bytes, size_t n);
+
+// Changes weights the public way: a copy of the i-th tensor's values goes
+// to edit(values, n, arg), then back with s2s_model_set_tensor (asserted).
+void tensor_edit(s2s_model *m, int i, void (*edit)(float *values, size_t n, void *arg),
+                 void *arg);
+// values[index] += delta in the tensor of that name (asserted to exist).
+void tensor_add(s2s_model *m, const char *name, size_t index, float delta);
 
 #endif

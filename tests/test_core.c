@@ -1,12 +1,20 @@
 // Tests for src/core: the FNV-1a hash against the published test vectors,
 // the growable string's reserve (including reuse of a block of unknown
-// size), and s2s_read_file against the bytes written.
+// size), s2s_read_file against the bytes written, the checked size
+// arithmetic against 128-bit integer arithmetic, s2s_quote on hostile text
+// byte by byte, and the version as the headers, the library and CMake each
+// give it.
 #include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checked.h"
+#include "core/error.h"
 #include "core/strbuf.h"
 #include "core/util.h"
+#include "s2s/s2s.h"
 #include "support.h"
 
 TestSuite(core, .init = tmpdir_make, .fini = tmpdir_remove);
@@ -82,4 +90,104 @@ Test(core, read_file_names_a_missing_file) {
     cr_assert_eq(s2s_read_file(&got, NULL, tmp_path("none")), S2S_ERR_IO);
     cr_assert_null(got);
     cr_assert(strstr(s2s_last_error(), "none: cannot open"), "%s", s2s_last_error());
+}
+
+// ---- checked arithmetic ----
+
+// The exact value, or SIZE_MAX when it does not fit: what the helpers promise.
+static size_t clamp(unsigned __int128 x) { return x > SIZE_MAX ? SIZE_MAX : (size_t)x; }
+
+Test(core, size_mul_and_add_saturate_exactly_at_overflow) {
+    const size_t v[] = {0, 1, 2, 3, 4, 1000, (size_t)1 << 31, (size_t)1 << 32, ((size_t)1 << 32) + 1,
+                        SIZE_MAX / 2, SIZE_MAX / 2 + 1, SIZE_MAX / 3, SIZE_MAX - 1, SIZE_MAX};
+    int n = (int)(sizeof v / sizeof v[0]);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            unsigned __int128 a = v[i], b = v[j];
+            size_t want_mul = clamp(a * b), want_add = clamp(a + b);
+            // SIZE_MAX means "overflowed" and stays so, times anything but 0.
+            if ((v[i] == SIZE_MAX && v[j] != 0) || (v[j] == SIZE_MAX && v[i] != 0))
+                want_mul = SIZE_MAX;
+            cr_assert_eq(s2s_size_mul(v[i], v[j]), want_mul, "%zu * %zu", v[i], v[j]);
+            cr_assert_eq(s2s_size_add(v[i], v[j]), want_add, "%zu + %zu", v[i], v[j]);
+        }
+}
+
+Test(core, size_prod_refuses_negative_factors_and_overflow) {
+    cr_assert_eq(S2S_SIZE(3, 4, 5), 60);
+    cr_assert_eq(S2S_SIZE(7), 7);
+    cr_assert_eq(S2S_SIZE(0, -1), SIZE_MAX, "a negative factor is not a size");
+    cr_assert_eq(S2S_SIZE(-1, 0), SIZE_MAX);
+    cr_assert_eq(S2S_SIZE(0, INT64_MAX, INT64_MAX), 0);
+    // The model layout of issue 14: d_model 1239840486 and ffn_dim 58647.
+    int64_t d = 1239840486, f = 58647;
+    unsigned __int128 exact = (unsigned __int128)d * (unsigned __int128)f * 2;
+    cr_assert_eq(S2S_SIZE(2, d, f), clamp(exact));
+    cr_assert_eq(S2S_SIZE(d, d, d), SIZE_MAX);
+    cr_assert_eq(S2S_SIZE(INT64_MAX, 2), clamp((unsigned __int128)INT64_MAX * 2));
+    cr_assert_eq(S2S_SIZE(INT64_MAX, 4), SIZE_MAX);
+    // A chain stays SIZE_MAX once it overflowed.
+    cr_assert_eq(s2s_size_add(S2S_SIZE(d, d, d), 1), SIZE_MAX);
+    cr_assert_eq(s2s_size_mul(s2s_size_add(SIZE_MAX - 1, 5), 3), SIZE_MAX);
+}
+
+// ---- quoting untrusted text ----
+
+static const char *quote(const char *s, size_t n, size_t size) {
+    static char out[512];
+    cr_assert_leq(size, sizeof out);
+    memset(out, 0x55, sizeof out);
+    const char *r = s2s_quote(out, size, s, n);
+    cr_assert_eq(r, out);
+    cr_assert_lt(strlen(out), size, "wrote past size %zu", size);
+    return out;
+}
+
+Test(core, quote_shows_control_bytes_as_hex) {
+    const char esc[] = "\x1b[31mred\x1b[0m";
+    cr_assert_str_eq(quote(esc, strlen(esc), 96), "\\x1b[31mred\\x1b[0m");
+    cr_assert_str_eq(quote("a\nb\tc\rd\x7f", 8, 96), "a\\x0ab\\x09c\\x0dd\\x7f");
+    cr_assert_str_eq(quote("a\0b", 3, 96), "a\\x00b");
+    // C1 controls (U+0080..U+009F; U+009B is CSI) and bytes that are no
+    // UTF-8 character; U+00A0 and other characters pass.
+    cr_assert_str_eq(quote("\xc2\x9b" "2J", 4, 96), "\\xc2\\x9b2J");
+    cr_assert_str_eq(quote("\xc2\xa0", 2, 96), "\xc2\xa0");
+    cr_assert_str_eq(quote("\x9b" "x\xff\xc3", 4, 96), "\\x9bx\\xff\\xc3");
+    cr_assert_str_eq(quote("\xe2\x82", 2, 96), "\\xe2\\x82", "a truncated character");
+    const char ok[] = "caf\xc3\xa9 \xe6\x88\x91 \xf0\x9f\x98\x80";
+    cr_assert_str_eq(quote(ok, strlen(ok), 96), ok);
+    // Every byte value: no control byte gets through, and the result is one line.
+    for (int c = 0; c < 256; c++) {
+        char in[1] = {(char)c};
+        const char *q = quote(in, 1, 16);
+        for (const char *p = q; *p; p++)
+            cr_assert((unsigned char)*p >= 0x20 && *p != 0x7f, "byte %#x shown as %s", c, q);
+    }
+}
+
+Test(core, quote_cuts_long_text_at_a_character) {
+    char long_text[300];
+    memset(long_text, 'x', sizeof long_text);
+    const char *q = quote(long_text, sizeof long_text, 20);
+    cr_assert_str_eq(q, "xxxxxxxxxxxxxxxx...");
+    // Exactly what fits is not cut.
+    cr_assert_str_eq(quote(long_text, 19, 20), "xxxxxxxxxxxxxxxxxxx");
+    cr_assert_str_eq(quote(long_text, 20, 20), "xxxxxxxxxxxxxxxx...");
+    // Never half of a character or of an escape.
+    const char wo[] = "\xe6\x88\x91\xe6\x88\x91\xe6\x88\x91\xe6\x88\x91";  // 4 x U+6211
+    cr_assert_str_eq(quote(wo, strlen(wo), 11), "\xe6\x88\x91\xe6\x88\x91...");
+    const char escs[] = "\x1b\x1b\x1b\x1b\x1b";
+    cr_assert_str_eq(quote(escs, 5, 13), "\\x1b\\x1b...");
+    cr_assert_str_eq(quote("", 0, 8), "");
+}
+
+// ---- version ----
+
+Test(core, version_is_one_number_everywhere) {
+    char composed[32];
+    snprintf(composed, sizeof composed, "%d.%d.%d", S2S_VERSION_MAJOR, S2S_VERSION_MINOR,
+             S2S_VERSION_PATCH);
+    cr_assert_str_eq(S2S_VERSION, composed);
+    cr_assert_str_eq(s2s_version(), S2S_VERSION, "library and headers differ");
+    cr_assert_str_eq(s2s_version(), S2S_CMAKE_VERSION, "CMake's project version differs");
 }

@@ -15,6 +15,7 @@
 #include "model/model_internal.h"
 #include "reference.h"
 #include "s2s/s2s.h"
+#include "support.h"
 
 // ---- models ----
 
@@ -56,12 +57,6 @@ static s2s_model *make_model(const arch *a, uint64_t seed) {
     return m;
 }
 
-static size_t numel(const s2s_tensor_info *t) {
-    size_t n = 1;
-    for (int k = 0; k < t->ndim; k++) n *= (size_t)t->shape[k];
-    return n;
-}
-
 static uint64_t rng_state = 88172645463325252ull;
 static uint64_t rnd(void) {  // xorshift64
     rng_state ^= rng_state << 13;
@@ -73,12 +68,13 @@ static float rnd_unit(void) { return (float)((double)(rnd() >> 11) / 90071992547
 
 // Init leaves biases 0 and LayerNorm weights 1, which would hide a missing
 // bias or norm weight: give every 1-D tensor random values.
+static void jitter(float *v, size_t n, void *arg) {
+    for (size_t j = 0; j < n; j++) v[j] += 0.4f * (rnd_unit() - 0.5f);
+}
+
 static void scramble_vectors(s2s_model *m) {
-    for (int i = 0; i < s2s_model_tensor_count(m); i++) {
-        s2s_tensor_info t = s2s_model_tensor(m, i);
-        if (t.ndim != 1) continue;
-        for (size_t j = 0; j < numel(&t); j++) t.data[j] += 0.4f * (rnd_unit() - 0.5f);
-    }
+    for (int i = 0; i < s2s_model_tensor_count(m); i++)
+        if (s2s_model_tensor(m, i).ndim == 1) tensor_edit(m, i, jitter, NULL);
 }
 
 // Random real (non-special) token ids.
@@ -753,10 +749,8 @@ Test(decoding, greedy_never_emits_pad_or_bos) {
         s2s_decode_params p = params(m, NB, false);
         p.max_len = 8;
         // Make <pad> and <s> by far the likeliest outputs.
-        float *bias = s2s_model_find_tensor(m, "generator.bias").data;
-        cr_assert_not_null(bias);
-        bias[S2S_PAD] += 40.0f;
-        bias[S2S_BOS] += 40.0f;
+        tensor_add(m, "generator.bias", S2S_PAD, 40.0f);
+        tensor_add(m, "generator.bias", S2S_BOS, 40.0f);
         s2s_hypothesis h[NB];
         cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, h), S2S_OK);
         for (int i = 0; i < NB; i++) {
@@ -771,7 +765,7 @@ Test(decoding, greedy_never_emits_pad_or_bos) {
             s2s_hypothesis_free(&h[i]);
         }
         // With </s> likeliest of all, every translation is empty.
-        bias[S2S_EOS] += 80.0f;
+        tensor_add(m, "generator.bias", S2S_EOS, 80.0f);
         cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, h), S2S_OK);
         for (int i = 0; i < NB; i++) {
             cr_assert_eq(h[i].n, 0);
@@ -789,8 +783,7 @@ Test(decoding, greedy_stops_at_max_len_without_eos) {
     s2s_model *m = make_model(&ARCHS[1], 1000);
     s2s_state *st;
     cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
-    float *bias = s2s_model_find_tensor(m, "generator.bias").data;
-    bias[S2S_EOS] -= 80.0f;  // </s> never wins
+    tensor_add(m, "generator.bias", S2S_EOS, -80.0f);  // </s> never wins
     corpus c;
     make_corpus(&c, m);
     s2s_decode_params p = params(m, NB, true);
@@ -808,7 +801,7 @@ Test(decoding, greedy_stops_at_max_len_without_eos) {
 }
 
 // Decoding multiplies by its own transposed copy of some matrices
-// (model_internal.h): a write through a tensor view after an earlier
+// (model_internal.h): a write with s2s_model_set_tensor after an earlier
 // decoding call must still reach the next one.
 static void score_after_writes(s2s_model *m, bool decode_first, float *lp, int n_lp) {
     s2s_state *st;
@@ -823,11 +816,8 @@ static void score_after_writes(s2s_model *m, bool decode_first, float *lp, int n
     const char *names[] = {"encoder.layers.0.ffn.fc1.weight",
                            "decoder.layers.1.self_attn.q_proj.weight",
                            "decoder.layers.0.ffn.fc2.weight", "generator.weight"};
-    for (int i = 0; i < 4; i++) {
-        s2s_tensor_info t = s2s_model_find_tensor(m, names[i]);
-        if (!t.data) continue;  // tied generator
-        t.data[3] += 0.5f;
-    }
+    for (int i = 0; i < 4; i++)
+        if (s2s_model_find_tensor(m, names[i]).data) tensor_add(m, names[i], 3, 0.5f);  // tied: none
     score1(st, &p, src, 4, tgt, 3, &h);
     cr_assert_eq(h.n_out, n_lp);
     memcpy(lp, h.token_logprobs, sizeof(float) * (size_t)n_lp);

@@ -483,8 +483,9 @@ static s2s_model *make_model(const arch *a, uint64_t seed) {
     cr_assert_eq(st, S2S_OK, "%s", s2s_last_error());
     for (int i = 0; i < s2s_model_tensor_count(m); i++) {
         s2s_tensor_info t = s2s_model_tensor(m, i);
+        float *w = m->params + (t.data - m->params);
         if (t.ndim == 1)
-            for (int64_t j = 0; j < t.shape[0]; j++) t.data[j] += (float)(0.3 * rnd_sym());
+            for (int64_t j = 0; j < t.shape[0]; j++) w[j] += (float)(0.3 * rnd_sym());
     }
     return m;
 }
@@ -758,6 +759,12 @@ static float *grad_of(const s2s_model *m, float *grads, const s2s_tensor_info *t
     return grads + (t->data - m->params);
 }
 
+// t's weights, writable as the optimizer writes them (training reads the
+// model's own block, not the decoding copy).
+static float *weights_of(s2s_model *m, const s2s_tensor_info *t) {
+    return m->params + (t->data - m->params);
+}
+
 static int64_t numel(const s2s_tensor_info *t) {
     return t->ndim == 2 ? t->shape[0] * t->shape[1] : t->shape[0];
 }
@@ -825,13 +832,14 @@ static int check_model_grads(s2s_model *m, const float *grads, const corpus *c, 
         int k = pick(idx, &t, per, strncmp(t.name, "src", 3) == 0);
         double tmax = 0;
         for (int64_t i = 0; i < numel(&t); i++) tmax = fmax(tmax, fabs(gt[i]));
+        float *w = weights_of(m, &t);
         for (int j = 0; j < k; j++) {
-            float w0 = t.data[idx[j]], wp = w0 + 1e-4f, wm = w0 - 1e-4f;
-            t.data[idx[j]] = wp;
+            float w0 = w[idx[j]], wp = w0 + 1e-4f, wm = w0 - 1e-4f;
+            w[idx[j]] = wp;
             double lp = r_objective(m, c, eps, gd, weight);
-            t.data[idx[j]] = wm;
+            w[idx[j]] = wm;
             double lm = r_objective(m, c, eps, gd, weight);
-            t.data[idx[j]] = w0;
+            w[idx[j]] = w0;
             double fd = (lp - lm) / ((double)wp - (double)wm), an = gt[idx[j]];
             double err = fabs(an - fd) / (fabs(fd) + 1e-2 * tmax + 1e-3 * gmax);
             worst = fmax(worst, fabs(an - fd));
@@ -985,8 +993,8 @@ Test(graph, guided_loss_by_hand) {
     s2s_tensor_info qw = s2s_model_find_tensor(m, "decoder.layers.0.cross_attn.q_proj.weight");
     s2s_tensor_info qb = s2s_model_find_tensor(m, "decoder.layers.0.cross_attn.q_proj.bias");
     cr_assert(qw.data && qb.data);
-    memset(qw.data, 0, sizeof(float) * (size_t)numel(&qw));
-    memset(qb.data, 0, sizeof(float) * (size_t)numel(&qb));
+    memset(weights_of(m, &qw), 0, sizeof(float) * (size_t)numel(&qw));
+    memset(weights_of(m, &qb), 0, sizeof(float) * (size_t)numel(&qb));
     s2s_batch b;
     // Sentence 0: 4 source tokens + </s>, 2 guided rows; sentence 1: 1 + </s>, 2 guided rows.
     make_batch(&b, &THREE_ALIGNED, 0, 2);
@@ -1250,16 +1258,17 @@ Test(graph, gradients_with_frozen_dropout_masks_match_finite_differences) {
             int64_t idx[4];
             int k = pick(idx, &t, 4, strncmp(t.name, "src", 3) == 0);
             double num = 0, den = 0;
+            float *w = weights_of(m, &t);
             for (int j = 0; j < k; j++) {
-                float w0 = t.data[idx[j]], wp = w0 + 1e-2f, wm = w0 - 1e-2f;
+                float w0 = w[idx[j]], wp = w0 + 1e-2f, wm = w0 - 1e-2f;
                 s2s_loss_stats sp, sm;
-                t.data[idx[j]] = wp;
+                w[idx[j]] = wp;
                 r = seed;
                 cr_assert_eq(s2s_forward_backward(g, &b, &o, &r, scratch, &sp), S2S_OK);
-                t.data[idx[j]] = wm;
+                w[idx[j]] = wm;
                 r = seed;
                 cr_assert_eq(s2s_forward_backward(g, &b, &o, &r, scratch, &sm), S2S_OK);
-                t.data[idx[j]] = w0;
+                w[idx[j]] = w0;
                 double fd = (sp.loss - sm.loss) / ((double)wp - (double)wm);
                 num += (fd - gt[idx[j]]) * (fd - gt[idx[j]]);
                 den += fd * fd;

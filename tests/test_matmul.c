@@ -1,12 +1,16 @@
 // The oneDNN matmul wrapper against a plain reference loop: transposed
 // weights, bias, fused activations and residual adds, batched products
-// over strided heads, A read transposed in place, and threads.
+// over strided heads, A read transposed in place, and threads; the public
+// s2s_matmul, and the library still working after s2s_shutdown, on every
+// thread.
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "ops/matmul.h"
 #include "reference.h"
+#include "s2s/s2s.h"
 
 typedef struct shape {
     int m, k, n;
@@ -142,4 +146,55 @@ Test(matmul, transposed_a_read_in_place) {
     cr_assert_eq(s2s_mm(dkv + 2 * d, probs, dctx, &q), S2S_OK);
     cr_assert_lt(ref_max_diff(dkv, want_kv, B * tk * 3 * d), 1e-5f);
     free(probs), free(dctx), free(dkv), free(want_kv);
+}
+
+// y = x·W + b by plain loops, W (K, N) as s2s_matmul takes it.
+static void ref_xw(float *y, const float *x, const float *w, const float *b, int m, int k, int n) {
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double acc = b ? b[j] : 0.0;
+            for (int l = 0; l < k; l++) acc += (double)x[i * k + l] * w[l * n + j];
+            y[i * n + j] = (float)acc;
+        }
+}
+
+// s2s_matmul on 17 x 40 -> 23 against ref_xw; the largest difference.
+static float public_matmul_error(void) {
+    enum { M = 17, K = 40, N = 23 };
+    static float x[M * K], w[K * N], b[N], y[M * N], want[M * N];
+    ref_fill(x, M * K, 11, 1.0f);
+    ref_fill(w, K * N, 12, 0.5f);
+    ref_fill(b, N, 13, 1.0f);
+    ref_xw(want, x, w, b, M, K, N);
+    cr_assert_eq(s2s_matmul(y, x, w, b, M, K, N), S2S_OK, "%s", s2s_last_error());
+    return ref_max_diff(y, want, M * N);
+}
+
+static void *matmul_on_a_thread(void *arg) {
+    *(float *)arg = public_matmul_error();
+    return NULL;
+}
+
+Test(matmul, public_matmul_matches_reference_and_survives_shutdown) {
+    cr_assert_lt(public_matmul_error(), 1e-4f);
+    float y[6] = {9, 9, 9, 9, 9, 9}, b[3] = {1, 2, 3};
+    cr_assert_eq(s2s_matmul(y, NULL, NULL, b, 2, 0, 3), S2S_OK, "K = 0: y = bias");
+    for (int i = 0; i < 6; i++) cr_assert_eq(y[i], b[i % 3]);
+    cr_assert_eq(s2s_matmul(y, NULL, NULL, NULL, -1, 2, 3), S2S_ERR_INVALID);
+
+    // Another thread's stream and memory objects are released too, and
+    // both threads multiply again afterwards (on a new engine).
+    float err = 1;
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, matmul_on_a_thread, &err), 0);
+    pthread_join(t, NULL);
+    cr_assert_lt(err, 1e-4f);
+    s2s_shutdown();
+    s2s_shutdown();  // twice is harmless
+    cr_assert_lt(public_matmul_error(), 1e-4f, "after s2s_shutdown");
+    err = 1;
+    cr_assert_eq(pthread_create(&t, NULL, matmul_on_a_thread, &err), 0);
+    pthread_join(t, NULL);
+    cr_assert_lt(err, 1e-4f, "on a new thread after s2s_shutdown");
+    s2s_shutdown();
 }

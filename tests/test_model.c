@@ -1,17 +1,22 @@
 // Tests for src/model/model.c: random init (seeding, Glorot bounds, biases,
 // LayerNorm weights), the pinned tensor names and shapes, the save/load
-// round trip bit for bit, the file read independently with jansson, and
-// refusals of truncated, corrupt and inconsistent files.
+// round trip bit for bit, the file read independently with jansson,
+// refusals of truncated, corrupt, inconsistent and hostile files (issue 14's
+// reproducers: sizes that overflow, configs the file does not back, NaN
+// weights, a shifted header, control characters), and writing weights
+// while other threads decode.
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "model/model_internal.h"
@@ -308,12 +313,22 @@ static void assert_same_model(const s2s_model *a, const s2s_model *b) {
 
 // Makes every weight distinct, including biases and norms (which init
 // leaves constant), so a mixed-up tensor cannot go unnoticed.
+static void scramble_one(float *v, size_t n, void *arg) {
+    int i = *(const int *)arg;
+    for (size_t j = 0; j < n; j++) v[j] += 1e-3f * (float)(i + 1) + 1e-6f * (float)j;
+}
+
 static void scramble(s2s_model *m) {
-    for (int i = 0; i < s2s_model_tensor_count(m); i++) {
-        s2s_tensor_info t = s2s_model_tensor(m, i);
-        for (size_t j = 0; j < numel(&t); j++)
-            t.data[j] += 1e-3f * (float)(i + 1) + 1e-6f * (float)j;
-    }
+    for (int i = 0; i < s2s_model_tensor_count(m); i++) tensor_edit(m, i, scramble_one, &i);
+}
+
+// Values that text formats or conversions would lose.
+static void awkward_values(float *v, size_t n, void *arg) {
+    cr_assert_geq(n, 4);
+    v[0] = -0.0f;
+    v[1] = 1e-40f;  // subnormal
+    v[2] = 3.4028235e38f;
+    v[3] = 0.1f;
 }
 
 Test(model, save_load_round_trip_is_bit_exact) {
@@ -321,12 +336,7 @@ Test(model, save_load_round_trip_is_bit_exact) {
         for (int tie = 0; tie < 2; tie++) {
             s2s_model *m = new_model((s2s_norm)norm, tie, 8, 2, 3);
             scramble(m);
-            // Values that text formats or conversions would lose.
-            s2s_tensor_info t = s2s_model_tensor(m, 0);
-            t.data[0] = -0.0f;
-            t.data[1] = 1e-40f;  // subnormal
-            t.data[2] = 3.4028235e38f;
-            t.data[3] = 0.1f;
+            tensor_edit(m, 0, awkward_values, NULL);
             const char *p1 = tmp_path("m1.safetensors"), *p2 = tmp_path("m2.safetensors");
             cr_assert_eq(s2s_model_save(m, p1), S2S_OK, "%s", s2s_last_error());
             s2s_model *l = NULL;
@@ -468,6 +478,12 @@ Test(model, file_is_plain_safetensors_with_s2s_metadata) {
 
 // ---- refusals ----
 
+// m saved at path, and the file's bytes (caller frees).
+static unsigned char *saved_bytes(const s2s_model *m, const char *path, size_t *size) {
+    cr_assert_eq(s2s_model_save(m, path), S2S_OK, "%s", s2s_last_error());
+    return slurp(path, size);
+}
+
 // Loading path must fail with a file-format or i/o error, leave *out NULL,
 // and say which file and (when given) what is wrong.
 static void expect_refusal(const char *path, const char *word) {
@@ -493,9 +509,8 @@ Test(model, missing_file_is_an_io_error) {
 Test(model, truncated_files_are_refused_at_every_length) {
     s2s_model *m = new_model(S2S_NORM_PRE, true, 2, 1, 9);
     const char *full = tmp_path("full.safetensors"), *cut = tmp_path("cut.safetensors");
-    cr_assert_eq(s2s_model_save(m, full), S2S_OK);
     size_t size;
-    unsigned char *buf = slurp(full, &size);
+    unsigned char *buf = saved_bytes(m, full, &size);
     s2s_model *ok;
     cr_assert_eq(s2s_model_load(&ok, full), S2S_OK, "%s", s2s_last_error());
     s2s_model_free(ok);
@@ -510,9 +525,8 @@ Test(model, truncated_files_are_refused_at_every_length) {
 Test(model, corrupt_headers_are_refused) {
     s2s_model *m = new_model(S2S_NORM_POST, false, 4, 1, 11);
     const char *full = tmp_path("full.safetensors"), *bad = tmp_path("bad.safetensors");
-    cr_assert_eq(s2s_model_save(m, full), S2S_OK);
     size_t size;
-    unsigned char *buf = slurp(full, &size);
+    unsigned char *buf = saved_bytes(m, full, &size);
     unsigned char *copy = malloc(size);
     uint64_t hl = u64_le(buf);
 
@@ -799,4 +813,370 @@ Test(model, bad_vocab_inside_the_file_is_refused) {
     expect_refusal(write_parts(&p, "small.safetensors"), "src_embed.weight");
     parts_free(&p);
     s2s_model_free(m);
+}
+
+// ---- hostile sizes (issue 14, items 2 and 6) ----
+
+static double seconds_since(const struct timespec *t0) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+// init must fail with S2S_ERR_CONFIG, fast (nothing per weight or per
+// layer), with `word` in the message.
+static void expect_init_refused(const s2s_config *c, const char *word) {
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    s2s_model *m = (s2s_model *)0x1;
+    s2s_status st = s2s_model_init(&m, c, 1);
+    double dt = seconds_since(&t0);
+    cr_assert_eq(st, S2S_ERR_CONFIG, "status %d: %s", st, s2s_last_error());
+    cr_assert_null(m);
+    cr_assert(strstr(s2s_last_error(), word), "expected '%s' in: %s", word, s2s_last_error());
+    cr_assert_lt(dt, 2.0, "took %.1f s", dt);
+}
+
+Test(model, init_refuses_sizes_that_overflow_or_pass_the_limits) {
+    // Issue 14's config: passed the config check, then wrote 8.7e9 floats
+    // into a 0.9 MB block.
+    s2s_config c = small_cfg(S2S_NORM_PRE, false, 8, 1);
+    c.model.d_model = 1239840486;
+    c.model.ffn_dim = 58647;
+    expect_init_refused(&c, "more than 4294967296 weights");
+    c.model.d_model = 2;
+    c.model.ffn_dim = INT32_MAX;
+    expect_init_refused(&c, "weights");
+    // A hundred million layers stop at the tensor limit, not after a walk
+    // over all of them.
+    c = small_cfg(S2S_NORM_PRE, false, 8, 1);
+    c.model.encoder_layers = 100000000;
+    expect_init_refused(&c, "tensors");
+    // The position table: up to 2^20 floats for a small model, here
+    // max_len 131072 at d_model 8.
+    c = small_cfg(S2S_NORM_PRE, false, 8, 1);
+    c.model.max_len = 250000000;
+    expect_init_refused(&c, "max_len up to 131072");
+    c.model.max_len = 131073;
+    expect_init_refused(&c, "max_len 131073");
+    c.model.max_len = 131072;
+    s2s_model *m;
+    cr_assert_eq(s2s_model_init(&m, &c, 1), S2S_OK, "%s", s2s_last_error());
+    s2s_model_free(m);
+}
+
+// Replaces the config stored by write_parts.
+static void parts_set_config(parts *p, const s2s_config *c) {
+    s2s_config copy = *c;
+    copy.vocab.src[0] = copy.vocab.tgt[0] = '\0';
+    free(p->yaml);
+    p->yaml = s2s_config_to_yaml(&copy);
+    cr_assert_not_null(p->yaml);
+    p->meta[find_meta(p, "s2s.config")].value = p->yaml;
+}
+
+// Issue 14 item 6: a 7 kB file whose stored config asks for far more than
+// its data made the loader allocate (3.9 GB for max_len 250000000) or walk
+// (100000000 layers) for seconds before reading a tensor.
+Test(model, stored_config_is_checked_against_the_file_before_allocating) {
+    s2s_model *m = new_model(S2S_NORM_PRE, true, 4, 1, 21);
+    const struct {
+        int d, ffn, enc, max_len;
+        const char *word;
+    } cases[] = {
+        {4, 8, 1, 250000000, "max_len 250000000"},
+        {4, 8, 100000000, 16, "missing tensor 'encoder.layers.1.self_attn.q_proj.weight'"},
+        {1239840486, 58647, 1, 16, "'src_embed.weight' has shape [34, 4], the config needs "
+                                   "[34, 1239840486]"},
+        {4, INT32_MAX, 1, 16, "encoder.layers.0.ffn.fc1.weight"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        parts p;
+        parts_init(&p, m);
+        s2s_config c = *s2s_model_get_config(m);
+        c.model.d_model = cases[k].d;
+        c.model.ffn_dim = cases[k].ffn;
+        c.model.encoder_layers = cases[k].enc;
+        c.model.max_len = cases[k].max_len;
+        parts_set_config(&p, &c);
+        const char *path = write_parts(&p, "big.safetensors");
+        struct stat sb;
+        cr_assert_eq(stat(path, &sb), 0);
+        cr_assert_lt(sb.st_size, 16000, "the file is small");
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        expect_refusal(path, cases[k].word);
+        cr_assert_lt(seconds_since(&t0), 2.0, "case %zu took %.1f s", k, seconds_since(&t0));
+        parts_free(&p);
+    }
+    s2s_model_free(m);
+}
+
+// ---- silently wrong weights (items 1 and 7) ----
+
+Test(model, non_finite_weights_are_refused_naming_the_tensor) {
+    s2s_model *m = new_model(S2S_NORM_PRE, false, 8, 1, 23);
+    const float bad[] = {NAN, INFINITY, -INFINITY};
+    const char *shown[] = {"NaN", "an infinity", "an infinity"};
+    for (int k = 0; k < 3; k++) {
+        parts p;
+        parts_init(&p, m);
+        int i = find_tensor(&p, "decoder.layers.0.ffn.fc2.bias");
+        float copy[8];
+        cr_assert_eq(p.t[i].shape[0], 8);
+        memcpy(copy, p.t[i].data, sizeof copy);
+        copy[5] = bad[k];
+        p.t[i].data = copy;
+        expect_refusal(write_parts(&p, "nan.safetensors"),
+                       "tensor 'decoder.layers.0.ffn.fc2.bias' holds");
+        cr_assert(strstr(s2s_last_error(), shown[k]) && strstr(s2s_last_error(), "at index 5"),
+                  "%s", s2s_last_error());
+        parts_free(&p);
+    }
+    s2s_model_free(m);
+}
+
+// A header length that points into the JSON's padding shifts the data
+// section: every tensor was read a byte off, and the load succeeded.
+Test(model, header_length_off_by_some_bytes_is_refused) {
+    s2s_model *m = new_model(S2S_NORM_POST, true, 4, 1, 25);
+    const char *full = tmp_path("full.safetensors"), *bad = tmp_path("bad.safetensors");
+    size_t size;
+    unsigned char *buf = saved_bytes(m, full, &size);
+    uint64_t hl = u64_le(buf);
+    size_t json = (size_t)hl;
+    while (json > 0 && buf[8 + json - 1] == ' ') json--;
+    // The same file with 8 more bytes of padding, so that lengths inside
+    // the padding exist whatever the JSON's length.
+    size_t pad = (size_t)hl - json + 8, n = 8 + json + pad + (size - 8 - (size_t)hl);
+    unsigned char *copy = malloc(n);
+    memcpy(copy + 8, buf + 8, json);
+    memset(copy + 8 + json, ' ', pad);
+    memcpy(copy + 8 + json + pad, buf + 8 + hl, size - 8 - (size_t)hl);
+    for (size_t len = json - 2; len <= json + pad + 2; len++) {
+        for (int i = 0; i < 8; i++) copy[i] = (unsigned char)((uint64_t)len >> (8 * i));
+        spit(bad, copy, n);
+        s2s_model *l = NULL;
+        s2s_status st = s2s_model_load(&l, bad);
+        if (len == json + pad) {
+            cr_assert_eq(st, S2S_OK, "the padded file: %s", s2s_last_error());
+            assert_same_model(m, l);
+            s2s_model_free(l);
+        } else {
+            cr_assert_eq(st, S2S_ERR_FORMAT, "length %zu of %zu loaded", len, json + pad);
+            cr_assert_null(l);
+            cr_assert(strstr(s2s_last_error(), bad), "%s", s2s_last_error());
+            if (len > json && len < json + pad)
+                cr_assert(strstr(s2s_last_error(), "belong to no tensor"), "%s",
+                          s2s_last_error());
+        }
+    }
+    free(copy);
+    free(buf);
+    s2s_model_free(m);
+}
+
+// ---- control characters from the file (item 9) ----
+
+static void expect_refusal_escaped(const char *path, const char *quoted) {
+    expect_refusal(path, quoted);
+    for (const char *c = s2s_last_error(); *c; c++)
+        cr_assert((unsigned char)*c >= 0x20 && *c != 0x7f, "control byte %#x in: %s", *c,
+                  s2s_last_error());
+}
+
+Test(model, control_characters_from_the_file_are_escaped_in_messages) {
+    s2s_model *m = new_model(S2S_NORM_PRE, true, 8, 1, 13);
+    parts p;
+    parts_init(&p, m);
+    // A vocab token clearing the screen (refused: ESC is white space to the
+    // tokenizer), and one with a C1 CSI (U+009B), twice.
+    p.meta[find_meta(&p, "s2s.src_vocab")].value =
+        "<pad>\n<unk>\n<s>\n</s>\n\x1b[2J\x1b[31mred";
+    expect_refusal_escaped(write_parts(&p, "esc.safetensors"),
+                           "token '\\x1b[2J\\x1b[31mred'");
+    p.meta[find_meta(&p, "s2s.src_vocab")].value =
+        "<pad>\n<unk>\n<s>\n</s>\na\xc2\x9b" "2J\na\xc2\x9b" "2J";
+    expect_refusal_escaped(write_parts(&p, "esc.safetensors"),
+                           "duplicate token 'a\\xc2\\x9b2J'");
+    p.meta[find_meta(&p, "s2s.src_vocab")].value = p.sv;
+    // A tensor name setting the terminal's title; a C1 CSI in the version.
+    s2s_tensor_info src = s2s_model_tensor(m, 0);
+    p.t[p.nt++] = (s2s_st_tensor){.name = "x\x1b]0;pwned\x07", .ndim = 1, .shape = {4},
+                                  .data = src.data};
+    expect_refusal_escaped(write_parts(&p, "esc.safetensors"),
+                           "unexpected tensor 'x\\x1b]0;pwned\\x07'");
+    p.nt--;
+    p.meta[find_meta(&p, "s2s.format_version")].value = "\xc2\x9b" "2J";
+    expect_refusal_escaped(write_parts(&p, "esc.safetensors"), "version '\\xc2\\x9b2J'");
+    parts_free(&p);
+    s2s_model_free(m);
+}
+
+// ---- writing weights (issue 13 move 5, issue 14 item 3) ----
+
+Test(model, views_are_read_only_and_set_tensor_writes_through_them) {
+    s2s_model *m = new_model(S2S_NORM_PRE, false, 8, 1, 31);
+    s2s_tensor_info b = s2s_model_find_tensor(m, "generator.bias");
+    size_t n = numel(&b);
+    float *v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) v[i] = 0.5f * (float)i - 3.0f;
+    cr_assert_eq(s2s_model_set_tensor(m, "generator.bias", v, n), S2S_OK, "%s",
+                 s2s_last_error());
+    // A view taken before shows the new values.
+    for (size_t i = 0; i < n; i++) cr_assert_eq(b.data[i], v[i]);
+    cr_assert_eq(s2s_model_set_tensor(m, "generator.bias", v, n - 1), S2S_ERR_INVALID);
+    cr_assert(strstr(s2s_last_error(), "takes"), "%s", s2s_last_error());
+    cr_assert_eq(s2s_model_set_tensor(m, "generator.bias", NULL, n), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_model_set_tensor(m, "nonsense", v, n), S2S_ERR_INVALID);
+    cr_assert(strstr(s2s_last_error(), "no tensor 'nonsense'"), "%s", s2s_last_error());
+    for (size_t i = 0; i < n; i++) cr_assert_eq(b.data[i], v[i], "a refused write changed %zu", i);
+
+    // The write reaches decoding, also after a first decode made its copy:
+    // with one target token far likelier than any other, greedy emits it.
+    s2s_state *st;
+    cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+    s2s_decode_params p = s2s_decode_default_params(m);
+    p.threads = 1;
+    int src[3] = {5, 6, 7}, len = 3;
+    const int *srcs[1] = {src};
+    s2s_hypothesis h;
+    for (int round = 0; round < 2; round++) {
+        int want = round ? 9 : 8;
+        memset(v, 0, n * sizeof *v);
+        v[want] = 100.0f;
+        cr_assert_eq(s2s_model_set_tensor(m, "generator.bias", v, n), S2S_OK);
+        cr_assert_eq(s2s_translate(st, &p, srcs, &len, 1, &h), S2S_OK, "%s", s2s_last_error());
+        cr_assert_gt(h.n, 0);
+        for (int t = 0; t < h.n; t++) cr_assert_eq(h.ids[t], want, "round %d token %d", round, t);
+        s2s_hypothesis_free(&h);
+    }
+    s2s_state_free(st);
+    free(v);
+    s2s_model_free(m);
+}
+
+// A thread that holds the model as a decode does, until told to let go.
+typedef struct holder {
+    const s2s_model *m;
+    pthread_barrier_t held, done;
+} holder;
+
+static void *hold_model(void *arg) {
+    holder *h = arg;
+    cr_assert_eq(s2s_model_acquire(h->m), S2S_OK);
+    pthread_barrier_wait(&h->held);
+    pthread_barrier_wait(&h->done);
+    s2s_model_release(h->m);
+    return NULL;
+}
+
+Test(model, set_tensor_is_refused_while_a_decode_holds_the_model) {
+    s2s_model *m = new_model(S2S_NORM_PRE, false, 8, 1, 33);
+    s2s_tensor_info b = s2s_model_find_tensor(m, "generator.bias");
+    size_t n = numel(&b);
+    float *before = malloc(n * sizeof *before), *v = calloc(n, sizeof *v);
+    memcpy(before, b.data, n * sizeof *before);
+    holder h = {.m = m};
+    pthread_barrier_init(&h.held, NULL, 2);
+    pthread_barrier_init(&h.done, NULL, 2);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, hold_model, &h), 0);
+    pthread_barrier_wait(&h.held);
+    cr_assert_eq(s2s_model_set_tensor(m, "generator.bias", v, n), S2S_ERR_BUSY);
+    cr_assert(strstr(s2s_last_error(), "being decoded"), "%s", s2s_last_error());
+    cr_assert_eq(memcmp(b.data, before, n * sizeof *before), 0, "a refused write changed weights");
+    pthread_barrier_wait(&h.done);
+    pthread_join(t, NULL);
+    cr_assert_eq(s2s_model_set_tensor(m, "generator.bias", v, n), S2S_OK, "%s", s2s_last_error());
+    pthread_barrier_destroy(&h.held);
+    pthread_barrier_destroy(&h.done);
+    free(before);
+    free(v);
+    s2s_model_free(m);
+}
+
+// Issue 14 item 3: s2s_model_find_tensor while other threads decoded freed
+// the decoding copy under them. Now two threads decode, one reads views
+// and one tries to write: every decode succeeds, with the same output,
+// every write is refused or done whole (the sanitizers watch the memory).
+typedef struct race {
+    s2s_model *m;
+    int ref[16], ref_n;  // greedy output before the race
+    const char *written_name;
+    volatile int stop;
+    int decodes, busy, written;
+} race;
+
+static void *decode_loop(void *arg) {
+    race *r = arg;
+    s2s_state *st;
+    cr_assert_eq(s2s_state_new(&st, r->m), S2S_OK);
+    s2s_decode_params p = s2s_decode_default_params(r->m);
+    p.threads = 1;
+    int src[4] = {5, 9, 6, 7}, len = 4;
+    const int *srcs[1] = {src};
+    for (int i = 0; i < 40; i++) {
+        s2s_hypothesis h;
+        cr_assert_eq(s2s_translate(st, &p, srcs, &len, 1, &h), S2S_OK, "%s", s2s_last_error());
+        cr_assert_eq(h.n, r->ref_n);
+        cr_assert_eq(memcmp(h.ids, r->ref, sizeof(int) * (size_t)h.n), 0, "decode %d differs", i);
+        s2s_hypothesis_free(&h);
+        __atomic_add_fetch(&r->decodes, 1, __ATOMIC_RELAXED);
+    }
+    s2s_state_free(st);
+    return NULL;
+}
+
+// Reads every tensor but the one being written (reading that one while it
+// is written would race, as with any memory).
+static void *read_loop(void *arg) {
+    race *r = arg;
+    volatile float sum = 0;
+    while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
+        for (int i = 0; i < s2s_model_tensor_count(r->m); i++) {
+            s2s_tensor_info t = s2s_model_find_tensor(r->m, s2s_model_tensor(r->m, i).name);
+            if (strcmp(t.name, r->written_name)) sum += t.data[0];
+        }
+    return NULL;
+}
+
+Test(model, writes_while_threads_decode_are_refused_never_corrupting) {
+    race r = {.m = new_model(S2S_NORM_PRE, false, 8, 1, 35)};
+    s2s_state *st;
+    cr_assert_eq(s2s_state_new(&st, r.m), S2S_OK);
+    s2s_decode_params p = s2s_decode_default_params(r.m);
+    int src[4] = {5, 9, 6, 7}, len = 4;
+    const int *srcs[1] = {src};
+    s2s_hypothesis h;
+    cr_assert_eq(s2s_translate(st, &p, srcs, &len, 1, &h), S2S_OK);
+    cr_assert_leq(h.n, 16);
+    r.ref_n = h.n;
+    memcpy(r.ref, h.ids, sizeof(int) * (size_t)h.n);
+    s2s_hypothesis_free(&h);
+    s2s_state_free(st);
+
+    // Writes of the values already there: decoding must not change, and a
+    // write that got through still makes decoding rebuild its copy.
+    s2s_tensor_info w = s2s_model_find_tensor(r.m, "decoder.layers.0.ffn.fc1.weight");
+    size_t n = numel(&w);
+    float *same = malloc(n * sizeof *same);
+    memcpy(same, w.data, n * sizeof *same);
+    r.written_name = w.name;
+    pthread_t dec[2], rd;
+    for (int i = 0; i < 2; i++) cr_assert_eq(pthread_create(&dec[i], NULL, decode_loop, &r), 0);
+    cr_assert_eq(pthread_create(&rd, NULL, read_loop, &r), 0);
+    while (__atomic_load_n(&r.decodes, __ATOMIC_RELAXED) < 80) {
+        s2s_status s = s2s_model_set_tensor(r.m, w.name, same, n);
+        cr_assert(s == S2S_OK || s == S2S_ERR_BUSY, "status %d: %s", s, s2s_last_error());
+        if (s == S2S_OK) r.written++;
+        else r.busy++;
+    }
+    for (int i = 0; i < 2; i++) pthread_join(dec[i], NULL);
+    __atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+    pthread_join(rd, NULL);
+    cr_assert_gt(r.busy, 0, "no write was refused in %d tries", r.busy + r.written);
+    cr_assert_eq(s2s_model_set_tensor(r.m, w.name, same, n), S2S_OK, "%s", s2s_last_error());
+    free(same);
+    s2s_model_free(r.m);
 }

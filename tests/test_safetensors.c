@@ -284,6 +284,54 @@ Test(safetensors, overlapping_tensors) {
               s2s_last_error());
 }
 
+// The data offsets must cover the data section exactly, as the reference
+// implementation requires (issue 14 item 7): unindexed bytes are refused.
+Test(safetensors, holes_and_trailing_bytes_are_refused) {
+    const char *path = tmp_path("t.safetensors");
+    write_raw(path,
+              "{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+              "\"y\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}",
+              12);
+    expect_format_error(path, "bytes 4..8 of the data belong to no tensor (tensor 'y' starts at 8)");
+    write_raw(path, "{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8);
+    expect_format_error(path, "bytes 0..4 of the data belong to no tensor");
+    write_raw(path, "{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 5);
+    expect_format_error(path, "bytes 4..5 at the end of the data belong to no tensor");
+    write_raw(path, "{}", 1);
+    expect_format_error(path, "bytes 0..1 at the end of the data belong to no tensor");
+    // An empty tensor inside another one's bytes.
+    write_raw(path,
+              "{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+              "\"e\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[4,4]}}",
+              8);
+    expect_format_error(path, "overlap");
+}
+
+// The header is one JSON object padded with spaces, nothing else.
+Test(safetensors, header_is_an_object_then_only_spaces) {
+    const char *path = tmp_path("t.safetensors");
+    const char *x = "{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}";
+    char header[256];
+    snprintf(header, sizeof header, "%s       ", x);
+    write_raw(path, header, 4);
+    s2s_st_file *f;
+    cr_assert_eq(s2s_st_open(&f, path), S2S_OK, "%s", s2s_last_error());
+    s2s_st_close(f);
+    // JSON white space other than spaces, or anything else, after the object.
+    const char *pads[] = {"\n", "\t  ", "  \n  ", "\r", " x"};
+    for (size_t i = 0; i < sizeof pads / sizeof pads[0]; i++) {
+        snprintf(header, sizeof header, "%s%s", x, pads[i]);
+        write_raw(path, header, 4);
+        expect_format_error(path, "does not end in '}'");
+    }
+    snprintf(header, sizeof header, "%s }  ", x);
+    write_raw(path, header, 4);
+    expect_format_error(path, "header JSON, line 1");
+    snprintf(header, sizeof header, " %s", x);
+    write_raw(path, header, 4);
+    expect_format_error(path, "does not start with '{'");
+}
+
 Test(safetensors, corrupted_json) {
     const char *path = tmp_path("t.safetensors");
     write_raw(path, "{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]", 4);
@@ -330,7 +378,7 @@ typedef struct {
 // meaningless.
 #define E(body) "{\"x\":{" body "}}"
 static const bad_header bad_headers[] = {
-        {"[1,2]", 0, "not a JSON object"},
+        {"[1,2]", 0, "header JSON does not start with '{'"},
         {"\"x\"", 0, "header JSON"},
         {"", 0, "header JSON"},
         {"{\"x\":[1]}", 0, "'x' is not a JSON object"},
@@ -367,7 +415,7 @@ static const bad_header bad_headers[] = {
         {"{\"__metadata__\":{\"k\":\"\xff\"}}", 0, "header JSON"},
         // A hostile name must not break the one-line message.
         {"{\"x\\ny\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[0,2]}}", 2,
-         "tensor 'x?y' has dtype F16"},
+         "tensor 'x\\x0ay' has dtype F16"},
 };
 #undef E
 #define N_BAD_HEADERS ((int)(sizeof bad_headers / sizeof bad_headers[0]))

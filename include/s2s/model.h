@@ -25,16 +25,31 @@ extern "C" {
 
 #define S2S_FORMAT_VERSION "1"
 
+// The largest model s2s makes or loads: 2^32 weights (16 GiB of floats;
+// decoding needs about as much again for its copy) in at most 2^20
+// tensors. A config beyond them is refused before anything is allocated.
+#define S2S_MAX_WEIGHTS ((size_t)1 << 32)
+#define S2S_MAX_TENSORS (1 << 20)
+// The sinusoidal position table (model.max_len x model.d_model floats) may
+// be as large as the weights, or as S2S_POSITION_TABLE_MIN floats if that
+// is more: so the floats a model file makes the loader allocate are backed
+// by the file's own data, and a small model may still take long inputs.
+#define S2S_POSITION_TABLE_MIN ((size_t)1 << 20)
+
 typedef struct s2s_model s2s_model;
 
 // A randomly initialised model for cfg: Glorot-uniform matrices, zero
 // biases, LayerNorm weights 1. The vocabularies are read from
-// cfg->vocab.src and cfg->vocab.tgt. Same seed, same weights.
+// cfg->vocab.src and cfg->vocab.tgt. Same seed, same weights. Refuses
+// (S2S_ERR_CONFIG) a config beyond the limits above.
 s2s_status s2s_model_init(s2s_model **out, const s2s_config *cfg, uint64_t seed);
 
-// Reads a model file. Refuses (S2S_ERR_FORMAT, message naming the file)
-// truncated or corrupt files, a wrong format version, missing tensors,
-// wrong shapes and unknown tensors.
+// Reads a model file. Refuses (S2S_ERR_FORMAT, one line naming the file)
+// truncated or corrupt files, a wrong format version, a stored config
+// beyond the limits above, missing tensors, wrong shapes, unknown tensors,
+// and weights that are not finite (NaN, Inf), naming the tensor. Every
+// tensor the stored config implies is checked against the file before
+// anything is allocated for it.
 s2s_status s2s_model_load(s2s_model **out, const char *path);
 
 // Writes the model atomically (temp file, fsync, rename).
@@ -46,17 +61,17 @@ const s2s_config *s2s_model_get_config(const s2s_model *m);
 const s2s_vocab *s2s_model_src_vocab(const s2s_model *m);
 const s2s_vocab *s2s_model_tgt_vocab(const s2s_model *m);
 
-// Tensors in file order, for inspection and for independent
-// re-computation in tests. data may be written; decoding, though,
-// multiplies by its own transposed copy of some matrices, made again by
-// the first decoding call after a call to s2s_model_tensor or
-// s2s_model_find_tensor. So take the view after the last decoding call
-// (or take one again) and write before the next.
+// A read-only view of one tensor, for inspection and for independent
+// re-computation. Taking views never changes the model, so any thread may
+// take and read them while others decode; data stays valid, and shows the
+// current weights, until the model is freed. Weights change only through
+// s2s_model_set_tensor, which no decode overlaps; a thread reading a view
+// while another writes that tensor races with it, as with any memory.
 typedef struct s2s_tensor_info {
     const char *name;
     int ndim;
     int64_t shape[4];
-    float *data;
+    const float *data;  // shape[0] x shape[1] (1-D: shape[0]) floats, row-major
 } s2s_tensor_info;
 
 // The decoder layer and head whose cross-attention aligns best, as stored
@@ -73,6 +88,15 @@ s2s_tensor_info s2s_model_tensor(const s2s_model *m, int i);
 // The tensor of that name; data is NULL when there is none.
 s2s_tensor_info s2s_model_find_tensor(const s2s_model *m, const char *name);
 size_t s2s_model_param_count(const s2s_model *m);
+
+// Copies count floats into the tensor of that name (count = its number of
+// values, row-major); decoding uses them from its next call on. Returns
+// S2S_ERR_INVALID when there is no such tensor or count is not its size,
+// and S2S_ERR_BUSY, changing nothing, while another thread decodes with m
+// (s2s_translate, s2s_score): writing then would change weights under a
+// running decode. Values are copied as given, NaN included.
+s2s_status s2s_model_set_tensor(s2s_model *m, const char *name, const float *data,
+                                size_t count);
 
 #ifdef __cplusplus
 }

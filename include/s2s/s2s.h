@@ -11,10 +11,14 @@
 //     const int *src[1] = {t.ids};
 //     s2s_translate(st, &p, src, &t.n, 1, &h);
 //     char *text = s2s_detokenize(s2s_model_tgt_vocab(m), h.ids, h.n);
+//     ...
+//     s2s_shutdown();  // optional, at exit: frees oneDNN's engine and caches
 //
 // Every call returns an s2s_status; s2s_last_error() says what went wrong.
 #ifndef S2S_S2S_H
 #define S2S_S2S_H
+
+#include <stdint.h>
 
 #include "s2s/config.h"
 #include "s2s/decode.h"
@@ -25,4 +29,45 @@
 #include "s2s/train.h"
 #include "s2s/align.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// The version of these headers. CMakeLists.txt reads its project version
+// from these three lines, so they are the only place it is written.
+#define S2S_VERSION_MAJOR 0
+#define S2S_VERSION_MINOR 1
+#define S2S_VERSION_PATCH 0
+
+#define S2S_STRINGIFY_(x) #x
+#define S2S_STRINGIFY(x) S2S_STRINGIFY_(x)
+// "MAJOR.MINOR.PATCH"
+#define S2S_VERSION                                                          \
+    S2S_STRINGIFY(S2S_VERSION_MAJOR) "." S2S_STRINGIFY(S2S_VERSION_MINOR) "." \
+    S2S_STRINGIFY(S2S_VERSION_PATCH)
+
+// The version of the library linked in, "MAJOR.MINOR.PATCH": S2S_VERSION as
+// the library was built. Compare it with S2S_VERSION to detect a program
+// built against other headers. Never NULL.
+const char *s2s_version(void);
+
+// Releases what the library holds for the whole process: the oneDNN engine,
+// its cached matmul primitives, and every thread's stream and memory-object
+// cache. For leak checkers and for programs that unload the library.
+// Preconditions: no other thread is inside a library call; models and
+// states may stay alive. Safe to call twice. The library stays usable
+// afterwards: the next call that multiplies makes a new engine (and pays
+// the primitive creation again).
+void s2s_shutdown(void);
+
+// y (M, N) = x (M, K) · w (K, N) + bias (N), all row-major floats: the
+// product decoding runs (on oneDNN, with the threads of s2s_set_threads).
+// bias may be NULL. For benchmarks and for checking the backend. Returns
+// S2S_ERR_INVALID for negative sizes, S2S_ERR_BACKEND when oneDNN fails.
+s2s_status s2s_matmul(float *y, const float *x, const float *w, const float *bias, int64_t m,
+                      int64_t k, int64_t n);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -22,6 +22,7 @@ typedef enum s2s_status {
     S2S_ERR_INVALID,  // a bad argument or input
     S2S_ERR_NOMEM,    // out of memory
     S2S_ERR_BACKEND,  // oneDNN failed
+    S2S_ERR_BUSY,     // the object is in use by another thread (a model being decoded)
     S2S_STATUS_COUNT
 } s2s_status;
 

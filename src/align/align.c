@@ -124,9 +124,10 @@ s2s_status s2s_alignment_parse(s2s_alignment *out, const char *text, const char 
         if (!ok || (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')) {
             const char *end = start;
             while (*end && *end != ' ' && *end != '\t' && *end != '\r' && *end != '\n') end++;
+            char q[44];
             return s2s_fail(S2S_ERR_FORMAT,
-                            "%s: bad alignment link '%.*s' (expected i-j, or ipj for possible)",
-                            where, (int)(end - start > 40 ? 40 : end - start), start);
+                            "%s: bad alignment link '%s' (expected i-j, or ipj for possible)",
+                            where, s2s_quote(q, sizeof q, start, (size_t)(end - start)));
         }
         S2S_TRY(s2s_alignment_add(out, i, j, possible));
     }

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "ops/matmul.h"
 
 static const char usage[] =
     "usage: s2s COMMAND [OPTIONS]\n"
@@ -94,7 +93,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (!strcmp(argv[1], commands[i].name)) {
             int rc = commands[i].run(argc - 2, argv + 2);
-            s2s_backend_shutdown();
+            s2s_shutdown();
             return finish(commands[i].name, rc);
         }
     }

@@ -342,19 +342,9 @@ const char *s2s_cfg_suggest(const s2s_cfg_table *t, const char *name, size_t n) 
 }
 
 void s2s_cfg_quote(s2s_buf *b, const char *s, size_t n, size_t max) {
-    bool cut = n > max;
-    if (cut) {
-        n = max;
-        // Do not split a UTF-8 character.
-        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
-    }
-    s2s_buf_puts(b, "'");
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        char ch = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-        s2s_buf_append(b, &ch, 1);
-    }
-    s2s_buf_puts(b, cut ? "...'" : "'");
+    char q[256 + 4];
+    if (max > 256) max = 256;
+    s2s_buf_printf(b, "'%s'", s2s_quote(q, max + 4, s, n));
 }
 
 // ---- leaves ----

@@ -109,8 +109,9 @@ int s2s_cfg_leaf_at(size_t offset);
 void *s2s_cfg_field(s2s_config *cfg, const s2s_cfg_leaf *l);
 const void *s2s_cfg_field_const(const s2s_config *cfg, const s2s_cfg_leaf *l);
 
-// Appends s in single quotes, cut to `max` bytes with "...", control
-// characters shown as '?', so a message stays one readable line.
+// Appends s in single quotes, cut to about `max` bytes (at most 256) with
+// "...", control characters shown as \xNN (s2s_quote), so a message stays
+// one readable line.
 void s2s_cfg_quote(s2s_buf *b, const char *s, size_t n, size_t max);
 
 // ---- value operations, one set per leaf type (values.c) ----

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "core/util.h"
 #include "ops/matmul.h"
@@ -43,31 +44,38 @@ s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int
     int64_t L_enc = c->encoder_layers;
     int64_t V = s2s_vocab_size(st->m->tgt_vocab);
     int64_t seqs = B * K;
-    int64_t R = B * S > seqs * T ? B * S : seqs * T;  // rows of the widest pass
-    int64_t probs = B * H * S * S;                    // encoder self-attention
-    if (seqs * H * T * T > probs) probs = seqs * H * T * T;      // decoder self
-    if (B * H * K * T * S > probs) probs = B * H * K * T * S;    // cross
+    // Sizes from the caller's batch and the config: checked (core/checked.h).
+    size_t enc_rows = S2S_SIZE(B, S), dec_rows = S2S_SIZE(seqs, T);
+    size_t R = enc_rows > dec_rows ? enc_rows : dec_rows;  // rows of the widest pass
+    size_t enc_p = S2S_SIZE(B, H, S, S), self_p = S2S_SIZE(seqs, H, T, T),
+           cross_p = S2S_SIZE(B, H, K, T, S);  // one layer's attention maps
+    size_t probs = enc_p > self_p ? enc_p : self_p;
+    probs = probs > cross_p ? probs : cross_p;
 
     size_t sizes[] = {
-        (size_t)(R * d),                  // x
-        (size_t)(R * d),                  // h
-        (size_t)(R * 3 * d),              // q
-        (size_t)(R * d),                  // ctx
-        (size_t)(R * f),                  // ffn
-        (size_t)probs,                    // probs
-        (size_t)(B * S * d),              // memory
-        (size_t)(L * B * S * 2 * d),      // cross_kv
-        (size_t)(L * seqs * T * 2 * d),   // self_kv
-        (size_t)(seqs * T * 2 * d),       // kv_tmp
-        (size_t)(maps ? L_enc * B * H * S * S : 0),     // enc_probs
-        (size_t)(maps ? L * seqs * H * T * T : 0),      // self_probs
-        (size_t)(maps ? L * B * H * K * T * S : 0),     // cross_probs
-        (size_t)(seqs * T * V),           // logits
+        s2s_size_mul(R, (size_t)d),           // x
+        s2s_size_mul(R, (size_t)d),           // h
+        s2s_size_mul(R, (size_t)(3 * d)),     // q
+        s2s_size_mul(R, (size_t)d),           // ctx
+        s2s_size_mul(R, (size_t)f),           // ffn
+        probs,                                // probs
+        S2S_SIZE(B, S, d),                    // memory
+        S2S_SIZE(L, B, S, 2, d),              // cross_kv
+        S2S_SIZE(L, seqs, T, 2, d),           // self_kv
+        S2S_SIZE(seqs, T, 2, d),              // kv_tmp
+        maps ? s2s_size_mul((size_t)L_enc, enc_p) : 0,  // enc_probs
+        maps ? s2s_size_mul((size_t)L, self_p) : 0,     // self_probs
+        maps ? s2s_size_mul((size_t)L, cross_p) : 0,    // cross_probs
+        S2S_SIZE(seqs, T, V),                 // logits
     };
     size_t total = 0;
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) total += sizes[i];
-    float *block = malloc(total * sizeof(float));
-    int *ids = malloc((size_t)R * sizeof(int));
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) total = s2s_size_add(total, sizes[i]);
+    total = s2s_size_mul(total, sizeof(float));
+    if (total == SIZE_MAX || s2s_size_mul(R, sizeof(int)) == SIZE_MAX)
+        return s2s_fail(S2S_ERR_NOMEM, "a batch of %lld sentences of %lld and %lld tokens is too "
+                        "large to address", (long long)B, (long long)S, (long long)T);
+    float *block = malloc(total);
+    int *ids = malloc(R * sizeof(int));
     int *src_len = malloc((size_t)B * sizeof(int));
     if (!block || !ids || !src_len) {
         free(block);

@@ -80,6 +80,10 @@ static s2s_status run_batches(s2s_state *st, const job *j, const s2s_order *orde
 static s2s_status run(s2s_state *st, const job *j, int n, int per_sentence) {
     s2s_order *order;
     S2S_TRY(s2s_sort_sentences(&order, j->src_len, n));
+    if (s2s_model_acquire(st->m) != S2S_OK) {  // the weights stay put until release
+        free(order);
+        return S2S_ERR_BUSY;
+    }
     int caller_threads = s2s_get_num_threads();
     int threads = j->p->threads > 0 ? j->p->threads : caller_threads;
     if (threads > n) threads = n;
@@ -114,6 +118,7 @@ static s2s_status run(s2s_state *st, const job *j, int n, int per_sentence) {
         free(part);
         s2s_set_num_threads(caller_threads);
     }
+    s2s_model_release(st->m);
     free(order);
     if (status != S2S_OK)
         for (int i = 0; i < n * per_sentence; i++) s2s_hypothesis_free(&j->out[i]);

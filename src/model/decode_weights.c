@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "core/util.h"
 #include "model/model_internal.h"
@@ -41,8 +42,12 @@ void s2s_decode_weights_free(s2s_decode_weights *w) {
 static s2s_status make(s2s_decode_weights **out, const s2s_model *m) {
     const s2s_model_config *c = &m->cfg.model;
     int64_t d = c->d_model, f = c->ffn_dim, V = s2s_vocab_size(m->tgt_vocab);
-    int64_t per_layer = 4 * d * d + 2 * d * f;
-    size_t floats = (size_t)((c->encoder_layers + c->decoder_layers) * per_layer + d * V);
+    // Fewer floats than the weights (within S2S_MAX_WEIGHTS), in checked
+    // arithmetic all the same: the sizes come from the config.
+    size_t per_layer = s2s_size_add(S2S_SIZE(4, d, d), S2S_SIZE(2, d, f));
+    size_t floats = s2s_size_add(
+        s2s_size_mul((size_t)c->encoder_layers + (size_t)c->decoder_layers, per_layer),
+        S2S_SIZE(d, V));
     s2s_decode_weights *w = s2s_calloc(1, sizeof *w);
     if (w) {
         w->enc = s2s_calloc((size_t)c->encoder_layers, sizeof *w->enc);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "core/util.h"
 #include "model/safetensors.h"
@@ -14,31 +15,85 @@
 // ---- layout ----
 
 // Walks every tensor in file order. The first pass (m->params == NULL)
-// counts tensors and floats; the second hands out pointers into the block.
+// counts tensors and floats, in checked arithmetic and within the limits
+// of s2s/model.h; in a load it also finds each tensor in the file with the
+// shape the config gives it, so a stored config that the file's data does
+// not back fails (at its first missing tensor) before anything is
+// allocated for it. The second pass hands out pointers into the block.
 typedef struct layout {
     s2s_model *m;
-    size_t off;
-    int n;
+    size_t off;  // floats so far
+    int n;       // tensors so far
+    const s2s_st_file *file;  // a load: every tensor must be in it
+    const char *where;        // the file, or "config", for messages
+    s2s_status st;            // the first failure; the walk stops there
 } layout;
+
+static void shape_text(char *buf, size_t size, int ndim, const int64_t *shape) {
+    size_t len = 0;
+    for (int k = 0; k < ndim && len < size; k++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%lld", k ? ", " : "[",
+                                (long long)shape[k]);
+    if (len < size) snprintf(buf + len, size - len, "]");
+}
+
+// The first pass of a load: the file has the tensor, with this shape.
+static s2s_status check_in_file(const layout *L, const char *name, int ndim, int64_t rows,
+                                int64_t cols) {
+    const s2s_st_tensor *t = s2s_st_find(L->file, name);
+    if (!t) return s2s_fail(S2S_ERR_FORMAT, "%s: missing tensor '%s'", L->where, name);
+    if (t->ndim == ndim && t->shape[0] == rows && (ndim == 1 || t->shape[1] == cols))
+        return S2S_OK;
+    char want[48], got[96];
+    shape_text(want, sizeof want, ndim, (int64_t[]){rows, cols});
+    shape_text(got, sizeof got, t->ndim, t->shape);
+    return s2s_fail(S2S_ERR_FORMAT, "%s: tensor '%s' has shape %s, the config needs %s",
+                    L->where, name, got, want);
+}
+
+// Values in a tensor (within S2S_MAX_WEIGHTS once the layout is built).
+static size_t numel(const s2s_param *p) {
+    return (size_t)p->shape[0] * (size_t)(p->ndim == 2 ? p->shape[1] : 1);
+}
+
+static s2s_status too_big(const layout *L) {
+    const s2s_model_config *c = &L->m->cfg.model;
+    bool floats = L->off > S2S_MAX_WEIGHTS;
+    return s2s_fail(L->file ? S2S_ERR_FORMAT : S2S_ERR_CONFIG,
+                    "%s: model.d_model %d, model.ffn_dim %d, %d + %d layers and vocabularies of "
+                    "%d and %d tokens make more than %zu %s; s2s takes at most that many",
+                    L->where, c->d_model, c->ffn_dim, c->encoder_layers, c->decoder_layers,
+                    s2s_vocab_size(L->m->src_vocab), s2s_vocab_size(L->m->tgt_vocab),
+                    floats ? S2S_MAX_WEIGHTS : (size_t)S2S_MAX_TENSORS,
+                    floats ? "weights" : "tensors");
+}
 
 static float *param(layout *L, s2s_param_kind kind, int64_t rows, int64_t cols,
                     const char *fmt, int i, const char *suffix) {
+    if (L->st != S2S_OK) return NULL;
     s2s_model *m = L->m;
-    size_t size = (size_t)rows * (size_t)(cols ? cols : 1);
+    int ndim = cols ? 2 : 1;
+    char name[sizeof m->tensors[0].name] = "", base[48];
+    if (m->params || L->file) {
+        snprintf(base, sizeof base, fmt, i);
+        snprintf(name, sizeof name, "%s%s", base, suffix);
+    }
     float *p = NULL;
     if (m->params) {
         s2s_param *t = &m->tensors[L->n];
-        char base[48];
-        snprintf(base, sizeof base, fmt, i);
-        snprintf(t->name, sizeof t->name, "%s%s", base, suffix);
-        t->ndim = cols ? 2 : 1;
+        memcpy(t->name, name, sizeof name);
+        t->ndim = ndim;
         t->shape[0] = rows;
         t->shape[1] = cols;
         t->kind = kind;
         t->data = p = m->params + L->off;
+    } else if (L->file) {
+        L->st = check_in_file(L, name, ndim, rows, cols);
     }
-    L->off += size;
+    L->off = s2s_size_add(L->off, S2S_SIZE(rows, cols ? cols : 1));
     L->n++;
+    if (L->st == S2S_OK && (L->off > S2S_MAX_WEIGHTS || L->n > S2S_MAX_TENSORS))
+        L->st = too_big(L);
     return p;
 }
 
@@ -87,7 +142,7 @@ static void walk(layout *L) {
     m->gen_w = c->tie_output ? m->tgt_embed
                              : param(L, S2S_PARAM_MATRIX, vt, d, "generator", 0, ".weight");
     m->gen_b = param(L, S2S_PARAM_BIAS, vt, 0, "generator", 0, ".bias");
-    for (int i = 0; i < c->encoder_layers; i++) {
+    for (int i = 0; i < c->encoder_layers && L->st == S2S_OK; i++) {
         s2s_encoder_weights *e = m->params ? &m->enc[i] : &(s2s_encoder_weights){0};
         e->self_attn = attention(L, "encoder.layers.%d.self_attn", i, d);
         e->norm1 = norm(L, "encoder.layers.%d.norm1", i, d);
@@ -95,7 +150,7 @@ static void walk(layout *L) {
         e->ffn = ffn(L, "encoder.layers.%d", i, d, f);
     }
     if (pre) m->enc_norm = norm(L, "encoder.norm", 0, d);
-    for (int i = 0; i < c->decoder_layers; i++) {
+    for (int i = 0; i < c->decoder_layers && L->st == S2S_OK; i++) {
         s2s_decoder_weights *l = m->params ? &m->dec[i] : &(s2s_decoder_weights){0};
         l->self_attn = attention(L, "decoder.layers.%d.self_attn", i, d);
         l->cross_attn = attention(L, "decoder.layers.%d.cross_attn", i, d);
@@ -107,57 +162,45 @@ static void walk(layout *L) {
     if (pre) m->dec_norm = norm(L, "decoder.norm", 0, d);
 }
 
-// Allocates the parameter block for cfg and the vocabularies already in m.
-static s2s_status build(s2s_model *m) {
+// Allocates the parameter block for cfg and the vocabularies already in m,
+// after checking the layout (against `file` in a load: see layout).
+static s2s_status build(s2s_model *m, const s2s_st_file *file, const char *where) {
     const s2s_model_config *c = &m->cfg.model;
     S2S_TRY(s2s_config_validate(&m->cfg, "model"));
-    layout L = {.m = m};
+    layout L = {.m = m, .file = file, .where = where};
     walk(&L);
+    S2S_TRY(L.st);
     m->n_params = L.off;
     m->n_tensors = L.n;
+    size_t positions = S2S_SIZE(c->max_len, c->d_model);
+    size_t most = m->n_params > S2S_POSITION_TABLE_MIN ? m->n_params : S2S_POSITION_TABLE_MIN;
+    if (positions > most)
+        return s2s_fail(file ? S2S_ERR_FORMAT : S2S_ERR_CONFIG,
+                        "%s: model.max_len %d needs a position table of %d x %d floats; s2s "
+                        "allows one as large as the weights (%zu) or 2^20 floats: max_len up "
+                        "to %zu here",
+                        where, c->max_len, c->max_len, c->d_model, m->n_params,
+                        most / (size_t)c->d_model);
     m->params = s2s_calloc(m->n_params, sizeof(float));
     m->tensors = s2s_calloc((size_t)L.n, sizeof(s2s_param));
     m->enc = s2s_calloc((size_t)c->encoder_layers, sizeof(s2s_encoder_weights));
     m->dec = s2s_calloc((size_t)c->decoder_layers, sizeof(s2s_decoder_weights));
-    m->pe = s2s_calloc((size_t)c->max_len * (size_t)c->d_model, sizeof(float));
+    m->pe = s2s_calloc(positions, sizeof(float));
     if (!m->params || !m->tensors || !m->enc || !m->dec || !m->pe) return S2S_ERR_NOMEM;
-    L = (layout){.m = m};
+    L = (layout){.m = m, .where = where};
     walk(&L);
     s2s_positional_table(m->pe, c->max_len, c->d_model);
     return S2S_OK;
 }
 
-s2s_status s2s_model_view(s2s_model **out, const s2s_model *m, float *block) {
-    *out = NULL;
-    s2s_model *v = s2s_calloc(1, sizeof *v);
-    if (!v) return S2S_ERR_NOMEM;
-    v->cfg = m->cfg;
-    v->src_vocab = m->src_vocab;
-    v->tgt_vocab = m->tgt_vocab;
-    v->params = block;
-    v->n_params = m->n_params;
-    v->n_tensors = m->n_tensors;
-    v->tensors = s2s_calloc((size_t)m->n_tensors, sizeof(s2s_param));
-    v->enc = s2s_calloc((size_t)m->cfg.model.encoder_layers, sizeof(s2s_encoder_weights));
-    v->dec = s2s_calloc((size_t)m->cfg.model.decoder_layers, sizeof(s2s_decoder_weights));
-    if (!v->tensors || !v->enc || !v->dec) {
-        s2s_model_view_free(v);
-        return S2S_ERR_NOMEM;
+static s2s_model *model_new(void) {
+    s2s_model *m = s2s_calloc(1, sizeof *m);
+    if (m && pthread_rwlock_init(&m->use, NULL) != 0) {
+        free(m);
+        s2s_fail(S2S_ERR_NOMEM, "out of memory (a lock)");
+        return NULL;
     }
-    layout L = {.m = v};
-    walk(&L);
-    v->pe = m->pe;
-    *out = v;
-    return S2S_OK;
-}
-
-void s2s_model_view_free(s2s_model *v) {
-    if (!v) return;
-    s2s_decode_weights_free(v->decode);
-    free(v->tensors);
-    free(v->enc);
-    free(v->dec);
-    free(v);
+    return m;
 }
 
 void s2s_model_free(s2s_model *m) {
@@ -170,6 +213,7 @@ void s2s_model_free(s2s_model *m) {
     free(m->dec);
     free(m->pe);
     s2s_decode_weights_free(m->decode);
+    pthread_rwlock_destroy(&m->use);
     free(m);
 }
 
@@ -179,12 +223,12 @@ s2s_status s2s_model_init(s2s_model **out, const s2s_config *cfg, uint64_t seed)
     *out = NULL;
     if (!cfg->vocab.src[0] || !cfg->vocab.tgt[0])
         return s2s_fail(S2S_ERR_CONFIG, "config: vocab.src and vocab.tgt must be set");
-    s2s_model *m = s2s_calloc(1, sizeof *m);
+    s2s_model *m = model_new();
     if (!m) return S2S_ERR_NOMEM;
     m->cfg = *cfg;
     s2s_status st = s2s_vocab_load(&m->src_vocab, cfg->vocab.src);
     if (st == S2S_OK) st = s2s_vocab_load(&m->tgt_vocab, cfg->vocab.tgt);
-    if (st == S2S_OK) st = build(m);
+    if (st == S2S_OK) st = build(m, NULL, "config");
     if (st != S2S_OK) {
         s2s_model_free(m);
         return st;
@@ -193,7 +237,7 @@ s2s_status s2s_model_init(s2s_model **out, const s2s_config *cfg, uint64_t seed)
     s2s_rng_seed(&rng, seed);
     for (int i = 0; i < m->n_tensors; i++) {
         s2s_param *t = &m->tensors[i];
-        size_t n = (size_t)t->shape[0] * (size_t)(t->ndim == 2 ? t->shape[1] : 1);
+        size_t n = numel(t);
         if (t->kind == S2S_PARAM_MATRIX) {
             double limit = sqrt(6.0 / (double)(t->shape[0] + t->shape[1]));
             for (size_t j = 0; j < n; j++)
@@ -261,14 +305,28 @@ static s2s_status load_alignment_head(s2s_model *m, const s2s_st_file *f, const 
     return S2S_OK;
 }
 
+// p's values from t (of the same shape), refusing values that are not
+// finite: decoding would turn them into NaN log-probabilities.
+static s2s_status copy_weights(const s2s_param *p, const s2s_st_tensor *t, const char *path) {
+    size_t n = numel(p);
+    memcpy(p->data, t->data, n * sizeof(float));
+    for (size_t j = 0; j < n; j++)
+        if (!isfinite(p->data[j]))
+            return s2s_fail(S2S_ERR_FORMAT,
+                            "%s: tensor '%s' holds %s at index %zu; weights must be finite",
+                            path, p->name, isnan(p->data[j]) ? "NaN" : "an infinity", j);
+    return S2S_OK;
+}
+
 static s2s_status load_from(s2s_model *m, const s2s_st_file *f, const char *path) {
+    char q[S2S_QUOTE_SIZE];
     const char *ver = s2s_st_meta_get(f, "s2s.format_version");
     if (!ver)
         return s2s_fail(S2S_ERR_FORMAT, "%s: not an s2s model (no s2s.format_version in metadata)",
                         path);
     if (strcmp(ver, S2S_FORMAT_VERSION) != 0)
-        return s2s_fail(S2S_ERR_FORMAT, "%s: format version %s; this s2s reads version %s",
-                        path, ver, S2S_FORMAT_VERSION);
+        return s2s_fail(S2S_ERR_FORMAT, "%s: format version '%s'; this s2s reads version %s",
+                        path, s2s_quote(q, sizeof q, ver, strlen(ver)), S2S_FORMAT_VERSION);
     const char *keys[3] = {"s2s.config", "s2s.src_vocab", "s2s.tgt_vocab"};
     for (int i = 0; i < 3; i++)
         if (!s2s_st_meta_get(f, keys[i]))
@@ -284,47 +342,34 @@ static s2s_status load_from(s2s_model *m, const s2s_st_file *f, const char *path
     S2S_TRY(s2s_vocab_from_string(&m->src_vocab, s2s_st_meta_get(f, "s2s.src_vocab"), name));
     snprintf(name, sizeof name, "%s (s2s.tgt_vocab)", path);
     S2S_TRY(s2s_vocab_from_string(&m->tgt_vocab, s2s_st_meta_get(f, "s2s.tgt_vocab"), name));
-    S2S_TRY(build(m));
+    S2S_TRY(build(m, f, path));  // every tensor is in f, with its shape
     S2S_TRY(load_alignment_head(m, f, path));
 
-    for (int i = 0; i < m->n_tensors; i++) {
-        const s2s_param *p = &m->tensors[i];
-        const s2s_st_tensor *t = s2s_st_find(f, p->name);
-        if (!t) return s2s_fail(S2S_ERR_FORMAT, "%s: missing tensor '%s'", path, p->name);
-        bool same = t->ndim == p->ndim && t->shape[0] == p->shape[0] &&
-                    (p->ndim == 1 || t->shape[1] == p->shape[1]);
-        if (!same) {
-            char want[48], got[96] = "";
-            snprintf(want, sizeof want, p->ndim == 1 ? "[%lld]" : "[%lld, %lld]",
-                     (long long)p->shape[0], (long long)p->shape[1]);
-            for (int k = 0; k < t->ndim; k++) {
-                size_t len = strlen(got);
-                snprintf(got + len, sizeof got - len, "%s%lld", k ? ", " : "[",
-                         (long long)t->shape[k]);
-            }
-            strncat(got, "]", sizeof got - strlen(got) - 1);
-            return s2s_fail(S2S_ERR_FORMAT, "%s: tensor '%s' has shape %s, the config needs %s",
-                            path, p->name, got, want);
-        }
-        size_t n = (size_t)p->shape[0] * (size_t)(p->ndim == 2 ? p->shape[1] : 1);
-        memcpy(p->data, t->data, n * sizeof(float));
+    int n_file = s2s_st_count(f);
+    bool *used = s2s_calloc((size_t)n_file, sizeof *used);
+    if (!used) return S2S_ERR_NOMEM;
+    s2s_status st = S2S_OK;
+    for (int i = 0; i < m->n_tensors && st == S2S_OK; i++) {
+        int k = s2s_st_index(f, m->tensors[i].name);
+        used[k] = true;
+        st = copy_weights(&m->tensors[i], s2s_st_get(f, k), path);
     }
-    if (s2s_st_count(f) != m->n_tensors) {
-        for (int i = 0; i < s2s_st_count(f); i++) {
-            const char *tn = s2s_st_get(f, i)->name;
-            if (!s2s_model_find_tensor(m, tn).data)
-                return s2s_fail(S2S_ERR_FORMAT, "%s: unexpected tensor '%s' for this config",
-                                path, tn);
+    // Names are unique in both: extra tensors in the file are the unused ones.
+    for (int k = 0; k < n_file && st == S2S_OK && n_file != m->n_tensors; k++)
+        if (!used[k]) {
+            const char *tn = s2s_st_get(f, k)->name;
+            st = s2s_fail(S2S_ERR_FORMAT, "%s: unexpected tensor '%s' for this config", path,
+                          s2s_quote(q, sizeof q, tn, strlen(tn)));
         }
-    }
-    return S2S_OK;
+    free(used);
+    return st;
 }
 
 s2s_status s2s_model_load(s2s_model **out, const char *path) {
     *out = NULL;
     s2s_st_file *f;
     S2S_TRY(s2s_st_open(&f, path));
-    s2s_model *m = s2s_calloc(1, sizeof *m);
+    s2s_model *m = model_new();
     s2s_status st = m ? load_from(m, f, path) : S2S_ERR_NOMEM;
     s2s_st_close(f);
     if (st != S2S_OK) {
@@ -361,7 +406,6 @@ s2s_status s2s_model_set_alignment_head(s2s_model *m, int layer, int head) {
 size_t s2s_model_param_count(const s2s_model *m) { return m->n_params; }
 
 s2s_tensor_info s2s_model_tensor(const s2s_model *m, int i) {
-    s2s_model_touch(m);  // the caller may write through data
     const s2s_param *p = &m->tensors[i];
     s2s_tensor_info t = {.name = p->name, .ndim = p->ndim, .data = p->data};
     t.shape[0] = p->shape[0];
@@ -369,8 +413,47 @@ s2s_tensor_info s2s_model_tensor(const s2s_model *m, int i) {
     return t;
 }
 
-s2s_tensor_info s2s_model_find_tensor(const s2s_model *m, const char *name) {
+static int tensor_index(const s2s_model *m, const char *name) {
     for (int i = 0; i < m->n_tensors; i++)
-        if (strcmp(m->tensors[i].name, name) == 0) return s2s_model_tensor(m, i);
-    return (s2s_tensor_info){0};
+        if (strcmp(m->tensors[i].name, name) == 0) return i;
+    return -1;
 }
+
+s2s_tensor_info s2s_model_find_tensor(const s2s_model *m, const char *name) {
+    int i = tensor_index(m, name);
+    return i < 0 ? (s2s_tensor_info){0} : s2s_model_tensor(m, i);
+}
+
+// ---- writing weights ----
+
+s2s_status s2s_model_set_tensor(s2s_model *m, const char *name, const float *data,
+                                size_t count) {
+    int i = tensor_index(m, name);
+    char q[S2S_QUOTE_SIZE];
+    if (i < 0)
+        return s2s_fail(S2S_ERR_INVALID, "s2s_model_set_tensor: no tensor '%s'",
+                        s2s_quote(q, sizeof q, name, strlen(name)));
+    const s2s_param *p = &m->tensors[i];
+    size_t n = numel(p);
+    if (count != n || (n > 0 && !data))
+        return s2s_fail(S2S_ERR_INVALID, "s2s_model_set_tensor: '%s' takes %zu values, not %zu",
+                        p->name, n, data ? count : 0);
+    if (pthread_rwlock_trywrlock(&m->use) != 0)
+        return s2s_fail(S2S_ERR_BUSY,
+                        "s2s_model_set_tensor: '%s' not written: the model is being decoded "
+                        "(write it once s2s_translate and s2s_score have returned)",
+                        p->name);
+    memcpy(p->data, data, n * sizeof(float));
+    s2s_model_touch(m);
+    pthread_rwlock_unlock(&m->use);
+    return S2S_OK;
+}
+
+s2s_status s2s_model_acquire(const s2s_model *m) {
+    // Held under const, as the decoding copy is made under const.
+    if (pthread_rwlock_rdlock(&((s2s_model *)m)->use) != 0)
+        return s2s_fail(S2S_ERR_BUSY, "too many decodes at once on one model");
+    return S2S_OK;
+}
+
+void s2s_model_release(const s2s_model *m) { pthread_rwlock_unlock(&((s2s_model *)m)->use); }

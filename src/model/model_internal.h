@@ -7,6 +7,7 @@
 #ifndef S2S_MODEL_INTERNAL_H
 #define S2S_MODEL_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -79,16 +80,21 @@ struct s2s_model {
     bool align_set;               // calibrated by `s2s align --calibrate`
     int align_layer, align_head;  // -1: the average over layers / heads
 
-    uint64_t generation;                // bumped whenever the weights may change
+    uint64_t generation;                // bumped whenever the weights change
     struct s2s_decode_weights *decode;  // made from some generation, or NULL
+
+    // Held for reading by every running decode (s2s_model_acquire), for
+    // writing by s2s_model_set_tensor, which therefore fails instead of
+    // changing weights, and freeing the decoding copy, under a decode.
+    pthread_rwlock_t use;
 };
 
-// A model-shaped view of another block of n_params floats (gradients,
-// Adam moments): the same layout, every weight pointer into block. Shares
-// m's config, vocabularies and positions; free with s2s_model_view_free,
-// which frees neither block nor what it shares.
-s2s_status s2s_model_view(s2s_model **out, const s2s_model *m, float *block);
-void s2s_model_view_free(s2s_model *v);
+// Marks m in use by a decode (s2s_translate, s2s_score) until the matching
+// s2s_model_release; several decodes may hold it at once. Waits while
+// s2s_model_set_tensor is copying weights (a memcpy). Fails only when the
+// system runs out of read locks.
+s2s_status s2s_model_acquire(const s2s_model *m);
+void s2s_model_release(const s2s_model *m);
 
 // The weights as decoding reads them (src/model/decode_weights.c): the
 // self-attention, feed-forward and generator matrices transposed to
@@ -109,8 +115,10 @@ typedef struct s2s_decode_weights {
 // weights change.
 s2s_status s2s_model_decode_weights(const s2s_model *m, const s2s_decode_weights **out);
 
-// Records that m's weights may have changed (an optimizer step, a write
-// through a tensor view): decoding makes its copy again.
+// Records that m's weights changed (an optimizer step writing m->params):
+// decoding makes its copy again. The caller must hold m exclusively, as
+// training does: no decode may be running (s2s_model_set_tensor is the
+// public, checked way to write).
 void s2s_model_touch(const s2s_model *m);
 
 void s2s_decode_weights_free(s2s_decode_weights *w);

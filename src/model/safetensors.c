@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "core/safe_write.h"
 
@@ -42,41 +43,22 @@ struct s2s_st_file {
     s2s_st_meta *meta;       // (n_meta), in header order
     char *strings;           // one block holding every name, key and value
     unsigned char *data;     // the data section; tensors point into it
+    const s2s_st_tensor **by_name;  // (n_tensors) sorted by name, for s2s_st_index
 };
 
 // ---- helpers ----
 
-// *out = a * b, false on uint64 overflow.
-static bool mul_u64(uint64_t *out, uint64_t a, uint64_t b) {
-    if (a != 0 && b > UINT64_MAX / a) return false;
-    *out = a * b;
-    return true;
-}
-
-// Bytes of an F32 tensor of this shape; false when it does not fit in uint64.
+// Bytes of an F32 tensor of this shape; false when they do not fit in size_t.
 static bool tensor_bytes(uint64_t *out, const int64_t *shape, int ndim) {
-    uint64_t n = 4;
-    for (int i = 0; i < ndim; i++) {
-        if (shape[i] < 0 || !mul_u64(&n, n, (uint64_t)shape[i])) return false;
-    }
+    int64_t factors[S2S_ST_MAX_DIMS + 1] = {sizeof(float)};
+    memcpy(factors + 1, shape, (size_t)ndim * sizeof *shape);
+    size_t n = s2s_size_prod(ndim + 1, factors);
     *out = n;
-    return true;
+    return n != SIZE_MAX;
 }
 
-// A name as shown in a one-line message: hostile files may put newlines or
-// megabytes into a name, so control bytes become '?' and the length is capped.
-#define S2S_ST_SHOWN 72
-static const char *shown(char buf[S2S_ST_SHOWN], const char *s) {
-    size_t i = 0;
-    for (; s[i] && i < S2S_ST_SHOWN - 4; i++)
-        buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-    if (s[i]) {
-        memcpy(buf + i, "...", 3);
-        i += 3;
-    }
-    buf[i] = '\0';
-    return buf;
-}
+// Quotes a name or value from the file in a one-line message (s2s_quote).
+#define QUOTED(buf, s) s2s_quote(buf, sizeof buf, s, strlen(s))
 
 static int cmp_str_ptr(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -321,9 +303,9 @@ static s2s_status parse_tensor(s2s_st_tensor *t, span *sp, const char *path, con
         return s2s_fail(S2S_ERR_FORMAT, "%s: tensor '%s' has a dtype that is not a string",
                         path, name);
     if (strcmp(json_string_value(dtype), "F32") != 0) {
-        char d[S2S_ST_SHOWN];
+        char d[S2S_QUOTE_SIZE];
         return s2s_fail(S2S_ERR_FORMAT, "%s: tensor '%s' has dtype %s; s2s reads F32 only",
-                        path, name, shown(d, json_string_value(dtype)));
+                        path, name, QUOTED(d, json_string_value(dtype)));
     }
     if (!json_is_array(shape))
         return s2s_fail(S2S_ERR_FORMAT, "%s: tensor '%s' has a shape that is not an array",
@@ -370,25 +352,41 @@ static s2s_status parse_tensor(s2s_st_tensor *t, span *sp, const char *path, con
     return S2S_OK;
 }
 
-static s2s_status check_overlaps(const char *path, span *spans, int n,
-                                 const s2s_st_tensor *tensors) {
+// The tensors must cover the data section exactly, back to back from its
+// first byte to its last, as the safetensors reference requires: a hole or
+// trailing bytes mean offsets that are off (a header length pointing into
+// the JSON's padding shifts every tensor), and bytes that two tensors share
+// mean one of them is wrong. Empty tensors sit between two others.
+static s2s_status check_coverage(const char *path, span *spans, int n,
+                                 const s2s_st_tensor *tensors, uint64_t data_size) {
     qsort(spans, (size_t)n, sizeof *spans, cmp_span);
-    // Empty tensors occupy no bytes, so they cannot overlap anything.
-    const span *last = NULL;  // the non-empty span reaching furthest so far
-    char a[S2S_ST_SHOWN], b[S2S_ST_SHOWN];
+    uint64_t at = 0;            // the end of the data covered so far
+    const span *last = NULL;    // the span that ends there
+    char a[S2S_QUOTE_SIZE], b[S2S_QUOTE_SIZE];
     for (int i = 0; i < n; i++) {
-        if (spans[i].begin == spans[i].end) continue;
-        if (last && spans[i].begin < last->end)
+        const span *sp = &spans[i];
+        if (sp->begin < at)
             return s2s_fail(S2S_ERR_FORMAT,
                             "%s: tensors '%s' (bytes %llu..%llu) and '%s' (bytes %llu..%llu) "
                             "overlap",
-                            path, shown(a, tensors[last->index].name),
+                            path, QUOTED(a, tensors[last->index].name),
                             (unsigned long long)last->begin, (unsigned long long)last->end,
-                            shown(b, tensors[spans[i].index].name),
-                            (unsigned long long)spans[i].begin,
-                            (unsigned long long)spans[i].end);
-        if (!last || spans[i].end > last->end) last = &spans[i];
+                            QUOTED(b, tensors[sp->index].name), (unsigned long long)sp->begin,
+                            (unsigned long long)sp->end);
+        if (sp->begin > at)
+            return s2s_fail(S2S_ERR_FORMAT,
+                            "%s: bytes %llu..%llu of the data belong to no tensor (tensor '%s' "
+                            "starts at %llu)",
+                            path, (unsigned long long)at, (unsigned long long)sp->begin,
+                            QUOTED(a, tensors[sp->index].name), (unsigned long long)sp->begin);
+        at = sp->end;
+        last = sp;
     }
+    if (at != data_size)
+        return s2s_fail(S2S_ERR_FORMAT,
+                        "%s: bytes %llu..%llu at the end of the data belong to no tensor (a "
+                        "wrong header length?)",
+                        path, (unsigned long long)at, (unsigned long long)data_size);
     return S2S_OK;
 }
 
@@ -422,10 +420,10 @@ static s2s_status parse_header(s2s_st_file *f, const char *path, const json_t *r
     size_t n_tensors = n_strings;
     if (meta) {
         json_object_foreach((json_t *)meta, key, value) {
-            char name[S2S_ST_SHOWN];
+            char name[S2S_QUOTE_SIZE];
             if (!json_is_string(value))
                 return s2s_fail(S2S_ERR_FORMAT, "%s: metadata '%s' is not a string", path,
-                                shown(name, key));
+                                QUOTED(name, key));
             string_bytes += strlen(key) + 1 + json_string_length(value) + 1;
         }
     }
@@ -448,8 +446,8 @@ static s2s_status parse_header(s2s_st_file *f, const char *path, const json_t *r
     json_object_foreach((json_t *)root, key, value) {
         if (value == meta) continue;
         s2s_st_tensor *t = &f->tensors[i];
-        char name[S2S_ST_SHOWN];
-        s2s_status st = parse_tensor(t, &spans[i], path, shown(name, key), value, data_size);
+        char name[S2S_QUOTE_SIZE];
+        s2s_status st = parse_tensor(t, &spans[i], path, QUOTED(name, key), value, data_size);
         if (st != S2S_OK) {
             free(spans);
             return st;
@@ -460,7 +458,7 @@ static s2s_status parse_header(s2s_st_file *f, const char *path, const json_t *r
         i++;
     }
     f->n_tensors = i;
-    s2s_status st = check_overlaps(path, spans, f->n_tensors, f->tensors);
+    s2s_status st = check_coverage(path, spans, f->n_tensors, f->tensors, data_size);
     free(spans);
     if (st != S2S_OK) return st;
 
@@ -473,6 +471,21 @@ static s2s_status parse_header(s2s_st_file *f, const char *path, const json_t *r
         }
     }
     f->n_meta = m;
+    return S2S_OK;
+}
+
+static int cmp_tensor_name(const void *a, const void *b) {
+    return strcmp((*(const s2s_st_tensor *const *)a)->name,
+                  (*(const s2s_st_tensor *const *)b)->name);
+}
+
+// Names are looked up once per tensor at load: sorted, that stays
+// n log n for the largest header.
+static s2s_status index_names(s2s_st_file *f, const char *path) {
+    f->by_name = malloc((size_t)(f->n_tensors > 0 ? f->n_tensors : 1) * sizeof *f->by_name);
+    if (!f->by_name) return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+    for (int i = 0; i < f->n_tensors; i++) f->by_name[i] = &f->tensors[i];
+    qsort(f->by_name, (size_t)f->n_tensors, sizeof *f->by_name, cmp_tensor_name);
     return S2S_OK;
 }
 
@@ -522,16 +535,32 @@ s2s_status s2s_st_open(s2s_st_file **out, const char *path) {
         goto done;
     }
 
+    // The format: one JSON object, then spaces up to the declared length.
+    size_t json_len = (size_t)header_len;
+    while (json_len > 0 && header[json_len - 1] == ' ') json_len--;
+    if (header_len > 0 && header[0] != '{') {
+        st = s2s_fail(S2S_ERR_FORMAT, "%s: header JSON does not start with '{'", path);
+        goto done;
+    }
+    if (json_len > 0 && header[json_len - 1] != '}') {
+        st = s2s_fail(S2S_ERR_FORMAT,
+                      "%s: header JSON does not end in '}' and space padding at its declared "
+                      "length %llu (a wrong header length?)",
+                      path, (unsigned long long)header_len);
+        goto done;
+    }
     // Duplicate names would make s2s_st_find ambiguous; a NUL inside a name
     // (JSON_ALLOW_NUL not given) would silently shorten it.
     json_error_t jerr;
-    root = json_loadb(header, (size_t)header_len, JSON_REJECT_DUPLICATES, &jerr);
+    root = json_loadb(header, json_len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
+        char text[S2S_QUOTE_SIZE];  // jansson quotes the bytes near the error
         st = s2s_fail(S2S_ERR_FORMAT, "%s: header JSON, line %d column %d: %s", path, jerr.line,
-                      jerr.column, jerr.text);
+                      jerr.column, QUOTED(text, jerr.text));
         goto done;
     }
     st = parse_header(f, path, root, data_size);
+    if (st == S2S_OK) st = index_names(f, path);
 
 done:
     json_decref(root);
@@ -551,6 +580,7 @@ void s2s_st_close(s2s_st_file *f) {
     free(f->meta);
     free(f->strings);
     free(f->data);
+    free(f->by_name);
     free(f);
 }
 
@@ -563,12 +593,19 @@ const s2s_st_tensor *s2s_st_get(const s2s_st_file *f, int i) {
     return &f->tensors[i];
 }
 
-// Linear: a model has a few hundred tensors, looked up once each at load.
+static int cmp_name_tensor(const void *key, const void *elem) {
+    return strcmp(key, (*(const s2s_st_tensor *const *)elem)->name);
+}
+
+int s2s_st_index(const s2s_st_file *f, const char *name) {
+    const s2s_st_tensor *const *t =
+        bsearch(name, f->by_name, (size_t)f->n_tensors, sizeof *f->by_name, cmp_name_tensor);
+    return t ? (int)(*t - f->tensors) : -1;
+}
+
 const s2s_st_tensor *s2s_st_find(const s2s_st_file *f, const char *name) {
-    for (int i = 0; i < f->n_tensors; i++) {
-        if (strcmp(f->tensors[i].name, name) == 0) return &f->tensors[i];
-    }
-    return NULL;
+    int i = s2s_st_index(f, name);
+    return i < 0 ? NULL : &f->tensors[i];
 }
 
 const char *s2s_st_meta_get(const s2s_st_file *f, const char *key) {

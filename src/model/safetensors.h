@@ -33,14 +33,19 @@ s2s_status s2s_st_write(const char *path, const s2s_st_tensor *tensors, int n_te
 
 typedef struct s2s_st_file s2s_st_file;
 
-// Reads and validates a whole file: header length within the file, JSON
-// well-formed, every tensor F32 with 1..4 dims, offsets in range, matching
-// its shape and not overlapping. Messages name the file and the problem.
+// Reads and validates a whole file: header length within the file, the
+// header one JSON object ('{' to '}', then only space padding), every
+// tensor F32 with 1..4 dims, offsets matching its shape, and the tensors
+// covering the data section exactly (no overlap, no hole, no trailing
+// bytes), as the safetensors reference requires. Messages name the file
+// and the problem, with text from the file quoted safely (s2s_quote).
 s2s_status s2s_st_open(s2s_st_file **out, const char *path);
 void s2s_st_close(s2s_st_file *f);
 
 int s2s_st_count(const s2s_st_file *f);
 const s2s_st_tensor *s2s_st_get(const s2s_st_file *f, int i);
+// The index (for s2s_st_get) of the tensor of that name, or -1.
+int s2s_st_index(const s2s_st_file *f, const char *name);
 // NULL when absent.
 const s2s_st_tensor *s2s_st_find(const s2s_st_file *f, const char *name);
 // NULL when absent.

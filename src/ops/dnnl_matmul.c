@@ -19,6 +19,7 @@
 
 #include "core/error.h"
 #include "core/util.h"
+#include "s2s/s2s.h"
 
 #define DNNL_CHECK(call)                                                     \
     do {                                                                     \
@@ -49,21 +50,22 @@ typedef struct prim_entry {
     dnnl_primitive_t prim;
 } prim_entry;
 
+struct thread_cache;
+
 static struct {
     pthread_mutex_t lock;
     dnnl_engine_t engine;
     prim_entry prims[MAX_PRIMS];
     int n_prims;
+    struct thread_cache *threads;  // every thread's stream and memory objects
 } be = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static _Thread_local dnnl_stream_t tl_stream;
 static _Thread_local int tl_threads;  // s2s_set_num_threads; 0 = all cores
 
 // Below this many flops a product runs on one thread: OpenMP's fork/join
 // costs more than it saves (measured: 32x64x192 runs at 61 GFLOP/s on one
 // thread, 42 on two; 512x64x256 at 79 on one, 128 on two).
 #define PARALLEL_MIN_FLOPS 4e6
-static _Thread_local dnnl_engine_t tl_stream_engine;
 
 static bool key_eq(const prim_key *a, const prim_key *b) {
     return a->ndims == b->ndims && a->a_trans == b->a_trans && a->b_trans == b->b_trans &&
@@ -163,7 +165,62 @@ typedef struct mem_entry {
 } mem_entry;
 
 typedef mem_entry mem_cache[MEM_SLOTS][MEM_SETS][MEM_WAYS];
-static _Thread_local mem_cache *tl_mems;  // allocated on first use
+
+// A thread's stream and memory objects. Each is listed in be.threads, so
+// that s2s_shutdown releases every thread's and not just its caller's, and
+// is freed when its thread exits (a pthread key's destructor).
+typedef struct thread_cache {
+    dnnl_stream_t stream;  // on be.engine, made on first use
+    mem_cache *mems;       // allocated on first use
+    struct thread_cache *prev, *next;
+} thread_cache;
+
+static _Thread_local thread_cache *tl;
+static pthread_key_t exit_key;
+static bool exit_key_made;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static void release_thread_cache(thread_cache *c) {
+    if (c->mems) {
+        mem_entry *e = &(*c->mems)[0][0][0];
+        for (size_t i = 0; i < sizeof *c->mems / sizeof *e; i++)
+            if (e[i].mem) dnnl_memory_destroy(e[i].mem);
+        free(c->mems);
+        c->mems = NULL;
+    }
+    if (c->stream) dnnl_stream_destroy(c->stream);
+    c->stream = NULL;
+}
+
+static void thread_exit(void *p) {
+    thread_cache *c = p;
+    pthread_mutex_lock(&be.lock);
+    if (c->prev) c->prev->next = c->next;
+    else be.threads = c->next;
+    if (c->next) c->next->prev = c->prev;
+    release_thread_cache(c);
+    pthread_mutex_unlock(&be.lock);
+    free(c);
+}
+
+static void make_exit_key(void) { exit_key_made = pthread_key_create(&exit_key, thread_exit) == 0; }
+
+// This thread's cache, registered on first use.
+static thread_cache *thread_cache_get(void) {
+    if (tl) return tl;
+    thread_cache *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    pthread_mutex_lock(&be.lock);
+    c->next = be.threads;
+    if (be.threads) be.threads->prev = c;
+    be.threads = c;
+    pthread_mutex_unlock(&be.lock);
+    pthread_once(&exit_key_once, make_exit_key);
+    // Without the key (pthread_key_create failed) the cache lives until
+    // s2s_shutdown, still listed and so still reachable.
+    if (exit_key_made) pthread_setspecific(exit_key, c);
+    return tl = c;
+}
 
 static uint64_t mem_hash(const int64_t *dims, const int64_t *strides) {
     uint64_t h = 0x9E3779B97F4A7C15ULL;
@@ -180,13 +237,13 @@ static uint64_t mem_hash(const int64_t *dims, const int64_t *strides) {
 static s2s_status get_mem(dnnl_memory_t *m, int slot, int nd, const dnnl_dims_t dims4,
                           dnnl_dims_t strides4, const float *p) {
     s2s_status st = S2S_OK;
-    if (!tl_mems && !(tl_mems = calloc(1, sizeof *tl_mems)))
+    if (!tl->mems && !(tl->mems = calloc(1, sizeof *tl->mems)))
         return s2s_fail(S2S_ERR_NOMEM, "out of memory (oneDNN memory cache)");
     // A stride of a size-1 dim is never used; give it a harmless value, as
     // callers pass 0 there (broadcast weights, single blocks).
     for (int i = 2; i >= 0; i--)
         if (dims4[i] == 1 && strides4[i] == 0) strides4[i] = strides4[i + 1] * (dims4[i + 1] > 0 ? dims4[i + 1] : 1);
-    mem_entry *set = (*tl_mems)[slot][mem_hash(dims4, strides4) % MEM_SETS];
+    mem_entry *set = (*tl->mems)[slot][mem_hash(dims4, strides4) % MEM_SETS];
     int w = 0;
     while (w < MEM_WAYS && !(set[w].mem && set[w].nd == nd &&
                              !memcmp(set[w].dims, dims4, sizeof set[w].dims) &&
@@ -215,15 +272,6 @@ done:
     return st;
 }
 
-static void release_mems(void) {
-    if (!tl_mems) return;
-    mem_entry *e = &(*tl_mems)[0][0][0];
-    for (size_t i = 0; i < sizeof *tl_mems / sizeof *e; i++)
-        if (e[i].mem) dnnl_memory_destroy(e[i].mem);
-    free(tl_mems);
-    tl_mems = NULL;
-}
-
 s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p) {
     s2s_status st = S2S_OK;
     if (p->b0 == 0 || p->b1 == 0 || p->m == 0 || p->n == 0) return S2S_OK;
@@ -242,10 +290,9 @@ s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p
                (p->sb[3] == 1 || p->sb[2] == 1));
     dnnl_primitive_t prim;
     S2S_TRY(get_prim(&prim, &key));
-    if (!tl_stream || tl_stream_engine != be.engine) {
-        DNNL_CHECK(dnnl_stream_create(&tl_stream, be.engine, dnnl_stream_default_flags));
-        tl_stream_engine = be.engine;
-    }
+    if (!thread_cache_get()) return s2s_fail(S2S_ERR_NOMEM, "out of memory (oneDNN stream)");
+    if (!tl->stream)
+        DNNL_CHECK(dnnl_stream_create(&tl->stream, be.engine, dnnl_stream_default_flags));
 
     dnnl_memory_t ma, mb, mc, mbias;
     dnnl_dims_t d, s;
@@ -271,7 +318,7 @@ s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p
     double flops = 2.0 * (double)(p->b0 * p->b1) * (double)(p->m * p->n) * (double)p->k;
     int threads = flops < PARALLEL_MIN_FLOPS ? 1 : s2s_get_num_threads();
     if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
-    DNNL_CHECK(dnnl_primitive_execute(prim, tl_stream, n_args, args));
+    DNNL_CHECK(dnnl_primitive_execute(prim, tl->stream, n_args, args));
 done:
     return st;
 }
@@ -288,6 +335,20 @@ s2s_status s2s_linear(float *y, const float *x, const float *w, bool in_out, con
     return s2s_mm(y, x, w, &a);
 }
 
+s2s_status s2s_matmul(float *y, const float *x, const float *w, const float *bias, int64_t m,
+                      int64_t k, int64_t n) {
+    if (m < 0 || k < 0 || n < 0)
+        return s2s_fail(S2S_ERR_INVALID, "s2s_matmul: negative size (%lld x %lld -> %lld)",
+                        (long long)m, (long long)k, (long long)n);
+    if (k == 0) {  // an empty sum: oneDNN takes no zero K
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) y[i * n + j] = bias ? bias[j] : 0.0f;
+        return S2S_OK;
+    }
+    return s2s_linear(y, x, w, /*in_out=*/true, bias, m, k, n, S2S_MM_NONE,
+                      /*accumulate=*/false);
+}
+
 // ---- threads and shutdown ----
 
 void s2s_set_num_threads(int n) {
@@ -297,13 +358,12 @@ void s2s_set_num_threads(int n) {
 
 int s2s_get_num_threads(void) { return tl_threads > 0 ? tl_threads : omp_get_num_procs(); }
 
-void s2s_backend_shutdown(void) {
-    release_mems();
+void s2s_shutdown(void) {
     pthread_mutex_lock(&be.lock);
+    // Threads keep their (now empty) cache: tl still points at it.
+    for (thread_cache *c = be.threads; c; c = c->next) release_thread_cache(c);
     for (int i = 0; i < be.n_prims; i++) dnnl_primitive_destroy(be.prims[i].prim);
     be.n_prims = 0;
-    if (tl_stream) dnnl_stream_destroy(tl_stream);
-    tl_stream = NULL;
     if (be.engine) dnnl_engine_destroy(be.engine);
     be.engine = NULL;
     pthread_mutex_unlock(&be.lock);

@@ -47,7 +47,7 @@ s2s_status s2s_linear(float *y, const float *x, const float *w, bool in_out, con
 void s2s_set_num_threads(int n);
 int s2s_get_num_threads(void);
 
-// Releases the cached primitives, engine and stream (for leak checkers).
-void s2s_backend_shutdown(void);
+// s2s_shutdown (s2s/s2s.h) releases the engine, the primitives and every
+// thread's stream and memory objects.
 
 #endif

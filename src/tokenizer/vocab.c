@@ -73,6 +73,7 @@ void s2s_vocab_free(s2s_vocab *v) {
 // the next id. `lineno` is 1-based for messages.
 static s2s_status add_line(s2s_vocab *v, char *line, size_t n, const char *name,
                            size_t lineno) {
+    char q[QUOTE_MAX + 4];  // a token quoted in a message (s2s_quote)
     if (memchr(line, '\0', n))
         return s2s_fail(S2S_ERR_FORMAT, "%s:%zu: NUL byte in token", name, lineno);
     size_t bad = s2s_utf8_check(line, n);
@@ -92,21 +93,19 @@ static s2s_status add_line(s2s_vocab *v, char *line, size_t n, const char *name,
         chars++;
         all_cjk = all_cjk && s2s_is_cjk(cp);
         if (s2s_is_space(cp))
-            return s2s_fail(S2S_ERR_FORMAT, "%s:%zu: token '%.*s' contains whitespace",
-                            name, lineno, (int)(n < QUOTE_MAX ? n : QUOTE_MAX), line);
+            return s2s_fail(S2S_ERR_FORMAT, "%s:%zu: token '%s' contains whitespace",
+                            name, lineno, s2s_quote(q, sizeof q, line, n));
     }
     int id = v->n;
     if (id < S2S_NUM_SPECIALS && strcmp(line, specials[id]) != 0)
         return s2s_fail(S2S_ERR_FORMAT,
-                        "%s:%zu: expected special token '%s', found '%.*s' (the first "
+                        "%s:%zu: expected special token '%s', found '%s' (the first "
                         "four lines must be <pad> <unk> <s> </s>)",
-                        name, lineno, specials[id], (int)(n < QUOTE_MAX ? n : QUOTE_MAX),
-                        line);
+                        name, lineno, specials[id], s2s_quote(q, sizeof q, line, n));
     size_t slot = probe(v, line, n);
     if (v->slots[slot] >= 0)
-        return s2s_fail(S2S_ERR_FORMAT, "%s:%zu: duplicate token '%.*s' (first on line %d)",
-                        name, lineno, (int)(n < QUOTE_MAX ? n : QUOTE_MAX), line,
-                        v->slots[slot] + 1);
+        return s2s_fail(S2S_ERR_FORMAT, "%s:%zu: duplicate token '%s' (first on line %d)",
+                        name, lineno, s2s_quote(q, sizeof q, line, n), v->slots[slot] + 1);
     v->tok[id] = line;
     v->len[id] = (int)n;
     v->slots[slot] = id;

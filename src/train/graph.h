@@ -3,7 +3,7 @@
 // s2s_forward_backward runs the model on a batch keeping every activation
 // the backward pass needs, computes the label-smoothed cross-entropy and
 // writes d(loss)/d(param) for every parameter into a block laid out like
-// the model's parameters (use s2s_model_view to address it by weight).
+// the model's parameters (weight w's gradient is at grads + (w - m->params)).
 // Every matrix product, forward and backward, goes through s2s_mm /
 // s2s_linear (oneDNN).
 #ifndef S2S_TRAIN_GRAPH_H
