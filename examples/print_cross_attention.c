@@ -1,8 +1,10 @@
 // Translates one sentence and prints the cross-attention of one decoder
-// layer, averaged over heads: a row per target token, a column per source
-// token, with the source token each target token looked at most.
+// layer, averaged over heads (a row per target token, a column per source
+// token and </s>), then its hard alignment: the source token each target
+// token looked at most, from one call, s2s_hard_align.
 //
 //   print_cross_attention MODEL SENTENCE [LAYER]
+//   print_cross_attention models/zh-en.safetensors 我爱吃苹果 1
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -42,6 +44,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < h.n_out; i++) {
             printf("%-12.12s", i < h.n ? s2s_vocab_token(tv, h.ids[i]) : "</s>");
             for (int j = 0; j < h.n_src; j++) {
+                // cross_attn is (layers, heads, n_out, n_src)
                 float avg = 0;
                 for (int k = 0; k < h.heads; k++)
                     avg += h.cross_attn[(((size_t)layer * h.heads + k) * h.n_out + i) * h.n_src + j];
@@ -50,6 +53,19 @@ int main(int argc, char **argv) {
             printf("\n");
         }
     }
+    // The hard alignment of the same plane; a token that looks most at
+    // </s> stays unaligned (pass no_eos = true to leave </s> out instead).
+    s2s_alignment a = {0};
+    if (rc == 0 && s2s_hard_align(&a, &h, layer, S2S_ALIGN_AVG, /*no_eos=*/false) != S2S_OK) {
+        fprintf(stderr, "%s\n", s2s_last_error());
+        rc = 1;
+    }
+    char *pharaoh = rc == 0 ? s2s_alignment_format(&a) : NULL;
+    if (pharaoh) printf("alignment (source-target): %s\n", pharaoh);
+    for (int k = 0; k < a.n; k++)
+        printf("  %s -> %s\n", s2s_vocab_token(tv, h.ids[a.links[k].tgt]), t.pieces[a.links[k].src]);
+    free(pharaoh);
+    s2s_alignment_free(&a);
     s2s_tokens_free(&t);
     s2s_hypothesis_free(&h);
     s2s_state_free(st);

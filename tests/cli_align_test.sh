@@ -271,6 +271,8 @@ check "calibrate in place: inspect" run 0 "$s2s" inspect "$tmp/inplace.safetenso
 check "calibrate in place: head stored" out_has "alignment head: layer"
 check "calibrate: no temp file left" bash -c "! ls '$tmp' | grep -q tmp"
 check "calibrate into a missing folder: exit 1" run 1 "${A[@]}" --calibrate "$dev" -o "$tmp/no/dir/x.safetensors"
+check "calibrate into a missing folder: refused before the table" test ! -s "$tmp/out"
+check "calibrate into a missing folder: one line naming it" err_has "no/dir/x.safetensors: cannot write"
 check "-o without --calibrate: exit 2" run 2 "${A[@]}" -o "$tmp/x.safetensors" "die katze"
 check "--calibrate with --eval: exit 2" run 2 "${A[@]}" --calibrate "$dev" --eval "$dev"
 
@@ -296,6 +298,19 @@ check "--html with beam search: exit 0" run 0 "${A[@]}" --beam 3 --html "$tmp/b.
 check "--html with beam search: cross maps only" bash -c "[ \$(grep -o '\"self\":null' '$tmp/b.html' | wc -l) -eq 2 ]"
 check "--map self with beam search: exit 2" run 2 "${A[@]}" --beam 3 --map self "der hund"
 check "--html into a missing folder: exit 1" run 1 "${A[@]}" --html "$tmp/no/dir/r.html" "die katze"
-check "--html into a missing folder: named" err_has "no/dir/r.html"
+check "--html into a missing folder: named" err_has "no/dir/r.html: cannot write: No such file or directory"
+check "--html into a missing folder: one line" one_line_err
+check "--html into a missing folder: fails before printing anything" test ! -s "$tmp/out"
+check "--html onto a folder: exit 1" run 1 "${A[@]}" --html "$tmp" "die katze"
+check "--html onto a folder: nothing printed" test ! -s "$tmp/out"
+check "--html onto a folder: says why" err_has "cannot write: a directory"
+ln -s "$tmp/no/dir/r.html" "$tmp/dangling.html"
+check "--html onto a dangling symlink: exit 1" run 1 "${A[@]}" --html "$tmp/dangling.html" "die katze"
+check "--html onto a dangling symlink: nothing printed" test ! -s "$tmp/out"
+check "--html onto a dangling symlink: says why" err_has "cannot write: a symlink to a missing file"
+mkdir "$tmp/real" && : >"$tmp/real/r.html" && ln -s "$tmp/real/r.html" "$tmp/link.html"
+check "--html through a symlink: exit 0" run 0 "${A[@]}" --html "$tmp/link.html" "die katze"
+check "--html through a symlink: the page is where it points" test -s "$tmp/real/r.html"
+check "--html to /dev/null (written in place): exit 0" run 0 "${A[@]}" --html /dev/null "die katze"
 
 finish cli_align

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `s2s config check|show|diff|reference` and --set from the command line:
-# exit codes, messages, the show round trip, canonical paths, docs/config.md
-# against `s2s config reference`, endless inputs (/dev/zero, a FIFO, a pipe)
+# `s2s config check|show|diff|reference|schema|init|explain` and --set from
+# the command line: exit codes, messages, the show round trip, canonical
+# paths, docs/config.md against `s2s config reference` and
+# docs/config.schema.json against `s2s config schema`, init's files,
+# endless inputs (/dev/zero, a FIFO, a pipe)
 # refused at the size limit, and truncated or garbled copies of every
 # shipped config (exit 2 or 0, never a signal).
 #
@@ -97,7 +99,7 @@ expect_in err "--set model.hedas=4: unknown key 'hedas' in 'model' (did you mean
     "--set message"
 run "$S2S" config check configs/demo.yaml --set model.heads=3
 expect_rc 2 "check with an --set that breaks a cross-field rule"
-expect_in err "configs/demo.yaml:4:12: model.d_model: 64 is not divisible by model.heads (3)" \
+expect_in err "configs/demo.yaml:5:12: model.d_model: 64 is not divisible by model.heads (3)" \
     "cross-field after --set"
 # An override can fix what the file alone gets wrong.
 run "$S2S" config check "$FIX/cross_field.yaml" --set model.heads=4
@@ -235,6 +237,71 @@ if cmp -s "$TMP/out" docs/config.md; then ok; else
 fi
 run "$S2S" config reference configs/demo.yaml
 expect_rc 2 "reference takes no file"
+
+# ---- schema: docs/config.schema.json is its output ----
+
+run "$S2S" config schema
+expect_rc 0 "config schema"
+if cmp -s "$TMP/out" docs/config.schema.json; then ok; else
+    bad "docs/config.schema.json is stale; regenerate it: build/s2s config schema > docs/config.schema.json"
+    diff docs/config.schema.json "$TMP/out" | head -20
+fi
+if python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$TMP/out"; then ok; else
+    bad "config schema prints JSON"
+fi
+run "$S2S" config schema configs/demo.yaml
+expect_rc 2 "schema takes no file"
+
+# ---- init: a commented config that checks ----
+
+for preset in demo zh-en bench; do
+    run "$S2S" config init --preset "$preset" -o "$TMP/init_$preset.yaml"
+    expect_rc 0 "init --preset $preset"
+    expect_empty out "init -o writes nothing to stdout"
+    run "$S2S" config check "$TMP/init_$preset.yaml"
+    expect_rc 0 "check of init --preset $preset"
+done
+# The preset's shape is the shipped config's: no difference but the paths.
+run "$S2S" config diff configs/bench.yaml "$TMP/init_bench.yaml" --model-only
+expect_rc 0 "init --preset bench has the model of configs/bench.yaml"
+run "$S2S" config init
+expect_rc 0 "init without -o prints the config"
+expect_in out "  # int (>= 1); default 512" "init comments each key with its range and default"
+expect_in out "  d_model: 512" "init without a preset writes the defaults"
+cp "$TMP/out" "$TMP/stdout.yaml"
+run "$S2S" config check "$TMP/stdout.yaml"
+expect_rc 0 "check of init's standard output"
+echo "# mine" >"$TMP/mine.yaml"
+run "$S2S" config init --preset demo -o "$TMP/mine.yaml"
+expect_rc 2 "init does not replace a file"
+expect_in err "init: $TMP/mine.yaml exists; --force replaces it" "init names the file it keeps"
+if [ "$(cat "$TMP/mine.yaml")" = "# mine" ]; then ok; else bad "init changed a file it refused"; fi
+run "$S2S" config init --preset demo -o "$TMP/mine.yaml" --force
+expect_rc 0 "init --force replaces a file"
+expect_in "mine.yaml" "  d_model: 64" "init --force wrote the preset"
+run "$S2S" config init --preset big
+expect_rc 2 "init with an unknown preset"
+expect_in err "unknown preset 'big' (the presets are demo, zh-en and bench)" "unknown preset message"
+run "$S2S" config init -o "$TMP/no_such_dir/x.yaml"
+expect_rc 2 "init into a missing folder"
+expect_in err "no_such_dir/x.yaml" "the failed write names the file"
+run "$S2S" config init --preset
+expect_rc 2 "init --preset without a name"
+
+# ---- explain: one key ----
+
+run "$S2S" config explain model.heads
+expect_rc 0 "explain a key"
+expect_in out "model.heads: int (>= 1); default 8" "explain gives the type, range and default"
+expect_in out "Attention heads per attention block" "explain gives the help"
+run "$S2S" config explain heads
+expect_rc 0 "explain a bare key name"
+expect_in out "model.heads: int (>= 1); default 8" "a bare name finds its section"
+run "$S2S" config explain model.hedas
+expect_rc 2 "explain an unknown key"
+expect_in err "s2s: unknown key 'hedas' in 'model' (did you mean 'model.heads'?)" "explain's did-you-mean"
+run "$S2S" config explain
+expect_rc 2 "explain without a key"
 
 # ---- inspect: only what the model file stores ----
 

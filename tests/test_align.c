@@ -4,7 +4,9 @@
 // hand, display widths, the terminal heatmap with CJK labels, attention
 // rows that are distributions (decoder and encoder self-attention; the
 // cross-attention is covered, with a recomputation from the weights, in
-// test_decoding.c), and the HTML report.
+// test_decoding.c), the hard alignment of a hypothesis, the symmetrised
+// alignment of a forward/reverse model pair and the per-plane AER table
+// against plain loops, and the HTML report.
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -507,6 +509,345 @@ Test(align, self_attention_rows_are_distributions) {
     s2s_tokens_free(&t);
     s2s_state_free(st);
     s2s_model_free(m);
+}
+
+// ---- alignments of hypotheses (s2s_hard_align, pair, AER table) ----
+
+// A hypothesis with only what the alignment reads: n target tokens (+ the
+// </s> row) over n_src_tokens source tokens (+ the </s> column).
+static s2s_hypothesis fake_hyp(float *maps, int layers, int heads, int n, int n_src_tokens) {
+    return (s2s_hypothesis){.n = n, .n_out = n + 1, .cross_attn = maps, .layers = layers,
+                            .enc_layers = layers, .heads = heads, .n_src = n_src_tokens + 1};
+}
+
+// The reference hard alignment, by plain loops: for each target token t,
+// the mean over the selected layers and heads of every column, the first
+// largest one; the </s> column means no link, or with no_eos is not a
+// candidate. m is (n_src - 1, n) row-major.
+static void ref_hard_align(bool *m, const float *maps, int L, int H, int n_out, int n_src, int n,
+                           int layer, int head, bool no_eos) {
+    memset(m, 0, (size_t)(n_src - 1) * n * sizeof *m);
+    for (int t = 0; t < n; t++) {
+        int best = -1;
+        double best_w = 0;
+        for (int c = 0; c < n_src - (no_eos ? 1 : 0); c++) {
+            double w = 0;
+            int k = 0;
+            for (int l = 0; l < L; l++)
+                for (int h = 0; h < H; h++)
+                    if ((layer < 0 || l == layer) && (head < 0 || h == head)) {
+                        w += maps[(((size_t)l * H + h) * n_out + t) * n_src + c];
+                        k++;
+                    }
+            w /= k;
+            if (best < 0 || w > best_w) best = c, best_w = w;
+        }
+        if (best < n_src - 1) m[(size_t)best * n + t] = true;
+    }
+}
+
+// a equals the dense (ns, nt) matrix m.
+static void assert_matrix(const s2s_alignment *a, const bool *m, int ns, int nt, const char *what) {
+    int n = 0;
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < nt; j++) {
+            n += m[(size_t)i * nt + j];
+            if (m[(size_t)i * nt + j]) cr_assert(s2s_alignment_has(a, i, j), "%s: lacks %d-%d", what, i, j);
+        }
+    cr_assert_eq(a->n, n, "%s: %d links, wanted %d", what, a->n, n);
+}
+
+// Random distributions over the columns of every row; some rows lean on </s>.
+static void random_maps(float *maps, int planes, int rows, int cols) {
+    for (int p = 0; p < planes; p++)
+        for (int r = 0; r < rows; r++) {
+            float *x = maps + ((size_t)p * rows + r) * cols;
+            double sum = 0;
+            for (int c = 0; c < cols; c++) sum += x[c] = (float)(rnd() % 1000 + 1);
+            if (rnd() % 3 == 0) x[cols - 1] += (float)sum, sum *= 2;
+            for (int c = 0; c < cols; c++) x[c] = (float)(x[c] / sum);
+        }
+}
+
+Test(align, hard_align_takes_the_argmax_of_each_token_row_by_hand) {
+    // 1 layer, 1 head: 2 target tokens + </s> row, 2 source tokens + </s>.
+    float w[3 * 3] = {
+        0.1f, 0.2f, 0.7f,  // looks most at </s>: unaligned, or source 1 with no_eos
+        0.6f, 0.3f, 0.1f,  // source 0
+        0.5f, 0.5f, 0.0f,  // the </s> row: never a link
+    };
+    s2s_hypothesis h = fake_hyp(w, 1, 1, 2, 2);
+    s2s_alignment a = {0};
+    cr_assert_eq(s2s_hard_align(&a, &h, 0, 0, /*no_eos=*/false), S2S_OK);
+    assert_links(&a, "0-1");
+    cr_assert_eq(s2s_hard_align(&a, &h, S2S_ALIGN_AVG, S2S_ALIGN_AVG, /*no_eos=*/true), S2S_OK);
+    assert_links(&a, "0-1 1-0");
+    // Bad selectors and a hypothesis without attention are refused.
+    cr_assert_eq(s2s_hard_align(&a, &h, 1, 0, false), S2S_ERR_INVALID);
+    cr_assert(strstr(s2s_last_error(), "layer 1"), "%s", s2s_last_error());
+    cr_assert_eq(s2s_hard_align(&a, &h, 0, -2, false), S2S_ERR_INVALID);
+    h.cross_attn = NULL;
+    cr_assert_eq(s2s_hard_align(&a, &h, 0, 0, false), S2S_ERR_INVALID);
+    cr_assert(strstr(s2s_last_error(), "want_attention"), "%s", s2s_last_error());
+    s2s_alignment_free(&a);
+}
+
+Test(align, hard_align_equals_plain_loops_on_every_plane) {
+    enum { L = 2, H = 3 };
+    for (int trial = 0; trial < 30; trial++) {
+        int n = 1 + (int)(rnd() % 6), ns = 1 + (int)(rnd() % 6);
+        float *maps = malloc((size_t)L * H * (n + 1) * (ns + 1) * sizeof *maps);
+        bool *want = malloc((size_t)ns * n * sizeof *want);
+        random_maps(maps, L * H, n + 1, ns + 1);
+        s2s_hypothesis h = fake_hyp(maps, L, H, n, ns);
+        s2s_alignment a = {0};
+        for (int l = S2S_ALIGN_AVG; l < L; l++)
+            for (int hd = S2S_ALIGN_AVG; hd < H; hd++)
+                for (int no_eos = 0; no_eos < 2; no_eos++) {
+                    cr_assert_eq(s2s_hard_align(&a, &h, l, hd, no_eos), S2S_OK, "%s", s2s_last_error());
+                    ref_hard_align(want, maps, L, H, n + 1, ns + 1, n, l, hd, no_eos);
+                    char what[64];
+                    snprintf(what, sizeof what, "trial %d layer %d head %d no_eos %d", trial, l, hd, no_eos);
+                    assert_matrix(&a, want, ns, n, what);
+                    if (no_eos) cr_assert_eq(a.n, n, "%s: every token aligned", what);
+                }
+        s2s_alignment_free(&a);
+        free(maps);
+        free(want);
+    }
+}
+
+// A vocab file of the specials then `words` in the given order.
+static void write_vocab(const char *path, const char *const *words, int n) {
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("<pad>\n<unk>\n<s>\n</s>\n", f);
+    for (int i = 0; i < n; i++) fprintf(f, "%s\n", words[i]);
+    cr_assert_eq(fclose(f), 0);
+}
+
+// The model of tests/data/ref/pre_relu_tied.yaml with other vocab files.
+static s2s_model *model_with_vocabs(const char *src, const char *tgt, uint64_t seed) {
+    s2s_config c;
+    s2s_config_default(&c);
+    cr_assert_eq(s2s_config_load_file(&c, S2S_TEST_DATA "/ref/pre_relu_tied.yaml"), S2S_OK, "%s",
+                 s2s_last_error());
+    snprintf(c.vocab.src, sizeof c.vocab.src, "%s", src);
+    snprintf(c.vocab.tgt, sizeof c.vocab.tgt, "%s", tgt);
+    s2s_model *m;
+    cr_assert_eq(s2s_model_init(&m, &c, seed), S2S_OK, "%s", s2s_last_error());
+    return m;
+}
+
+// Forced decoding of source -> target text with attention.
+static s2s_hypothesis score_pair(s2s_state *st, const s2s_model *m, const s2s_tokens *s,
+                                 const s2s_tokens *t) {
+    s2s_decode_params p = s2s_decode_default_params(m);
+    p.want_attention = true;
+    const int *src[1] = {s->ids}, *tgt[1] = {t->ids};
+    s2s_hypothesis h;
+    cr_assert_eq(s2s_score(st, &p, src, &s->n, tgt, &t->n, 1, &h), S2S_OK, "%s", s2s_last_error());
+    return h;
+}
+
+// The reverse model's vocabs list the words in other orders than the
+// forward model's, and know a word ("zebra") the forward target vocab does
+// not: the pair must match tokens by their text. The reference scores the
+// reverse direction itself (tokenizing the texts with the reverse vocabs),
+// takes both argmaxes by plain loops and combines them by set operations.
+Test(align, symmetrize_pair_equals_the_reverse_model_scored_by_hand) {
+    static const char *const de[] = {"matte", "auf", "sitzt", "hund", "der", "die", "katze"};
+    static const char *const en[] = {"zebra", "mat", "on", "sits", "dog", "the", "cat"};
+    char dir[] = "/tmp/s2s_align_pair_XXXXXX", rsrc[96], rtgt[96];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(rsrc, sizeof rsrc, "%s/en.txt", dir);
+    snprintf(rtgt, sizeof rtgt, "%s/de.txt", dir);
+    write_vocab(rsrc, en, 7);
+    write_vocab(rtgt, de, 7);
+    s2s_model *fwd = ref_model(11);
+    s2s_model *rev = model_with_vocabs(rsrc, rtgt, 12);
+    s2s_state *fst, *rst;
+    cr_assert_eq(s2s_state_new(&fst, fwd), S2S_OK);
+    cr_assert_eq(s2s_state_new(&rst, rev), S2S_OK);
+    const char *source = "der hund sitzt auf der matte", *target = "the dog sits on the zebra mat";
+    s2s_tokens s = {0}, t = {0}, rs = {0}, rt = {0};
+    cr_assert_eq(s2s_tokenize(s2s_model_src_vocab(fwd), source, &s), S2S_OK);
+    cr_assert_eq(s2s_tokenize(s2s_model_tgt_vocab(fwd), target, &t), S2S_OK);
+    cr_assert_eq(t.ids[5], S2S_UNK, "zebra is unknown to the forward model");
+    cr_assert_eq(s2s_tokenize(s2s_model_src_vocab(rev), target, &rs), S2S_OK);
+    cr_assert_eq(s2s_tokenize(s2s_model_tgt_vocab(rev), source, &rt), S2S_OK);
+    cr_assert_neq(rs.ids[5], S2S_UNK, "but known to the reverse one");
+    s2s_hypothesis h = score_pair(fst, fwd, &s, &t), rh = score_pair(rst, rev, &rs, &rt);
+    int ns = s.n, nt = t.n;
+    bool *f = malloc((size_t)ns * nt), *r = malloc((size_t)nt * ns), *want = malloc((size_t)ns * nt);
+    for (int no_eos = 0; no_eos < 2; no_eos++) {
+        ref_hard_align(f, h.cross_attn, h.layers, h.heads, h.n_out, h.n_src, h.n, 1, 2, no_eos);
+        ref_hard_align(r, rh.cross_attn, rh.layers, rh.heads, rh.n_out, rh.n_src, rh.n, 0,
+                       S2S_ALIGN_AVG, no_eos);  // (target token, source token)
+        s2s_align_pair p = s2s_align_pair_default(fwd, rev, rst);
+        p.layer = 1, p.head = 2, p.rev_layer = 0, p.rev_head = S2S_ALIGN_AVG, p.no_eos = no_eos;
+        for (int m = S2S_SYM_INTERSECTION; m <= S2S_SYM_UNION; m++) {
+            p.method = (s2s_symmetrize)m;
+            s2s_alignment out = {0}, fo = {0};
+            cr_assert_eq(s2s_align_symmetrize_pair(&p, 1, &s, &h, &t, &fo, &out), S2S_OK, "%s",
+                         s2s_last_error());
+            for (int i = 0; i < ns; i++)
+                for (int j = 0; j < nt; j++) {
+                    bool a = f[i * nt + j], b = r[j * ns + i];
+                    want[i * nt + j] = m == S2S_SYM_UNION ? a || b : a && b;
+                }
+            assert_matrix(&fo, f, ns, nt, "forward");
+            assert_matrix(&out, want, ns, nt, s2s_symmetrize_name(p.method));
+            s2s_alignment_free(&out);
+            s2s_alignment_free(&fo);
+        }
+    }
+    // The grown methods combine the same two alignments (s2s_align_symmetrize
+    // is checked against the definitions above); fwd_out may be NULL.
+    s2s_alignment fa = {0}, ra = {0}, want_gdf = {0}, out = {0};
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < nt; j++) {
+            if (f[i * nt + j]) cr_assert_eq(s2s_alignment_add(&fa, i, j, false), S2S_OK);
+            if (r[j * ns + i]) cr_assert_eq(s2s_alignment_add(&ra, i, j, false), S2S_OK);
+        }
+    s2s_alignment_normalize(&fa);
+    s2s_alignment_normalize(&ra);
+    cr_assert_eq(s2s_align_symmetrize(&want_gdf, &fa, &ra, ns, nt, S2S_SYM_GROW_DIAG_FINAL), S2S_OK);
+    s2s_align_pair p = s2s_align_pair_default(fwd, rev, rst);
+    p.layer = 1, p.head = 2, p.rev_layer = 0, p.rev_head = S2S_ALIGN_AVG, p.no_eos = true;
+    p.method = S2S_SYM_GROW_DIAG_FINAL;
+    cr_assert_eq(s2s_align_symmetrize_pair(&p, 1, &s, &h, &t, NULL, &out), S2S_OK, "%s", s2s_last_error());
+    char *got = s2s_alignment_format(&out), *exp = s2s_alignment_format(&want_gdf);
+    cr_assert_str_eq(got, exp);
+    free(got);
+    free(exp);
+    // A hypothesis that does not belong to the source is refused.
+    s.n--;
+    cr_assert_eq(s2s_align_symmetrize_pair(&p, 1, &s, &h, &t, NULL, &out), S2S_ERR_INVALID);
+    s.n++;
+    s2s_alignment_free(&fa);
+    s2s_alignment_free(&ra);
+    s2s_alignment_free(&want_gdf);
+    s2s_alignment_free(&out);
+    free(f);
+    free(r);
+    free(want);
+    s2s_hypothesis_free(&h);
+    s2s_hypothesis_free(&rh);
+    s2s_tokens_free(&s);
+    s2s_tokens_free(&t);
+    s2s_tokens_free(&rs);
+    s2s_tokens_free(&rt);
+    s2s_state_free(fst);
+    s2s_state_free(rst);
+    s2s_model_free(fwd);
+    s2s_model_free(rev);
+    remove(rsrc);
+    remove(rtgt);
+    cr_assert_eq(rmdir(dir), 0);
+}
+
+Test(align, aer_table_rows_and_best_plane_by_hand) {
+    // 1 layer, 2 heads; 2 target tokens over 2 source tokens. Head 0 is
+    // right, head 1 crossed; their mean ties on every row, so it links
+    // both tokens to source 0 (the first on ties).
+    float maps[2 * 3 * 3] = {
+        1, 0, 0, 0, 1, 0, 0, 0, 1,  // head 0
+        0, 1, 0, 1, 0, 0, 0, 0, 1,  // head 1
+    };
+    s2s_hypothesis h = fake_hyp(maps, 1, 2, 2, 2);
+    s2s_alignment gold = parse("0-0 1-1");
+    s2s_aer_table *t;
+    cr_assert_eq(s2s_aer_table_new(&t, 1, 2), S2S_OK);
+    cr_assert_eq(s2s_aer_table_add(t, &h, &gold, false), S2S_OK);
+    cr_assert_eq(s2s_aer_table_sentences(t), 1);
+    const struct { int l, h; double aer; } want[] = {
+        {0, 0, 0.0}, {0, 1, 1.0}, {0, S2S_ALIGN_AVG, 0.5},  // 1 - (1 + 1) / (2 + 2)
+        {S2S_ALIGN_AVG, 0, 0.0}, {S2S_ALIGN_AVG, 1, 1.0}, {S2S_ALIGN_AVG, S2S_ALIGN_AVG, 0.5},
+    };
+    for (int k = 0; k < 6; k++) {
+        const s2s_aer_counts *c = s2s_aer_table_counts(t, want[k].l, want[k].h);
+        cr_assert_not_null(c);
+        cr_assert_float_eq(s2s_aer(c), want[k].aer, 1e-12, "layer %d head %d: %g", want[k].l,
+                           want[k].h, s2s_aer(c));
+    }
+    // (avg, 0) and (0, 0) tie at 0: the average layer comes first.
+    int bl, bh;
+    s2s_aer_table_best(t, &bl, &bh);
+    cr_assert(bl == S2S_ALIGN_AVG && bh == 0, "best %d/%d", bl, bh);
+    cr_assert_null(s2s_aer_table_counts(t, 1, 0));
+    cr_assert_null(s2s_aer_table_counts(t, 0, 2));
+    cr_assert_null(s2s_aer_table_counts(t, -2, 0));
+    // Another shape or no attention is refused and leaves the table alone.
+    s2s_hypothesis other = fake_hyp(maps, 2, 1, 2, 2);
+    cr_assert_eq(s2s_aer_table_add(t, &other, &gold, false), S2S_ERR_INVALID);
+    h.cross_attn = NULL;
+    cr_assert_eq(s2s_aer_table_add(t, &h, &gold, false), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_aer_table_sentences(t), 1);
+    s2s_aer_table_free(t);
+    cr_assert_eq(s2s_aer_table_new(&t, 0, 2), S2S_ERR_INVALID);
+    s2s_alignment_free(&gold);
+}
+
+// Random corpora: every plane's counts equal plain counting of the
+// reference alignments, and the best plane is the first lowest AER in the
+// documented order.
+Test(align, aer_table_equals_plain_counting_and_its_best_is_the_minimum) {
+    enum { L = 2, H = 2, P = (L + 1) * (H + 1) };
+    for (int trial = 0; trial < 20; trial++) {
+        s2s_aer_table *t;
+        cr_assert_eq(s2s_aer_table_new(&t, L, H), S2S_OK);
+        long long a[P] = {0}, s[P] = {0}, as[P] = {0}, ap[P] = {0};
+        bool no_eos = trial % 2;
+        for (int sent = 0; sent < 4; sent++) {
+            int n = 1 + (int)(rnd() % 5), ns = 1 + (int)(rnd() % 5);
+            float *maps = malloc((size_t)L * H * (n + 1) * (ns + 1) * sizeof *maps);
+            bool *m = malloc((size_t)ns * n), *g = malloc((size_t)ns * n), *poss = malloc((size_t)ns * n);
+            random_maps(maps, L * H, n + 1, ns + 1);
+            s2s_alignment gold = {0};
+            for (int i = 0; i < ns * n; i++) {
+                uint32_t x = rnd() % 5;
+                g[i] = x < 2, poss[i] = x == 1;
+                if (g[i]) cr_assert_eq(s2s_alignment_add(&gold, i / n, i % n, poss[i]), S2S_OK);
+            }
+            s2s_alignment_normalize(&gold);
+            s2s_hypothesis h = fake_hyp(maps, L, H, n, ns);
+            cr_assert_eq(s2s_aer_table_add(t, &h, &gold, no_eos), S2S_OK, "%s", s2s_last_error());
+            for (int l = -1; l < L; l++)
+                for (int hd = -1; hd < H; hd++) {
+                    int k = (l + 1) * (H + 1) + hd + 1;
+                    ref_hard_align(m, maps, L, H, n + 1, ns + 1, n, l, hd, no_eos);
+                    for (int i = 0; i < ns * n; i++) {
+                        a[k] += m[i];
+                        s[k] += g[i] && !poss[i];
+                        as[k] += m[i] && g[i] && !poss[i];
+                        ap[k] += m[i] && g[i];
+                    }
+                }
+            s2s_alignment_free(&gold);
+            free(maps);
+            free(m);
+            free(g);
+            free(poss);
+        }
+        int want_l = 0, want_h = 0;
+        double best = 2;
+        for (int l = -1; l < L; l++)
+            for (int hd = -1; hd < H; hd++) {
+                int k = (l + 1) * (H + 1) + hd + 1;
+                const s2s_aer_counts *c = s2s_aer_table_counts(t, l, hd);
+                cr_assert(c->a == a[k] && c->s == s[k] && c->a_s == as[k] && c->a_p == ap[k],
+                          "trial %d plane %d/%d", trial, l, hd);
+                double e = a[k] + s[k] ? 1.0 - (double)(as[k] + ap[k]) / (double)(a[k] + s[k]) : 0.0;
+                if (e < best) best = e, want_l = l, want_h = hd;
+            }
+        int bl, bh;
+        s2s_aer_table_best(t, &bl, &bh);
+        cr_assert(bl == want_l && bh == want_h, "trial %d: best %d/%d, wanted %d/%d", trial, bl, bh,
+                  want_l, want_h);
+        cr_assert_eq(s2s_aer_table_sentences(t), 4);
+        s2s_aer_table_free(t);
+    }
 }
 
 // ---- HTML ----

@@ -1,8 +1,10 @@
 // Tests for the YAML config module (src/config): defaults, every error kind
 // with its exact message, overrides, validation, printing, the round trip
-// through YAML, docs/config.md, and malformed input of every length.
+// through YAML, docs/config.md, the JSON Schema, `config init` and
+// `config explain`, and malformed input of every length.
 #include <criterion/criterion.h>
 #include <glob.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1575,4 +1577,253 @@ static void fuzz_shipped(const char *path, const char *name) {
 
 Test(config, truncated_and_garbled_shipped_configs_are_handled) {
     cr_assert_geq(each_shipped_config(fuzz_shipped), 1);
+}
+
+// ---- the JSON Schema, init and explain ----
+
+// The schema object of leaf path ("train.guided_alignment.layer"), checking
+// on the way that every table it passes through is a closed object.
+static json_t *schema_of(json_t *root, const char *path) {
+    json_t *s = root;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *save = NULL, *name = strtok_r(buf, ".", &save); name;
+         name = strtok_r(NULL, ".", &save)) {
+        cr_assert(json_is_false(json_object_get(s, "additionalProperties")),
+                  "%s: a table on the way is not closed", path);
+        s = json_object_get(json_object_get(s, "properties"), name);
+        cr_assert_not_null(s, "%s: '%s' is not in the schema", path, name);
+    }
+    return s;
+}
+
+// A JSON scalar as the text --set reads as that value.
+static void json_to_text(char *out, size_t n, const json_t *j) {
+    if (json_is_integer(j)) snprintf(out, n, "%lld", (long long)json_integer_value(j));
+    else if (json_is_real(j)) snprintf(out, n, "%.9g", json_real_value(j));
+    else if (json_is_string(j)) snprintf(out, n, "%s", json_string_value(j));
+    else if (json_is_boolean(j)) snprintf(out, n, "%s", json_is_true(j) ? "true" : "false");
+    else cr_assert_fail("unexpected JSON value");
+}
+
+// The loader's verdict on path=value (as --set gives it), into *cfg.
+static bool set_into(s2s_config *cfg, const char *path, const char *value) {
+    char a[2200];
+    snprintf(a, sizeof a, "%s=%s", path, value);
+    return s2s_config_set(cfg, a) == S2S_OK;
+}
+
+static bool set_ok(const char *path, const char *value) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    return set_into(&cfg, path, value);
+}
+
+Test(config, json_schema_has_every_key_with_what_the_loader_takes) {
+    char *text = s2s_config_json_schema();
+    cr_assert_not_null(text);
+    json_error_t err;
+    json_t *root = json_loads(text, 0, &err);
+    cr_assert_not_null(root, "the schema is not JSON: %s at line %d", err.text, err.line);
+    cr_assert_str_eq(json_string_value(json_object_get(root, "$schema")),
+                     "https://json-schema.org/draft/2020-12/schema");
+    json_t *props = json_object_get(root, "properties");
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(props, "base"), "type")),
+                     "string");
+    cr_assert_eq(json_object_size(props), (size_t)s2s_cfg_root.n_keys + 1, "sections and base");
+    // The rules JSON Schema cannot express are named in its description.
+    const char *desc = json_string_value(json_object_get(root, "description"));
+    for (int r = 0; r < s2s_cfg_n_rules; r++)
+        cr_assert_not_null(strstr(desc, s2s_cfg_rules[r].doc));
+    s2s_config def;
+    s2s_config_default(&def);
+    static const struct { s2s_cfg_type t; const char *json; } types[] = {
+        {S2S_CFG_INT, "integer"}, {S2S_CFG_FLOAT, "number"}, {S2S_CFG_BOOL, "boolean"},
+        {S2S_CFG_ENUM, "string"}, {S2S_CFG_FLOAT_PAIR, "array"}};
+    for (int i = 0; i < s2s_cfg_n_leaves(); i++) {
+        const s2s_cfg_leaf *l = s2s_cfg_leaf_get(i);
+        const s2s_cfg_key *k = l->key;
+        json_t *s = schema_of(root, l->path);
+        cr_assert_str_eq(json_string_value(json_object_get(s, "description")), k->help, "%s",
+                         l->path);
+        json_t *type = json_object_get(s, "type");
+        if (k->type == S2S_CFG_PATH || k->type == S2S_CFG_STRING) {
+            cr_assert_str_eq(json_string_value(json_array_get(type, 0)), "string", "%s", l->path);
+            cr_assert_null(json_object_get(s, "default"), "%s: an unset path has no default",
+                           l->path);
+            // maxLength: the longest name the loader takes (an output
+            // need not exist; an input path would have to).
+            char name[2048];
+            size_t max = (size_t)json_integer_value(json_object_get(s, "maxLength"));
+            cr_assert(max + 2 < sizeof name, "%s", l->path);
+            memset(name, 'x', max + 1);
+            name[max] = '\0';
+            if (k->flags & S2S_CFG_OUTPUT) cr_assert(set_ok(l->path, name), "%s", l->path);
+            name[max] = 'x';
+            name[max + 1] = '\0';
+            cr_assert(!set_ok(l->path, name), "%s: longer than maxLength", l->path);
+            continue;
+        }
+        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+            if (types[t].t == k->type)
+                cr_assert_str_eq(json_string_value(type), types[t].json, "%s", l->path);
+        // The default, given as a value, is read as the loader's default.
+        json_t *d = json_object_get(s, "default");
+        cr_assert_not_null(d, "%s has no default", l->path);
+        char value[160];
+        if (json_is_array(d)) {
+            char a[64], b[64];
+            json_to_text(a, sizeof a, json_array_get(d, 0));
+            json_to_text(b, sizeof b, json_array_get(d, 1));
+            snprintf(value, sizeof value, "[%s, %s]", a, b);
+        } else {
+            json_to_text(value, sizeof value, d);
+        }
+        s2s_config cfg;
+        s2s_config_default(&cfg);
+        memset(s2s_cfg_field(&cfg, l), 0x55, k->size);  // so the default must be written
+        cr_assert(set_into(&cfg, l->path, value), "%s=%s: %s", l->path, value, s2s_last_error());
+        cr_assert(s2s_cfg_ops_of(k)->equal(k, s2s_cfg_field_const(&cfg, l),
+                                           s2s_cfg_field_const(&def, l)),
+                  "%s: the schema's default %s is not the loader's", l->path, value);
+        if (k->type == S2S_CFG_ENUM) {
+            // The names, in order; each one loads.
+            json_t *e = json_object_get(s, "enum");
+            int j = 0;
+            for (; k->names[j]; j++) {
+                cr_assert_str_eq(json_string_value(json_array_get(e, (size_t)j)), k->names[j]);
+                cr_assert(set_ok(l->path, k->names[j]));
+            }
+            cr_assert_eq(json_array_size(e), (size_t)j, "%s", l->path);
+            continue;
+        }
+        if (k->type == S2S_CFG_BOOL) continue;
+        // Bounds: the loader takes an inclusive bound and refuses an
+        // exclusive one and whatever lies beyond either.
+        json_t *num = json_is_array(d) ? json_object_get(s, "items") : s;
+        static const char *const names[] = {"minimum", "exclusiveMinimum", "maximum",
+                                            "exclusiveMaximum"};
+        int found = 0;
+        for (int b = 0; b < 4; b++) {
+            json_t *v = json_object_get(num, names[b]);
+            if (!v) continue;
+            found++;
+            bool integer = json_is_integer(v);
+            double x = json_number_value(v), step = integer ? 1 : fabs(x) * 1e-3 + 0.25;
+            char at[64], past[64], at2[140], past2[140];
+            json_to_text(at, sizeof at, v);
+            snprintf(past, sizeof past, integer ? "%.0f" : "%.9g", b < 2 ? x - step : x + step);
+            snprintf(at2, sizeof at2, json_is_array(d) ? "[%s, %s]" : "%s", at, at);
+            snprintf(past2, sizeof past2, json_is_array(d) ? "[%s, %s]" : "%s", past, past);
+            cr_assert_eq(set_ok(l->path, at2), b % 2 == 0, "%s=%s", l->path, at2);
+            cr_assert(!set_ok(l->path, past2), "%s=%s is beyond the schema's %s", l->path, past2,
+                      names[b]);
+        }
+        cr_assert_eq(found, 2, "%s: a lower and an upper bound", l->path);
+    }
+    json_decref(root);
+    free(text);
+}
+
+// configs/<name>.yaml, whose shape the preset of that name is.
+Test(config, presets_are_the_shipped_configs_without_paths) {
+    static const char *const names[] = {"demo", "zh-en", "bench"};
+    for (int p = 0; p < 3; p++) {
+        s2s_config preset, shipped;
+        cr_assert_eq(s2s_config_preset(&preset, names[p]), S2S_OK, "%s", s2s_last_error());
+        char path[256];
+        snprintf(path, sizeof path, S2S_SOURCE_DIR "/configs/%s.yaml", names[p]);
+        s2s_config_default(&shipped);
+        cr_assert_eq(s2s_config_load_file(&shipped, path), S2S_OK, "%s", s2s_last_error());
+        for (int i = 0; i < s2s_cfg_n_leaves(); i++) {
+            const s2s_cfg_leaf *l = s2s_cfg_leaf_get(i);
+            const s2s_cfg_key *k = l->key;
+            if (k->type == S2S_CFG_PATH || (k->flags & S2S_CFG_OUTPUT)) {
+                cr_assert_eq(*(const char *)s2s_cfg_field_const(&preset, l), '\0', "%s", l->path);
+                continue;
+            }
+            cr_assert(s2s_cfg_ops_of(k)->equal(k, s2s_cfg_field_const(&preset, l),
+                                               s2s_cfg_field_const(&shipped, l)),
+                      "preset %s differs from %s at %s", names[p], path, l->path);
+        }
+    }
+    s2s_config cfg;
+    cr_assert_eq(s2s_config_preset(&cfg, "big"), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(),
+                     "unknown preset 'big' (the presets are demo, zh-en and bench)");
+}
+
+Test(config, commented_yaml_loads_back_with_a_comment_on_every_key) {
+    static const char *const names[] = {"demo", "zh-en", "bench", NULL};
+    for (int p = 0; p < 4; p++) {
+        s2s_config cfg, back;
+        if (names[p]) cr_assert_eq(s2s_config_preset(&cfg, names[p]), S2S_OK);
+        else s2s_config_default(&cfg);
+        char *text = s2s_config_to_commented_yaml(&cfg, "A header that is long enough to be "
+                                                  "wrapped onto a second line of comment, "
+                                                  "which it is once it passes 78 columns.");
+        cr_assert_not_null(text);
+        s2s_config_default(&back);
+        back.model.d_model = 2;  // every value must come from the text
+        cr_assert_eq(s2s_config_load_string(&back, text, "init.yaml", NULL), S2S_OK, "%s",
+                     s2s_last_error());
+        expect_same_config(&cfg, &back, "the commented YAML read back");
+        // Each key line follows a comment (whose last line is its summary);
+        // no line is longer than 78 columns unless it is one long word.
+        int keys = 0;
+        const char *prev = NULL;
+        for (const char *line = text; *line;) {
+            const char *end = strchr(line, '\n');
+            cr_assert_not_null(end);
+            const char *s = line + strspn(line, " ");
+            if (s < end && *s != '#') {
+                keys++;
+                cr_assert(prev && prev[strspn(prev, " ")] == '#', "a key without a comment: %.*s",
+                          (int)(end - line), line);
+            }
+            if (end - line > 78) cr_assert_null(memchr(s + 2, ' ', (size_t)(end - s - 2)));
+            prev = line;
+            line = end + 1;
+        }
+        cr_assert_eq(keys, s2s_cfg_n_leaves() + count_tables(&s2s_cfg_root));
+        cr_assert_not_null(strstr(text, "  # int (>= 1); default 512\n  d_model: "));
+        cr_assert_not_null(strstr(text, "# A header that is long enough to be wrapped onto a "
+                                        "second line of comment,\n# which it is once"));
+        free(text);
+    }
+}
+
+Test(config, explain_prints_one_key_and_suggests_for_unknown_ones) {
+    char *text = NULL;
+    cr_assert_eq(s2s_config_explain("model.d_model", &text), S2S_OK);
+    cr_assert(strncmp(text, "model.d_model: int (>= 1); default 512\n  Width of every", 55) == 0,
+              "%s", text);
+    cr_assert_not_null(strstr(text, "Checked with other keys:\n    - `model.d_model` is even"));
+    char *bare = NULL;
+    cr_assert_eq(s2s_config_explain("d_model", &bare), S2S_OK);
+    cr_assert_str_eq(bare, text);
+    free(bare);
+    free(text);
+    cr_assert_eq(s2s_config_explain("train.guided_alignment", &text), S2S_OK);
+    cr_assert_not_null(strstr(text, "train.guided_alignment: a mapping of layer, head or weight\n"));
+    cr_assert_not_null(strstr(text, "\n  train.guided_alignment.layer: int (>= -1); default -1\n"));
+    free(text);
+    static const struct { const char *key, *msg; } bad[] = {
+        {"model.d_modl", "unknown key 'd_modl' in 'model' (did you mean 'model.d_model'?)"},
+        {"train.guided_alignment.lyer",
+         "unknown key 'lyer' in 'train.guided_alignment' (did you mean "
+         "'train.guided_alignment.layer'?)"},
+        {"d_modle", "unknown key 'd_modle' (did you mean 'model.d_model'?)"},
+        {"modle", "unknown key 'modle' (did you mean 'model'?)"},
+        {"modle.heads", "unknown section 'modle' (did you mean 'model'?)"},
+        {"max_len", "'max_len' is a key of several tables; name one: model.max_len, decode.max_len"},
+        {"model.heads.x", "'model.heads' is a value, not a mapping of keys"},
+        {"zzz", "unknown key 'zzz'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        text = NULL;
+        cr_assert_eq(s2s_config_explain(bad[i].key, &text), S2S_ERR_CONFIG, "%s", bad[i].key);
+        cr_assert_null(text);
+        cr_assert_str_eq(s2s_last_error(), bad[i].msg);
+    }
 }

@@ -7,12 +7,16 @@
 // alignment is a set of links (i, j): source token i, target token j, both
 // 0-based over the tokens the tokenizer splits (no <s>, no </s>).
 //
-//     float *w = malloc(h.n_out * h.n_src * sizeof *w);
-//     s2s_attn_select(w, h.cross_attn, h.layers, h.heads, h.n_out, h.n_src,
-//                     S2S_ALIGN_AVG, S2S_ALIGN_AVG);      // mean of all heads
+//     p.want_attention = true;                             // decode params
+//     s2s_translate(st, &p, src, src_len, 1, &h);
 //     s2s_alignment a = {0};
-//     s2s_align_argmax(&a, w, h.n, h.n_src, h.n_src - 1);  // skip </s> column
+//     s2s_hard_align(&a, &h, S2S_ALIGN_AVG, S2S_ALIGN_AVG,  // mean of all heads
+//                    /*no_eos=*/false);
 //     char *text = s2s_alignment_format(&a);                // "0-0 1-2 2-1"
+//
+// s2s_hard_align is s2s_attn_select (a plane), s2s_attn_drop_columns (with
+// no_eos) and s2s_align_argmax; s2s_align_symmetrize_pair adds a reverse
+// model; s2s_aer_table scores every plane against gold.
 //
 // Pharaoh text: links separated by spaces; "i-j" is a sure link, "ipj" a
 // possible one (the convention of the Lilt alignment-scripts aer.py used by
@@ -25,6 +29,7 @@
 
 #include "s2s/decode.h"
 #include "s2s/status.h"
+#include "s2s/tokenizer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -121,6 +126,57 @@ s2s_status s2s_align_symmetrize(s2s_alignment *out, const s2s_alignment *fwd,
 // Swaps src and tgt of every link (and re-sorts).
 void s2s_alignment_transpose(s2s_alignment *a);
 
+// ---- from decoded hypotheses ----
+
+// The hard alignment of h (from s2s_translate or s2s_score with
+// want_attention) read off the cross-attention plane (layer, head), each
+// an index or S2S_ALIGN_AVG (the mean, as s2s_attn_select): for each
+// target token t < h->n, the link (i, t) with the source token i it
+// attends to most (s2s_align_argmax; the </s> row gets none). The last
+// column is the source </s>: without no_eos a token whose largest weight
+// is there stays unaligned; with no_eos that column is left out and the
+// rows renormalised first, so every target token gets a source token.
+// out is cleared first and normalized. S2S_ERR_INVALID when h has no
+// cross-attention or a selector is out of range, S2S_ERR_NOMEM.
+s2s_status s2s_hard_align(s2s_alignment *out, const s2s_hypothesis *h, int layer, int head,
+                          bool no_eos);
+
+// A source-to-target model, a target-to-source one, and how their
+// alignments are read (each its own plane) and combined.
+typedef struct s2s_align_pair {
+    const s2s_model *fwd;          // source -> target: its vocabs spell the tokens
+    const s2s_model *rev;          // target -> source
+    s2s_state *rev_state;          // a state of rev, which the reverse scoring uses
+    s2s_decode_params rev_params;  // rev's scoring (threads, batch); attention is turned on
+    int layer, head;               // the forward plane: an index or S2S_ALIGN_AVG
+    int rev_layer, rev_head;       // the reverse plane
+    bool no_eos;                   // as in s2s_hard_align, both directions
+    s2s_symmetrize method;
+} s2s_align_pair;
+
+// A pair with each model's calibrated plane (s2s_model_alignment_head, else
+// avg/avg), rev's default decode params, </s> kept and grow-diag.
+s2s_align_pair s2s_align_pair_default(const s2s_model *fwd, const s2s_model *rev,
+                                      s2s_state *rev_state);
+
+// The symmetrised alignments of n sentences p->fwd has decoded. Sentence
+// k: src[k] its source tokens (s2s_tokenize with fwd's source vocab),
+// hyp[k] fwd's hypothesis for it (s2s_translate or s2s_score, with
+// want_attention); tgt is NULL, or with forced decoding the target tokens
+// given to s2s_score (their pieces spell the words fwd does not know).
+// The reverse model force-decodes hyp[k]'s tokens back to src[k] in one
+// s2s_score batch (tokens map between the vocabs by their text: the
+// vocab's spelling, or the input piece of an unknown word); each side's
+// hard alignment (s2s_hard_align at its plane) is taken, the reverse one
+// flipped, and the two combined by s2s_align_symmetrize with p->method.
+// out[k] gets the result and, when fwd_out is not NULL, fwd_out[k] the
+// forward alignment; all are cleared first. Returns S2S_ERR_INVALID when
+// hyp[k] does not match src[k] or a plane is out of range, S2S_ERR_NOMEM,
+// or s2s_score's status (its message prefixed "reverse model: ").
+s2s_status s2s_align_symmetrize_pair(const s2s_align_pair *p, int n, const s2s_tokens *src,
+                                     const s2s_hypothesis *hyp, const s2s_tokens *tgt,
+                                     s2s_alignment *fwd_out, s2s_alignment *out);
+
 // ---- alignment error rate (Och & Ney 2003) ----
 
 // Counts summed over a corpus. With A the hypothesis links, S the sure
@@ -140,6 +196,30 @@ double s2s_aer(const s2s_aer_counts *c);
 double s2s_aer_precision(const s2s_aer_counts *c);
 // 1 when |S| = 0.
 double s2s_aer_recall(const s2s_aer_counts *c);
+
+// The AER counts of every cross-attention plane of a model, single heads
+// and averages alike: (layer, head) with layer S2S_ALIGN_AVG or
+// 0 .. layers - 1 and head S2S_ALIGN_AVG or 0 .. heads - 1.
+typedef struct s2s_aer_table s2s_aer_table;
+
+// An empty table; S2S_ERR_INVALID when layers or heads < 1, S2S_ERR_NOMEM.
+s2s_status s2s_aer_table_new(s2s_aer_table **out, int layers, int heads);
+void s2s_aer_table_free(s2s_aer_table *t);
+// Adds one sentence: the hard alignment of every plane of h
+// (s2s_hard_align with no_eos) against gold (normalized, its links inside
+// the sentence). S2S_ERR_INVALID (the table unchanged) when h has no
+// cross-attention or other layers/heads than the table; S2S_ERR_NOMEM,
+// after which some planes may hold the sentence: free the table then.
+s2s_status s2s_aer_table_add(s2s_aer_table *t, const s2s_hypothesis *h, const s2s_alignment *gold,
+                             bool no_eos);
+// The counts of a plane; NULL when it is out of range.
+const s2s_aer_counts *s2s_aer_table_counts(const s2s_aer_table *t, int layer, int head);
+// Sentences added.
+long long s2s_aer_table_sentences(const s2s_aer_table *t);
+// The plane with the lowest AER. Ties go to the first in the order
+// layer avg, 0, 1, ..., then within a layer head avg, 0, 1, ... (so the
+// plainer average wins a tie), and an empty table gives avg/avg.
+void s2s_aer_table_best(const s2s_aer_table *t, int *layer, int *head);
 
 // ---- terminal heatmap ----
 

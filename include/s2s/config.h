@@ -178,9 +178,38 @@ bool s2s_config_equal(const s2s_config *a, const s2s_config *b);
 // then the cross-field rules, as Markdown. Caller frees; NULL on out of memory.
 char *s2s_config_reference(void);
 
+// The JSON Schema (draft 2020-12) of a config file, generated from the same
+// schema: every section and key with its type, enum, range, default and
+// help, `base:`, and no other keys (additionalProperties: false). The
+// cross-field rules stay with s2s_config_validate. Pretty-printed JSON
+// ending in a newline (docs/config.schema.json); caller frees, NULL on out
+// of memory.
+char *s2s_config_json_schema(void);
+
 // The effective config as YAML text, every key spelled out, a comment on
 // each value equal to its default. Caller frees. NULL on out of memory.
 char *s2s_config_to_yaml(const s2s_config *cfg);
+
+// cfg as a starting config for a person to edit (`s2s config init`): every
+// key spelled out, with a comment above it giving its meaning (the help),
+// type, allowed values and default, and each section's help above it. The
+// text loads back to cfg. `header` (NULL: none) becomes comment lines at
+// the top. Caller frees; NULL on out of memory.
+char *s2s_config_to_commented_yaml(const s2s_config *cfg, const char *header);
+
+// Fills cfg with the preset `name`: "demo", "zh-en" or "bench", the shapes
+// (model, decode and train values) of configs/<name>.yaml without their
+// file paths, so a config made from it loads anywhere. S2S_ERR_CONFIG for
+// another name (the message lists the presets).
+s2s_status s2s_config_preset(s2s_config *cfg, const char *name);
+
+// One key's entry of the reference, as plain text: "model.d_model: int
+// (>= 1); default 512", its help, the keys of a table, and the cross-field
+// rules that read it. key is a full path ("train.guided_alignment.layer")
+// or a key name only one table has ("d_model"). S2S_ERR_CONFIG for an
+// unknown key, with a did-you-mean when a key is close; on success
+// *out_text is the caller's to free.
+s2s_status s2s_config_explain(const char *key, char **out_text);
 
 // Only the sections a model file stores: `model:` (the architecture) and
 // `decode:` (how it translates by default). Training, data and vocab paths

@@ -1,24 +1,37 @@
-// s2s config check|show|diff|reference: read configs exactly as the other
-// commands do (base: files, --set overrides, every check) and print or
-// compare them, or print the reference of every key (docs/config.md).
+// s2s config check|show|diff|reference|schema|init|explain: read configs
+// exactly as the other commands do (base: files, --set overrides, every
+// check) and print or compare them; print the reference of every key
+// (docs/config.md), the JSON Schema for editors (docs/config.schema.json)
+// or one key's entry; write a commented starting config.
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "core/safe_write.h"
 
 static const char config_usage[] =
     "usage: s2s config check FILE... [--set key.path=value ...]\n"
     "       s2s config show FILE [--set key.path=value ...]\n"
     "       s2s config diff A B [--model-only]\n"
     "       s2s config reference > docs/config.md\n"
+    "       s2s config schema > docs/config.schema.json\n"
+    "       s2s config init [--preset demo|zh-en|bench] [-o FILE] [--force]\n"
+    "       s2s config explain KEY\n"
     "\n"
     "check      exits 0 when every file is valid, else 2 after listing every problem\n"
     "show       prints the effective config as YAML, paths absolute and canonical;\n"
     "           '# default' marks defaults\n"
     "diff       prints 'key: value in A -> value in B' for each key that differs;\n"
     "           exits 0 when none does, 1 when some do, 2 on an error (as diff(1))\n"
-    "reference  prints every key with its type, default, range and help (Markdown)\n";
+    "reference  prints every key with its type, default, range and help (Markdown)\n"
+    "schema     prints the JSON Schema (draft 2020-12) that editors check configs with\n"
+    "init       writes a config with every key and a comment on each (its meaning,\n"
+    "           range and default): the defaults, or a preset's values; to stdout\n"
+    "           without -o; an existing FILE is kept unless --force\n"
+    "explain    prints one key's entry: 'model.d_model', or 'd_model' when one\n"
+    "           table has it\n";
 
 typedef struct config_args {
     const char **files;
@@ -26,6 +39,8 @@ typedef struct config_args {
     const char **sets;
     int n_sets;
     bool model_only;
+    const char *preset, *output;  // init
+    bool force;                   // init
 } config_args;
 
 // Splits argv (after the subcommand) into files and options. Returns -1
@@ -48,6 +63,11 @@ static int parse_args(const char *sub, int argc, char **argv, config_args *a) {
             a->sets[a->n_sets++] = argv[++i];
         } else if (!strcmp(arg, "--model-only") && !strcmp(sub, "diff")) {
             a->model_only = true;
+        } else if (!strcmp(sub, "init") && (!strcmp(arg, "--preset") || !strcmp(arg, "-o"))) {
+            if (i + 1 >= argc) return s2s_cli_usage_error("config", "init: %s needs a value", arg);
+            *(arg[1] == 'o' ? &a->output : &a->preset) = argv[++i];
+        } else if (!strcmp(arg, "--force") && !strcmp(sub, "init")) {
+            a->force = true;
         } else if (arg[0] == '-' && arg[1] != '\0') {
             return s2s_cli_usage_error("config", "%s: unknown option '%s' (see s2s config --help)",
                                        sub, arg);
@@ -147,10 +167,8 @@ static int cmd_diff(const config_args *a) {
     return differ ? 1 : 0;
 }
 
-static int cmd_reference(const config_args *a) {
-    if (a->n_files != 0 || a->n_sets != 0)
-        return s2s_cli_usage_error("config", "reference takes no FILE (see s2s config --help)");
-    char *text = s2s_config_reference();
+// Prints text made by the library (NULL: out of memory) and frees it.
+static int print_text(char *text) {
     if (!text) {
         fprintf(stderr, "s2s config: out of memory\n");
         return S2S_EXIT_FAILURE;
@@ -158,6 +176,54 @@ static int cmd_reference(const config_args *a) {
     fputs(text, stdout);
     free(text);
     return finish_output();
+}
+
+static int cmd_reference(const config_args *a) {
+    if (a->n_files != 0 || a->n_sets != 0)
+        return s2s_cli_usage_error("config", "reference takes no FILE (see s2s config --help)");
+    return print_text(s2s_config_reference());
+}
+
+static int cmd_schema(const config_args *a) {
+    if (a->n_files != 0 || a->n_sets != 0)
+        return s2s_cli_usage_error("config", "schema takes no FILE (see s2s config --help)");
+    return print_text(s2s_config_json_schema());
+}
+
+static int cmd_explain(const config_args *a) {
+    if (a->n_files != 1 || a->n_sets != 0)
+        return s2s_cli_usage_error("config", "explain takes one KEY (see s2s config --help)");
+    char *text;
+    s2s_status st = s2s_config_explain(a->files[0], &text);
+    if (st != S2S_OK) return s2s_cli_fail(st);
+    return print_text(text);
+}
+
+static int cmd_init(const config_args *a) {
+    if (a->n_files != 0 || a->n_sets != 0)
+        return s2s_cli_usage_error("config",
+                                   "init takes no FILE; use -o FILE (see s2s config --help)");
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    if (a->preset) {
+        s2s_status st = s2s_config_preset(&cfg, a->preset);
+        if (st != S2S_OK) return s2s_cli_usage_error("config", "init: %s", s2s_last_error());
+    }
+    struct stat sb;
+    if (a->output && !a->force && stat(a->output, &sb) == 0 && S_ISREG(sb.st_mode))
+        return s2s_cli_usage_error("config", "init: %s exists; --force replaces it", a->output);
+    char header[512];
+    snprintf(header, sizeof header,
+             "An s2s config from `s2s config init%s%s`. Every key is here with a comment: "
+             "its meaning, then its type, allowed values and default. File paths are unset: "
+             "fill in the vocabularies (and data for training). `s2s config check FILE` "
+             "checks it; `s2s config explain KEY` and docs/config.md tell more.",
+             a->preset ? " --preset " : "", a->preset ? a->preset : "");
+    char *text = s2s_config_to_commented_yaml(&cfg, header);
+    if (!a->output || !text) return print_text(text);
+    s2s_status st = s2s_safe_write_file(a->output, text, strlen(text));
+    free(text);
+    return st == S2S_OK ? S2S_EXIT_OK : s2s_cli_fail(st);
 }
 
 int s2s_cmd_config(int argc, char **argv) {
@@ -174,6 +240,9 @@ int s2s_cmd_config(int argc, char **argv) {
                                       : !strcmp(sub, "show") ? cmd_show
                                       : !strcmp(sub, "diff") ? cmd_diff
                                       : !strcmp(sub, "reference") ? cmd_reference
+                                      : !strcmp(sub, "schema") ? cmd_schema
+                                      : !strcmp(sub, "init") ? cmd_init
+                                      : !strcmp(sub, "explain") ? cmd_explain
                                                                   : NULL;
     if (!run)
         return s2s_cli_usage_error("config", "unknown subcommand '%s' (see s2s config --help)",

@@ -285,16 +285,28 @@ s2s_status s2s_config_absolute_paths(s2s_config *cfg) {
 
 // ---- printing ----
 
+// Comment lines above a key of `s2s config init`: its help, then what it
+// takes and its default.
+static void key_comment(s2s_buf *b, const s2s_cfg_key *k, int indent) {
+    s2s_cfg_wrap(b, k->help, indent, "# ", "# ", 78);
+    s2s_buf_printf(b, "%*s# ", indent, "");
+    s2s_cfg_summary(b, k);
+    s2s_buf_puts(b, "\n");
+}
+
 // The keys of table t (whose struct is at `offset`), `indent` spaces in;
-// a nested table as a block mapping under its name.
+// a nested table as a block mapping under its name. Without comments, a
+// value equal to its default is marked `# default`; with them, each key
+// gets key_comment above it.
 static void table_to_yaml(s2s_buf *b, const s2s_config *cfg, const s2s_config *def,
-                          const s2s_cfg_table *t, size_t offset, int indent) {
+                          const s2s_cfg_table *t, size_t offset, int indent, bool commented) {
     for (int i = 0; i < t->n_keys; i++) {
         const s2s_cfg_key *k = &t->keys[i];
+        if (commented) key_comment(b, k, indent);
         s2s_buf_printf(b, "%*s%s:", indent, "", k->name);
         if (k->type == S2S_CFG_TABLE) {
             s2s_buf_puts(b, "\n");
-            table_to_yaml(b, cfg, def, k->sub, offset + k->offset, indent + 2);
+            table_to_yaml(b, cfg, def, k->sub, offset + k->offset, indent + 2, commented);
             continue;
         }
         const s2s_cfg_leaf *l = s2s_cfg_leaf_get(s2s_cfg_leaf_at(offset + k->offset));
@@ -302,36 +314,94 @@ static void table_to_yaml(s2s_buf *b, const s2s_config *cfg, const s2s_config *d
         const void *v = s2s_cfg_field_const(cfg, l);
         s2s_buf_puts(b, " ");
         ops->format(b, k, v);
-        if (ops->equal(k, v, s2s_cfg_field_const(def, l))) s2s_buf_puts(b, "  # default");
+        if (!commented && ops->equal(k, v, s2s_cfg_field_const(def, l)))
+            s2s_buf_puts(b, "  # default");
         s2s_buf_puts(b, "\n");
     }
 }
 
 static void section_to_yaml(s2s_buf *b, const s2s_config *cfg, const s2s_config *def,
-                            const char *name) {
+                            const char *name, bool commented) {
     int s = s2s_cfg_find(&s2s_cfg_root, name, strlen(name));
     S2S_ASSERT(s >= 0);
     const s2s_cfg_key *k = &s2s_cfg_root.keys[s];
+    if (commented) {
+        s2s_buf_puts(b, "\n");
+        s2s_cfg_wrap(b, k->help, 0, "# ", "# ", 78);
+    }
     s2s_buf_printf(b, "%s:\n", k->name);
-    table_to_yaml(b, cfg, def, k->sub, k->offset, 2);
+    table_to_yaml(b, cfg, def, k->sub, k->offset, 2, commented);
 }
 
-char *s2s_config_to_yaml(const s2s_config *cfg) {
+static char *all_to_yaml(const s2s_config *cfg, const char *header, bool commented) {
     s2s_config def;
     s2s_config_default(&def);
     s2s_buf b = {0};
+    if (header) s2s_cfg_wrap(&b, header, 0, "# ", "# ", 78);
     for (int s = 0; s < s2s_cfg_root.n_keys; s++)
-        section_to_yaml(&b, cfg, &def, s2s_cfg_root.keys[s].name);
+        section_to_yaml(&b, cfg, &def, s2s_cfg_root.keys[s].name, commented);
     return s2s_buf_take(&b);
+}
+
+char *s2s_config_to_yaml(const s2s_config *cfg) {
+    return all_to_yaml(cfg, NULL, /*commented=*/false);
+}
+
+char *s2s_config_to_commented_yaml(const s2s_config *cfg, const char *header) {
+    return all_to_yaml(cfg, header, /*commented=*/true);
 }
 
 char *s2s_config_model_to_yaml(const s2s_config *cfg) {
     s2s_config def;
     s2s_config_default(&def);
     s2s_buf b = {0};
-    section_to_yaml(&b, cfg, &def, "model");
-    section_to_yaml(&b, cfg, &def, "decode");
+    section_to_yaml(&b, cfg, &def, "model", false);
+    section_to_yaml(&b, cfg, &def, "decode", false);
     return s2s_buf_take(&b);
+}
+
+// ---- presets: the starting configs of `s2s config init` ----
+// The shapes of configs/<name>.yaml without their file paths, so that the
+// config written loads anywhere (tests/test_config.c compares the two).
+
+typedef struct preset {
+    const char *name;
+    const char *const *sets;  // overrides of the defaults, NULL-terminated
+} preset;
+
+static const char *const demo_sets[] = {
+    "model.d_model=64", "model.heads=4", "model.encoder_layers=2", "model.decoder_layers=2",
+    "model.ffn_dim=256", "model.max_len=128", "decode.max_len=20", "decode.beam_size=1", NULL};
+static const char *const zh_en_sets[] = {
+    "model.d_model=128", "model.heads=4", "model.encoder_layers=2", "model.decoder_layers=2",
+    "model.ffn_dim=256", "model.max_len=64", "model.attention_dropout=0.0",
+    "train.lr=0.002", "train.schedule=inverse_sqrt", "train.warmup_steps=400",
+    "train.batch_tokens=4096", "train.seed=1", "train.max_steps=2400", "train.valid_every=400",
+    "train.save_every=400", "train.patience=0", "train.label_smoothing=0.1",
+    "train.adam_betas=[0.9, 0.98]", "train.adam_eps=1e-9", "train.weight_decay=0.0",
+    "train.clip_norm=1.0", "train.best_metric=bleu", "train.guided_alignment.layer=1",
+    "train.guided_alignment.head=0", "train.guided_alignment.weight=0.5",
+    "decode.max_len=48", "decode.beam_size=1", NULL};
+static const char *const bench_sets[] = {
+    "model.d_model=128", "model.heads=4", "model.encoder_layers=3", "model.decoder_layers=3",
+    "model.ffn_dim=512", "model.max_len=256", "decode.max_len=20", "decode.beam_size=1",
+    "decode.min_len=20", NULL};
+static const preset presets[] = {
+    {"demo", demo_sets}, {"zh-en", zh_en_sets}, {"bench", bench_sets}};
+
+s2s_status s2s_config_preset(s2s_config *cfg, const char *name) {
+    if (!cfg || !name) return s2s_fail(S2S_ERR_INVALID, "s2s_config_preset: NULL argument");
+    for (size_t p = 0; p < sizeof presets / sizeof presets[0]; p++) {
+        if (strcmp(name, presets[p].name) != 0) continue;
+        s2s_config_default(cfg);
+        for (int i = 0; presets[p].sets[i]; i++) {
+            s2s_status st = s2s_config_set(cfg, presets[p].sets[i]);
+            S2S_ASSERT(st == S2S_OK);  // the presets are part of the schema
+        }
+        return s2s_config_validate(cfg, name);
+    }
+    return s2s_fail(S2S_ERR_CONFIG, "unknown preset '%.60s' (the presets are demo, zh-en and "
+                    "bench)", name);
 }
 
 // ---- comparing ----

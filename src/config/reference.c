@@ -1,6 +1,11 @@
 // docs/config.md, generated from the schema tables and the cross-field
-// rules (`s2s config reference > docs/config.md`).
+// rules (`s2s config reference > docs/config.md`), and the same text for one
+// key (`s2s config explain`).
+#include <stdio.h>
+#include <string.h>
+
 #include "config/schema.h"
+#include "core/error.h"
 
 static const char intro[] =
     "# Configuration reference\n"
@@ -47,7 +52,53 @@ static const char intro[] =
     "  tgt: vocab/en.txt\n"
     "train:\n"
     "  guided_alignment: {layer: 1, head: 0}\n"
-    "```\n";
+    "```\n"
+    "\n"
+    "`s2s config init [--preset demo|zh-en|bench] -o my.yaml` writes a starting\n"
+    "config with every key and a comment on each (its meaning, type, allowed\n"
+    "values and default); the presets are the shapes of the `configs/` files of\n"
+    "those names, with the file paths left unset. `s2s config explain KEY` prints\n"
+    "one key's entry (`s2s config explain model.d_model`, or `d_model` when one\n"
+    "table has it).\n";
+
+static const char editors[] =
+    "\n"
+    "## Editors\n"
+    "\n"
+    "`s2s config schema` prints a JSON Schema (draft 2020-12) of the config,\n"
+    "generated from the same schema as this page; it is committed as\n"
+    "[config.schema.json](config.schema.json). Editors that use Red Hat's YAML\n"
+    "language server (`yaml-language-server`: VS Code, Neovim, Emacs, Helix, ...)\n"
+    "then complete keys, show each key's help on hover and flag unknown keys,\n"
+    "values of the wrong type and values out of range as you type. The checks\n"
+    "across keys (below) JSON Schema cannot express: `s2s config check` makes\n"
+    "them. A config names the schema in a modeline, as every file in `configs/`\n"
+    "does (a path relative to the config, or a `file://` or `https://` URL):\n"
+    "\n"
+    "```yaml\n"
+    "# yaml-language-server: $schema=../docs/config.schema.json\n"
+    "model:\n"
+    "  d_model: 256\n"
+    "```\n"
+    "\n"
+    "- **VS Code**: install the YAML extension (`redhat.vscode-yaml`); the\n"
+    "  modeline is all it needs. To check every config of a folder without one,\n"
+    "  map the schema in `.vscode/settings.json`:\n"
+    "  `\"yaml.schemas\": {\"./docs/config.schema.json\": [\"configs/*.yaml\"]}`.\n"
+    "- **Neovim** (0.8 or later, with nvim-lspconfig): install the server\n"
+    "  (`npm install -g yaml-language-server`; its version 2 needs Node.js 22,\n"
+    "  `yaml-language-server@1` runs on older ones) and enable it with\n"
+    "  `require('lspconfig').yamlls.setup({})` (on Neovim 0.11,\n"
+    "  `vim.lsp.enable('yamlls')`); the modeline picks the schema. For files\n"
+    "  without one, pass\n"
+    "  `settings = { yaml = { schemas = { ['/path/to/s2s/docs/config.schema.json'] = 'configs/*.yaml' } } }`.\n"
+    "\n"
+    "The schema and the loader differ in a few corners: a file name must be a\n"
+    "string in the schema (the loader also takes a bare number such as `log: 5`\n"
+    "as a name), `adam_betas` must be a list (the loader also takes the text\n"
+    "`0.9, 0.98`), and the server takes `64.0` and `0x40` as integers where the\n"
+    "loader wants plain decimals (`64`). tests/yaml_ls_test.js runs the real\n"
+    "server against the loader on every key.\n";
 
 // One row per key of t, a nested table's rows after its own.
 static void key_rows(s2s_buf *b, const s2s_cfg_table *t, const char *prefix) {
@@ -77,6 +128,7 @@ static void key_rows(s2s_buf *b, const s2s_cfg_table *t, const char *prefix) {
 char *s2s_config_reference(void) {
     s2s_buf b = {0};
     s2s_buf_puts(&b, intro);
+    s2s_buf_puts(&b, editors);
     for (int s = 0; s < s2s_cfg_root.n_keys; s++) {
         const s2s_cfg_key *sec = &s2s_cfg_root.keys[s];
         s2s_buf_printf(&b, "\n## `%s`\n\n%s\n\n", sec->name, sec->help);
@@ -91,4 +143,156 @@ char *s2s_config_reference(void) {
                      "\n");
     for (int i = 0; i < s2s_cfg_n_rules; i++) s2s_buf_printf(&b, "- %s\n", s2s_cfg_rules[i].doc);
     return s2s_buf_take(&b);
+}
+
+// ---- one key at a time: `s2s config explain` and `s2s config init` ----
+
+void s2s_cfg_wrap(s2s_buf *b, const char *text, int indent, const char *first,
+                  const char *rest, int width) {
+    const char *s = text;
+    while (*s) {
+        const char *lead = s == text ? first : rest;
+        s2s_buf_printf(b, "%*s%s", indent, "", lead);
+        int room = width - indent - (int)strlen(lead);
+        if (room < 20) room = 20;
+        // The longest run of whole words that fits (one word at least).
+        const char *end = s, *p = s;
+        while (*p && p - s <= room) {
+            while (*p == ' ') p++;
+            const char *w = p;
+            while (*p && *p != ' ') p++;
+            if (p - s <= room || end == s) end = p;
+            if (w == p) break;
+        }
+        s2s_buf_append(b, s, (size_t)(end - s));
+        s2s_buf_puts(b, "\n");
+        s = end;
+        while (*s == ' ') s++;
+    }
+}
+
+void s2s_cfg_summary(s2s_buf *b, const s2s_cfg_key *k) {
+    if (k->type == S2S_CFG_TABLE) {
+        s2s_buf_puts(b, "a mapping of ");
+        s2s_cfg_list_names(b, k->sub);
+        return;
+    }
+    const s2s_cfg_ops *ops = s2s_cfg_ops_of(k);
+    s2s_buf_printf(b, "%s (", ops->doc_type);
+    ops->allowed(b, k);
+    if (k->def[0]) s2s_buf_printf(b, "); default %s", k->def);
+    else s2s_buf_puts(b, "); unset by default");
+}
+
+// The key at path[0..n) ("model.d_model", "train.guided_alignment"), or
+// NULL with the reason (and a did-you-mean at the level that went wrong).
+static const s2s_cfg_key *find_key(const char *path, size_t n, s2s_buf *why) {
+    const s2s_cfg_table *t = &s2s_cfg_root;
+    const char *p = path, *end = path + n;
+    for (;;) {
+        const char *dot = memchr(p, '.', (size_t)(end - p));
+        size_t len = (size_t)((dot ? dot : end) - p);
+        if (!t) {
+            s2s_buf_printf(why, "'%.*s' is a value, not a mapping of keys", (int)(p - 1 - path),
+                           path);
+            return NULL;
+        }
+        int i = s2s_cfg_find(t, p, len);
+        if (i < 0) {
+            s2s_buf_puts(why, t == &s2s_cfg_root ? "unknown section " : "unknown key ");
+            s2s_cfg_quote(why, p, len, 60);
+            if (t != &s2s_cfg_root) s2s_buf_printf(why, " in '%.*s'", (int)(p - 1 - path), path);
+            const char *hint = s2s_cfg_suggest(t, p, len);
+            if (hint) s2s_buf_printf(why, " (did you mean '%.*s%s'?)", (int)(p - path), path, hint);
+            return NULL;
+        }
+        const s2s_cfg_key *k = &t->keys[i];
+        if (!dot) return k;
+        t = k->type == S2S_CFG_TABLE ? k->sub : NULL;
+        p = dot + 1;
+    }
+}
+
+// A bare key name ("d_model") that is not a section: the leaf paths that
+// end in it, appended to paths as "a, b", and how many there are.
+static int leaves_named(const char *name, s2s_buf *paths) {
+    int found = 0;
+    for (int i = 0; i < s2s_cfg_n_leaves(); i++) {
+        const s2s_cfg_leaf *l = s2s_cfg_leaf_get(i);
+        if (strcmp(l->key->name, name) != 0) continue;
+        s2s_buf_printf(paths, "%s%s", found ? ", " : "", l->path);
+        found++;
+    }
+    return found;
+}
+
+// The first leaf path whose last key is near the bare name, or NULL.
+static const char *suggest_leaf(const char *name) {
+    for (int i = 0; i < s2s_cfg_n_leaves(); i++) {
+        const s2s_cfg_leaf *l = s2s_cfg_leaf_get(i);
+        s2s_cfg_table one = {l->key, 1};
+        if (s2s_cfg_suggest(&one, name, strlen(name))) return l->path;
+    }
+    return NULL;
+}
+
+s2s_status s2s_config_explain(const char *key, char **out_text) {
+    if (!key || !out_text) return s2s_fail(S2S_ERR_INVALID, "s2s_config_explain: NULL argument");
+    *out_text = NULL;
+    s2s_buf why = {0}, b = {0}, paths = {0};
+    char path[128];
+    snprintf(path, sizeof path, "%s", key);
+    size_t n = strlen(key);
+    const s2s_cfg_key *k = NULL;
+    if (n >= sizeof path) {
+        s2s_buf_puts(&why, "unknown key (longer than any key)");
+    } else if (strchr(key, '.') || s2s_cfg_find(&s2s_cfg_root, key, n) >= 0) {
+        k = find_key(path, n, &why);
+    } else {
+        // "d_model": the one leaf of that name, wherever it is.
+        int found = leaves_named(key, &paths);
+        if (found == 1) {
+            snprintf(path, sizeof path, "%s", paths.s);
+            k = find_key(path, strlen(path), &why);
+        } else if (found > 1) {
+            s2s_buf_printf(&why, "'%s' is a key of several tables; name one: %s", key, paths.s);
+        } else {
+            const char *hint = s2s_cfg_suggest(&s2s_cfg_root, key, n);
+            if (!hint) hint = suggest_leaf(key);
+            s2s_buf_puts(&why, "unknown key ");
+            s2s_cfg_quote(&why, key, n, 60);
+            if (hint) s2s_buf_printf(&why, " (did you mean '%s'?)", hint);
+        }
+    }
+    s2s_buf_free(&paths);
+    if (!k) {
+        s2s_status st = why.oom ? s2s_fail(S2S_ERR_NOMEM, "config explain: out of memory")
+                                : s2s_fail(S2S_ERR_CONFIG, "%s", why.s ? why.s : "unknown key");
+        s2s_buf_free(&why);
+        return st;
+    }
+    s2s_buf_free(&why);
+    s2s_buf_printf(&b, "%s: ", path);
+    s2s_cfg_summary(&b, k);
+    s2s_buf_puts(&b, "\n");
+    s2s_cfg_wrap(&b, k->help, 2, "", "", 78);
+    if (k->type == S2S_CFG_TABLE) {
+        for (int i = 0; i < k->sub->n_keys; i++) {
+            s2s_buf_printf(&b, "  %s.%s: ", path, k->sub->keys[i].name);
+            s2s_cfg_summary(&b, &k->sub->keys[i]);
+            s2s_buf_puts(&b, "\n");
+        }
+    }
+    // The rules that read this key, which `s2s config check` applies.
+    bool any = false;
+    for (int r = 0; r < s2s_cfg_n_rules; r++)
+        for (int a = 0; a < 3 && s2s_cfg_rules[r].at[a]; a++)
+            if (strcmp(s2s_cfg_rules[r].at[a], path) == 0) {
+                s2s_buf_puts(&b, any ? "" : "  Checked with other keys:\n");
+                s2s_cfg_wrap(&b, s2s_cfg_rules[r].doc, 4, "- ", "  ", 78);
+                any = true;
+                break;
+            }
+    *out_text = s2s_buf_take(&b);
+    return *out_text ? S2S_OK : s2s_fail(S2S_ERR_NOMEM, "config explain: out of memory");
 }

@@ -58,6 +58,7 @@ enum {
 };
 
 typedef struct s2s_cfg_table s2s_cfg_table;
+struct json_t;  // jansson's, for the JSON Schema operations
 
 typedef struct s2s_cfg_key {
     const char *name;  // "d_model": the name inside its table
@@ -88,6 +89,17 @@ int s2s_cfg_find(const s2s_cfg_table *t, const char *name, size_t n);
 const char *s2s_cfg_suggest(const s2s_cfg_table *t, const char *name, size_t n);
 // Appends t's key names as "layer, head or weight".
 void s2s_cfg_list_names(s2s_buf *b, const s2s_cfg_table *t);
+
+// ---- help text (reference.c) ----
+
+// Appends text as lines of at most `width` columns (a longer word keeps its
+// own line), each `indent` spaces in and then led by `first` (the first
+// line) or `rest`: "# " and "# " for a comment, "- " and "  " for a bullet.
+void s2s_cfg_wrap(s2s_buf *b, const char *text, int indent, const char *first,
+                  const char *rest, int width);
+// Appends what k is in one line: "int (>= 1); default 512"; for a table
+// "a mapping of layer, head or weight".
+void s2s_cfg_summary(s2s_buf *b, const s2s_cfg_key *k);
 
 // ---- leaves: every value-holding key, depth first in table order ----
 
@@ -138,7 +150,18 @@ typedef struct s2s_cfg_ops {
     bool (*equal)(const s2s_cfg_key *k, const void *a, const void *b);
     // The docs' Allowed column: "`true`, `false`", ">= 1", ...
     void (*allowed)(s2s_buf *b, const s2s_cfg_key *k);
+    // JSON Schema (json_schema.c): adds to the object `schema` the keywords
+    // that say what the loader accepts (type, enum, bounds, items, length).
+    // False on out of memory.
+    bool (*json_schema)(struct json_t *schema, const s2s_cfg_key *k);
+    // The stored value as JSON (the schema's `default`); NULL for an unset
+    // path or string, and on out of memory.
+    struct json_t *(*to_json)(const s2s_cfg_key *k, const void *field);
 } s2s_cfg_ops;
+
+// o[key] = v for the json_schema operations, taking v's reference (even on
+// failure); false when v is NULL (out of memory) or the set fails.
+bool s2s_cfg_put(struct json_t *o, const char *key, struct json_t *v);
 
 // The operations of a leaf's type. Precondition: k->type != S2S_CFG_TABLE.
 const s2s_cfg_ops *s2s_cfg_ops_of(const s2s_cfg_key *k);

@@ -3,6 +3,8 @@
 // loader, defaults, validation, printing, diffs and docs/config.md never
 // switch over the types.
 #include <errno.h>
+#include <float.h>
+#include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -112,6 +114,33 @@ static void format_float(s2s_buf *b, float v) {
     s2s_buf_puts(b, text);
 }
 
+// ---- JSON Schema pieces ----
+
+static json_t *json_int_of(double v) { return json_integer((json_int_t)v); }
+
+// k's bounds as minimum/exclusiveMinimum/maximum/exclusiveMaximum; where k
+// has none, the limits [lo, hi] of the C type, which the loader enforces too
+// ("does not fit in an int").
+static bool json_bounds(json_t *s, const s2s_cfg_key *k, bool integer, double lo, double hi) {
+    json_t *(*num)(double) = integer ? json_int_of : json_real;
+    bool has_min = k->bounds & S2S_CFG_MIN, has_max = k->bounds & S2S_CFG_MAX;
+    const char *lower = has_min && (k->bounds & S2S_CFG_MIN_EXCL) ? "exclusiveMinimum" : "minimum";
+    const char *upper = has_max && (k->bounds & S2S_CFG_MAX_EXCL) ? "exclusiveMaximum" : "maximum";
+    return s2s_cfg_put(s, lower, num(has_min ? k->min : lo)) &&
+           s2s_cfg_put(s, upper, num(has_max ? k->max : hi));
+}
+
+// A float as the JSON number that prints as format_float's shortest text
+// (with a real precision of 9 digits).
+static json_t *float_json(float v) {
+    if (!isfinite(v)) return NULL;
+    s2s_buf t = {0};
+    format_float(&t, v);
+    json_t *j = t.s ? json_real(strtod(t.s, NULL)) : NULL;
+    s2s_buf_free(&t);
+    return j;
+}
+
 // Floats compare by bits, so that a NaN equals itself and -0 differs from 0:
 // "differs" then always means "prints differently".
 static bool float_bits_equal(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
@@ -153,8 +182,18 @@ static bool int_equal(const s2s_cfg_key *k, const void *a, const void *b) {
     return *(const int *)a == *(const int *)b;
 }
 
-static const s2s_cfg_ops int_ops = {"int", int_describe, int_parse, int_check,
-                                    int_format, int_equal, allowed_bounds};
+static bool int_json_schema(json_t *s, const s2s_cfg_key *k) {
+    return s2s_cfg_put(s, "type", json_string("integer")) &&
+           json_bounds(s, k, /*integer=*/true, INT_MIN, INT_MAX);
+}
+
+static json_t *int_to_json(const s2s_cfg_key *k, const void *field) {
+    (void)k;
+    return json_integer(*(const int *)field);
+}
+
+static const s2s_cfg_ops int_ops = {"int", int_describe, int_parse, int_check, int_format,
+                                    int_equal, allowed_bounds, int_json_schema, int_to_json};
 
 // ---- float ----
 
@@ -202,8 +241,20 @@ static bool float_equal(const s2s_cfg_key *k, const void *a, const void *b) {
     return float_bits_equal(*(const float *)a, *(const float *)b);
 }
 
+// Beyond FLT_MAX the loader says "does not fit in a float".
+static bool float_json_schema(json_t *s, const s2s_cfg_key *k) {
+    return s2s_cfg_put(s, "type", json_string("number")) &&
+           json_bounds(s, k, /*integer=*/false, -FLT_MAX, FLT_MAX);
+}
+
+static json_t *float_to_json(const s2s_cfg_key *k, const void *field) {
+    (void)k;
+    return float_json(*(const float *)field);
+}
+
 static const s2s_cfg_ops float_ops = {"float", float_describe, float_parse, float_check,
-                                      float_format, float_equal, allowed_bounds};
+                                      float_format, float_equal, allowed_bounds,
+                                      float_json_schema, float_to_json};
 
 // ---- bool ----
 // Read as a byte, not a bool: a stray value in a bool is undefined.
@@ -254,8 +305,19 @@ static void bool_allowed(s2s_buf *b, const s2s_cfg_key *k) {
     s2s_buf_puts(b, "`true`, `false`");
 }
 
+static bool bool_json_schema(json_t *s, const s2s_cfg_key *k) {
+    (void)k;
+    return s2s_cfg_put(s, "type", json_string("boolean"));
+}
+
+static json_t *bool_to_json(const s2s_cfg_key *k, const void *field) {
+    (void)k;
+    return json_boolean(bool_byte(field));
+}
+
 static const s2s_cfg_ops bool_ops = {"bool", bool_describe, bool_parse, bool_check,
-                                     bool_format, bool_equal, bool_allowed};
+                                     bool_format, bool_equal, bool_allowed,
+                                     bool_json_schema, bool_to_json};
 
 // ---- enum ----
 
@@ -301,8 +363,23 @@ static void enum_allowed(s2s_buf *b, const s2s_cfg_key *k) {
     for (int j = 0; k->names[j]; j++) s2s_buf_printf(b, "%s`%s`", j ? ", " : "", k->names[j]);
 }
 
+static bool enum_json_schema(json_t *s, const s2s_cfg_key *k) {
+    json_t *names = json_array();
+    if (!s2s_cfg_put(s, "type", json_string("string")) || !s2s_cfg_put(s, "enum", names))
+        return false;
+    for (int i = 0; k->names[i]; i++)
+        if (json_array_append_new(names, json_string(k->names[i]))) return false;
+    return true;
+}
+
+static json_t *enum_to_json(const s2s_cfg_key *k, const void *field) {
+    int v = *(const int *)field;
+    return v >= 0 && v < enum_count(k) ? json_string(k->names[v]) : NULL;
+}
+
 static const s2s_cfg_ops enum_ops = {"enum", enum_describe, enum_parse, enum_check,
-                                     enum_format, int_equal, enum_allowed};
+                                     enum_format, int_equal, enum_allowed,
+                                     enum_json_schema, enum_to_json};
 
 // ---- path and string: char[size] ----
 
@@ -378,10 +455,24 @@ static void string_allowed(s2s_buf *b, const s2s_cfg_key *k) {
     s2s_buf_puts(b, (k->flags & S2S_CFG_OUTPUT) ? "a file name" : "any");
 }
 
+// `key:` with no value leaves a path unset, as "" does. maxLength counts
+// characters where the loader counts bytes: the same for ASCII names.
+static bool text_json_schema(json_t *s, const s2s_cfg_key *k) {
+    return s2s_cfg_put(s, "type", json_pack("[ss]", "string", "null")) &&
+           s2s_cfg_put(s, "maxLength", json_integer((json_int_t)k->size - 1));
+}
+
+static json_t *text_to_json(const s2s_cfg_key *k, const void *field) {
+    const char *s = field;
+    return memchr(s, '\0', k->size) && s[0] ? json_string(s) : NULL;
+}
+
 static const s2s_cfg_ops path_ops = {"path", path_describe, text_parse, text_check,
-                                     text_format, path_equal, path_allowed};
+                                     text_format, path_equal, path_allowed,
+                                     text_json_schema, text_to_json};
 static const s2s_cfg_ops string_ops = {"string", string_describe, text_parse, text_check,
-                                       text_format, text_equal, string_allowed};
+                                       text_format, text_equal, string_allowed,
+                                       text_json_schema, text_to_json};
 
 // ---- float pair: float[2], written [a, b] ----
 
@@ -455,8 +546,29 @@ static void pair_allowed(s2s_buf *b, const s2s_cfg_key *k) {
     s2s_buf_puts(b, ", each");
 }
 
+static bool pair_json_schema(json_t *s, const s2s_cfg_key *k) {
+    json_t *item = json_object();
+    return s2s_cfg_put(s, "type", json_string("array")) && s2s_cfg_put(s, "items", item) &&
+           float_json_schema(item, k) && s2s_cfg_put(s, "minItems", json_integer(2)) &&
+           s2s_cfg_put(s, "maxItems", json_integer(2));
+}
+
+static json_t *pair_to_json(const s2s_cfg_key *k, const void *field) {
+    (void)k;
+    float v[2];
+    memcpy(v, field, sizeof v);
+    json_t *a = json_array();
+    if (a && (json_array_append_new(a, float_json(v[0])) ||
+              json_array_append_new(a, float_json(v[1])))) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}
+
 static const s2s_cfg_ops pair_ops = {"[float, float]", pair_describe, pair_parse, pair_check,
-                                     pair_format, pair_equal, pair_allowed};
+                                     pair_format, pair_equal, pair_allowed,
+                                     pair_json_schema, pair_to_json};
 
 // ---- by type ----
 
