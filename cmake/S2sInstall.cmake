@@ -3,7 +3,7 @@
 #   pkg-config:    pkg-config --cflags --libs s2s
 #   CMake:         find_package(s2s) ... target_link_libraries(app s2s::s2s)
 #
-# oneDNN, OpenMP, libyaml and jansson are private: no public header includes
+# oneDNN, OpenMP, libyaml, jansson and OpenCC are private: no public header includes
 # them. A program linked with libs2s.so never names them; one linked with
 # libs2s.a needs them on its link line, which s2s.pc's Libs.private and
 # Requires.private and s2sConfig.cmake's find_dependency calls provide for
@@ -43,7 +43,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/s2sConfig.cmake
         DESTINATION ${S2S_CMAKE_DIR})
 
 # s2s.pc. oneDNN ships no .pc file, so it is named in Libs.private;
-# libyaml and jansson do, so they are Requires.private. The prefix is found
+# libyaml, jansson and OpenCC do, so they are Requires.private. The prefix is found
 # from the .pc file's own place, so `cmake --install --prefix P` and a moved
 # tree stay right.
 if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")

@@ -15,6 +15,16 @@ expect zh-en.safetensors "我爱吃苹果。" "I love to eat apples."
 expect zh-en.safetensors "那只猫坐在垫子上，它看起来很舒服。" "That cat sits on the mat, it looks very comfortable."
 expect en-zh.safetensors "The animal didn't cross the street because it was too tired." "这只动物没有过马路，因为它太累了。"
 expect en-zh.safetensors "I love to eat apples." "我爱吃苹果。"
+# typed spellings, normalised before tokenizing (docs/toy-corpus.md, Normalisation)
+expect zh-en.safetensors "你喜欢猫吗?" "Do you like cats?"
+expect zh-en.safetensors "你喜欢猫吗" "Do you like cats?"
+expect zh-en.safetensors "那只猫坐在垫子上,它看起来很舒服." "That cat sits on the mat, it looks very comfortable."
+expect zh-en.safetensors "我愛吃蘋果" "I love to eat apples."
+expect zh-en.safetensors "我有2只猫" "I have two cats."
+expect en-zh.safetensors "The animal didnt cross the street because it was too tired." "这只动物没有过马路，因为它太累了。"
+expect en-zh.safetensors "The animal did not cross the street because it was too tired." "这只动物没有过马路，因为它太累了。"
+note=$("$s2s" translate -m "$root/models/zh-en.safetensors" --verbose 我有2只猫 2>&1 >/dev/null)
+if [ "$note" = "s2s translate: argument:1: normalised: 我有两只猫" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --verbose printed '$note'"; fi
 # the files from examples/, as scripts/run.sh translates them
 n=$("$s2s" translate -m "$root/models/zh-en.safetensors" <"$root/examples/sentences.zh" | wc -l)
 if [ "$n" -eq "$(wc -l <"$root/examples/sentences.zh")" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a line per sample"; fi

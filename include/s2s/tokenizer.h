@@ -50,12 +50,15 @@ char *s2s_vocab_to_string(const s2s_vocab *v);
 typedef struct s2s_tokens {
     int n;          // number of tokens
     int *ids;       // (n) vocab ids, S2S_UNK for unknown pieces
-    char **pieces;  // (n) the text of each token as split from the input
+    char **pieces;  // (n) the text of each token, cut from the normalised input
     int cap;
 } s2s_tokens;
 
-// Splits UTF-8 text into tokens (no </s> added). Reuses t's buffers;
-// free with s2s_tokens_free. Invalid UTF-8 gives S2S_ERR_INVALID.
+// Splits UTF-8 text into tokens (no </s> added), after normalising it by
+// the vocab's language (s2s/normalize.h: s2s_vocab_lang, s2s_normalize), so
+// pieces are cut from the normalised text. Reuses t's buffers; free with
+// s2s_tokens_free. Invalid UTF-8 gives S2S_ERR_INVALID; other failures are
+// s2s_normalize's.
 s2s_status s2s_tokenize(const s2s_vocab *v, const char *text, s2s_tokens *t);
 void s2s_tokens_free(s2s_tokens *t);
 

@@ -39,6 +39,15 @@ static void report_unknown(const translator *t, int k) {
     if (n_unk) fputc('\n', stderr);
 }
 
+// --verbose: the input as the model sees it, when normalising changed it.
+static void report_normalised(const translator *t, int k) {
+    char *norm = NULL;
+    s2s_lang lang = s2s_vocab_lang(s2s_model_src_vocab(t->m));
+    if (s2s_normalize(lang, t->lines[k], &norm) == S2S_OK && strcmp(norm, t->lines[k]) != 0)
+        fprintf(stderr, "s2s translate: %s:%d: normalised: %s\n", t->in.name, t->line[k], norm);
+    free(norm);
+}
+
 // Adds line `text` (number `line`) to the chunk, tokenized and cut as the
 // bad-line rule says (a bad line is marked skipped). text must stay valid
 // until the chunk is flushed.
@@ -55,6 +64,7 @@ static int add_line(translator *t, char *text, int line, bool has_nul) {
         if (rc == S2S_EXIT_FAILURE) return rc;
         t->skipped[k] = rc != S2S_EXIT_OK;
     }
+    if (t->verbose && !t->skipped[k]) report_normalised(t, k);
     if (t->verbose && !t->skipped[k]) report_unknown(t, k);
     return S2S_EXIT_OK;
 }

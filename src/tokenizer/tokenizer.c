@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/strbuf.h"
+#include "s2s/normalize.h"
 #include "s2s/tokenizer.h"
 #include "tokenizer/utf8.h"
 
@@ -157,14 +158,28 @@ static s2s_status tokenize_into(tok_state *s, const char *text, size_t len) {
     return S2S_OK;
 }
 
+s2s_status s2s_utf8_validate(const char *s, size_t n) {
+    size_t bad = s2s_utf8_check(s, n);
+    if (bad < n)
+        return s2s_fail(S2S_ERR_INVALID, "invalid UTF-8 at byte %zu (0x%02x)", bad,
+                        (unsigned char)s[bad]);
+    return S2S_OK;
+}
+
 s2s_status s2s_tokenize(const s2s_vocab *v, const char *text, s2s_tokens *t) {
     if (!v || !text || !t) return s2s_fail(S2S_ERR_INVALID, "s2s_tokenize: NULL argument");
     t->n = 0;
     size_t len = strlen(text);
-    size_t bad = s2s_utf8_check(text, len);
-    if (bad < len)
-        return s2s_fail(S2S_ERR_INVALID, "invalid UTF-8 at byte %zu (0x%02x)", bad,
-                        (unsigned char)text[bad]);
+    S2S_TRY(s2s_utf8_validate(text, len));
+    // Typed spellings become the corpus's (a no-op on corpus text, so
+    // training and translating see the same tokens).
+    char *norm = NULL;
+    s2s_lang lang = s2s_vocab_lang(v);
+    if (lang != S2S_LANG_NONE) {
+        S2S_TRY(s2s_normalize(lang, text, &norm));
+        text = norm;
+        len = strlen(text);
+    }
 
     // Pieces never outgrow the input (lower-casing keeps or shortens the
     // bytes) except for their NULs, so len + len/4 rarely needs to grow.
@@ -176,6 +191,7 @@ s2s_status s2s_tokenize(const s2s_vocab *v, const char *text, s2s_tokens *t) {
         st = s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
     if (st == S2S_OK) st = tokenize_into(&s, text, len);
     if (st == S2S_OK && s.store.oom) st = s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
+    free(norm);
 
     // Attach the store to pieces[0] (or drop it when there is no array),
     // then point each piece into it.

@@ -1,5 +1,5 @@
 // Internal: UTF-8 decoding, character classes and case mapping shared by
-// vocab.c and tokenizer.c (the decoder also by the layers above, e.g. the
+// vocab.c, tokenizer.c and normalize.c (the decoder also by the layers above, e.g. the
 // heatmap's display widths), plus the vocab lookup that tokenizer.c needs
 // without a NUL-terminated copy of each candidate.
 //
@@ -91,6 +91,10 @@ static inline size_t s2s_utf8_check(const char *s, size_t n) {
     }
     return n;
 }
+
+// S2S_OK, or S2S_ERR_INVALID with a message naming the first malformed
+// byte of s[0..n) (defined in tokenizer.c).
+s2s_status s2s_utf8_validate(const char *s, size_t n);
 
 // ---- character classes ----
 
@@ -202,5 +206,8 @@ int s2s_vocab_find(const s2s_vocab *v, const char *s, size_t len);
 // by the longest token keeps segmentation cheap when the vocab also holds
 // long Latin words.
 int s2s_vocab_max_cjk_chars(const s2s_vocab *v);
+// How many tokens are made only of CJK characters: how s2s_vocab_lang
+// tells a Chinese vocab.
+int s2s_vocab_cjk_tokens(const s2s_vocab *v);
 
 #endif

@@ -20,6 +20,7 @@
 struct s2s_vocab {
     int n;          // number of tokens
     int max_cjk;    // longest token made only of CJK characters, in code points
+    int n_cjk;      // tokens made only of CJK characters (specials aside)
     char *text;     // all tokens, each NUL-terminated
     char **tok;     // (n) token strings, pointing into text
     int *len;       // (n) byte lengths
@@ -54,6 +55,8 @@ int s2s_vocab_find(const s2s_vocab *v, const char *s, size_t len) {
 }
 
 int s2s_vocab_max_cjk_chars(const s2s_vocab *v) { return v ? v->max_cjk : 0; }
+
+int s2s_vocab_cjk_tokens(const s2s_vocab *v) { return v ? v->n_cjk : 0; }
 
 void s2s_vocab_free(s2s_vocab *v) {
     if (!v) return;
@@ -107,6 +110,7 @@ static s2s_status add_line(s2s_vocab *v, char *line, size_t n, const char *name,
     v->len[id] = (int)n;
     v->slots[slot] = id;
     if (all_cjk && chars > (size_t)v->max_cjk) v->max_cjk = (int)chars;
+    if (all_cjk) v->n_cjk++;
     v->n++;
     return S2S_OK;
 }
