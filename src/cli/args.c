@@ -79,9 +79,10 @@ int s2s_args_parse(const s2s_cmd_spec *spec, int argc, char **argv, s2s_args *a)
                 return s2s_cli_usage_error(spec->name, "%s needs a value (%s)", o->name, o->value);
             value = argv[++i];
         }
-        if (o == &help_opt) {
+        if (o == &help_opt) {  // the help, and nothing else: no option or positional left
             s2s_args_help(spec, stdout);
             a->help = true;
+            a->n_opts = a->n_pos = 0;
             return S2S_EXIT_OK;
         }
         a->opts[a->n_opts++] = (s2s_arg){o, value};
@@ -116,7 +117,7 @@ static const char *schema_default(const char *key, char *buf, size_t size) {
 }
 
 static void print_opt(const s2s_opt *o, FILE *f) {
-    char left[64], def[128];
+    char left[128], def[128];
     snprintf(left, sizeof left, "%s%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "",
              o->name, o->value ? " " : "", o->optional ? "[" : "", o->value ? o->value : "");
     if (o->optional) strncat(left, "]", sizeof left - strlen(left) - 1);

@@ -58,8 +58,9 @@ typedef struct s2s_args {
 // --threads, --batch and the decoding flags (cli_util.c). Ends with {0}.
 extern const s2s_opt s2s_cli_decode_table[];
 
-// Parses argv[0..argc) against spec. Returns S2S_EXIT_OK (with a->help set
-// after printing the help on stdout for -h/--help), S2S_EXIT_USAGE after a
+// Parses argv[0..argc) against spec. Returns S2S_EXIT_OK (for -h/--help:
+// with a->help set after printing the help on stdout, and no options or
+// positionals, so the command only returns), S2S_EXIT_USAGE after a
 // message for an unknown option (with a did-you-mean) or a missing value,
 // S2S_EXIT_FAILURE when out of memory. a is always the caller's to free.
 int s2s_args_parse(const s2s_cmd_spec *spec, int argc, char **argv, s2s_args *a);
