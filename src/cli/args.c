@@ -8,7 +8,8 @@
 #include "cli/cli.h"
 #include "core/util.h"
 
-static const s2s_opt help_opt = {"--help", "-h", NULL, "print this help and exit", NULL, NULL, false};
+static const s2s_opt help_opt = {.name = "--help", .alias = "-h",
+                                  .help = "print this help and exit"};
 
 // The option of spec named name[0..n) (its name or alias), or NULL.
 static const s2s_opt *find(const s2s_opt *opts, const char *name, size_t n) {

@@ -183,9 +183,9 @@ static void override_error(const char *cmd, const s2s_decode_override *d) {
 
 int s2s_cli_decode_arg(const char *cmd, s2s_decode_opts *o, const s2s_arg *x) {
     const char *a = x->opt->name, *val = x->value;
-    if (x->opt < s2s_cli_decode_table || x->opt >= s2s_cli_decode_table +
-        sizeof s2s_cli_decode_table / sizeof s2s_cli_decode_table[0] - 1)
-        return 0;
+    const s2s_opt *d = s2s_cli_decode_table;
+    while (d->name && d != x->opt) d++;
+    if (!d->name) return 0;  // another table's option
     if (!strcmp(a, "--model")) {
         o->model = val;
         return 1;
@@ -196,18 +196,18 @@ int s2s_cli_decode_arg(const char *cmd, s2s_decode_opts *o, const s2s_arg *x) {
         o->config = val;
         return 1;
     }
-    s2s_decode_override d = {.flag = a, .text = val, .key = x->opt->key};
+    s2s_decode_override set = {.flag = a, .text = val, .key = d->key};
     if (o->n_sets == 64) return s2s_cli_usage_error(cmd, "too many decoding options"), -1;
-    if (d.key) {  // a flag's value is checked now, before any model is read
+    if (set.key) {  // a flag's value is checked now, before any model is read
         s2s_config scratch;
         s2s_config_default(&scratch);
-        char *text = assignment(&d);
+        char *text = assignment(&set);
         s2s_status st = text ? s2s_config_set(&scratch, text) : S2S_ERR_NOMEM;
         free(text);
         if (st == S2S_ERR_NOMEM) return s2s_cli_usage_error(cmd, "out of memory"), -1;
-        if (st != S2S_OK) return override_error(cmd, &d), -1;
+        if (st != S2S_OK) return override_error(cmd, &set), -1;
     }
-    o->sets[o->n_sets++] = d;
+    o->sets[o->n_sets++] = set;
     return 1;
 }
 

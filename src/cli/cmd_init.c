@@ -5,9 +5,11 @@
 #include "cli/cli.h"
 
 static const s2s_opt init_opts[] = {
-    {.name = "--output", .alias = "-o", .value = "MODEL", .help = "the model file to write (required)"},
+    {.name = "--output", .alias = "-o", .value = "MODEL",
+     .help = "the model file to write (required)"},
     {.name = "--seed", .value = "N", .help = "the random seed of the weights", .def = "1"},
-    {.name = "--set", .value = "KEY=VALUE", .help = "override one config key (repeatable; in order)"},
+    {.name = "--set", .value = "KEY=VALUE",
+     .help = "override one config key (repeatable; in order)"},
     {0},
 };
 

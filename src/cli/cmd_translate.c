@@ -140,8 +140,10 @@ static int flush_chunk(translator *t) {
 
 static const s2s_opt translate_opts[] = {
     {.name = "--tokens", .help = "print target tokens separated by spaces, not detokenized text"},
-    {.name = "--json", .help = "one JSON object per line: source, hypotheses with tokens and scores"},
-    {.name = "--verbose", .alias = "-v", .help = "report source words outside the model's vocabulary on stderr"},
+    {.name = "--json",
+     .help = "one JSON object per line: source, hypotheses with tokens and scores"},
+    {.name = "--verbose", .alias = "-v",
+     .help = "report source words outside the model's vocabulary on stderr"},
     {.name = "--flush", .help = "answer each stdin line as soon as it is read",
      .def = "on when stdin is a terminal, else off: chunks of 256 lines"},
     {0},

@@ -6,9 +6,11 @@
 
 static const s2s_opt vocab_opts[] = {
     {.name = "--column", .value = "src|tgt", .help = "the corpus column to count (required)"},
-    {.name = "--output", .alias = "-o", .value = "VOCAB", .help = "the vocab file to write (required)"},
+    {.name = "--output", .alias = "-o", .value = "VOCAB",
+     .help = "the vocab file to write (required)"},
     {.name = "--min-count", .value = "N", .help = "keep tokens seen at least N times", .def = "1"},
-    {.name = "--max-size", .value = "N", .help = "keep at most N tokens, specials included", .def = "no limit"},
+    {.name = "--max-size", .value = "N",
+     .help = "keep at most N tokens, specials included", .def = "no limit"},
     {0},
 };
 
@@ -48,7 +50,8 @@ int s2s_cmd_vocab(int argc, char **argv) {
     bool help = a.help;
     s2s_args_free(&a);
     if (rc != S2S_EXIT_OK || help) return rc;
-    if (!corpus || !out || p.column < 0) return s2s_cli_usage_error("vocab", "usage: %s", vocab_spec.usage);
+    if (!corpus || !out || p.column < 0)
+        return s2s_cli_usage_error("vocab", "usage: %s", vocab_spec.usage);
     int n = 0;
     s2s_status st = s2s_vocab_build(corpus, &p, out, &n);
     // A write of the output that fails (a full disk) is a runtime failure,
