@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/util.h"
 
 static const s2s_opt help_opt = {.name = "--help", .alias = "-h",
                                   .help = "print this help and exit"};

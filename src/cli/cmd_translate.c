@@ -171,12 +171,8 @@ int s2s_cmd_translate(int argc, char **argv) {
         else if (s2s_arg_is(x, "--verbose")) t.verbose = true;
         else if (s2s_arg_is(x, "--flush")) flush = true;
     }
+    if (rc == S2S_EXIT_OK && !a.help) rc = s2s_cli_open("translate", &o, &t.m, &t.st, &t.p);
     if (rc != S2S_EXIT_OK || a.help) {
-        s2s_args_free(&a);
-        return rc;
-    }
-    rc = s2s_cli_open("translate", &o, &t.m, &t.st, &t.p);
-    if (rc != S2S_EXIT_OK) {
         s2s_args_free(&a);
         return rc;
     }

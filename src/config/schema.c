@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/util.h"
+#include "s2s/s2s.h"
 
 // ENUM fields are written through an int pointer.
 _Static_assert(sizeof(s2s_norm) == sizeof(int), "enum fields must be int-sized");
