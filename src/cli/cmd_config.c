@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "core/safe_write.h"
 
 static const char config_usage[] =
     "usage: s2s config check FILE... [--set key.path=value ...]\n"
@@ -250,10 +249,8 @@ static int cmd_init(const config_args *a) {
              "fill in the vocabularies (and data for training). `s2s config check FILE` "
              "checks it; `s2s config explain KEY` and docs/config.md tell more.",
              a->preset ? " --preset " : "", a->preset ? a->preset : "");
-    char *text = s2s_config_to_commented_yaml(&cfg, header);
-    if (!a->output || !text) return print_text(text);
-    s2s_status st = s2s_safe_write_file(a->output, text, strlen(text));
-    free(text);
+    if (!a->output) return print_text(s2s_config_to_commented_yaml(&cfg, header));
+    s2s_status st = s2s_config_write_commented(&cfg, header, a->output);
     return st == S2S_OK ? S2S_EXIT_OK : s2s_cli_fail(st);
 }
 
