@@ -59,7 +59,7 @@ check "version: the same" bash -c "[ \"\$('$s2s' version)\" = 's2s $want' ]"
 # Each option line of the help ("  -o, --output OUT   ...") is given back to
 # the command, with a value when it shows one, before --help: an option the
 # parser does not take would fail with exit 2 instead of printing the help.
-for c in init translate score inspect "vocab build" eval align eval-align "config check" "config show" \
+for c in init translate score inspect train "vocab build" eval align eval-align "config check" "config show" \
     "config diff" "config reference" "config schema" "config init" "config explain"; do
   for h in --help -h; do
     check "$c $h: exit 0 on stdout" run 0 "$s2s" $c $h
