@@ -7,8 +7,12 @@
 
 #include "cli/cli.h"
 
-static const s2s_opt help_opt = {.name = "--help", .alias = "-h",
-                                  .help = "print this help and exit"};
+// -h/--help, which every command takes: a table of one, ended as the others.
+static const s2s_opt help_table[] = {
+    {.name = "--help", .alias = "-h", .help = "print this help and exit"},
+    {0},
+};
+static const s2s_opt *const help_opt = help_table;
 
 // The option of spec named name[0..n) (its name or alias), or NULL.
 static const s2s_opt *find(const s2s_opt *opts, const char *name, size_t n) {
@@ -22,7 +26,7 @@ static const s2s_opt *find(const s2s_opt *opts, const char *name, size_t n) {
 static const s2s_opt *lookup(const s2s_cmd_spec *spec, const char *name, size_t n) {
     const s2s_opt *o = find(spec->opts, name, n);
     if (!o && spec->decode) o = find(s2s_cli_decode_table, name, n);
-    if (!o && find(&help_opt, name, n)) o = &help_opt;
+    if (!o) o = find(help_table, name, n);
     return o;
 }
 
@@ -34,7 +38,7 @@ static int unknown(const s2s_cmd_spec *spec, const char *arg, size_t n) {
     s2s_suggest s = s2s_suggest_start(arg, n);
     offer_all(&s, spec->opts);
     if (spec->decode) offer_all(&s, s2s_cli_decode_table);
-    s2s_suggest_offer(&s, help_opt.name);
+    s2s_suggest_offer(&s, help_opt->name);
     if (s.best)
         return s2s_cli_usage_error(spec->name, "unknown option '%.*s' (did you mean '%s'?)",
                                    (int)n, arg, s.best);
@@ -79,7 +83,7 @@ int s2s_args_parse(const s2s_cmd_spec *spec, int argc, char **argv, s2s_args *a)
                 return s2s_cli_usage_error(spec->name, "%s needs a value (%s)", o->name, o->value);
             value = argv[++i];
         }
-        if (o == &help_opt) {  // the help, and nothing else: no option or positional left
+        if (o == help_opt) {  // the help, and nothing else: no option or positional left
             s2s_args_help(spec, stdout);
             a->help = true;
             a->n_opts = a->n_pos = 0;
@@ -138,7 +142,7 @@ void s2s_args_help(const s2s_cmd_spec *spec, FILE *f) {
     if (spec->about) fprintf(f, "\n%s\n", spec->about);
     fprintf(f, "\noptions (anywhere on the line; `--` ends them; --name=value works too):\n");
     for (const s2s_opt *o = spec->opts; o && o->name; o++) print_opt(o, f);
-    print_opt(&help_opt, f);
+    print_opt(help_opt, f);
     if (!spec->decode) return;
     fprintf(f, "\nmodel and decoding options (each flag is --set KEY=VALUE over the model's "
                "decode: config):\n");
