@@ -191,3 +191,40 @@ Test(core, version_is_one_number_everywhere) {
     cr_assert_str_eq(s2s_version(), S2S_VERSION, "library and headers differ");
     cr_assert_str_eq(s2s_version(), S2S_CMAKE_VERSION, "CMake's project version differs");
 }
+
+// ---- did you mean ----
+
+static const char *closest(const char *name, const char *const *cands, int n) {
+    s2s_suggest s = s2s_suggest_start(name, strlen(name));
+    for (int i = 0; i < n; i++) s2s_suggest_offer(&s, cands[i]);
+    return s.best;
+}
+
+Test(core, suggest_finds_one_swap_or_one_typo) {
+    const char *keys[] = {"layers", "heads", "d_model"};
+    cr_assert_str_eq(closest("hedas", keys, 3), "heads");  // one adjacent swap
+    const char *opts[] = {"--beam", "--n-best", "--max-len", "--help"};
+    cr_assert_str_eq(closest("--bean", opts, 4), "--beam");     // one substitution
+    cr_assert_str_eq(closest("--max-le", opts, 4), "--max-len");  // one deletion
+    cr_assert_str_eq(closest("--hhelp", opts, 4), "--help");      // one insertion
+}
+
+Test(core, suggest_stays_within_the_limit) {
+    // "abcd" has limit 1 + 4/4 = 2: "abxy" is 2 edits away, "wxyz" 4.
+    const char *far[] = {"wxyz"}, *near[] = {"abxy"};
+    cr_assert_null(closest("abcd", far, 1));
+    cr_assert_str_eq(closest("abcd", near, 1), "abxy");
+    // Long names allow at most 3 edits: 4 substitutions are too many.
+    const char *longname[] = {"--sampling-topk"};
+    cr_assert_null(closest("--sampxxxx-topk", longname, 1));
+    cr_assert_str_eq(closest("--sampxxxg-topk", longname, 1), "--sampling-topk");
+    // As many edits as the candidate has characters is no suggestion.
+    const char *one[] = {"b"};
+    cr_assert_null(closest("a", one, 1));
+    cr_assert_null(closest("--zzzzzzzz", (const char *[]){"--beam", "--help"}, 2));
+}
+
+Test(core, suggest_prefers_the_nearest_then_the_first) {
+    const char *cands[] = {"cart", "cat", "car"};  // 2, 1 and 1 edits from "cab"
+    cr_assert_str_eq(closest("cab", cands, 3), "cat");
+}

@@ -18,6 +18,7 @@
 #ifndef S2S_S2S_H
 #define S2S_S2S_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "s2s/config.h"
@@ -50,6 +51,26 @@ extern "C" {
 // the library was built. Compare it with S2S_VERSION to detect a program
 // built against other headers. Never NULL.
 const char *s2s_version(void);
+
+// "Did you mean": the closest of several candidate names to a mistyped one
+// (a config key, a command-line option), by optimal string alignment
+// distance (Levenshtein plus adjacent swaps: "hedas" is one edit from
+// "heads"), within 1 + len/4 edits (at most 3) of the candidate and fewer
+// edits than it has characters:
+//
+//     s2s_suggest s = s2s_suggest_start(name, strlen(name));
+//     for (...) s2s_suggest_offer(&s, candidate);
+//     if (s.best) ... "did you mean '%s'?", s.best
+typedef struct s2s_suggest {
+    const char *name;  // the mistyped name, name[0..n)
+    size_t n;
+    const char *best;  // the closest candidate so far, or NULL
+    int best_d;
+} s2s_suggest;
+
+s2s_suggest s2s_suggest_start(const char *name, size_t n);
+// Considers cand (NUL-terminated); an earlier candidate wins a tie.
+void s2s_suggest_offer(s2s_suggest *s, const char *cand);
 
 // Releases what the library holds for the whole process: the oneDNN engine,
 // its cached matmul primitives, and every thread's stream and memory-object

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cli/args.h"
 #include "s2s/s2s.h"
 
 // Exit codes (documented in README and `s2s --help`).
@@ -110,9 +111,10 @@ int s2s_cli_max_tokens(const s2s_model *m);
 // schema key (--beam 3 is --set decode.beam_size=3; the table is in
 // cli_util.c), so a flag and its --set give the same result and the same
 // message for a bad value. Overrides apply in command-line order over the
-// model's decode config (or over --config FILE). s2s_cli_decode_opt
-// returns 1 when argv[*i] was one of them (advancing *i past its value),
-// 0 when not, -1 on a bad value (after a message).
+// model's decode config (or over --config FILE). The options are
+// s2s_cli_decode_table (args.h), taken by a command whose s2s_cmd_spec
+// says .decode; s2s_cli_decode_arg returns 1 when x was one of them (and
+// records it), 0 when not, -1 on a bad value (after a message).
 typedef struct s2s_decode_override {
     const char *key;   // schema key of a flag, or NULL for a raw --set
     const char *text;  // the flag's value, or the whole "key=value" of --set
@@ -128,7 +130,7 @@ typedef struct s2s_decode_opts {
 } s2s_decode_opts;
 
 s2s_decode_opts s2s_cli_decode_opts(void);
-int s2s_cli_decode_opt(const char *cmd, s2s_decode_opts *o, int argc, char **argv, int *i);
+int s2s_cli_decode_arg(const char *cmd, s2s_decode_opts *o, const s2s_arg *x);
 
 // The last value a decoding flag gave `key` ("decode.n_best"), or NULL.
 const char *s2s_cli_decode_value(const s2s_decode_opts *o, const char *key);

@@ -132,21 +132,31 @@ int s2s_cli_max_tokens(const s2s_model *m) { return s2s_model_get_config(m)->mod
 
 s2s_decode_opts s2s_cli_decode_opts(void) { return (s2s_decode_opts){0}; }
 
-// Each decoding flag and the schema key it overrides.
-static const struct {
-    const char *flag, *key;
-} DECODE_FLAGS[] = {
-    {"--beam", "decode.beam_size"},
-    {"--n-best", "decode.n_best"},
-    {"--max-len", "decode.max_len"},
-    {"--min-len", "decode.min_len"},
-    {"--max-len-ratio", "decode.max_len_ratio"},
-    {"--length-penalty", "decode.length_penalty"},
-    {"--sampling-topk", "decode.sampling_topk"},
-    {"--sampling-topp", "decode.sampling_topp"},
-    {"--temperature", "decode.temperature"},
-    {"--seed", "decode.seed"},
+// The decoding options: the model and machine options, then each decoding
+// flag with the schema key it overrides (--help shows the key and its
+// default; s2s_cli_decode_arg sets it).
+#define FLAG(name, value, key) {name, NULL, value, NULL, NULL, key, false}
+const s2s_opt s2s_cli_decode_table[] = {
+    {"--model", "-m", "MODEL", "the model file (required)", NULL, NULL, false},
+    {"--config", NULL, "FILE", "decode options from a YAML config (its model: must match)",
+     NULL, NULL, false},
+    {"--set", NULL, "KEY=VALUE", "override one decode key (repeatable; in order)", NULL, NULL,
+     false},
+    {"--threads", NULL, "N", "matrix-product threads", "all cores", NULL, false},
+    {"--batch", NULL, "N", "sentences decoded together", "32", NULL, false},
+    FLAG("--beam", "N", "decode.beam_size"),
+    FLAG("--n-best", "N", "decode.n_best"),
+    FLAG("--max-len", "N", "decode.max_len"),
+    FLAG("--min-len", "N", "decode.min_len"),
+    FLAG("--max-len-ratio", "X", "decode.max_len_ratio"),
+    FLAG("--length-penalty", "X", "decode.length_penalty"),
+    FLAG("--sampling-topk", "K", "decode.sampling_topk"),
+    FLAG("--sampling-topp", "P", "decode.sampling_topp"),
+    FLAG("--temperature", "X", "decode.temperature"),
+    FLAG("--seed", "N", "decode.seed"),
+    {0},
 };
+#undef FLAG
 
 // "key=value" of an override, or NULL on out of memory. Caller frees.
 static char *assignment(const s2s_decode_override *d) {
@@ -171,46 +181,33 @@ static void override_error(const char *cmd, const s2s_decode_override *d) {
             colon ? colon + 2 : msg);
 }
 
-int s2s_cli_decode_opt(const char *cmd, s2s_decode_opts *o, int argc, char **argv, int *i) {
-    const char *a = argv[*i];
-    const char *val = *i + 1 < argc ? argv[*i + 1] : NULL;
-    if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
-        if (!val) return s2s_cli_usage_error(cmd, "%s needs a model file", a), -1;
+int s2s_cli_decode_arg(const char *cmd, s2s_decode_opts *o, const s2s_arg *x) {
+    const char *a = x->opt->name, *val = x->value;
+    const s2s_opt *d = s2s_cli_decode_table;
+    while (d->name && d != x->opt) d++;
+    if (!d->name) return 0;  // another table's option
+    if (!strcmp(a, "--model")) {
         o->model = val;
-        (*i)++;
         return 1;
     }
-    if (!strcmp(a, "--threads") || !strcmp(a, "--batch")) {
-        if (!s2s_cli_int(cmd, a, val, 1, a[2] == 't' ? &o->threads : &o->batch)) return -1;
-        (*i)++;
-        return 1;
-    }
+    if (!strcmp(a, "--threads") || !strcmp(a, "--batch"))
+        return s2s_cli_int(cmd, a, val, 1, a[2] == 't' ? &o->threads : &o->batch) ? 1 : -1;
     if (!strcmp(a, "--config")) {
-        if (!val) return s2s_cli_usage_error(cmd, "%s needs a value", a), -1;
         o->config = val;
-        (*i)++;
         return 1;
     }
-    s2s_decode_override d = {.flag = a, .text = val};
-    if (strcmp(a, "--set") != 0) {
-        size_t k = 0, n = sizeof DECODE_FLAGS / sizeof DECODE_FLAGS[0];
-        while (k < n && strcmp(a, DECODE_FLAGS[k].flag)) k++;
-        if (k == n) return 0;
-        d.key = DECODE_FLAGS[k].key;
-    }
-    if (!val) return s2s_cli_usage_error(cmd, "%s needs a value", a), -1;
+    s2s_decode_override set = {.flag = a, .text = val, .key = d->key};
     if (o->n_sets == 64) return s2s_cli_usage_error(cmd, "too many decoding options"), -1;
-    if (d.key) {  // a flag's value is checked now, before any model is read
+    if (set.key) {  // a flag's value is checked now, before any model is read
         s2s_config scratch;
         s2s_config_default(&scratch);
-        char *text = assignment(&d);
+        char *text = assignment(&set);
         s2s_status st = text ? s2s_config_set(&scratch, text) : S2S_ERR_NOMEM;
         free(text);
         if (st == S2S_ERR_NOMEM) return s2s_cli_usage_error(cmd, "out of memory"), -1;
-        if (st != S2S_OK) return override_error(cmd, &d), -1;
+        if (st != S2S_OK) return override_error(cmd, &set), -1;
     }
-    o->sets[o->n_sets++] = d;
-    (*i)++;
+    o->sets[o->n_sets++] = set;
     return 1;
 }
 

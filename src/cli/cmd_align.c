@@ -35,9 +35,11 @@ typedef struct side {
 typedef struct aligner {
     side fw, rv;
     s2s_cli_align_view view;
-    bool ref, eval, help, fmt_given, sym_given;
+    bool ref, eval, fmt_given, sym_given;
     const char *reverse_path, *html_path, *calibrate_path, *out_path, *eval_path;
-    int first_arg, n_pos;      // the sentences given as arguments
+    char **pos;                // the sentences given as arguments
+    int n_pos;
+    bool flush;                // a chunk per line: --flush, or stdin is a terminal
     s2s_align_pair pair;       // with --reverse
     s2s_align_html *html;
     const char *input;         // the name of the input in messages
@@ -127,79 +129,102 @@ static int check_writable(const char *path) {
 
 // ---- command line ----
 
-static const char usage_text[] =
-    "usage: s2s align -m MODEL [options] [SENTENCE ...]\n"
-    "       s2s align -m MODEL --ref < source<TAB>target[<TAB>gold] lines\n"
-    "       s2s align -m MODEL --eval [GOLD.tsv]      (also: s2s eval-align -m MODEL GOLD.tsv)\n"
-    "       s2s align -m MODEL --calibrate DEV.tsv [-o OUT]\n"
-    "options: --layer L|all|avg  --head H|all|avg  --format pharaoh|json|csv|text\n"
-    "         --map cross|self|enc  --no-eos  --html FILE\n"
-    "         --reverse MODEL2 [--symmetrize intersection|union|grow-diag|grow-diag-final|"
-    "grow-diag-final-and]\n"
-    "         and the decoding options of s2s translate\n";
+static const s2s_opt align_opts[] = {
+    {.name = "--ref", .help = "forced decoding of source<TAB>target[<TAB>gold] lines on stdin"},
+    {.name = "--eval", .value = "GOLD.tsv", .optional = true,
+     .help = "AER of every layer/head against gold alignments (stdin without a file)"},
+    {.name = "--calibrate", .value = "DEV.tsv",
+     .help = "store the layer/head of lowest AER on DEV.tsv in the model (with -o: a copy)"},
+    {.name = "--output", .alias = "-o", .value = "OUT", .help = "--calibrate: the model to write",
+     .def = "the model itself"},
+    {.name = "--layer", .value = "L|all|avg", .help = "the decoder layer of the alignment plane",
+     .def = "the calibrated layer, else avg"},
+    {.name = "--head", .value = "H|all|avg", .help = "the attention head",
+     .def = "the calibrated head, else avg"},
+    {.name = "--format", .value = "pharaoh|json|csv|text", .help = "how alignments are printed",
+     .def = "text on a terminal, else pharaoh"},
+    {.name = "--map", .value = "cross|self|enc", .help = "the attention map to print",
+     .def = "cross"},
+    {.name = "--no-eos", .help = "leave </s> out of the alignment (renormalise without it)"},
+    {.name = "--html", .value = "FILE", .help = "write an HTML report of the heatmaps"},
+    {.name = "--reverse", .value = "MODEL2", .help = "the target-to-source model, to symmetrise"},
+    {.name = "--symmetrize",
+     .value = "intersection|union|grow-diag|grow-diag-final|grow-diag-final-and",
+     .help = "how forward and reverse alignments combine (with --reverse)", .def = "grow-diag"},
+    {.name = "--flush", .help = "answer each stdin line as soon as it is read",
+     .def = "on when stdin is a terminal, else off: chunks of 64 lines"},
+    {0},
+};
 
-// One option of align's own at argv[*i] (advancing *i past its value).
-static int parse_option(aligner *a, int argc, char **argv, int *i) {
-    const char *x = argv[*i], *val = *i + 1 < argc ? argv[*i + 1] : NULL;
+static const s2s_cmd_spec align_spec = {
+    "align", "s2s align -m MODEL [OPTIONS] [SENTENCE...]",
+    "Prints attention alignments of each SENTENCE or stdin line (docs/alignment.md):\n"
+    "  s2s align -m MODEL --ref < source<TAB>target[<TAB>gold] lines\n"
+    "  s2s align -m MODEL --eval [GOLD.tsv]      (also: s2s eval-align -m MODEL GOLD.tsv)\n"
+    "  s2s align -m MODEL --calibrate DEV.tsv [-o OUT]",
+    align_opts, /*decode=*/true};
+
+static const s2s_cmd_spec eval_align_spec = {
+    "eval-align", "s2s eval-align -m MODEL GOLD.tsv [OPTIONS]",
+    "The same as s2s align --eval GOLD.tsv: AER of every layer/head against gold\n"
+    "alignments, source<TAB>target<TAB>gold lines (docs/alignment.md).",
+    align_opts, /*decode=*/true};
+
+// One option of align's own (the decoding options are taken before).
+static int parse_option(aligner *a, const s2s_arg *x) {
+    const char *val = x->value;
     s2s_cli_align_view *v = &a->view;
     int k = 0;
-    bool ok = true, takes_value = true;
-    if (!strcmp(x, "--ref")) {
-        a->ref = true, takes_value = false;
-    } else if (!strcmp(x, "--no-eos")) {
-        v->no_eos = true, takes_value = false;
-    } else if (!strcmp(x, "--layer") || !strcmp(x, "--head")) {
-        ok = parse_sel(x, val, x[2] == 'l' ? &v->layer_sel : &v->head_sel);
-    } else if (!strcmp(x, "--format")) {
-        ok = parse_name(x, val, s2s_cli_align_format_names, S2S_CLI_FMT_COUNT, &k);
+    bool ok = true;
+    if (s2s_arg_is(x, "--ref")) {
+        a->ref = true;
+    } else if (s2s_arg_is(x, "--no-eos")) {
+        v->no_eos = true;
+    } else if (s2s_arg_is(x, "--flush")) {
+        a->flush = true;
+    } else if (s2s_arg_is(x, "--layer") || s2s_arg_is(x, "--head")) {
+        ok = parse_sel(x->opt->name, val, x->opt->name[2] == 'l' ? &v->layer_sel : &v->head_sel);
+    } else if (s2s_arg_is(x, "--format")) {
+        ok = parse_name("--format", val, s2s_cli_align_format_names, S2S_CLI_FMT_COUNT, &k);
         v->fmt = (s2s_cli_align_format)k;
         a->fmt_given = true;
-    } else if (!strcmp(x, "--map")) {
-        ok = parse_name(x, val, s2s_cli_align_map_names, S2S_CLI_MAP_COUNT, &k);
+    } else if (s2s_arg_is(x, "--map")) {
+        ok = parse_name("--map", val, s2s_cli_align_map_names, S2S_CLI_MAP_COUNT, &k);
         v->map = (s2s_cli_align_map)k;
-    } else if (!strcmp(x, "--symmetrize")) {
-        ok = val && s2s_symmetrize_parse(val, &v->sym);
+    } else if (s2s_arg_is(x, "--symmetrize")) {
+        ok = s2s_symmetrize_parse(val, &v->sym);
         if (!ok) s2s_cli_usage_error(CMD, "--symmetrize needs one of intersection|union|grow-diag|"
-                                          "grow-diag-final|grow-diag-final-and, got '%s'", val ? val : "");
+                                          "grow-diag-final|grow-diag-final-and, got '%s'", val);
         a->sym_given = true;
-    } else if (!strcmp(x, "--reverse") || !strcmp(x, "--html") || !strcmp(x, "--calibrate") ||
-               !strcmp(x, "-o") || !strcmp(x, "--output")) {
-        if (!val) return s2s_cli_usage_error(CMD, "%s needs a file name", x);
-        *(x[2] == 'r' ? &a->reverse_path : x[2] == 'h' ? &a->html_path
-          : x[2] == 'c' ? &a->calibrate_path : &a->out_path) = val;
-    } else if (!strcmp(x, "--eval")) {  // an optional value: a file name or "-"
+    } else if (s2s_arg_is(x, "--reverse")) {
+        a->reverse_path = val;
+    } else if (s2s_arg_is(x, "--html")) {
+        a->html_path = val;
+    } else if (s2s_arg_is(x, "--calibrate")) {
+        a->calibrate_path = val;
+    } else if (s2s_arg_is(x, "--output")) {
+        a->out_path = val;
+    } else if (s2s_arg_is(x, "--eval")) {  // an optional value: a file name or "-"
         a->eval = true;
-        takes_value = val && (val[0] != '-' || !strcmp(val, "-"));
-        if (takes_value) a->eval_path = val;
-    } else if (!strcmp(x, "-h") || !strcmp(x, "--help")) {
-        a->help = true, takes_value = false;
-    } else {
-        return s2s_cli_usage_error(CMD, "unknown option '%s'", x);
+        if (val) a->eval_path = val;
     }
-    if (takes_value) ++*i;
     return ok ? S2S_EXIT_OK : S2S_EXIT_USAGE;
 }
 
-static int parse_args(aligner *a, s2s_decode_opts *o, int argc, char **argv) {
-    a->first_arg = argc;
-    for (int i = 0; i < argc && !a->help; i++) {
-        int r = s2s_cli_decode_opt(CMD, o, argc, argv, &i);
+static int parse_args(aligner *a, s2s_decode_opts *o, const s2s_args *args) {
+    for (int k = 0; k < args->n_opts; k++) {
+        int r = s2s_cli_decode_arg(CMD, o, &args->opts[k]);
         if (r < 0) return S2S_EXIT_USAGE;
-        if (r != 0) continue;
-        const char *x = argv[i];
-        if (!strcmp(x, "--") || x[0] != '-' || !x[1]) {  // sentences from here on
-            a->first_arg = i + !strcmp(x, "--");
-            a->n_pos = argc - a->first_arg;
-            break;
-        }
-        int rc = parse_option(a, argc, argv, &i);
+        int rc = r ? S2S_EXIT_OK : parse_option(a, &args->opts[k]);
         if (rc != S2S_EXIT_OK) return rc;
     }
+    a->pos = args->pos;
+    a->n_pos = args->n_pos;
     return S2S_EXIT_OK;
 }
 
 // Combinations that cannot work, refused before any model is read.
-static int check_usage(aligner *a, const s2s_decode_opts *o, char **argv) {
+static int check_usage(aligner *a, const s2s_decode_opts *o) {
     s2s_cli_align_view *v = &a->view;
     if (a->calibrate_path) {
         if (a->eval) return s2s_cli_usage_error(CMD, "--calibrate and --eval do not go together");
@@ -208,7 +233,7 @@ static int check_usage(aligner *a, const s2s_decode_opts *o, char **argv) {
     }
     if (a->eval) {
         a->ref = true;
-        if (!a->eval_path && a->n_pos == 1) a->eval_path = argv[a->first_arg], a->n_pos = 0;
+        if (!a->eval_path && a->n_pos == 1) a->eval_path = a->pos[0], a->n_pos = 0;
         if (a->n_pos > 0) return s2s_cli_usage_error(CMD, "--eval and --calibrate read a TSV file, not sentences");
         if (a->html_path) return s2s_cli_usage_error(CMD, "--html does not go with --eval or --calibrate");
     }
@@ -436,7 +461,7 @@ static void clear_chunk(aligner *a) {
 }
 
 // Sentences from the arguments, else lines of the file or stdin, in chunks.
-static int read_input(aligner *a, char **argv) {
+static int read_input(aligner *a) {
     FILE *in = stdin;
     if (a->eval_path && strcmp(a->eval_path, "-")) {
         in = fopen(a->eval_path, "r");
@@ -454,7 +479,7 @@ static int read_input(aligner *a, char **argv) {
         char *line = NULL;
         if (a->n_pos > 0) {
             if (lineno > a->n_pos) break;
-            line = strdup(argv[a->first_arg + lineno - 1]);
+            line = strdup(a->pos[lineno - 1]);
         } else {
             if (!s2s_cli_getline(&buf, &cap, in)) break;
             line = strdup(buf);
@@ -464,8 +489,8 @@ static int read_input(aligner *a, char **argv) {
             break;
         }
         rc = add_line(a, line, lineno);
-        if (rc == S2S_EXIT_OK && a->n == CHUNK) rc = flush_chunk(a);
-        if (a->n == CHUNK || rc != S2S_EXIT_OK) clear_chunk(a);
+        if (rc == S2S_EXIT_OK && (a->n == CHUNK || a->flush)) rc = flush_chunk(a);
+        if (a->n == CHUNK || a->flush || rc != S2S_EXIT_OK) clear_chunk(a);
     }
     if (rc == S2S_EXIT_OK && a->n > 0) rc = flush_chunk(a);
     clear_chunk(a);
@@ -513,22 +538,26 @@ static void free_aligner(aligner *a) {
     free(a);
 }
 
-int s2s_cmd_align(int argc, char **argv) {
+// align, or with eval true eval-align (align --eval).
+static int run(const s2s_cmd_spec *spec, bool eval, int argc, char **argv) {
     s2s_decode_opts o = s2s_cli_decode_opts();
-    aligner *a = calloc(1, sizeof *a);
-    if (!a) return S2S_EXIT_FAILURE;
+    s2s_args args;
+    int rc = s2s_args_parse(spec, argc, argv, &args);
+    aligner *a = rc == S2S_EXIT_OK && !args.help ? calloc(1, sizeof *a) : NULL;
+    if (rc != S2S_EXIT_OK || args.help || !a) {
+        if (rc == S2S_EXIT_OK && !args.help) rc = S2S_EXIT_FAILURE;
+        s2s_args_free(&args);
+        return rc;
+    }
     a->view = (s2s_cli_align_view){.layer_sel = SEL_UNSET, .head_sel = SEL_UNSET, .sym = S2S_SYM_GROW_DIAG};
     a->input = "stdin";
     a->first_line = 1;
-    int rc = parse_args(a, &o, argc, argv);
-    if (rc == S2S_EXIT_OK && a->help) {
-        fputs(usage_text, stdout);
-        free_aligner(a);
-        return S2S_EXIT_OK;
-    }
-    if (rc == S2S_EXIT_OK) rc = check_usage(a, &o, argv);
+    a->eval = eval;
+    a->flush = isatty(STDIN_FILENO);  // a person typing gets each answer at once
+    rc = parse_args(a, &o, &args);
+    if (rc == S2S_EXIT_OK) rc = check_usage(a, &o);
     if (rc == S2S_EXIT_OK) rc = prepare(a, &o);
-    if (rc == S2S_EXIT_OK) rc = read_input(a, argv);
+    if (rc == S2S_EXIT_OK) rc = read_input(a);
     if (rc == S2S_EXIT_OK && a->eval) rc = report_eval(a, o.model);
     if (rc == S2S_EXIT_OK && a->html) {
         s2s_status st = s2s_align_html_write(a->html, a->html_path);
@@ -538,17 +567,11 @@ int s2s_cmd_align(int argc, char **argv) {
         }
     }
     free_aligner(a);
+    s2s_args_free(&args);
     return rc;
 }
 
+int s2s_cmd_align(int argc, char **argv) { return run(&align_spec, false, argc, argv); }
+
 // s2s eval-align -m MODEL GOLD.tsv: the same as s2s align --eval.
-int s2s_cmd_eval_align(int argc, char **argv) {
-    char **args = malloc(((size_t)argc + 2) * sizeof *args);
-    if (!args) return S2S_EXIT_FAILURE;
-    args[0] = "--eval";
-    for (int i = 0; i < argc; i++) args[i + 1] = argv[i];
-    args[argc + 1] = NULL;
-    int rc = s2s_cmd_align(argc + 1, args);
-    free(args);
-    return rc;
-}
+int s2s_cmd_eval_align(int argc, char **argv) { return run(&eval_align_spec, true, argc, argv); }

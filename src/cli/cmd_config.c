@@ -42,39 +42,71 @@ typedef struct config_args {
     bool force;                   // init
 } config_args;
 
+// ---- options: one table per subcommand ----
+
+static const s2s_opt set_opt[] = {
+    {.name = "--set", .value = "KEY=VALUE", .help = "override one key (repeatable; in order)"},
+    {0},
+};
+static const s2s_opt diff_opts[] = {
+    {.name = "--model-only", .help = "compare only the model: sections"},
+    {0},
+};
+static const s2s_opt init_opts[] = {
+    {.name = "--preset", .value = "demo|zh-en|bench", .help = "start from a preset's values",
+     .def = "the defaults"},
+    {.name = "--output", .alias = "-o", .value = "FILE", .help = "the file to write",
+     .def = "stdout"},
+    {.name = "--force", .help = "replace an existing FILE"},
+    {0},
+};
+static const s2s_opt no_opts[] = {{0}};
+
+static const s2s_cmd_spec config_specs[] = {
+    {"config check", "s2s config check FILE... [--set KEY=VALUE ...]",
+     "Exits 0 when every file is valid, else 2 after listing every problem.", set_opt, false},
+    {"config show", "s2s config show FILE [--set KEY=VALUE ...]",
+     "Prints the effective config as YAML; '# default' marks defaults.", set_opt, false},
+    {"config diff", "s2s config diff A B [--model-only]",
+     "Prints 'key: value in A -> value in B' for each key that differs; exits 0 when\n"
+     "none does, 1 when some do, 2 on an error (as diff(1)).", diff_opts, false},
+    {"config reference", "s2s config reference > docs/config.md",
+     "Prints every key with its type, default, range and help (Markdown).", no_opts, false},
+    {"config schema", "s2s config schema > docs/config.schema.json",
+     "Prints the JSON Schema (draft 2020-12) that editors check configs with.", no_opts, false},
+    {"config init", "s2s config init [--preset demo|zh-en|bench] [-o FILE] [--force]",
+     "Writes a config with every key and a comment on each.", init_opts, false},
+    {"config explain", "s2s config explain KEY",
+     "Prints one key's entry: 'model.d_model', or 'd_model' when one table has it.", no_opts,
+     false},
+};
+
 // Splits argv (after the subcommand) into files and options. Returns -1
-// when it printed the usage for --help, 0 when fine, else an exit code.
+// when it printed the help for --help, 0 when fine, else an exit code.
 static int parse_args(const char *sub, int argc, char **argv, config_args *a) {
-    // Every argument is at most one file or one --set: argc bounds both.
+    const s2s_cmd_spec *spec = NULL;
+    for (size_t k = 0; k < sizeof config_specs / sizeof config_specs[0]; k++)
+        if (!strcmp(config_specs[k].name + strlen("config "), sub)) spec = &config_specs[k];
+    s2s_args args;
+    int rc = s2s_args_parse(spec, argc, argv, &args);
     a->files = malloc(((size_t)argc + 1) * sizeof *a->files);
     a->sets = malloc(((size_t)argc + 1) * sizeof *a->sets);
-    if (!a->files || !a->sets) {
+    if (rc == S2S_EXIT_OK && (!a->files || !a->sets)) {
         fprintf(stderr, "s2s config: out of memory\n");
-        return S2S_EXIT_FAILURE;
+        rc = S2S_EXIT_FAILURE;
     }
-    for (int i = 0; i < argc; i++) {
-        const char *arg = argv[i];
-        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-            fputs(config_usage, stdout);
-            return -1;
-        } else if (!strcmp(arg, "--set")) {
-            if (i + 1 >= argc) return s2s_cli_usage_error("config", "--set needs key.path=value");
-            a->sets[a->n_sets++] = argv[++i];
-        } else if (!strcmp(arg, "--model-only") && !strcmp(sub, "diff")) {
-            a->model_only = true;
-        } else if (!strcmp(sub, "init") && (!strcmp(arg, "--preset") || !strcmp(arg, "-o"))) {
-            if (i + 1 >= argc) return s2s_cli_usage_error("config", "init: %s needs a value", arg);
-            *(arg[1] == 'o' ? &a->output : &a->preset) = argv[++i];
-        } else if (!strcmp(arg, "--force") && !strcmp(sub, "init")) {
-            a->force = true;
-        } else if (arg[0] == '-' && arg[1] != '\0') {
-            return s2s_cli_usage_error("config", "%s: unknown option '%s' (see s2s config --help)",
-                                       sub, arg);
-        } else {
-            a->files[a->n_files++] = arg;
-        }
+    for (int k = 0; k < args.n_opts && rc == S2S_EXIT_OK; k++) {
+        const s2s_arg *x = &args.opts[k];
+        if (s2s_arg_is(x, "--set")) a->sets[a->n_sets++] = x->value;
+        else if (s2s_arg_is(x, "--model-only")) a->model_only = true;
+        else if (s2s_arg_is(x, "--preset")) a->preset = x->value;
+        else if (s2s_arg_is(x, "--output")) a->output = x->value;
+        else if (s2s_arg_is(x, "--force")) a->force = true;
     }
-    return S2S_EXIT_OK;
+    for (int k = 0; k < args.n_pos && rc == S2S_EXIT_OK; k++) a->files[a->n_files++] = args.pos[k];
+    if (rc == S2S_EXIT_OK && args.help) rc = -1;
+    s2s_args_free(&args);
+    return rc;
 }
 
 // Paths in the effective config are relative to the working directory
@@ -140,7 +172,6 @@ static int cmd_show(const config_args *a) {
 static int cmd_diff(const config_args *a) {
     if (a->n_files != 2)
         return s2s_cli_usage_error("config", "diff takes two FILEs (see s2s config --help)");
-    if (a->n_sets > 0) return s2s_cli_usage_error("config", "diff does not take --set");
     s2s_config cfg[2];
     bool ok = true;
     for (int i = 0; i < 2; i++) {

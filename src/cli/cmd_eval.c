@@ -46,24 +46,39 @@ static int read_pairs(s2s_lines *in, const s2s_model *m, s2s_tokens **src, s2s_t
     return in->failed ? S2S_EXIT_FAILURE : S2S_EXIT_OK;
 }
 
+static const s2s_opt eval_opts[] = {
+    {.name = "--json", .help = "print the figures as one JSON object"},
+    {0},
+};
+
+static const s2s_cmd_spec eval_spec = {
+    "eval", "s2s eval -m MODEL TEST.tsv [OPTIONS]",
+    "Translates the source column of TEST.tsv (source<TAB>target lines) and prints\n"
+    "corpus BLEU, exact match, token accuracy and loss.",
+    eval_opts, /*decode=*/true};
+
 int s2s_cmd_eval(int argc, char **argv) {
     s2s_decode_opts o = s2s_cli_decode_opts();
     const char *tsv = NULL;
     bool json = false;
-    for (int i = 0; i < argc; i++) {
-        int r = s2s_cli_decode_opt("eval", &o, argc, argv, &i);
-        if (r < 0) return S2S_EXIT_USAGE;
-        if (r > 0) continue;
-        if (!strcmp(argv[i], "--json")) json = true;
-        else if (argv[i][0] == '-' && argv[i][1]) return s2s_cli_usage_error("eval", "unknown option '%s'", argv[i]);
-        else if (!tsv) tsv = argv[i];
-        else return s2s_cli_usage_error("eval", "unexpected argument '%s'", argv[i]);
+    s2s_args a;
+    int rc = s2s_args_parse(&eval_spec, argc, argv, &a);
+    for (int k = 0; k < a.n_opts && rc == S2S_EXIT_OK; k++) {
+        int r = s2s_cli_decode_arg("eval", &o, &a.opts[k]);
+        if (r < 0) rc = S2S_EXIT_USAGE;
+        else if (r == 0 && s2s_arg_is(&a.opts[k], "--json")) json = true;
     }
-    if (!tsv) return s2s_cli_usage_error("eval", "usage: s2s eval -m MODEL TEST.tsv [--beam K] [--json]");
+    if (rc == S2S_EXIT_OK && !a.help && a.n_pos != 1)
+        rc = a.n_pos ? s2s_cli_usage_error("eval", "unexpected argument '%s'", a.pos[1])
+                     : s2s_cli_usage_error("eval", "usage: %s", eval_spec.usage);
+    if (a.n_pos > 0) tsv = a.pos[0];  // a pointer into argv: it outlives a
+    bool help = a.help;
+    s2s_args_free(&a);
+    if (rc != S2S_EXIT_OK || help) return rc;
     s2s_model *m;
     s2s_state *st;
     s2s_decode_params p;
-    int rc = s2s_cli_open("eval", &o, &m, &st, &p);
+    rc = s2s_cli_open("eval", &o, &m, &st, &p);
     if (rc != S2S_EXIT_OK) return rc;
     s2s_valid_result r;
     s2s_tokens *src = NULL, *tgt = NULL;

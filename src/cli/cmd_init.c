@@ -4,6 +4,20 @@
 
 #include "cli/cli.h"
 
+static const s2s_opt init_opts[] = {
+    {.name = "--output", .alias = "-o", .value = "MODEL",
+     .help = "the model file to write (required)"},
+    {.name = "--seed", .value = "N", .help = "the random seed of the weights", .def = "1"},
+    {.name = "--set", .value = "KEY=VALUE",
+     .help = "override one config key (repeatable; in order)"},
+    {0},
+};
+
+static const s2s_cmd_spec init_spec = {
+    "init", "s2s init CONFIG -o MODEL [OPTIONS]",
+    "Writes a model with randomly initialised weights, shaped as CONFIG says.", init_opts,
+    /*decode=*/false};
+
 int s2s_cmd_init(int argc, char **argv) {
     const char *config = NULL, *out = NULL;
     int seed = 1;
@@ -11,27 +25,24 @@ int s2s_cmd_init(int argc, char **argv) {
     s2s_config_default(&cfg);
     const char *sets[64];
     int n_sets = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (!val) return s2s_cli_usage_error("init", "-o needs a file name");
-            out = argv[++i];
-        } else if (!strcmp(a, "--seed")) {
-            if (!s2s_cli_int("init", a, val, 0, &seed)) return S2S_EXIT_USAGE;
-            i++;
-        } else if (!strcmp(a, "--set")) {
-            if (!val) return s2s_cli_usage_error("init", "--set needs key.path=value");
-            if (n_sets == 64) return s2s_cli_usage_error("init", "too many --set options");
-            sets[n_sets++] = argv[++i];
-        } else if (a[0] == '-') {
-            return s2s_cli_usage_error("init", "unknown option '%s'", a);
-        } else if (!config) {
-            config = a;
-        } else {
-            return s2s_cli_usage_error("init", "unexpected argument '%s'", a);
-        }
+    s2s_args a;
+    int rc = s2s_args_parse(&init_spec, argc, argv, &a);
+    for (int k = 0; k < a.n_opts && rc == S2S_EXIT_OK; k++) {
+        const s2s_arg *x = &a.opts[k];
+        if (s2s_arg_is(x, "--output")) out = x->value;
+        else if (s2s_arg_is(x, "--seed") && !s2s_cli_int("init", "--seed", x->value, 0, &seed))
+            rc = S2S_EXIT_USAGE;
+        else if (s2s_arg_is(x, "--set") && n_sets == 64)
+            rc = s2s_cli_usage_error("init", "too many --set options");
+        else if (s2s_arg_is(x, "--set")) sets[n_sets++] = x->value;
     }
-    if (!config || !out) return s2s_cli_usage_error("init", "usage: s2s init CONFIG -o MODEL [--seed N]");
+    if (rc == S2S_EXIT_OK && a.n_pos > 1)
+        rc = s2s_cli_usage_error("init", "unexpected argument '%s'", a.pos[1]);
+    if (a.n_pos > 0) config = a.pos[0];
+    bool help = a.help;
+    s2s_args_free(&a);
+    if (rc != S2S_EXIT_OK || help) return rc;
+    if (!config || !out) return s2s_cli_usage_error("init", "usage: %s", init_spec.usage);
 
     s2s_status st = s2s_config_load_file_set(&cfg, config, sets, n_sets);
     if (st != S2S_OK) return s2s_cli_fail(st);

@@ -4,13 +4,28 @@
 
 #include <stdlib.h>
 
+static const s2s_opt inspect_opts[] = {{0}};
+
+static const s2s_cmd_spec inspect_spec = {
+    "inspect", "s2s inspect MODEL",
+    "Prints the config a model file stores (model: and decode:), its vocab sizes,\n"
+    "alignment head, parameter count and every tensor's shape.",
+    inspect_opts, /*decode=*/false};
+
 int s2s_cmd_inspect(int argc, char **argv) {
-    if (argc != 1 || argv[0][0] == '-') return s2s_cli_usage_error("inspect", "usage: s2s inspect MODEL");
+    s2s_args a;
+    int rc = s2s_args_parse(&inspect_spec, argc, argv, &a);
+    const char *path = a.n_pos == 1 ? a.pos[0] : NULL;
+    if (rc == S2S_EXIT_OK && !a.help && !path)
+        rc = s2s_cli_usage_error("inspect", "usage: %s", inspect_spec.usage);
+    bool help = a.help;
+    s2s_args_free(&a);
+    if (rc != S2S_EXIT_OK || help) return rc;
     s2s_model *m;
-    s2s_status st = s2s_model_load(&m, argv[0]);
+    s2s_status st = s2s_model_load(&m, path);
     if (st != S2S_OK) return s2s_cli_fail(st);
     char *yaml = s2s_config_model_to_yaml(s2s_model_get_config(m));
-    printf("model: %s\n", argv[0]);
+    printf("model: %s\n", path);
     printf("source vocab: %d tokens\ntarget vocab: %d tokens\n",
            s2s_vocab_size(s2s_model_src_vocab(m)), s2s_vocab_size(s2s_model_tgt_vocab(m)));
     int al, ah;

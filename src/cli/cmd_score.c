@@ -79,16 +79,29 @@ static int add_line(scorer *sc) {
     return S2S_EXIT_OK;
 }
 
+static const s2s_opt score_opts[] = {{0}};
+
+static const s2s_cmd_spec score_spec = {
+    "score", "s2s score -m MODEL [OPTIONS] < PAIRS.tsv",
+    "Prints, for each source<TAB>target line of stdin, one JSON object: the target's\n"
+    "log-probability, its per-token log-probabilities and its tokens (</s> last).",
+    score_opts, /*decode=*/true};
+
 int s2s_cmd_score(int argc, char **argv) {
     s2s_decode_opts o = s2s_cli_decode_opts();
-    for (int i = 0; i < argc; i++) {
-        int r = s2s_cli_decode_opt("score", &o, argc, argv, &i);
-        if (r < 0) return S2S_EXIT_USAGE;
-        if (r == 0) return s2s_cli_usage_error("score", "unexpected argument '%s'", argv[i]);
-    }
+    s2s_args a;
+    int rc = s2s_args_parse(&score_spec, argc, argv, &a);
+    for (int k = 0; k < a.n_opts && rc == S2S_EXIT_OK; k++)
+        if (s2s_cli_decode_arg("score", &o, &a.opts[k]) < 0) rc = S2S_EXIT_USAGE;
+    if (rc == S2S_EXIT_OK && a.n_pos > 0)
+        rc = s2s_cli_usage_error("score", "unexpected argument '%s' (pairs come from stdin)",
+                                 a.pos[0]);
+    bool help = a.help;
+    s2s_args_free(&a);
+    if (rc != S2S_EXIT_OK || help) return rc;
     scorer *sc = calloc(1, sizeof *sc);
     if (!sc) return S2S_EXIT_FAILURE;
-    int rc = s2s_cli_open("score", &o, &sc->m, &sc->st, &sc->p);
+    rc = s2s_cli_open("score", &o, &sc->m, &sc->st, &sc->p);
     if (rc == S2S_EXIT_OK) rc = s2s_lines_open(&sc->in, "score", NULL);
     while (rc == S2S_EXIT_OK && s2s_lines_next(&sc->in)) {
         rc = add_line(sc);

@@ -76,6 +76,34 @@ static void on_step(const s2s_train_progress *p, void *user) {
     fflush(stderr);
 }
 
+static const s2s_opt train_opts[] = {
+    {.name = "--output", .alias = "-o", .value = "OUT", .help = "the model to write",
+     .def = "the config's train.output"},
+    {.name = "--init", .value = "MODEL", .help = "start from this model's weights",
+     .def = "random weights"},
+    {.name = "--overwrite", .help = "let OUT be the --init model"},
+    {.name = "--resume", .value = "CKPT", .help = "go on from a checkpoint (model and optimizer)"},
+    {.name = "--set", .value = "KEY=VALUE",
+     .help = "override one config key (repeatable; in order)"},
+    {.name = "--allow-outside",
+     .help = "let train.output and train.log point outside the config's folder"},
+    {.name = "--threads", .value = "N", .help = "matrix-product threads", .def = "all cores"},
+    {.name = "--log-every", .value = "N",
+     .help = "a progress line every N steps (not on a terminal)", .def = "100"},
+    {.name = "--quiet", .alias = "-q", .help = "no progress lines"},
+    {0},
+};
+
+static const s2s_cmd_spec train_spec = {
+    "train", "s2s train CONFIG [-o OUT] [--init MODEL [--overwrite] | --resume CKPT] [OPTIONS]",
+    "Writes OUT (the model) and, beside it, .ckpt.safetensors (model and\n"
+    "optimizer state for --resume), .best.safetensors (best validation) and\n"
+    ".train.log (JSON lines, appended). The config's train.output and train.log\n"
+    "must stay in its folder unless --allow-outside; an output that is the\n"
+    "--init model needs --overwrite.\n"
+    "Ctrl-C finishes the step, writes a checkpoint and exits 130.",
+    train_opts, /*decode=*/false};
+
 int s2s_cmd_train(int argc, char **argv) {
     const char *config = NULL;
     s2s_train_params tp = s2s_train_default_params();
@@ -83,60 +111,45 @@ int s2s_cmd_train(int argc, char **argv) {
     int threads = 0;
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     if (!sets) return S2S_EXIT_FAILURE;
-    int n_sets = 0, rc = S2S_EXIT_OK;
+    int n_sets = 0;
     bool log_set = false, output_set = false;  // --set train.log= / train.output=
-    for (int i = 0; i < argc && rc == S2S_EXIT_OK; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (!val) rc = s2s_cli_usage_error("train", "%s needs a file name", a);
-            else tp.output = argv[++i];
-        } else if (!strcmp(a, "--init") || !strcmp(a, "--resume")) {
-            if (!val) rc = s2s_cli_usage_error("train", "%s needs a model file", a);
-            else if (a[2] == 'i') tp.init = argv[++i];
-            else tp.resume = argv[++i];
-        } else if (!strcmp(a, "--set")) {
-            if (!val) rc = s2s_cli_usage_error("train", "--set needs section.key=value");
-            else {
-                log_set |= strncmp(val, "train.log=", 10) == 0;
-                output_set |= strncmp(val, "train.output=", 13) == 0;
-                sets[n_sets++] = argv[++i];
-            }
-        } else if (!strcmp(a, "--threads")) {
-            if (!s2s_cli_int("train", a, val, 1, &threads)) rc = S2S_EXIT_USAGE;
-            i++;
-        } else if (!strcmp(a, "--log-every")) {
-            if (!s2s_cli_int("train", a, val, 1, &pg.every)) rc = S2S_EXIT_USAGE;
-            i++;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs("usage: s2s train CONFIG [-o OUT] [--init MODEL [--overwrite] | --resume CKPT]\n"
-                  "                 [--set section.key=value ...] [--allow-outside]\n"
-                  "                 [--threads N] [--log-every N] [--quiet]\n"
-                  "Writes OUT (the model) and, beside it, .ckpt.safetensors (model and\n"
-                  "optimizer state for --resume), .best.safetensors (best validation) and\n"
-                  ".train.log (JSON lines, appended). The config's train.output and train.log\n"
-                  "must stay in its folder unless --allow-outside; an output that is the\n"
-                  "--init model needs --overwrite.\n"
-                  "Ctrl-C finishes the step, writes a checkpoint and exits 130.\n",
-                  stdout);
-            free(sets);
-            return S2S_EXIT_OK;
-        } else if (!strcmp(a, "--allow-outside")) {
+    s2s_args args;
+    int rc = s2s_args_parse(&train_spec, argc, argv, &args);
+    for (int k = 0; k < args.n_opts && rc == S2S_EXIT_OK; k++) {
+        const s2s_arg *x = &args.opts[k];
+        const char *val = x->value;
+        if (s2s_arg_is(x, "--output")) {
+            tp.output = val;
+        } else if (s2s_arg_is(x, "--init")) {
+            tp.init = val;
+        } else if (s2s_arg_is(x, "--resume")) {
+            tp.resume = val;
+        } else if (s2s_arg_is(x, "--set")) {
+            log_set |= strncmp(val, "train.log=", 10) == 0;
+            output_set |= strncmp(val, "train.output=", 13) == 0;
+            sets[n_sets++] = val;
+        } else if (s2s_arg_is(x, "--threads")) {
+            if (!s2s_cli_int("train", "--threads", val, 1, &threads)) rc = S2S_EXIT_USAGE;
+        } else if (s2s_arg_is(x, "--log-every")) {
+            if (!s2s_cli_int("train", "--log-every", val, 1, &pg.every)) rc = S2S_EXIT_USAGE;
+        } else if (s2s_arg_is(x, "--allow-outside")) {
             tp.allow_outside = true;
-        } else if (!strcmp(a, "--overwrite")) {
+        } else if (s2s_arg_is(x, "--overwrite")) {
             tp.overwrite = true;
-        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+        } else if (s2s_arg_is(x, "--quiet")) {
             pg.quiet = true;
-        } else if (a[0] == '-') {
-            rc = s2s_cli_usage_error("train", "unknown option '%s'", a);
-        } else if (!config) {
-            config = a;
-        } else {
-            rc = s2s_cli_usage_error("train", "unexpected argument '%s'", a);
         }
     }
-    if (rc == S2S_EXIT_OK && !config)
-        rc = s2s_cli_usage_error("train", "usage: s2s train CONFIG [-o OUT] [--init MODEL] "
-                                          "[--resume CKPT] [--set key=value ...] [--quiet]");
+    if (rc == S2S_EXIT_OK && args.n_pos > 1)
+        rc = s2s_cli_usage_error("train", "unexpected argument '%s'", args.pos[1]);
+    if (args.n_pos > 0) config = args.pos[0];
+    bool help = args.help;
+    s2s_args_free(&args);
+    if (rc != S2S_EXIT_OK || help) {
+        free(sets);
+        return rc;
+    }
+    if (!config) rc = s2s_cli_usage_error("train", "usage: %s", train_spec.usage);
     if (rc == S2S_EXIT_OK && tp.init && tp.resume)
         rc = s2s_cli_usage_error("train", "--init and --resume exclude each other");
     s2s_config cfg;

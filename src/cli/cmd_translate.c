@@ -1,12 +1,14 @@
-// s2s translate -m MODEL [--tokens] [--verbose] [--json] [options] [SENTENCE ...]
+// s2s translate -m MODEL [--tokens] [--verbose] [--json] [--flush] [options] [SENTENCE ...]
 //
 // Sentences come from the arguments or, without any, one per line from
 // stdin. Input is read and translated in chunks and each chunk is flushed,
-// so a long file streams through in bounded memory. Bad lines follow the
+// so a long file streams through in bounded memory; on a terminal, or with
+// --flush, each line is answered as soon as it is read. Bad lines follow the
 // bad-line rule (cli.h): skipped or cut, with a warning, output aligned.
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -146,38 +148,50 @@ static int flush_chunk(translator *t) {
     return rc;
 }
 
+static const s2s_opt translate_opts[] = {
+    {.name = "--tokens", .help = "print target tokens separated by spaces, not detokenized text"},
+    {.name = "--json",
+     .help = "one JSON object per line: source, hypotheses with tokens and scores"},
+    {.name = "--verbose", .alias = "-v",
+     .help = "report source words outside the model's vocabulary on stderr"},
+    {.name = "--flush", .help = "answer each stdin line as soon as it is read",
+     .def = "on when stdin is a terminal, else off: chunks of 256 lines"},
+    {0},
+};
+
+static const s2s_cmd_spec translate_spec = {
+    "translate", "s2s translate -m MODEL [OPTIONS] [SENTENCE...]",
+    "Translates each SENTENCE argument or, without any, each line of stdin (one output\n"
+    "line per input line; --n-best N prints N lines 'INDEX ||| TEXT ||| SCORE').",
+    translate_opts, /*decode=*/true};
+
 int s2s_cmd_translate(int argc, char **argv) {
     s2s_decode_opts o = s2s_cli_decode_opts();
     translator t = {0};
-    int first_sentence = argc;
-    for (int i = 0; i < argc; i++) {
-        int r = s2s_cli_decode_opt("translate", &o, argc, argv, &i);
-        if (r < 0) return S2S_EXIT_USAGE;
-        if (r > 0) continue;
-        if (!strcmp(argv[i], "--tokens")) {
-            t.tokens = true;
-        } else if (!strcmp(argv[i], "--json")) {
-            t.json = true;
-        } else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")) {
-            t.verbose = true;
-        } else if (!strcmp(argv[i], "--")) {
-            first_sentence = i + 1;
-            break;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return s2s_cli_usage_error("translate", "unknown option '%s'", argv[i]);
-        } else {
-            first_sentence = i;
-            break;
-        }
+    bool flush = isatty(STDIN_FILENO);  // a person typing gets each answer at once
+    s2s_args a;
+    int rc = s2s_args_parse(&translate_spec, argc, argv, &a);
+    for (int k = 0; k < a.n_opts && rc == S2S_EXIT_OK; k++) {
+        const s2s_arg *x = &a.opts[k];
+        int r = s2s_cli_decode_arg("translate", &o, x);
+        if (r < 0) rc = S2S_EXIT_USAGE;
+        else if (r > 0) continue;
+        else if (s2s_arg_is(x, "--tokens")) t.tokens = true;
+        else if (s2s_arg_is(x, "--json")) t.json = true;
+        else if (s2s_arg_is(x, "--verbose")) t.verbose = true;
+        else if (s2s_arg_is(x, "--flush")) flush = true;
     }
-    int rc = s2s_cli_open("translate", &o, &t.m, &t.st, &t.p);
-    if (rc != S2S_EXIT_OK) return rc;
+    if (rc == S2S_EXIT_OK && !a.help) rc = s2s_cli_open("translate", &o, &t.m, &t.st, &t.p);
+    if (rc != S2S_EXIT_OK || a.help) {
+        s2s_args_free(&a);
+        return rc;
+    }
     t.max_tokens = s2s_cli_max_tokens(t.m);
-    if (first_sentence < argc) {
+    if (a.n_pos > 0) {
         t.in = (s2s_lines){.cmd = "translate", .name = "argument"};
-        for (int i = first_sentence; i < argc && rc == S2S_EXIT_OK; i++) {
-            rc = add_line(&t, argv[i], i - first_sentence + 1, false);
-            if (rc == S2S_EXIT_OK && (t.n == CHUNK || i + 1 == argc)) rc = flush_chunk(&t);
+        for (int i = 0; i < a.n_pos && rc == S2S_EXIT_OK; i++) {
+            rc = add_line(&t, a.pos[i], i + 1, false);
+            if (rc == S2S_EXIT_OK && (t.n == CHUNK || i + 1 == a.n_pos)) rc = flush_chunk(&t);
         }
     } else {
         rc = s2s_lines_open(&t.in, "translate", NULL);
@@ -188,7 +202,7 @@ int s2s_cmd_translate(int argc, char **argv) {
                 if (!text) rc = S2S_EXIT_FAILURE;
                 else rc = add_line(&t, text, t.in.line, !s2s_lines_no_nul(&t.in));
             }
-            if (rc == S2S_EXIT_OK && (t.n == CHUNK || (!more && t.n > 0))) {
+            if (rc == S2S_EXIT_OK && (t.n == CHUNK || (flush && more) || (!more && t.n > 0))) {
                 int n = t.n;
                 rc = flush_chunk(&t);
                 for (int k = 0; k < n; k++) free(t.lines[k]);
@@ -203,5 +217,6 @@ int s2s_cmd_translate(int argc, char **argv) {
     for (int k = 0; k < CHUNK; k++) s2s_tokens_free(&t.toks[k]);
     s2s_state_free(t.st);
     s2s_model_free(t.m);
+    s2s_args_free(&a);
     return rc;
 }

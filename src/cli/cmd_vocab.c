@@ -4,39 +4,54 @@
 #include "cli/cli.h"
 #include "s2s/train.h"
 
-static const char usage[] =
-    "usage: s2s vocab build CORPUS.tsv --column src|tgt -o VOCAB [--min-count N] [--max-size N]";
+static const s2s_opt vocab_opts[] = {
+    {.name = "--column", .value = "src|tgt", .help = "the corpus column to count (required)"},
+    {.name = "--output", .alias = "-o", .value = "VOCAB",
+     .help = "the vocab file to write (required)"},
+    {.name = "--min-count", .value = "N", .help = "keep tokens seen at least N times", .def = "1"},
+    {.name = "--max-size", .value = "N",
+     .help = "keep at most N tokens, specials included", .def = "no limit"},
+    {0},
+};
+
+static const s2s_cmd_spec vocab_spec = {
+    "vocab build", "s2s vocab build CORPUS.tsv --column src|tgt -o VOCAB [OPTIONS]",
+    "Writes a vocab file from one column of a source<TAB>target corpus, most frequent\n"
+    "tokens first, after the 4 specials.",
+    vocab_opts, /*decode=*/false};
 
 int s2s_cmd_vocab(int argc, char **argv) {
-    if (argc < 1 || strcmp(argv[0], "build") != 0)
-        return s2s_cli_usage_error("vocab", "%s", usage);
+    bool build = argc >= 1 && !strcmp(argv[0], "build");
+    if (!build && !(argc >= 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))))
+        return s2s_cli_usage_error("vocab", "usage: %s", vocab_spec.usage);
     const char *corpus = NULL, *out = NULL;
     s2s_vocab_build_params p = {.column = -1, .min_count = 1, .max_size = 0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (!val) return s2s_cli_usage_error("vocab", "%s needs a file name", a);
-            out = argv[++i];
-        } else if (!strcmp(a, "--column")) {
-            if (val && !strcmp(val, "src")) p.column = 0;
-            else if (val && !strcmp(val, "tgt")) p.column = 1;
-            else return s2s_cli_usage_error("vocab", "--column needs src or tgt");
-            i++;
-        } else if (!strcmp(a, "--min-count")) {
-            if (!s2s_cli_int("vocab", a, val, 1, &p.min_count)) return S2S_EXIT_USAGE;
-            i++;
-        } else if (!strcmp(a, "--max-size")) {
-            if (!s2s_cli_int("vocab", a, val, S2S_NUM_SPECIALS, &p.max_size)) return S2S_EXIT_USAGE;
-            i++;
-        } else if (a[0] == '-') {
-            return s2s_cli_usage_error("vocab", "unknown option '%s'", a);
-        } else if (!corpus) {
-            corpus = a;
-        } else {
-            return s2s_cli_usage_error("vocab", "unexpected argument '%s'", a);
+    s2s_args a;
+    int rc = s2s_args_parse(&vocab_spec, argc - build, argv + build, &a);
+    for (int k = 0; k < a.n_opts && rc == S2S_EXIT_OK; k++) {
+        const s2s_arg *x = &a.opts[k];
+        const char *val = x->value;
+        if (s2s_arg_is(x, "--output")) {
+            out = val;
+        } else if (s2s_arg_is(x, "--column")) {
+            if (!strcmp(val, "src")) p.column = 0;
+            else if (!strcmp(val, "tgt")) p.column = 1;
+            else rc = s2s_cli_usage_error("vocab", "--column needs src or tgt");
+        } else if (s2s_arg_is(x, "--min-count")) {
+            if (!s2s_cli_int("vocab", "--min-count", val, 1, &p.min_count)) rc = S2S_EXIT_USAGE;
+        } else if (s2s_arg_is(x, "--max-size")) {
+            if (!s2s_cli_int("vocab", "--max-size", val, S2S_NUM_SPECIALS, &p.max_size))
+                rc = S2S_EXIT_USAGE;
         }
     }
-    if (!corpus || !out || p.column < 0) return s2s_cli_usage_error("vocab", "%s", usage);
+    if (rc == S2S_EXIT_OK && a.n_pos > 1)
+        rc = s2s_cli_usage_error("vocab", "unexpected argument '%s'", a.pos[1]);
+    if (a.n_pos > 0) corpus = a.pos[0];
+    bool help = a.help;
+    s2s_args_free(&a);
+    if (rc != S2S_EXIT_OK || help) return rc;
+    if (!corpus || !out || p.column < 0)
+        return s2s_cli_usage_error("vocab", "usage: %s", vocab_spec.usage);
     int n = 0;
     s2s_status st = s2s_vocab_build(corpus, &p, out, &n);
     // A write of the output that fails (a full disk) is a runtime failure,

@@ -9,7 +9,8 @@
 #include "cli/cli.h"
 
 static const char usage[] =
-    "usage: s2s COMMAND [OPTIONS]\n"
+    "usage: s2s COMMAND [OPTIONS]    (s2s COMMAND --help: its options and defaults)\n"
+    "       s2s --version\n"
     "\n"
     "commands:\n"
     "  init CONFIG -o MODEL [--seed N]   write a randomly initialised model\n"
@@ -23,7 +24,7 @@ static const char usage[] =
     "  eval -m MODEL TEST.tsv            BLEU, exact match, accuracy on a source<TAB>target file\n"
     "  align -m MODEL [SENTENCE...]      attention alignments, heatmaps, AER (eval-align)\n"
     "\n"
-    "decoding options: --threads N, --batch N, --max-len N\n"
+    "options may stand anywhere after COMMAND; `--` ends them\n"
     "exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input,\n"
     "            3 finished with input lines skipped or cut (README \"Bad lines\")\n";
 
@@ -90,6 +91,10 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         fputs(usage, stdout);
         return finish("help", S2S_EXIT_OK);
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") || !strcmp(argv[1], "version")) {
+        printf("s2s %s\n", s2s_version());
+        return finish("version", S2S_EXIT_OK);
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (!strcmp(argv[1], commands[i].name)) {

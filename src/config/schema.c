@@ -3,12 +3,12 @@
 // docs/config.md both read. The value operations are in values.c.
 #include "config/schema.h"
 
-#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "s2s/s2s.h"
 
 // ENUM fields are written through an int pointer.
 _Static_assert(sizeof(s2s_norm) == sizeof(int), "enum fields must be int-sized");
@@ -296,51 +296,10 @@ void s2s_cfg_list_names(s2s_buf *b, const s2s_cfg_table *t) {
                        t->keys[i].name);
 }
 
-// Optimal string alignment distance (Levenshtein plus adjacent swaps, so
-// "hedas" is one edit from "heads"). b is a short schema name.
-static int edit_distance(const char *a, size_t n, const char *b, size_t m) {
-    enum { MAXLEN = 64 };
-    if (m >= MAXLEN) return INT_MAX;
-    int rows[3][MAXLEN + 1];
-    int *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
-    for (size_t j = 0; j <= m; j++) prev[j] = (int)j;
-    for (size_t i = 1; i <= n; i++) {
-        cur[0] = (int)i;
-        for (size_t j = 1; j <= m; j++) {
-            int cost = a[i - 1] != b[j - 1];
-            int d = prev[j] + 1;
-            if (cur[j - 1] + 1 < d) d = cur[j - 1] + 1;
-            if (prev[j - 1] + cost < d) d = prev[j - 1] + cost;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                prev2[j - 2] + 1 < d)
-                d = prev2[j - 2] + 1;
-            cur[j] = d;
-        }
-        int *t = prev2;
-        prev2 = prev;
-        prev = cur;
-        cur = t;
-    }
-    return prev[m];
-}
-
 const char *s2s_cfg_suggest(const s2s_cfg_table *t, const char *name, size_t n) {
-    const char *best = NULL;
-    int best_d = INT_MAX;
-    for (int i = 0; i < t->n_keys; i++) {
-        const char *cand = t->keys[i].name;
-        size_t m = strlen(cand);
-        int limit = 1 + (int)m / 4;
-        if (limit > 3) limit = 3;
-        // Skips huge names cheaply: they cannot be within `limit` edits.
-        if ((n > m ? n - m : m - n) > (size_t)limit) continue;
-        int d = edit_distance(name, n, cand, m);
-        if (d <= limit && d < (int)m && d < best_d) {
-            best = cand;
-            best_d = d;
-        }
-    }
-    return best;
+    s2s_suggest s = s2s_suggest_start(name, n);
+    for (int i = 0; i < t->n_keys; i++) s2s_suggest_offer(&s, t->keys[i].name);
+    return s.best;
 }
 
 void s2s_cfg_quote(s2s_buf *b, const char *s, size_t n, size_t max) {

@@ -2,12 +2,14 @@
 #include "core/util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "core/strbuf.h"
+#include "s2s/s2s.h"
 
 static uint64_t splitmix64(uint64_t *x) {
     uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
@@ -64,4 +66,51 @@ void *s2s_calloc(size_t n, size_t size) {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p) s2s_fail(S2S_ERR_NOMEM, "out of memory (%zu x %zu bytes)", n, size);
     return p;
+}
+
+// ---- did you mean ----
+
+// Optimal string alignment distance between a[0..n) and b[0..m), or
+// INT_MAX when b is too long to be a name.
+static int edit_distance(const char *a, size_t n, const char *b, size_t m) {
+    enum { MAXLEN = 64 };
+    if (m >= MAXLEN) return INT_MAX;
+    int rows[3][MAXLEN + 1];
+    int *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
+    for (size_t j = 0; j <= m; j++) prev[j] = (int)j;
+    for (size_t i = 1; i <= n; i++) {
+        cur[0] = (int)i;
+        for (size_t j = 1; j <= m; j++) {
+            int cost = a[i - 1] != b[j - 1];
+            int d = prev[j] + 1;
+            if (cur[j - 1] + 1 < d) d = cur[j - 1] + 1;
+            if (prev[j - 1] + cost < d) d = prev[j - 1] + cost;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                prev2[j - 2] + 1 < d)
+                d = prev2[j - 2] + 1;
+            cur[j] = d;
+        }
+        int *t = prev2;
+        prev2 = prev;
+        prev = cur;
+        cur = t;
+    }
+    return prev[m];
+}
+
+s2s_suggest s2s_suggest_start(const char *name, size_t n) {
+    return (s2s_suggest){.name = name, .n = n, .best_d = INT_MAX};
+}
+
+void s2s_suggest_offer(s2s_suggest *s, const char *cand) {
+    size_t m = strlen(cand);
+    int limit = 1 + (int)m / 4;
+    if (limit > 3) limit = 3;
+    // Skips huge names cheaply: they cannot be within `limit` edits.
+    if ((s->n > m ? s->n - m : m - s->n) > (size_t)limit) return;
+    int d = edit_distance(s->name, s->n, cand, m);
+    if (d <= limit && d < (int)m && d < s->best_d) {
+        s->best = cand;
+        s->best_d = d;
+    }
 }
