@@ -22,6 +22,7 @@
 
 #include "s2s/config.h"
 #include "s2s/decode.h"
+#include "s2s/io.h"
 #include "s2s/model.h"
 #include "s2s/status.h"
 #include "s2s/tokenizer.h"

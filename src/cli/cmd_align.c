@@ -8,11 +8,9 @@
 // describes every option. The alignments come from the library
 // (s2s_hard_align, s2s_align_symmetrize_pair, s2s_aer_table); the printing
 // is in align_output.c.
-#define _XOPEN_SOURCE 700  // realpath (XSI; the build sets only _POSIX_C_SOURCE)
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/align_output.h"
@@ -103,31 +101,6 @@ static bool check_sel(const char *opt, int sel, int n, const char *what) {
     s2s_cli_usage_error(CMD, "%s %d: the model has %d %s (use 0-%d, all or avg)", opt, sel, n,
                         what, n - 1);
     return false;
-}
-
-// Output files are written at the end, the way the library's safe writer
-// does it: a device or FIFO (/dev/stdout) in place, any other path by a
-// temp file in the folder of the file it replaces (through a symlink, which
-// must lead to a file) and a rename. So that a bad path fails before
-// anything is decoded or printed, that folder is checked first (a folder
-// itself is refused), with the writer's message and exit code (a failed
-// write).
-static int check_writable(const char *path) {
-    struct stat sb;
-    bool exists = stat(path, &sb) == 0, link = !exists && lstat(path, &sb) == 0;
-    if (exists && (S_ISCHR(sb.st_mode) || S_ISFIFO(sb.st_mode))) return S2S_EXIT_OK;
-    const char *why = link ? "a symlink to a missing file"
-                      : exists && S_ISDIR(sb.st_mode) ? "a directory" : NULL;
-    char *target = exists ? realpath(path, NULL) : strdup(path);
-    if (!why && target) {
-        char *slash = strrchr(target, '/');
-        const char *folder = !slash ? "." : slash == target ? "/" : (*slash = '\0', target);
-        if (access(folder, W_OK | X_OK) != 0) why = strerror(errno);
-    }
-    free(target);
-    if (!why) return S2S_EXIT_OK;
-    fprintf(stderr, "s2s: %s: cannot write: %s\n", path, why);
-    return S2S_EXIT_FAILURE;
 }
 
 // ---- command line ----
@@ -271,8 +244,11 @@ static int choose_planes(aligner *a) {
 static int prepare(aligner *a, const s2s_decode_opts *o) {
     s2s_cli_align_view *v = &a->view;
     int rc = S2S_EXIT_OK;
-    if (a->html_path && (rc = check_writable(a->html_path)) != S2S_EXIT_OK) return rc;
-    if (a->calibrate_path && o->model && (rc = check_writable(a->out_path ? a->out_path : o->model)) != S2S_EXIT_OK)
+    // Output files are written at the end: a bad path fails before anything
+    // is decoded or printed.
+    if (a->html_path && (rc = s2s_cli_check_output(a->html_path)) != S2S_EXIT_OK) return rc;
+    if (a->calibrate_path && o->model &&
+        (rc = s2s_cli_check_output(a->out_path ? a->out_path : o->model)) != S2S_EXIT_OK)
         return rc;
     rc = open_side(&a->fw, o->model, o, a->html_path || v->map != S2S_CLI_MAP_CROSS);
     // Beam search records cross-attention only: the HTML page then shows
@@ -419,9 +395,9 @@ static bool split_columns(aligner *a, int k, int lineno, char **gold) {
 
 // Tokenizes line (owned by the chunk from now on) into slot a->n, cut to
 // the model's length; with --ref splits it in place into source, target
-// and gold columns. A bad line (has_nul: a NUL byte, warned already) is
+// and gold columns. A bad line (bad: too long or a NUL byte, warned already) is
 // marked skipped, after its warning. Returns an exit code (out of memory).
-static int add_line(aligner *a, char *line, int lineno, bool has_nul) {
+static int add_line(aligner *a, char *line, int lineno, bool bad) {
     int k = a->n++;
     a->lines[k] = line;
     a->lineno[k] = lineno;
@@ -430,7 +406,7 @@ static int add_line(aligner *a, char *line, int lineno, bool has_nul) {
     a->skipped[k] = true;
     a->src[k].n = a->tgt[k].n = 0;
     char *gold = NULL;
-    if (has_nul || (a->ref && !split_columns(a, k, lineno, &gold))) return S2S_EXIT_OK;
+    if (bad || (a->ref && !split_columns(a, k, lineno, &gold))) return S2S_EXIT_OK;
     bool cut = false;
     int rc = s2s_lines_tokenize(&a->in, lineno, s2s_model_src_vocab(a->fw.m), line, a->max_tokens,
                                 &a->src[k], &cut);
@@ -472,21 +448,21 @@ static int read_input(aligner *a, char **argv) {
     for (int i = 0; rc == S2S_EXIT_OK; i++) {
         const char *text;
         int lineno = i + 1;
-        bool has_nul = false;
+        bool bad = false;
         if (a->n_pos > 0) {
             if (i >= a->n_pos) break;
             text = argv[a->first_arg + i];
         } else {
             if (!s2s_lines_next(&a->in)) break;
             text = a->in.text, lineno = a->in.line;
-            has_nul = !s2s_lines_no_nul(&a->in);
+            bad = !s2s_lines_check(&a->in);
         }
         char *line = strdup(text);
         if (!line) {
             rc = S2S_EXIT_FAILURE;
             break;
         }
-        rc = add_line(a, line, lineno, has_nul);
+        rc = add_line(a, line, lineno, bad);
         if (rc == S2S_EXIT_OK && a->n == CHUNK) rc = flush_chunk(a);
         if (a->n == CHUNK || rc != S2S_EXIT_OK) clear_chunk(a);
     }

@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "core/safe_write.h"
 
 static const char config_usage[] =
     "usage: s2s config check FILE... [--set key.path=value ...]\n"
@@ -212,6 +211,8 @@ static int cmd_init(const config_args *a) {
     struct stat sb;
     if (a->output && !a->force && stat(a->output, &sb) == 0 && S_ISREG(sb.st_mode))
         return s2s_cli_usage_error("config", "init: %s exists; --force replaces it", a->output);
+    int rc = a->output ? s2s_cli_check_output(a->output) : S2S_EXIT_OK;
+    if (rc != S2S_EXIT_OK) return rc;
     char header[512];
     snprintf(header, sizeof header,
              "An s2s config from `s2s config init%s%s`. Every key is here with a comment: "
@@ -223,7 +224,9 @@ static int cmd_init(const config_args *a) {
     if (!a->output || !text) return print_text(text);
     s2s_status st = s2s_safe_write_file(a->output, text, strlen(text));
     free(text);
-    return st == S2S_OK ? S2S_EXIT_OK : s2s_cli_fail(st);
+    if (st == S2S_OK) return S2S_EXIT_OK;
+    fprintf(stderr, "s2s: %s\n", s2s_last_error());
+    return S2S_EXIT_FAILURE;  // a failed write
 }
 
 int s2s_cmd_config(int argc, char **argv) {
