@@ -235,6 +235,13 @@ check "an argument too long: warning" err_has "s2s align: argument:1: cut to 63 
 check "an invalid argument: skipped, named" run 3 "${A[@]}" "der hund" $'die \377'
 check "an invalid argument: warning" err_has "s2s align: argument:2: skipped: "
 check "an invalid argument: 2 lines, the second empty" bash -c "[ \$(wc -l <'$tmp/out') -eq 2 ] && [ -z \"\$(sed -n 2p '$tmp/out')\" ]"
+# A 3 MiB line (over the 1 MiB line limit) is skipped, read through.
+{ echo "die katze"; head -c $((3 << 20)) /dev/zero | tr '\0' a; echo; echo "der hund"; } >"$tmp/huge.txt"
+check "a 3 MiB line: exit 3" run 3 "${A[@]}" <"$tmp/huge.txt"
+check "a 3 MiB line: 3 lines out, its own empty" bash -c "[ \$(wc -l <'$tmp/out') -eq 3 ] && [ -z \"\$(sed -n 2p '$tmp/out')\" ]"
+check "a 3 MiB line: the line before as alone" test "$(sed -n 1p "$tmp/out")" = "$("${A[@]}" "die katze")"
+check "a 3 MiB line: the line after as alone" test "$(sed -n 3p "$tmp/out")" = "$("${A[@]}" "der hund")"
+check "a 3 MiB line: the warning" err_has "^s2s align: <stdin>:2: skipped: line longer than 1048576 bytes$"
 for f in json csv text; do
   check "$f: bad lines: exit 3" run 3 "${A[@]}" --format $f <"$tmp/bad150.txt"
   cp "$tmp/out" "$tmp/bad150.$f"
