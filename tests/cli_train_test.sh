@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # `s2s train` and `s2s vocab build` end to end: a short run and its files,
 # the JSON-lines log, progress output, bad data (exit 2, file:line), SIGINT
-# (exit 130 and a loadable checkpoint) and --resume.   cli_train_test.sh PATH_TO_s2s
+# (exit 130 and a loadable checkpoint), --resume, where outputs may go and
+# the checks before the first step, failed log writes (exit 1), and a kill
+# at every checkpoint rename followed by --resume.
+#   cli_train_test.sh PATH_TO_s2s PATH_TO_fault_rename.so
 set -u
 s2s=$1
+fault_shim=$2
 here=$(cd "$(dirname "$0")" && pwd)
 data=$here/data/train
 . "$here/lib.sh"
@@ -24,16 +28,22 @@ check "train: short run" run 0 "$s2s" train "$cfg" -o "$tmp/m.safetensors" $shor
 check "train: plain progress lines off a terminal" err_has "step 10/20"
 check "train: validation line" err_has "valid step 20: loss"
 check "train: model loads" run 0 "$s2s" inspect "$tmp/m.safetensors"
-check "train: optimizer state beside the model" test -s "$tmp/m.optim.safetensors"
+check "train: checkpoint beside the model" test -s "$tmp/m.ckpt.safetensors"
+check "train: the checkpoint loads as a model" run 0 "$s2s" inspect "$tmp/m.ckpt.safetensors"
 check "train: best model" run 0 "$s2s" inspect "$tmp/m.best.safetensors"
-check "train: log has a line per step" test "$(wc -l <"$tmp/train.log")" -eq 20
-check "train: log lines are JSON" json_lines "$tmp/train.log"
-check "train: validation in the log" grep -q '"step": 20, .*"valid": {"loss"' "$tmp/train.log"
+check "train: log named after the output" test -s "$tmp/m.train.log"
+check "train: log has a line per step" test "$(wc -l <"$tmp/m.train.log")" -eq 20
+check "train: log lines are JSON" json_lines "$tmp/m.train.log"
+check "train: validation in the log" grep -q '"step": 20, .*"valid": {"loss"' "$tmp/m.train.log"
 check "train: no temp files left" test -z "$(ls "$tmp" | grep -i tmp)"
 check "train: --quiet is quiet" run 0 "$s2s" train "$cfg" -o "$tmp/q.safetensors" $short --quiet \
   --set train.log="$tmp/q.log"
 check "train: --quiet prints nothing" test ! -s "$tmp/err"
-check "train: same seed, same log" cmp -s "$tmp/train.log" "$tmp/q.log"
+check "train: same seed, same log" cmp -s "$tmp/m.train.log" "$tmp/q.log"
+cp "$tmp/m.train.log" "$tmp/first.log"
+check "train: a second run" run 0 "$s2s" train "$cfg" -o "$tmp/m.safetensors" $short --quiet
+check "train: a second run appends to the log" test "$(wc -l <"$tmp/m.train.log")" -eq 40
+check "train: the first run's lines stay" cmp -s "$tmp/first.log" <(head -n 20 "$tmp/m.train.log")
 check "train: translate with the result" run 0 "$s2s" translate -m "$tmp/m.safetensors" "1 2 3"
 
 # ---- errors ----
@@ -64,8 +74,9 @@ kill -INT "$pid"
 wait "$pid"
 rc=$?
 check "SIGINT: exit 130" test "$rc" -eq 130
+[ "$rc" -eq 130 ] || { echo "  exit $rc; stderr:"; cat "$tmp/long.err"; }
 check "SIGINT: checkpoint loads" run 0 "$s2s" inspect "$tmp/long.safetensors"
-check "SIGINT: optimizer state written" test -s "$tmp/long.optim.safetensors"
+check "SIGINT: checkpoint written" test -s "$tmp/long.ckpt.safetensors"
 steps=$(wc -l <"$tmp/long.log")
 check "resume: continues" run 0 "$s2s" train "$cfg" -o "$tmp/long.safetensors" \
   --resume "$tmp/long.safetensors" --set train.max_steps=$((steps + 3)) \
@@ -74,6 +85,93 @@ check "resume: log continues at the next step" test "$(wc -l <"$tmp/long.log")" 
 check "resume: log still numbered from 1" json_lines "$tmp/long.log"
 check "resume: missing checkpoint" run 2 "$s2s" train "$cfg" -o "$tmp/y.safetensors" \
   --resume "$tmp/none.safetensors"
+check "resume: missing checkpoint named" err_has "no checkpoint .*none.ckpt.safetensors"
+
+# ---- where outputs may go ----
+tiny="--set train.max_steps=2 --set train.valid_every=0 --quiet"
+mkdir -p "$tmp/cfgs/sub"
+printf 'base: %s\ntrain:\n  output: ../escaped.safetensors\n' "$cfg" >"$tmp/cfgs/sub/out.yaml"
+check "outside: train.output leaving the config's folder" run 2 "$s2s" train "$tmp/cfgs/sub/out.yaml" $tiny
+check "outside: named" err_has "train.output '.*escaped.safetensors' is outside the config's folder"
+check "outside: nothing written" test ! -e "$tmp/cfgs/escaped.safetensors"
+check "outside: --allow-outside" run 0 "$s2s" train "$tmp/cfgs/sub/out.yaml" $tiny --allow-outside
+check "outside: written with --allow-outside" test -s "$tmp/cfgs/escaped.safetensors"
+echo precious >"$tmp/victim.txt"
+printf 'base: %s\ntrain:\n  output: m.safetensors\n  log: ../../victim.txt\n' "$cfg" \
+  >"$tmp/cfgs/sub/log.yaml"
+check "outside: train.log leaving the config's folder" run 2 "$s2s" train "$tmp/cfgs/sub/log.yaml" $tiny
+check "outside: train.log named" err_has "train.log '.*victim.txt' is outside"
+check "outside: the file is untouched" test "$(cat "$tmp/victim.txt")" = precious
+check "inside: a config's own outputs" run 0 "$s2s" train "$tmp/cfgs/sub/log.yaml" $tiny \
+  --set train.log="$tmp/cfgs/sub/own.log"
+check "inside: --set paths are the user's" test -s "$tmp/cfgs/sub/own.log"
+printf 'base: %s\ntrain:\n  output: m.safetensors\n  log: m.log\n' "$cfg" >"$tmp/cfgs/sub/moved.yaml"
+check "-o: the log moves with the output" run 0 "$s2s" train "$tmp/cfgs/sub/moved.yaml" $tiny \
+  -o "$tmp/moved.safetensors"
+check "-o: BASE.train.log beside OUT" test "$(wc -l <"$tmp/moved.train.log")" -eq 2
+check "-o: not the config's log" test ! -e "$tmp/cfgs/sub/m.log"
+
+# ---- --init X -o X ----
+cp "$tmp/m.safetensors" "$tmp/init.safetensors"
+check "init: output = --init refused" run 2 "$s2s" train "$cfg" --init "$tmp/init.safetensors" \
+  -o "$tmp/./init.safetensors" $tiny
+check "init: says why" err_has "is the --init model"
+check "init: the model is untouched" cmp -s "$tmp/m.safetensors" "$tmp/init.safetensors"
+check "init: --overwrite" run 0 "$s2s" train "$cfg" --init "$tmp/init.safetensors" \
+  -o "$tmp/init.safetensors" $tiny --overwrite
+check "init: overwritten with --overwrite" test "$(cmp -s "$tmp/m.safetensors" "$tmp/init.safetensors"; echo $?)" -eq 1
+
+# ---- checked before the first step, and failed writes ----
+# Without the check, 10^6 steps with save_every 0 would run before the first write.
+forever="--set train.max_steps=1000000 --set train.save_every=0 --set train.valid_every=0"
+check "unwritable output: refused before training" run 2 timeout 60 "$s2s" train "$cfg" \
+  -o "$tmp/nodir/m.safetensors" $forever
+check "unwritable output: named" err_has "nodir/m.safetensors: cannot write the model there"
+check "unwritable log: refused before training" run 2 timeout 60 "$s2s" train "$cfg" \
+  -o "$tmp/w.safetensors" --set train.log="$tmp/nodir/w.log" $forever
+check "unwritable log: named" err_has "nodir/w.log: cannot open for appending"
+if [ -w /dev/full ]; then
+  check "log write fails: exit 1" run 1 "$s2s" train "$cfg" -o "$tmp/f.safetensors" $tiny \
+    --set train.log=/dev/full
+  check "log write fails: says so" err_has "/dev/full: cannot write: No space left on device"
+fi
+
+# ---- a kill at every checkpoint rename, then --resume ----
+# The preloaded hook SIGKILLs the run just before its Nth rename (best model,
+# checkpoint, model: three per checkpoint here), for N = 1, 2, ... until a
+# run has fewer renames than N. Whatever the kill left, --resume (or, before
+# the first checkpoint, a fresh run) ends with the files an unkilled run
+# writes, byte for byte.
+fault="--set train.max_steps=4 --set train.save_every=2 --set train.valid_every=2 --threads 1 --quiet"
+mkdir -p "$tmp/ref"
+check "fault: reference run" run 0 "$s2s" train "$cfg" -o "$tmp/ref/m.safetensors" $fault
+n=1
+while [ "$n" -le 12 ]; do
+  d=$tmp/kill$n
+  mkdir -p "$d"
+  {  # the braces keep bash's "Killed" notice out of the test output
+    LD_PRELOAD=$fault_shim S2S_FAULT_KILL_AT_RENAME=$n \
+      ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" \
+      "$s2s" train "$cfg" -o "$d/m.safetensors" $fault 2>"$d/err"
+    rc=$?
+  } 2>/dev/null
+  [ "$rc" -eq 0 ] && break  # fewer renames than n
+  check "fault $n: killed" test "$rc" -eq 137
+  if [ -e "$d/m.ckpt.safetensors" ]; then
+    check "fault $n: resumes" run 0 "$s2s" train "$cfg" -o "$d/m.safetensors" \
+      --resume "$d/m.safetensors" $fault
+    check "fault $n: the log as an unkilled run's" cmp "$tmp/ref/m.train.log" "$d/m.train.log"
+  else
+    check "fault $n: no checkpoint yet" run 2 "$s2s" train "$cfg" -o "$d/m.safetensors" \
+      --resume "$d/m.safetensors" $fault
+    check "fault $n: a fresh run" run 0 "$s2s" train "$cfg" -o "$d/m.safetensors" $fault
+  fi
+  for f in m.safetensors m.ckpt.safetensors m.best.safetensors; do
+    check "fault $n: $f as an unkilled run's" cmp "$tmp/ref/$f" "$d/$f"
+  done
+  n=$((n + 1))
+done
+check "fault: every rename of the run was tried" test "$n" -ge 6
 
 # ---- vocab build ----
 check "vocab build: source column" run 0 "$s2s" vocab build "$data/reverse_train.tsv" \

@@ -439,9 +439,9 @@ Test(model, file_is_plain_safetensors_with_s2s_metadata) {
     for (int k = 0; k < 2; k++) {
         const char *v = json_string_value(json_object_get(meta, keys[k]));
         cr_assert_not_null(v, "no %s", keys[k]);
-        char *want = vocab_joined(files[k]);
-        cr_assert_str_eq(v, want);
-        free(want);
+        char *expected = vocab_joined(files[k]);
+        cr_assert_str_eq(v, expected);
+        free(expected);
     }
 
     // Every tensor: F32, the pinned shape, its bytes where data_offsets say.
@@ -1042,13 +1042,13 @@ Test(model, views_are_read_only_and_set_tensor_writes_through_them) {
     const int *srcs[1] = {src};
     s2s_hypothesis h;
     for (int round = 0; round < 2; round++) {
-        int want = round ? 9 : 8;
+        int token = round ? 9 : 8;
         memset(v, 0, n * sizeof *v);
-        v[want] = 100.0f;
+        v[token] = 100.0f;
         cr_assert_eq(s2s_model_set_tensor(m, "generator.bias", v, n), S2S_OK);
         cr_assert_eq(s2s_translate(st, &p, srcs, &len, 1, &h), S2S_OK, "%s", s2s_last_error());
         cr_assert_gt(h.n, 0);
-        for (int t = 0; t < h.n; t++) cr_assert_eq(h.ids[t], want, "round %d token %d", round, t);
+        for (int t = 0; t < h.n; t++) cr_assert_eq(h.ids[t], token, "round %d token %d", round, t);
         s2s_hypothesis_free(&h);
     }
     s2s_state_free(st);

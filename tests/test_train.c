@@ -85,21 +85,24 @@ Test(optim, clipping_scales_to_the_norm_like_torch) {
 
 Test(optim, schedules_match_their_formulas) {
     // noam: lr * d^-0.5 * min(t^-0.5, t * w^-1.5), lr 2, d 512, warmup 4000.
-    assert_near(s2s_lr_at(S2S_SCHED_NOAM, 2, 1, 4000, 512, 0), 3.493856214843422e-07, 1e-9, "noam 1");
-    assert_near(s2s_lr_at(S2S_SCHED_NOAM, 2, 4000, 4000, 512, 0), 0.0013975424859373686, 1e-9,
+    assert_near(s2s_lr_at(S2S_SCHEDULE_NOAM, 2, 1, 4000, 512, 0), 3.493856214843422e-07, 1e-9, "noam 1");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_NOAM, 2, 4000, 4000, 512, 0), 0.0013975424859373686, 1e-9,
                 "noam peak");
-    assert_near(s2s_lr_at(S2S_SCHED_NOAM, 2, 16000, 4000, 512, 0), 0.0006987712429686843, 1e-9,
+    assert_near(s2s_lr_at(S2S_SCHEDULE_NOAM, 2, 16000, 4000, 512, 0), 0.0006987712429686843, 1e-9,
                 "noam decay");
     // inverse_sqrt: linear warmup to lr at t = warmup, then lr * sqrt(warmup / t).
-    assert_near(s2s_lr_at(S2S_SCHED_INVERSE_SQRT, 1e-3, 50, 100, 0, 0), 5e-4, 1e-12, "isqrt 50");
-    assert_near(s2s_lr_at(S2S_SCHED_INVERSE_SQRT, 1e-3, 100, 100, 0, 0), 1e-3, 1e-12, "isqrt 100");
-    assert_near(s2s_lr_at(S2S_SCHED_INVERSE_SQRT, 1e-3, 400, 100, 0, 0), 5e-4, 1e-12, "isqrt 400");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_INVERSE_SQRT, 1e-3, 50, 100, 0, 0),
+                5e-4, 1e-12, "isqrt 50");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_INVERSE_SQRT, 1e-3, 100, 100, 0, 0),
+                1e-3, 1e-12, "isqrt 100");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_INVERSE_SQRT, 1e-3, 400, 100, 0, 0),
+                5e-4, 1e-12, "isqrt 400");
     // cosine: warmup 10, then half a cosine down to 0 at max_steps 110.
-    assert_near(s2s_lr_at(S2S_SCHED_COSINE, 1e-3, 5, 10, 0, 110), 5e-4, 1e-12, "cos 5");
-    assert_near(s2s_lr_at(S2S_SCHED_COSINE, 1e-3, 10, 10, 0, 110), 1e-3, 1e-12, "cos 10");
-    assert_near(s2s_lr_at(S2S_SCHED_COSINE, 1e-3, 60, 10, 0, 110), 5e-4, 1e-12, "cos 60");
-    assert_near(s2s_lr_at(S2S_SCHED_COSINE, 1e-3, 110, 10, 0, 110), 0, 1e-12, "cos end");
-    assert_near(s2s_lr_at(S2S_SCHED_CONSTANT, 1e-3, 12345, 10, 0, 110), 1e-3, 1e-12, "constant");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_COSINE, 1e-3, 5, 10, 0, 110), 5e-4, 1e-12, "cos 5");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_COSINE, 1e-3, 10, 10, 0, 110), 1e-3, 1e-12, "cos 10");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_COSINE, 1e-3, 60, 10, 0, 110), 5e-4, 1e-12, "cos 60");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_COSINE, 1e-3, 110, 10, 0, 110), 0, 1e-12, "cos end");
+    assert_near(s2s_lr_at(S2S_SCHEDULE_CONSTANT, 1e-3, 12345, 10, 0, 110), 1e-3, 1e-12, "constant");
 }
 
 // ---- BLEU ----
@@ -365,6 +368,36 @@ Test(data, bad_alignment_names_file_and_line, .init = make_tmpdir, .fini = tmpdi
     s2s_vocab_free(v);
 }
 
+// An empty source (or target) side is a sentence of </s> alone. The first
+// line's empty source once copied 0 ids from a NULL buffer (issue 14, item
+// 4; UBSan's nonnull-attribute check caught it).
+Test(data, empty_side_is_end_of_sentence_alone, .init = make_tmpdir, .fini = tmpdir_remove) {
+    const char *path = tmp_path("empty.tsv");
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("\t1 2\n3 4\t4 3\n\t\n", f);
+    fclose(f);
+    s2s_vocab *v = digits();
+    s2s_dataset *d;
+    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, true, false), S2S_OK, "%s",
+                 s2s_last_error());
+    cr_assert_eq(d->n, 3);
+    cr_assert_eq(d->ex[0].src_len, 0);
+    cr_assert_eq(d->ex[0].tgt_len, 2);
+    cr_assert_eq(d->ids[d->ex[0].tgt], 1 + 4);  // digit k has id k + 4
+    cr_assert_eq(d->ex[2].src_len, 0);
+    cr_assert_eq(d->ex[2].tgt_len, 0);
+    int idx[3] = {0, 1, 2};
+    s2s_batch_buf bb = {0};
+    cr_assert_eq(s2s_batch_fill(&bb, d, idx, 3), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(bb.b.src_len[0], 1);
+    cr_assert_eq(bb.b.src[0], S2S_EOS);
+    cr_assert_eq(bb.b.tgt_len[2], 1);
+    s2s_batch_buf_free(&bb);
+    s2s_dataset_free(d);
+    s2s_vocab_free(v);
+}
+
 // ---- the loss ----
 
 static s2s_config reverse_config(void) {
@@ -462,13 +495,15 @@ Test(trainer, learns_to_reverse_digits, .init = make_tmpdir, .fini = tmpdir_remo
     cr_assert_geq(sum.last_valid.exact_match, want, "exact match %.3f after %d steps (BLEU %.1f)",
                   sum.last_valid.exact_match, sum.steps, sum.last_valid.bleu);
     cr_assert_geq(sum.best_score, sum.last_valid.exact_match);
-    // The files the run promises: model, optimizer state, best model, log.
+    // The files the run promises: model, checkpoint (a model too), best model, log.
     s2s_model *m;
     cr_assert_eq(s2s_model_load(&m, tmp_path("rev.best.safetensors")), S2S_OK);
     s2s_model_free(m);
-    cr_assert_eq(access(tmp_path("rev.optim.safetensors"), R_OK), 0);
+    cr_assert_eq(s2s_model_load(&m, tmp_path("rev.ckpt.safetensors")), S2S_OK, "%s",
+                 s2s_last_error());
+    s2s_model_free(m);
     size_t n;
-    unsigned char *log = slurp(tmp_path("train.log"), &n);
+    unsigned char *log = slurp(tmp_path("rev.train.log"), &n);
     int lines = 0;
     for (size_t i = 0; i < n; i++) lines += log[i] == '\n';
     cr_assert_eq(lines, cfg.train.max_steps);
@@ -526,8 +561,9 @@ Test(trainer, resume_gives_identical_weights, .init = make_tmpdir, .fini = tmpdi
     free(b);
 }
 
-Test(trainer, resume_refuses_a_mismatched_optimizer_file, .init = make_tmpdir,
-     .fini = tmpdir_remove) {
+// --resume reads the checkpoint file: without it, or with a plain model in
+// its place, it refuses, naming the file.
+Test(trainer, resume_needs_the_checkpoint_file, .init = make_tmpdir, .fini = tmpdir_remove) {
     s2s_config cfg = reverse_config();
     cfg.train.max_steps = 2;
     cfg.train.valid_every = 0;
@@ -535,15 +571,100 @@ Test(trainer, resume_refuses_a_mismatched_optimizer_file, .init = make_tmpdir,
     s2s_train_summary sum;
     p.output = tmp_path("a.safetensors");
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
-    cfg.train.seed = 2;
-    p.output = tmp_path("b.safetensors");
-    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
-    // b's optimizer state next to a's weights.
-    cr_assert_eq(rename(tmp_path("b.optim.safetensors"), tmp_path("a.optim.safetensors")), 0);
     cfg.train.max_steps = 4;
     p.resume = tmp_path("a.safetensors");
+    cr_assert_eq(rename(tmp_path("a.ckpt.safetensors"), tmp_path("kept.safetensors")), 0);
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_ERR_IO);
+    cr_assert_not_null(strstr(s2s_last_error(), "a.ckpt.safetensors"), "%s", s2s_last_error());
+    // A plain model where the checkpoint should be.
+    cr_assert_eq(link(tmp_path("a.safetensors"), tmp_path("a.ckpt.safetensors")), 0);
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_ERR_FORMAT);
-    cr_assert_not_null(strstr(s2s_last_error(), "does not belong with"), "%s", s2s_last_error());
+    cr_assert_not_null(strstr(s2s_last_error(), "not an s2s training checkpoint"), "%s",
+                       s2s_last_error());
+    // The checkpoint itself may be named, and resumes.
+    cr_assert_eq(rename(tmp_path("kept.safetensors"), tmp_path("k.ckpt.safetensors")), 0);
+    p.resume = tmp_path("k.ckpt.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(sum.steps, 4);
+}
+
+// Saves a fresh model of cfg as init.safetensors in the test's folder.
+static void save_init_model(const s2s_config *cfg) {
+    s2s_model *m;
+    cr_assert_eq(s2s_model_init(&m, cfg, 1), S2S_OK);
+    cr_assert_eq(s2s_model_save(m, tmp_path("init.safetensors")), S2S_OK);
+    s2s_model_free(m);
+}
+
+// The log is appended run after run; a resume cuts only the last run's
+// lines past its checkpoint (here a line the "killed" run wrote after it),
+// never an earlier run's. Constant schedule: two runs of 4 steps log the
+// same lines whether they stop at 2 or 4.
+Test(trainer, resume_cuts_only_the_last_runs_log_lines, .init = make_tmpdir,
+     .fini = tmpdir_remove) {
+    s2s_config cfg = reverse_config();
+    cfg.train.schedule = S2S_SCHEDULE_CONSTANT;
+    cfg.train.max_steps = 4;
+    cfg.train.valid_every = 0;
+    s2s_train_params p = s2s_train_default_params();
+    s2s_train_summary sum;
+    p.output = tmp_path("a.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    size_t na;
+    unsigned char *a = slurp(tmp_path("a.train.log"), &na);
+
+    // The same run twice into one log: the second stops at 2, "killed"
+    // after logging step 3.
+    snprintf(cfg.train.log, sizeof cfg.train.log, "%s", tmp_path("a.train.log"));
+    cfg.train.max_steps = 2;
+    p.output = tmp_path("b.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    FILE *f = fopen(tmp_path("a.train.log"), "a");
+    cr_assert_not_null(f);
+    fputs("{\"step\": 3, \"loss\": 1}\n", f);
+    fclose(f);
+    cfg.train.max_steps = 4;
+    p.resume = tmp_path("b.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+
+    size_t nl;
+    unsigned char *log = slurp(tmp_path("a.train.log"), &nl);
+    cr_assert_eq(nl, 2 * na, "%zu bytes, want two runs of %zu", nl, na);
+    cr_assert(memcmp(log, a, na) == 0, "the first run's lines changed");
+    cr_assert(memcmp(log + na, a, na) == 0, "the resumed run's lines differ from a whole run's");
+    free(log);
+    free(a);
+}
+
+// --init X with output X is refused (compared as files, not as strings)
+// unless overwrite, before anything is written.
+Test(trainer, init_is_not_overwritten_without_overwrite, .init = make_tmpdir,
+     .fini = tmpdir_remove) {
+    s2s_config cfg = reverse_config();
+    save_init_model(&cfg);
+    size_t n0;
+    unsigned char *before = slurp(tmp_path("init.safetensors"), &n0);
+    cfg.train.max_steps = 1;
+    cfg.train.valid_every = 0;
+    s2s_train_params p = s2s_train_default_params();
+    p.init = tmp_path("init.safetensors");
+    char other[512];
+    snprintf(other, sizeof other, "%s/./init.safetensors", tmpdir);
+    p.output = other;
+    s2s_train_summary sum;
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_ERR_CONFIG);
+    cr_assert_not_null(strstr(s2s_last_error(), "is the --init model"), "%s", s2s_last_error());
+    size_t n1;
+    unsigned char *after = slurp(tmp_path("init.safetensors"), &n1);
+    cr_assert(n0 == n1 && memcmp(before, after, n0) == 0, "the init model changed");
+    cr_assert_neq(access(tmp_path("init.train.log"), F_OK), 0, "a log was started");
+    free(after);
+    p.overwrite = true;
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    after = slurp(tmp_path("init.safetensors"), &n1);
+    cr_assert(n0 != n1 || memcmp(before, after, n0) != 0, "overwrite did not train the file");
+    free(after);
+    free(before);
 }
 
 Test(trainer, same_seed_same_loss_curve, .init = make_tmpdir, .fini = tmpdir_remove) {
@@ -628,10 +749,7 @@ Test(trainer, stop_flag_finishes_the_step_and_checkpoints, .init = make_tmpdir,
 Test(trainer, init_must_match_the_configs_architecture, .init = make_tmpdir,
      .fini = tmpdir_remove) {
     s2s_config cfg = reverse_config();
-    s2s_model *m;
-    cr_assert_eq(s2s_model_init(&m, &cfg, 1), S2S_OK);
-    cr_assert_eq(s2s_model_save(m, tmp_path("init.safetensors")), S2S_OK);
-    s2s_model_free(m);
+    save_init_model(&cfg);
     cfg.model.ffn_dim = 48;
     cfg.train.max_steps = 1;
     s2s_train_params p = s2s_train_default_params();
@@ -674,7 +792,7 @@ Test(trainer, guided_alignment_is_learned_and_logged, .init = make_tmpdir,
     s2s_train_summary sum;
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
     size_t n;
-    char *log = (char *)slurp(tmp_path("train.log"), &n);
+    char *log = (char *)slurp(tmp_path("g.train.log"), &n);
     log[n] = '\0';  // read_bytes leaves room for it
     double first = 0, last = 0;
     int step = 0;
@@ -702,8 +820,9 @@ Test(trainer, guided_alignment_is_learned_and_logged, .init = make_tmpdir,
     // Off: no key.
     cfg.train.guided_alignment.layer = -1;
     cfg.train.max_steps = 2;
+    p.output = tmp_path("g2.safetensors");
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
-    log = (char *)slurp(tmp_path("train.log"), &n);
+    log = (char *)slurp(tmp_path("g2.train.log"), &n);
     log[n] = '\0';
     cr_assert_null(strstr(log, "guided"), "%s", log);
     free(log);

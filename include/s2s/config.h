@@ -197,6 +197,12 @@ char *s2s_config_to_yaml(const s2s_config *cfg);
 // the top. Caller frees; NULL on out of memory.
 char *s2s_config_to_commented_yaml(const s2s_config *cfg, const char *header);
 
+// Writes s2s_config_to_commented_yaml(cfg, header) to path safely (a
+// reader sees the old file or the new one, never half; devices and FIFOs
+// are written in place). S2S_ERR_IO naming path when the write fails.
+s2s_status s2s_config_write_commented(const s2s_config *cfg, const char *header,
+                                      const char *path);
+
 // Fills cfg with the preset `name`: "demo", "zh-en" or "bench", the shapes
 // (model, decode and train values) of configs/<name>.yaml without their
 // file paths, so a config made from it loads anywhere. S2S_ERR_CONFIG for

@@ -1,5 +1,5 @@
-// Reading input lines with a byte limit; writing a file whole or not at
-// all, and checking an output path before a long run writes to it.
+// Reading input lines with a byte limit, and checking an output path
+// before a long run writes to it.
 //
 //     char *buf = NULL;  size_t cap = 0, len;  bool too_long;
 //     int r;
@@ -41,15 +41,6 @@ extern "C" {
 // Returns 1 when a line was read, 0 at the end of input, -1 on a read
 // error or out of memory (s2s_last_error() says which).
 int s2s_read_line(FILE *f, char **buf, size_t *cap, size_t max, size_t *len, bool *too_long);
-
-// Writes len bytes of data to path whole or not at all, by the library's
-// safe writer: a regular file (nothing there, or one to replace, also
-// through a symlink) gets a temp file in its folder, created exclusively,
-// fsync'd and renamed over it, and the folder fsync'd; a character device
-// or FIFO is written in place; anything else is refused. Returns S2S_OK,
-// or S2S_ERR_IO naming path ("PATH: cannot write: WHY"), the target then
-// unchanged and no temp file left.
-s2s_status s2s_safe_write_file(const char *path, const void *data, size_t len);
 
 // Checks, without writing anything, that the library's safe writer
 // (s2s_model_save, s2s_align_html_write, `s2s init -o`, ...) could write

@@ -4,7 +4,7 @@
 // forward/backward, Adam, the learning-rate schedule, validation,
 // checkpoints, early stopping and resuming. It never prints: progress goes
 // to an optional callback (the CLI draws the live line) and, one JSON
-// object per step, to the log file train.log.
+// object per step, to the log file BASE.train.log.
 //
 //     s2s_config cfg;  s2s_config_default(&cfg);
 //     s2s_config_load_file(&cfg, "configs/copy.yaml");
@@ -15,14 +15,17 @@
 //
 // Files written for output OUT (BASE = OUT without a ".safetensors" ending):
 //   OUT                         the model at the last checkpoint (s2s_model_save format)
-//   BASE.optim.safetensors      optimizer and loop state of that checkpoint:
-//                               tensors adam.m and adam.v (n_params each), and
-//                               metadata s2s.train.* (step, epoch, batch index in the
-//                               epoch, dropout rng state, best metric, patience count,
-//                               a hash of the weights it belongs with)
+//   BASE.ckpt.safetensors       the checkpoint, ONE file: the model (it loads as one),
+//                               tensors train.adam.m and train.adam.v (n_params each)
+//                               and metadata s2s.train.* (step, epoch, batch index in
+//                               the epoch, dropout rng state, best metric, patience
+//                               count, training pairs)
 //   BASE.best.safetensors       the model with the best validation score so far
-//   train.log (train.log key)   JSON lines, one per step
-// Every file is written atomically (temp file, fsync, rename).
+//   BASE.train.log              JSON lines, one per step, appended run after run
+//                               (train.log in the config names another file)
+// Every model file is written atomically (temp file, fsync, rename). The
+// checkpoint is written before OUT, and --resume reads the checkpoint alone,
+// so a run killed at any moment resumes from the last complete checkpoint.
 #ifndef S2S_TRAIN_H
 #define S2S_TRAIN_H
 
@@ -69,8 +72,16 @@ typedef void (*s2s_train_callback)(const s2s_train_progress *p, void *user);
 
 typedef struct s2s_train_params {
     const char *output;  // OUT (see above); NULL: the config's train.output
+    const char *log;     // the log; NULL: the config's train.log, or BASE.train.log
     const char *init;    // start from this model's weights; NULL: fresh init with train.seed
-    const char *resume;  // continue from this checkpoint (OUT of an earlier run); NULL: no
+    const char *resume;  // continue from the checkpoint of this OUT (or this BASE.ckpt.safetensors)
+    // The folder the config's relative paths resolved against: train.output
+    // (when output is NULL) and train.log (when log is NULL) must lie
+    // inside it unless allow_outside. NULL: no such check (a config built
+    // in code).
+    const char *config_dir;
+    bool allow_outside;
+    bool overwrite;      // allow an output that is the init file itself
     s2s_train_callback on_step;
     void *user;
     // When *stop becomes non-zero (a signal handler sets it) the current step
@@ -89,6 +100,7 @@ typedef struct s2s_train_summary {
     int best_step;
     s2s_valid_result last_valid;
     double tokens_per_sec;      // source + target tokens per second of training steps
+    bool write_failed;          // the run failed writing its log or a model file
 } s2s_train_summary;
 
 // Trains as cfg says: the data and train sections, model.dropout and
@@ -100,13 +112,19 @@ typedef struct s2s_train_summary {
 // same config, data and thread count. Returns S2S_ERR_IO or S2S_ERR_FORMAT
 // for unreadable or malformed data ("file:line: problem"), S2S_ERR_CONFIG
 // when something needed is unset, S2S_ERR_INVALID when the loss diverges.
+// Before the first step it opens the log and checks that OUT's folder takes
+// new files, that the config's outputs stay in p->config_dir (unless
+// p->allow_outside) and that OUT is not p->init (unless p->overwrite). A
+// failed write of the log or of a model file fails the run with
+// S2S_ERR_IO and summary.write_failed set.
 //
-// The log (train.log, or train.log in OUT's folder) gets one JSON object per
+// The log (train.log, or BASE.train.log) gets one JSON object per
 // step: {"step", "loss" (the step's batch, before the update), "lr",
 // "tokens" (source + target tokens, no </s> or padding), "grad_norm"
 // (before clipping), and on validation steps "valid": {"loss", "nll",
-// "token_accuracy", "bleu", "exact_match", "sentences", "best"}}. A resumed
-// run first drops the lines after its checkpoint's step.
+// "token_accuracy", "bleu", "exact_match", "sentences", "best"}}. A new run
+// appends its lines after an earlier run's (its steps start again at 1); a
+// resumed run first drops the last run's lines after its checkpoint's step.
 s2s_status s2s_train(const s2s_config *cfg, const s2s_train_params *p, s2s_train_summary *out);
 
 // Evaluates m on a source<TAB>target TSV file as validation does: the

@@ -220,13 +220,11 @@ static int cmd_init(const config_args *a) {
              "fill in the vocabularies (and data for training). `s2s config check FILE` "
              "checks it; `s2s config explain KEY` and docs/config.md tell more.",
              a->preset ? " --preset " : "", a->preset ? a->preset : "");
-    char *text = s2s_config_to_commented_yaml(&cfg, header);
-    if (!a->output || !text) return print_text(text);
-    s2s_status st = s2s_safe_write_file(a->output, text, strlen(text));
-    free(text);
+    if (!a->output) return print_text(s2s_config_to_commented_yaml(&cfg, header));
+    s2s_status st = s2s_config_write_commented(&cfg, header, a->output);
     if (st == S2S_OK) return S2S_EXIT_OK;
     fprintf(stderr, "s2s: %s\n", s2s_last_error());
-    return S2S_EXIT_FAILURE;  // a failed write
+    return st == S2S_ERR_IO || st == S2S_ERR_NOMEM ? S2S_EXIT_FAILURE : S2S_EXIT_USAGE;  // a failed write: 1
 }
 
 int s2s_cmd_config(int argc, char **argv) {

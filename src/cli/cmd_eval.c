@@ -79,10 +79,10 @@ int s2s_cmd_eval(int argc, char **argv) {
     } else if (rc != S2S_EXIT_OK) {
         // the message is out
     } else if (json) {
-        json_t *o = json_pack("{s:s, s:i, s:f, s:f, s:f, s:f}", "file", tsv, "sentences",
-                              r.sentences, "bleu", r.bleu, "exact_match", r.exact_match,
-                              "token_accuracy", r.token_accuracy, "loss", r.loss);
-        rc = o ? s2s_cli_print_json(o, 9)  // NULL: json_pack refuses a name that is not UTF-8
+        json_t *obj = json_pack("{s:s, s:i, s:f, s:f, s:f, s:f}", "file", tsv, "sentences",
+                                r.sentences, "bleu", r.bleu, "exact_match", r.exact_match,
+                                "token_accuracy", r.token_accuracy, "loss", r.loss);
+        rc = obj ? s2s_cli_print_json(obj, 9)  // NULL: json_pack refuses a name that is not UTF-8
                : s2s_cli_usage_error("eval", "--json: the file name is not UTF-8");
     } else {
         printf("%s: %d sentences, %s\n", tsv, r.sentences,

@@ -1,5 +1,12 @@
-// s2s train CONFIG [-o OUT] [--init MODEL] [--resume CKPT] [--set key=value ...]
-//                  [--threads N] [--log-every N] [--quiet]
+// s2s train CONFIG [-o OUT] [--init MODEL [--overwrite]] [--resume CKPT]
+//                  [--set key=value ...] [--allow-outside] [--threads N]
+//                  [--log-every N] [--quiet]
+//
+// -o OUT moves the log with the output (BASE.train.log) unless --set
+// train.log= names one. Output paths given on the command line (-o, --set
+// train.output=, --set train.log=) are the user's and may go anywhere; the
+// config file's must stay in its folder unless --allow-outside. Exit 1 when
+// a log or model write fails.
 //
 // Progress goes to stderr: on a terminal one live line redrawn with \r,
 // otherwise a plain line every --log-every steps (default 100); validation
@@ -77,6 +84,7 @@ int s2s_cmd_train(int argc, char **argv) {
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     if (!sets) return S2S_EXIT_FAILURE;
     int n_sets = 0, rc = S2S_EXIT_OK;
+    bool log_set = false, output_set = false;  // --set train.log= / train.output=
     for (int i = 0; i < argc && rc == S2S_EXIT_OK; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
@@ -88,7 +96,11 @@ int s2s_cmd_train(int argc, char **argv) {
             else tp.resume = argv[++i];
         } else if (!strcmp(a, "--set")) {
             if (!val) rc = s2s_cli_usage_error("train", "--set needs section.key=value");
-            else sets[n_sets++] = argv[++i];
+            else {
+                log_set |= strncmp(val, "train.log=", 10) == 0;
+                output_set |= strncmp(val, "train.output=", 13) == 0;
+                sets[n_sets++] = argv[++i];
+            }
         } else if (!strcmp(a, "--threads")) {
             if (!s2s_cli_int("train", a, val, 1, &threads)) rc = S2S_EXIT_USAGE;
             i++;
@@ -96,15 +108,22 @@ int s2s_cmd_train(int argc, char **argv) {
             if (!s2s_cli_int("train", a, val, 1, &pg.every)) rc = S2S_EXIT_USAGE;
             i++;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs("usage: s2s train CONFIG [-o OUT] [--init MODEL | --resume CKPT]\n"
-                  "                 [--set section.key=value ...] [--threads N]\n"
-                  "                 [--log-every N] [--quiet]\n"
-                  "Writes OUT (the model), OUT's .optim.safetensors (optimizer state for\n"
-                  "--resume), .best.safetensors (best validation) and train.log (JSON lines).\n"
+            fputs("usage: s2s train CONFIG [-o OUT] [--init MODEL [--overwrite] | --resume CKPT]\n"
+                  "                 [--set section.key=value ...] [--allow-outside]\n"
+                  "                 [--threads N] [--log-every N] [--quiet]\n"
+                  "Writes OUT (the model) and, beside it, .ckpt.safetensors (model and\n"
+                  "optimizer state for --resume), .best.safetensors (best validation) and\n"
+                  ".train.log (JSON lines, appended). The config's train.output and train.log\n"
+                  "must stay in its folder unless --allow-outside; an output that is the\n"
+                  "--init model needs --overwrite.\n"
                   "Ctrl-C finishes the step, writes a checkpoint and exits 130.\n",
                   stdout);
             free(sets);
             return S2S_EXIT_OK;
+        } else if (!strcmp(a, "--allow-outside")) {
+            tp.allow_outside = true;
+        } else if (!strcmp(a, "--overwrite")) {
+            tp.overwrite = true;
         } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             pg.quiet = true;
         } else if (a[0] == '-') {
@@ -129,6 +148,17 @@ int s2s_cmd_train(int argc, char **argv) {
     }
     free(sets);
     if (rc != S2S_EXIT_OK) return rc;
+    if (output_set && !tp.output) tp.output = cfg.train.output;
+    if (log_set) tp.log = cfg.train.log;
+    else if (tp.output) cfg.train.log[0] = '\0';  // BASE.train.log beside -o's OUT
+    // The config's relative output paths resolved against its folder.
+    const char *slash = strrchr(config, '/');
+    char *config_dir = slash ? strndup(config, (size_t)(slash - config) + 1) : strdup(".");
+    if (!config_dir) {
+        fputs("s2s train: out of memory\n", stderr);
+        return S2S_EXIT_FAILURE;
+    }
+    tp.config_dir = config_dir;
 
     s2s_set_threads(threads);
     struct sigaction sa;
@@ -143,8 +173,12 @@ int s2s_cmd_train(int argc, char **argv) {
 
     s2s_train_summary sum;
     s2s_status st = s2s_train(&cfg, &tp, &sum);
+    free(config_dir);
     if (pg.live) fputc('\n', stderr);
-    if (st != S2S_OK) return s2s_cli_fail(st);
+    if (st != S2S_OK) {
+        rc = s2s_cli_fail(st);
+        return sum.write_failed ? S2S_EXIT_FAILURE : rc;
+    }
     const char *out = tp.output ? tp.output : cfg.train.output;
     if (!pg.quiet) {
         if (sum.interrupted)

@@ -13,6 +13,7 @@
 
 #include "config/load.h"
 #include "core/error.h"
+#include "core/safe_write.h"
 
 // ---- defaults ----
 
@@ -349,6 +350,15 @@ char *s2s_config_to_yaml(const s2s_config *cfg) {
 
 char *s2s_config_to_commented_yaml(const s2s_config *cfg, const char *header) {
     return all_to_yaml(cfg, header, /*commented=*/true);
+}
+
+s2s_status s2s_config_write_commented(const s2s_config *cfg, const char *header,
+                                      const char *path) {
+    char *text = all_to_yaml(cfg, header, /*commented=*/true);
+    if (!text) return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+    s2s_status st = s2s_safe_write_file(path, text, strlen(text));
+    free(text);
+    return st;
 }
 
 char *s2s_config_model_to_yaml(const s2s_config *cfg) {

@@ -221,9 +221,10 @@ static const s2s_cfg_key train_keys[] = {
     {.name = "log", .type = S2S_CFG_STRING, FIELD(s2s_train_config, log), .def = "",
      .flags = S2S_CFG_OUTPUT,
      .help = "JSON-lines log, one object per step (`step`, `loss`, `lr`, "
-             "`tokens`, `grad_norm`, and `valid` on validation steps); unset: "
-             "`train.log` in the output's folder. Relative to the config "
-             "file's folder."},
+             "`tokens`, `grad_norm`, and `valid` on validation steps), appended "
+             "run after run; unset, or with `-o`: `BASE.train.log` beside the "
+             "output. Relative to the config file's folder, and must stay in "
+             "it unless `--allow-outside`."},
     {.name = "best_metric", .type = S2S_CFG_ENUM, FIELD(s2s_train_config, best_metric),
      .def = "bleu", .names = best_metric_names,
      .help = "Validation score that picks the best model "
@@ -231,8 +232,9 @@ static const s2s_cfg_key train_keys[] = {
              "better when lower."},
     {.name = "output", .type = S2S_CFG_STRING, FIELD(s2s_train_config, output), .def = "",
      .flags = S2S_CFG_OUTPUT,
-     .help = "Model file `s2s train` writes (`-o` overrides); the optimizer "
-             "state goes beside it. Relative to the config file's folder."},
+     .help = "Model file `s2s train` writes (`-o` overrides); the checkpoint "
+             "(`BASE.ckpt.safetensors`) goes beside it. Relative to the config "
+             "file's folder, and must stay in it unless `--allow-outside`."},
     {.name = "guided_alignment", .type = S2S_CFG_TABLE, FIELD(s2s_train_config, guided_alignment),
      .sub = &head_pull_table,
      .help = "Guided alignment, as in Marian: with `layer` >= 0, head `head` of "

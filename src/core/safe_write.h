@@ -29,7 +29,6 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "s2s/io.h"
 #include "s2s/status.h"
 
 typedef struct s2s_safe_file {
@@ -60,6 +59,7 @@ s2s_status s2s_safe_commit(s2s_safe_file *f);
 // was, and releases f. Safe to call on a zeroed f.
 void s2s_safe_abort(s2s_safe_file *f);
 
-// s2s_safe_write_file, the whole write of a buffer, is public: s2s/io.h.
+// The whole write for a buffer already in memory: open, write, commit.
+s2s_status s2s_safe_write_file(const char *path, const void *data, size_t len);
 
 #endif

@@ -2,6 +2,8 @@
 //
 //   pre:  x = x + Sublayer(LN(x))     post: x = LN(x + Sublayer(x))
 //
+// The Q/K/V layout, the cross-attention K/V slice and the norm placement
+// come from layers/recipe.h, which training (train/graph.c) uses too.
 // Residual adds are fused into the output projections (oneDNN sum
 // post-op), so every sublayer ends with one product accumulating into x.
 #include "layers/transformer.h"
@@ -11,6 +13,7 @@
 
 #include "core/error.h"
 #include "layers/attention.h"
+#include "layers/recipe.h"
 #include "ops/matmul.h"
 #include "ops/ops.h"
 
@@ -18,7 +21,7 @@ static s2s_mm_act ffn_act(const s2s_model *m) {
     return m->cfg.model.activation == S2S_ACT_GELU ? S2S_MM_GELU : S2S_MM_RELU;
 }
 
-static bool pre_norm(const s2s_model *m) { return m->cfg.model.norm == S2S_NORM_PRE; }
+static bool pre_norm(const s2s_model *m) { return s2s_recipe_pre_norm(&m->cfg.model); }
 
 // Input of a sublayer: LN(x) into scratch for pre-norm, x itself for post.
 static const float *sublayer_in(float *x, s2s_scratch *s, const s2s_model *m,
@@ -64,10 +67,8 @@ s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     S2S_TRY(s2s_linear(s->q, in, w->self_attn.w_qkv, w->self_attn.in_out, w->self_attn.b_qkv,
                        rows, d, 3 * d, S2S_MM_NONE, false));
     s2s_attn_shape shape = {B, H, d / H, S, S, src_len, -1};
-    s2s_view q = {s->q, S * 3 * d, 3 * d};
-    s2s_view k = {s->q + d, S * 3 * d, 3 * d};
-    s2s_view v = {s->q + 2 * d, S * 3 * d, 3 * d};
-    S2S_TRY(s2s_attention(s->ctx, probs ? probs : s->probs, q, k, v, &shape));
+    s2s_qkv a = s2s_recipe_self_qkv(s->q, S, d);
+    S2S_TRY(s2s_attention(s->ctx, probs ? probs : s->probs, a.q, a.k, a.v, &shape));
     S2S_TRY(attn_out(x, s, m, &w->self_attn, rows));
     sublayer_out(x, m, &w->norm1, rows);
     return ffn(x, s, m, &w->ffn, &w->norm2, rows);
@@ -77,9 +78,9 @@ s2s_status s2s_cross_kv(float *kv, const float *memory, const s2s_model *m,
                         const s2s_decoder_weights *w, int64_t B, int64_t S) {
     int64_t d = m->cfg.model.d_model;
     const s2s_attn_weights *a = &w->cross_attn;
-    S2S_ASSERT(!a->in_out);  // rows D..3D are K and V
-    return s2s_linear(kv, memory, a->w_qkv + d * d, false, a->b_qkv + d, B * S, d, 2 * d,
-                      S2S_MM_NONE, false);
+    S2S_ASSERT(!a->in_out);  // the K/V slice is rows of the untransposed weight
+    return s2s_linear(kv, memory, s2s_recipe_kv_weight(a->w_qkv, d), false,
+                      s2s_recipe_kv_bias(a->b_qkv, d), B * S, d, 2 * d, S2S_MM_NONE, false);
 }
 
 bool s2s_cross_fold_pays(const s2s_model *m, int64_t B, int64_t S) {
@@ -176,10 +177,9 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
             memcpy(self_kv + (i * pos.t_alloc + pos.t0 + t) * 2 * d, s->q + (i * tq + t) * 3 * d + d,
                    (size_t)(2 * d) * sizeof(float));
     s2s_attn_shape self = {seqs, H, d / H, tq, pos.t0 + tq, NULL, pos.t0};
-    s2s_view q = {s->q, tq * 3 * d, 3 * d};
-    s2s_view k = {self_kv, pos.t_alloc * 2 * d, 2 * d};
-    s2s_view v = {self_kv + d, pos.t_alloc * 2 * d, 2 * d};
-    S2S_TRY(s2s_attention(s->ctx, self_probs ? self_probs : s->probs, q, k, v, &self));
+    s2s_qkv qkv = s2s_recipe_cached_qkv(s->q, 3, tq, self_kv, pos.t_alloc, d);
+    S2S_TRY(s2s_attention(s->ctx, self_probs ? self_probs : s->probs, qkv.q, qkv.k, qkv.v,
+                          &self));
     S2S_TRY(attn_out(x, s, m, a, rows));
     sublayer_out(x, m, &w->norm1, rows);
 
@@ -194,10 +194,9 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     a = &w->cross_attn;
     S2S_TRY(s2s_linear(s->q, in, a->w_qkv, false, a->b_qkv, rows, d, d, S2S_MM_NONE, false));
     s2s_attn_shape cross = {B, H, d / H, tc, S, src_len, -1};
-    q = (s2s_view){s->q, tc * d, d};
-    k = (s2s_view){cross_kv, S * 2 * d, 2 * d};
-    v = (s2s_view){cross_kv + d, S * 2 * d, 2 * d};
-    S2S_TRY(s2s_attention(s->ctx, cross_probs ? cross_probs : s->probs, q, k, v, &cross));
+    qkv = s2s_recipe_cached_qkv(s->q, 1, tc, cross_kv, S, d);
+    S2S_TRY(s2s_attention(s->ctx, cross_probs ? cross_probs : s->probs, qkv.q, qkv.k, qkv.v,
+                          &cross));
     S2S_TRY(attn_out(x, s, m, a, rows));
     sublayer_out(x, m, &w->norm2, rows);
 

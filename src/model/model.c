@@ -254,13 +254,19 @@ s2s_status s2s_model_init(s2s_model **out, const s2s_config *cfg, uint64_t seed)
 // ---- save ----
 
 s2s_status s2s_model_save(const s2s_model *m, const char *path) {
+    return s2s_model_save_extra(m, path, NULL, 0, NULL, 0);
+}
+
+s2s_status s2s_model_save_extra(const s2s_model *m, const char *path, const s2s_st_tensor *extra,
+                                int n_extra, const s2s_st_meta *extra_meta, int n_extra_meta) {
     // model: and decode: only; the vocabularies travel inside the file.
     char *yaml = s2s_config_model_to_yaml(&m->cfg);
     char *sv = s2s_vocab_to_string(m->src_vocab);
     char *tv = s2s_vocab_to_string(m->tgt_vocab);
-    s2s_st_tensor *ts = calloc((size_t)m->n_tensors, sizeof *ts);
+    s2s_st_tensor *ts = calloc((size_t)(m->n_tensors + n_extra), sizeof *ts);
+    s2s_st_meta *meta = calloc((size_t)(6 + n_extra_meta), sizeof *meta);
     s2s_status st;
-    if (!yaml || !sv || !tv || !ts) {
+    if (!yaml || !sv || !tv || !ts || !meta) {
         st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
         goto done;
     }
@@ -270,19 +276,23 @@ s2s_status s2s_model_save(const s2s_model *m, const char *path) {
         ts[i].shape[0] = p->shape[0];
         ts[i].shape[1] = p->shape[1];
     }
+    for (int i = 0; i < n_extra; i++) ts[m->n_tensors + i] = extra[i];
     char layer[16], head[16];
     snprintf(layer, sizeof layer, "%d", m->align_layer);
     snprintf(head, sizeof head, "%d", m->align_head);
-    s2s_st_meta meta[] = {
-        {"s2s.format_version", S2S_FORMAT_VERSION},
-        {"s2s.config", yaml},
-        {"s2s.src_vocab", sv},
-        {"s2s.tgt_vocab", tv},
-        {"s2s.alignment_layer", layer},
-        {"s2s.alignment_head", head},
-    };
-    st = s2s_st_write(path, ts, m->n_tensors, meta, m->align_set ? 6 : 4);
+    int n_meta = 0;
+    meta[n_meta++] = (s2s_st_meta){"s2s.format_version", S2S_FORMAT_VERSION};
+    meta[n_meta++] = (s2s_st_meta){"s2s.config", yaml};
+    meta[n_meta++] = (s2s_st_meta){"s2s.src_vocab", sv};
+    meta[n_meta++] = (s2s_st_meta){"s2s.tgt_vocab", tv};
+    if (m->align_set) {
+        meta[n_meta++] = (s2s_st_meta){"s2s.alignment_layer", layer};
+        meta[n_meta++] = (s2s_st_meta){"s2s.alignment_head", head};
+    }
+    for (int i = 0; i < n_extra_meta; i++) meta[n_meta++] = extra_meta[i];
+    st = s2s_st_write(path, ts, m->n_tensors + n_extra, meta, n_meta);
 done:
+    free(meta);
     free(yaml);
     free(sv);
     free(tv);
@@ -354,9 +364,10 @@ static s2s_status load_from(s2s_model *m, const s2s_st_file *f, const char *path
         used[k] = true;
         st = copy_weights(&m->tensors[i], s2s_st_get(f, k), path);
     }
-    // Names are unique in both: extra tensors in the file are the unused ones.
+    // Names are unique in both: extra tensors in the file are the unused ones,
+    // but for train.*, a training checkpoint's optimizer state (s2s_model_save_extra).
     for (int k = 0; k < n_file && st == S2S_OK && n_file != m->n_tensors; k++)
-        if (!used[k]) {
+        if (!used[k] && strncmp(s2s_st_get(f, k)->name, "train.", 6) != 0) {
             const char *tn = s2s_st_get(f, k)->name;
             st = s2s_fail(S2S_ERR_FORMAT, "%s: unexpected tensor '%s' for this config", path,
                           s2s_quote(q, sizeof q, tn, strlen(tn)));

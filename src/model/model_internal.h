@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "model/safetensors.h"
 #include "s2s/model.h"
 
 typedef struct s2s_attn_weights {
@@ -95,6 +96,12 @@ struct s2s_model {
 // system runs out of read locks.
 s2s_status s2s_model_acquire(const s2s_model *m);
 void s2s_model_release(const s2s_model *m);
+
+// s2s_model_save with extra tensors and metadata in the same file (a
+// training checkpoint: src/train/checkpoint.c). Extra tensor names must
+// start with "train.", which s2s_model_load skips.
+s2s_status s2s_model_save_extra(const s2s_model *m, const char *path, const s2s_st_tensor *extra,
+                                int n_extra, const s2s_st_meta *extra_meta, int n_extra_meta);
 
 // The weights as decoding reads them (src/model/decode_weights.c): the
 // self-attention, feed-forward and generator matrices transposed to

@@ -377,7 +377,9 @@ s2s_status s2s_batch_fill(s2s_batch_buf *buf, const s2s_dataset *d, const int *i
         const s2s_example *e = &d->ex[idx[i]];
         int *src = b->src + (size_t)i * S, *ti = b->tgt_in + (size_t)i * T,
             *to = b->tgt_out + (size_t)i * T;
-        const int *sid = d->ids + e->src, *tid = d->ids + e->tgt;
+        // d->ids is NULL when no line has a token: no pointer arithmetic on it then.
+        const int *sid = e->src_len ? d->ids + e->src : NULL;
+        const int *tid = e->tgt_len ? d->ids + e->tgt : NULL;
         for (int j = 0; j < S; j++)
             src[j] = j < e->src_len ? sid[j] : j == e->src_len ? S2S_EOS : S2S_PAD;
         for (int j = 0; j < T; j++) {

@@ -11,6 +11,12 @@
 //   pre:  x = x + drop(Sub(LN(x)))      post: x = LN(x + drop(Sub(x)))
 //   attention weights: drop(softmax(mask(Q K^T / sqrt(Dh))))
 //   logits = h · W^T + b,  W = generator.weight or tgt_embed.weight (tied)
+// Shared with decoding, from src/layers: the Q/K/V views of the fused
+// projections, the cross-attention K/V slice of the fused weight and the
+// pre/post-norm choice (layers/recipe.h; the gradients take the same layout),
+// the cross K/V product itself (s2s_cross_kv), and the two attention
+// halves (layers/attention.h). Training's own: keeping the activations,
+// dropout, the loss and the backward pass.
 // Guided alignment (optional) adds a cross-entropy between gold alignment
 // rows and one cross-attention head's weights before dropout; its gradient
 // joins that head's softmax backward (s2s_attention_backward_head).
@@ -32,6 +38,8 @@
 
 #include "core/error.h"
 #include "layers/attention.h"
+#include "layers/recipe.h"
+#include "layers/transformer.h"
 #include "ops/matmul.h"
 #include "ops/ops.h"
 #include "train/backward_ops.h"
@@ -147,7 +155,7 @@ static void plan(s2s_graph *g, arena *a) {
     int64_t d = c->d_model, f = c->ffn_dim, H = c->heads;
     int64_t V = s2s_vocab_size(g->m->tgt_vocab);
     int64_t Rs = N * S, Rt = N * T, Rm = Rs > Rt ? Rs : Rt, tm = S > T ? S : T;
-    bool pre = c->norm == S2S_NORM_PRE, ad = g->cap_adrop;
+    bool pre = s2s_recipe_pre_norm(c), ad = g->cap_adrop;
 
     g->src_x = take(a, Rs * d);
     g->src_keep = take_bytes(a, Rs * d);
@@ -256,6 +264,11 @@ typedef struct pass {
     int guided_layer, guided_head;
 } pass;
 
+// The gradient of activation view v (into base) in dbase, laid out like base.
+static s2s_rows grad_of(float *dbase, const float *base, s2s_view v) {
+    return (s2s_rows){dbase + (v.p - base), v.bs, v.rs};
+}
+
 // The gradient of weight w: the same offset in the gradient block.
 static float *G(const pass *p, const float *w) { return p->grads + (w - p->m->params); }
 
@@ -333,7 +346,7 @@ static s2s_status begin(pass *p, s2s_graph *g, const s2s_batch *b, float drop, f
         .N = b->n, .S = b->S, .T = b->T,
         .d = c->d_model, .f = c->ffn_dim, .H = c->heads,
         .V = s2s_vocab_size(m->tgt_vocab),
-        .pre = c->norm == S2S_NORM_PRE, .eps = c->layer_norm_eps,
+        .pre = s2s_recipe_pre_norm(c), .eps = c->layer_norm_eps,
         .drop = drop, .adrop = adrop, .rng = rng,
     };
     return reserve(g, p->N, p->S, p->T, adrop > 0.0f);
@@ -375,10 +388,10 @@ static float *used_probs(const pass *p, const sub_acts *a) {
 // Attention over q, k, v, then the output projection and the residual:
 // the part self- and cross-attention share.
 static s2s_status attn_tail(pass *p, sub_acts *a, const s2s_attn_weights *w,
-                            const s2s_norm_weights *n, s2s_view q, s2s_view k, s2s_view v,
-                            const s2s_attn_shape *sh, int64_t R) {
+                            const s2s_norm_weights *n, s2s_qkv v, const s2s_attn_shape *sh,
+                            int64_t R) {
     int64_t d = p->d;
-    S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, q, k, v, sh,
+    S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, v.q, v.k, v.v, sh,
                                 p->adrop, p->rng));
     S2S_TRY(s2s_linear(p->g->tmp, a->ctx, w->w_out, false, w->b_out, R, d, d, S2S_MM_NONE,
                        false));
@@ -396,23 +409,20 @@ static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
     S2S_TRY(s2s_linear(a->q, a->h, w->w_qkv, false, w->b_qkv, R, d, 3 * d, S2S_MM_NONE, false));
     s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = T,
                           .k_len = k_len, .causal_pos0 = causal};
-    s2s_view q = {a->q, T * 3 * d, 3 * d}, k = {a->q + d, T * 3 * d, 3 * d},
-             v = {a->q + 2 * d, T * 3 * d, 3 * d};
-    return attn_tail(p, a, w, n, q, k, v, &sh, R);
+    s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
+    return attn_tail(p, a, w, n, v, &sh, R);
 }
 
-static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
-                                 const s2s_norm_weights *n) {
+static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_decoder_weights *dw) {
+    const s2s_attn_weights *w = &dw->cross_attn;
     int64_t d = p->d, T = p->T, S = p->S, R = p->N * T;
-    sub_in(p, a, n, R);
+    sub_in(p, a, &dw->norm2, R);
     S2S_TRY(s2s_linear(a->q, a->h, w->w_qkv, false, w->b_qkv, R, d, d, S2S_MM_NONE, false));
-    S2S_TRY(s2s_linear(a->kv, p->g->memory, w->w_qkv + d * d, false, w->b_qkv + d, p->N * S, d,
-                       2 * d, S2S_MM_NONE, false));
+    S2S_TRY(s2s_cross_kv(a->kv, p->g->memory, p->m, dw, p->N, S));
     s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = S,
                           .k_len = p->b->src_len, .causal_pos0 = -1};
-    s2s_view q = {a->q, T * d, d}, k = {a->kv, S * 2 * d, 2 * d},
-             v = {a->kv + d, S * 2 * d, 2 * d};
-    return attn_tail(p, a, w, n, q, k, v, &sh, R);
+    s2s_qkv v = s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d);
+    return attn_tail(p, a, w, &dw->norm2, v, &sh, R);
 }
 
 // The activation stays out of fc1's product: the backward pass needs the
@@ -465,7 +475,7 @@ static s2s_status forward(pass *p) {
         sa->in = x;
         S2S_TRY(self_attn_fwd(p, sa, &w->self_attn, &w->norm1, p->T, NULL, 0));
         ca->in = sa->out;
-        S2S_TRY(cross_attn_fwd(p, ca, &w->cross_attn, &w->norm2));
+        S2S_TRY(cross_attn_fwd(p, ca, w));
         ff->in = ca->out;
         S2S_TRY(ffn_fwd(p, ff, &w->ffn, &w->norm3, Rt));
         x = ff->out;
@@ -591,11 +601,12 @@ static s2s_status self_attn_bwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
                                 w->w_out, R, d, d, false));
     s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = T,
                           .k_len = k_len, .causal_pos0 = causal};
-    int64_t bs = T * 3 * d, rs = 3 * d;
-    s2s_view q = {a->q, bs, rs}, k = {a->q + d, bs, rs}, v = {a->q + 2 * d, bs, rs};
-    s2s_rows dq = {g->dq, bs, rs}, dk = {g->dq + d, bs, rs}, dv = {g->dq + 2 * d, bs, rs};
-    S2S_TRY(s2s_attention_backward(dq, dk, dv, g->dprobs, g->dctx, a->probs, used_probs(p, a),
-                                   a->akeep, p->adrop, q, k, v, &sh));
+    s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
+    S2S_TRY(s2s_attention_backward(grad_of(g->dq, a->q, v.q),
+                                   grad_of(g->dq, a->q, v.k),
+                                   grad_of(g->dq, a->q, v.v), g->dprobs, g->dctx,
+                                   a->probs, used_probs(p, a), a->akeep, p->adrop, v.q, v.k, v.v,
+                                   &sh));
     S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv, R,
                                 d, 3 * d, acc));
     sub_bwd_end(p, a, n, dx, R);
@@ -615,17 +626,17 @@ static s2s_status cross_attn_bwd(pass *p, sub_acts *a, const s2s_attn_weights *w
                                 w->w_out, R, d, d, false));
     s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = S,
                           .k_len = p->b->src_len, .causal_pos0 = -1};
-    s2s_view q = {a->q, T * d, d}, k = {a->kv, S * 2 * d, 2 * d},
-             v = {a->kv + d, S * 2 * d, 2 * d};
-    s2s_rows dq = {g->dq, T * d, d}, dk = {g->dkv, S * 2 * d, 2 * d},
-             dv = {g->dkv + d, S * 2 * d, 2 * d};
-    S2S_TRY(s2s_attention_backward_head(dq, dk, dv, g->dprobs, g->dctx, a->probs,
-                                        used_probs(p, a), a->akeep, p->adrop, q, k, v, &sh,
-                                        dhead, p->guided_head));
+    s2s_qkv v = s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d);
+    S2S_TRY(s2s_attention_backward_head(grad_of(g->dq, a->q, v.q),
+                                        grad_of(g->dkv, a->kv, v.k),
+                                        grad_of(g->dkv, a->kv, v.v), g->dprobs, g->dctx,
+                                        a->probs, used_probs(p, a), a->akeep, p->adrop, v.q, v.k,
+                                        v.v, &sh, dhead, p->guided_head));
     S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv, R,
                                 d, d, acc));
-    S2S_TRY(s2s_linear_backward(g->dsrc, G(p, w->w_qkv) + d * d, G(p, w->b_qkv) + d, g->dkv,
-                                g->memory, w->w_qkv + d * d, p->N * S, d, 2 * d,
+    const float *w_kv = s2s_recipe_kv_weight(w->w_qkv, d);
+    S2S_TRY(s2s_linear_backward(g->dsrc, G(p, w_kv), G(p, s2s_recipe_kv_bias(w->b_qkv, d)),
+                                g->dkv, g->memory, w_kv, p->N * S, d, 2 * d,
                                 /*accumulate_dx=*/true));
     sub_bwd_end(p, a, n, dx, R);
     return S2S_OK;

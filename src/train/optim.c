@@ -41,20 +41,20 @@ double s2s_clip_grad_norm(float *g, size_t n, double clip) {
     return norm;
 }
 
-double s2s_lr_at(s2s_lr_kind kind, double lr, int64_t t, int warmup, int d_model,
+double s2s_lr_at(s2s_schedule kind, double lr, int64_t t, int warmup, int d_model,
                  int64_t max_steps) {
     double T = (double)(t < 1 ? 1 : t);
     double w = warmup;
     switch (kind) {
-    case S2S_SCHED_NOAM: {
+    case S2S_SCHEDULE_NOAM: {
         if (w < 1) w = 1;
         double a = 1.0 / sqrt(T), b = T * pow(w, -1.5);
         return lr / sqrt((double)d_model) * (a < b ? a : b);
     }
-    case S2S_SCHED_INVERSE_SQRT:
+    case S2S_SCHEDULE_INVERSE_SQRT:
         if (w < 1) w = 1;
         return T < w ? lr * T / w : lr * sqrt(w / T);
-    case S2S_SCHED_COSINE: {
+    case S2S_SCHEDULE_COSINE: {
         if (T < w) return lr * T / w;
         double span = (double)max_steps - w;
         if (span <= 0) return lr;
@@ -62,7 +62,7 @@ double s2s_lr_at(s2s_lr_kind kind, double lr, int64_t t, int warmup, int d_model
         if (x > 1) x = 1;
         return lr * 0.5 * (1.0 + cos(pi * x));
     }
-    case S2S_SCHED_CONSTANT:
+    case S2S_SCHEDULE_CONSTANT:
     default: return lr;
     }
 }

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "s2s/config.h"  // s2s_schedule (train.schedule)
+
 typedef struct s2s_adam_params {
     float beta1, beta2;   // train.adam_betas
     float eps;            // train.adam_eps
@@ -28,14 +30,6 @@ double s2s_grad_norm(const float *g, size_t n);
 // by clip / (norm + 1e-6). Returns the norm before clipping.
 double s2s_clip_grad_norm(float *g, size_t n, double clip);
 
-typedef enum s2s_lr_kind {
-    S2S_SCHED_CONSTANT,
-    S2S_SCHED_NOAM,
-    S2S_SCHED_INVERSE_SQRT,
-    S2S_SCHED_COSINE,
-    S2S_SCHED_COUNT
-} s2s_lr_kind;
-
 // The learning rate of step t (from 1):
 //   constant      lr
 //   noam          lr * d_model^-0.5 * min(t^-0.5, t * warmup^-1.5)
@@ -43,7 +37,7 @@ typedef enum s2s_lr_kind {
 //   cosine        lr * t/warmup while t < warmup, then
 //                 lr * 0.5 * (1 + cos(pi * (t-warmup)/(max_steps-warmup)))
 // warmup 0 counts as 1 for noam and inverse_sqrt (no warmup phase).
-double s2s_lr_at(s2s_lr_kind kind, double lr, int64_t t, int warmup, int d_model,
+double s2s_lr_at(s2s_schedule kind, double lr, int64_t t, int warmup, int d_model,
                  int64_t max_steps);
 
 #endif

@@ -1,0 +1,119 @@
+// The JSON-lines training log, through jansson.
+#include "train/train_log.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/util.h"
+
+// The step of one log line, -1 when it is not a log object.
+static long long line_step(const char *line, size_t n) {
+    json_t *o = json_loadb(line, n, JSON_DISABLE_EOF_CHECK, NULL);
+    json_t *s = o ? json_object_get(o, "step") : NULL;
+    long long step = json_is_integer(s) ? (long long)json_integer_value(s) : -1;
+    json_decref(o);
+    return step;
+}
+
+// Byte length of text to keep so that the last run stops at resume_step.
+static size_t keep_bytes(const char *text, size_t len, int resume_step) {
+    size_t run = 0;  // where the last run's lines begin
+    long long prev = -1;
+    for (size_t at = 0; at < len;) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - (text + at)) + 1 : len - at;
+        long long step = nl ? line_step(text + at, n) : -1;  // a cut-off last line goes
+        if (step < 0 && !nl) return at;
+        if (step >= 0 && step <= prev) run = at;
+        if (step >= 0) prev = step;
+        at += n;
+    }
+    for (size_t at = run; at < len;) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - (text + at)) + 1 : len - at;
+        if (line_step(text + at, n) > resume_step) return at;
+        at += n;
+    }
+    return len;
+}
+
+static s2s_status io_error(const char *path, const char *what) {
+    return s2s_fail(S2S_ERR_IO, "%s: cannot %s: %s", path, what, strerror(errno ? errno : EIO));
+}
+
+s2s_status s2s_train_log_open(s2s_train_log *log, const char *path, int resume_step) {
+    log->f = NULL;
+    log->path = path;
+    if (resume_step >= 0 && access(path, F_OK) == 0) {
+        char *text = NULL;
+        size_t len = 0;
+        S2S_TRY(s2s_read_file(&text, &len, path));
+        size_t keep = keep_bytes(text, len, resume_step);
+        free(text);
+        // Only the tail goes: a kill here loses nothing the resumed run needs.
+        if (keep < len && truncate(path, (off_t)keep) != 0) return io_error(path, "truncate");
+    }
+    errno = 0;
+    log->f = fopen(path, "a");
+    if (!log->f) return io_error(path, "open for appending");
+    return S2S_OK;
+}
+
+// A JSON number, or null for NaN and infinities (JSON has neither).
+static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *step_object(const s2s_train_progress *p, bool guided_on, double guided) {
+    json_t *o = json_object();
+    if (!o) return NULL;
+    json_object_set_new(o, "step", json_integer(p->step));
+    json_object_set_new(o, "loss", num(p->loss));
+    if (guided_on) json_object_set_new(o, "guided", num(guided));
+    json_object_set_new(o, "lr", num(p->lr));
+    json_object_set_new(o, "tokens", json_integer(p->tokens));
+    json_object_set_new(o, "grad_norm", num(p->grad_norm));
+    if (p->valid) {
+        const s2s_valid_result *v = p->valid;
+        json_t *vo = json_object();
+        if (!vo) {
+            json_decref(o);
+            return NULL;
+        }
+        json_object_set_new(vo, "loss", num(v->loss));
+        json_object_set_new(vo, "nll", num(v->nll));
+        json_object_set_new(vo, "token_accuracy", num(v->token_accuracy));
+        json_object_set_new(vo, "bleu", num(v->bleu));
+        json_object_set_new(vo, "exact_match", num(v->exact_match));
+        json_object_set_new(vo, "sentences", json_integer(v->sentences));
+        json_object_set_new(vo, "best", json_boolean(p->best));
+        json_object_set_new(o, "valid", vo);
+    }
+    return o;
+}
+
+s2s_status s2s_train_log_step(s2s_train_log *log, const s2s_train_progress *p, bool guided_on,
+                              double guided) {
+    json_t *o = step_object(p, guided_on, guided);
+    // One line, ", " and ": " separators, 9 significant digits.
+    char *text = o ? json_dumps(o, JSON_REAL_PRECISION(9)) : NULL;
+    json_decref(o);
+    if (!text) return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", log->path);
+    size_t n = strlen(text);
+    errno = 0;
+    bool ok = fwrite(text, 1, n, log->f) == n && fputc('\n', log->f) != EOF &&
+              fflush(log->f) == 0;
+    free(text);
+    return ok ? S2S_OK : io_error(log->path, "write");
+}
+
+s2s_status s2s_train_log_close(s2s_train_log *log) {
+    if (!log->f) return S2S_OK;
+    errno = 0;
+    bool ok = fclose(log->f) == 0;
+    log->f = NULL;
+    return ok ? S2S_OK : io_error(log->path, "write");
+}

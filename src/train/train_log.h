@@ -1,0 +1,34 @@
+// The training log (internal): one JSON object per step, appended to
+// BASE.train.log (or train.log), written through jansson. Every write is
+// checked: a failed one is an error, not a silently shorter log.
+#ifndef S2S_TRAIN_LOG_H
+#define S2S_TRAIN_LOG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "s2s/train.h"
+
+typedef struct s2s_train_log {
+    FILE *f;
+    const char *path;  // borrowed
+} s2s_train_log;
+
+// Opens path for appending (created if missing): a new run's lines go after
+// an earlier run's. resume_step >= 0 first cuts the last run's lines after
+// that step (written after the checkpoint by the run that was killed), so
+// the resumed run continues the same numbering. Runs are told apart by
+// their steps: a line whose step is not above the previous line's starts a
+// new run. S2S_ERR_IO names the file.
+s2s_status s2s_train_log_open(s2s_train_log *log, const char *path, int resume_step);
+
+// Appends p's line: {"step", "loss", ["guided" when guided_on], "lr",
+// "tokens", "grad_norm", ["valid": {...}]}; non-finite numbers as null.
+// S2S_ERR_IO (naming the file and the error) when the write fails.
+s2s_status s2s_train_log_step(s2s_train_log *log, const s2s_train_progress *p, bool guided_on,
+                              double guided);
+
+// Closes the file; S2S_ERR_IO when the last buffered bytes cannot be written.
+s2s_status s2s_train_log_close(s2s_train_log *log);
+
+#endif
