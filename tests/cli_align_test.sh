@@ -201,18 +201,6 @@ for i in $(seq 1 150); do
 done >"$tmp/clean150.txt"
 long70=$(printf 'die %.0s' $(seq 1 70))  # the models take 63 tokens
 cut63=$(printf 'die %.0s' $(seq 1 63))
-# edit FILE N TEXT...: FILE with line N replaced by printf's TEXT (NUL bytes kept).
-edit() {
-  local f=$1; shift
-  local out=$tmp/edit.$$ n
-  cp "$f" "$out"
-  while [ $# -gt 0 ]; do
-    n=$1 text=$2; shift 2
-    { head -n $((n - 1)) "$out"; printf "$text\n"; tail -n +$((n + 1)) "$out"; } >"$out.new"
-    mv "$out.new" "$out"
-  done
-  cat "$out"
-}
 edit "$tmp/clean150.txt" 1 'die \377 katze' 65 'der hund\000 sitzt' 100 "$long70" 101 '\300\200' \
   150 'katze \355\240\200' >"$tmp/bad150.txt"
 check "150 lines with bad ones: exit 3" run 3 "${A[@]}" <"$tmp/bad150.txt"

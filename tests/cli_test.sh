@@ -102,18 +102,6 @@ words=(die der katze hund sitzt auf matte ein)
 for i in $(seq 1 1000); do
   echo "${words[i % 8]} ${words[(i * 3) % 8]} ${words[(i * 5 + 1) % 8]}"
 done >"$tmp/clean.txt"
-# edit FILE N TEXT...: FILE with line N replaced by printf's TEXT (NUL bytes kept).
-edit() {
-  local f=$1; shift
-  local out=$tmp/edit.$$ n i=0
-  cp "$f" "$out"
-  while [ $# -gt 0 ]; do
-    n=$1 text=$2; shift 2
-    { head -n $((n - 1)) "$out"; printf "$text\n"; tail -n +$((n + 1)) "$out"; } >"$out.new"
-    mv "$out.new" "$out"
-  done
-  cat "$out"
-}
 edit "$tmp/clean.txt" 1 'die \377 katze' 257 'der hund\000 sitzt' 300 "$long" \
   301 '\300\200' 1000 'katze \355\240\200' >"$tmp/bad1000.txt"
 check "1,000 lines with bad ones: exit 3" run 3 "$s2s" translate -m "$model" --max-len 5 <"$tmp/bad1000.txt"
