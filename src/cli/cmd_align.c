@@ -8,7 +8,6 @@
 // describes every option. The alignments come from the library
 // (s2s_hard_align, s2s_align_symmetrize_pair, s2s_aer_table); the printing
 // is in align_output.c.
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
