@@ -539,6 +539,29 @@ Test(config, cross_field_problem_is_reported_at_d_model) {
                       "           ^");
 }
 
+// Issue 14's overflowing config, and the bound itself: with one encoder and
+// one decoder layer the layers hold 12 d^2 + 4 d f weights, exactly 2^32 for
+// d = f = 16384 (12 * 2^28 + 4 * 2^28 = 2^32).
+Test(config, layers_beyond_the_largest_model_are_refused) {
+    expect_string_error("model:\n  d_model: 1239840486\n  heads: 2\n  ffn_dim: 58647\n"
+                        "  encoder_layers: 1\n  decoder_layers: 1\n",
+                        "t.yaml:2:12: model.d_model 1239840486, model.ffn_dim 58647, "
+                        "model.encoder_layers 1 and model.decoder_layers 1 make more than "
+                        "4294967296 weights (the most a model may have)\n"
+                        "  d_model: 1239840486\n"
+                        "           ^");
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    const char *at_limit = "model: {d_model: 16384, heads: 2, ffn_dim: 16384, "
+                           "encoder_layers: 1, decoder_layers: 1}\n";
+    cr_assert_eq(s2s_config_load_string(&cfg, at_limit, "t.yaml", NULL), S2S_OK, "%s",
+                 s2s_last_error());
+    s2s_config_default(&cfg);
+    const char *over = "model: {d_model: 16384, heads: 2, ffn_dim: 16386, "
+                       "encoder_layers: 1, decoder_layers: 1}\n";
+    cr_assert_eq(s2s_config_load_string(&cfg, over, "t.yaml", NULL), S2S_ERR_CONFIG);
+}
+
 Test(config, cross_field_problem_falls_back_to_heads_position) {
     s2s_config cfg;
     s2s_config_default(&cfg);

@@ -847,10 +847,10 @@ Test(model, init_refuses_sizes_that_overflow_or_pass_the_limits) {
     c.model.d_model = 2;
     c.model.ffn_dim = INT32_MAX;
     expect_init_refused(&c, "weights");
-    // A hundred million layers stop at the tensor limit, not after a walk
-    // over all of them.
+    // Five million layers (within the config's weight bound: 448 weights
+    // each) stop at the tensor limit, not after a walk over all of them.
     c = small_cfg(S2S_NORM_PRE, false, 8, 1);
-    c.model.encoder_layers = 100000000;
+    c.model.encoder_layers = 5000000;
     expect_init_refused(&c, "tensors");
     // The position table: up to 2^20 floats for a small model, here
     // max_len 131072 at d_model 8.
@@ -877,7 +877,8 @@ static void parts_set_config(parts *p, const s2s_config *c) {
 
 // Issue 14 item 6: a 7 kB file whose stored config asks for far more than
 // its data made the loader allocate (3.9 GB for max_len 250000000) or walk
-// (100000000 layers) for seconds before reading a tensor.
+// (100000000 layers) for seconds before reading a tensor. (20000000 layers
+// here: more would break the config's own weight bound first.)
 Test(model, stored_config_is_checked_against_the_file_before_allocating) {
     s2s_model *m = new_model(S2S_NORM_PRE, true, 4, 1, 21);
     const struct {
@@ -885,10 +886,10 @@ Test(model, stored_config_is_checked_against_the_file_before_allocating) {
         const char *word;
     } cases[] = {
         {4, 8, 1, 250000000, "max_len 250000000"},
-        {4, 8, 100000000, 16, "missing tensor 'encoder.layers.1.self_attn.q_proj.weight'"},
-        {1239840486, 58647, 1, 16, "'src_embed.weight' has shape [34, 4], the config needs "
-                                   "[34, 1239840486]"},
-        {4, INT32_MAX, 1, 16, "encoder.layers.0.ffn.fc1.weight"},
+        {4, 8, 20000000, 16, "missing tensor 'encoder.layers.1.self_attn.q_proj.weight'"},
+        {1239840486, 58647, 1, 16, "more than 4294967296 weights"},
+        {16384, 8, 1, 16, "'src_embed.weight' has shape [34, 4], the config needs [34, 16384]"},
+        {4, 100000000, 1, 16, "encoder.layers.0.ffn.fc1.weight"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         parts p;

@@ -13,12 +13,21 @@
 #define S2S_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "s2s/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+// The largest model s2s makes or loads: 2^32 weights (16 GiB of floats;
+// decoding needs about as much again for its copy) in at most 2^20
+// tensors. `s2s config check` refuses a config whose layers alone pass the
+// first; the model layout refuses any model beyond either before anything
+// is allocated.
+#define S2S_MAX_WEIGHTS ((size_t)1 << 32)
+#define S2S_MAX_TENSORS (1 << 20)
 
 #define S2S_PATH_MAX 1024
 // The largest config file (and base: file) read: larger ones, and endless

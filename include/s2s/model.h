@@ -25,11 +25,8 @@ extern "C" {
 
 #define S2S_FORMAT_VERSION "1"
 
-// The largest model s2s makes or loads: 2^32 weights (16 GiB of floats;
-// decoding needs about as much again for its copy) in at most 2^20
-// tensors. A config beyond them is refused before anything is allocated.
-#define S2S_MAX_WEIGHTS ((size_t)1 << 32)
-#define S2S_MAX_TENSORS (1 << 20)
+// S2S_MAX_WEIGHTS and S2S_MAX_TENSORS, the largest model s2s makes or
+// loads, are in s2s/config.h, whose checks refuse a config beyond them.
 // The sinusoidal position table (model.max_len x model.d_model floats) may
 // be as large as the weights, or as S2S_POSITION_TABLE_MIN floats if that
 // is more: so the floats a model file makes the loader allocate are backed

@@ -453,6 +453,24 @@ static bool head_exists(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *w
     return false;
 }
 
+// The weights of the layers alone (encoder: Q, K, V, out and the FFN;
+// decoder: self- and cross-attention and the FFN; biases, norms and
+// embeddings left out) are a lower bound of the model's size. In double: no
+// config overflows it, and it is exact wherever the sum is near 2^32.
+static bool layers_fit(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
+    (void)r;
+    const s2s_model_config *m = &cfg->model;
+    double d = m->d_model, f = m->ffn_dim;
+    double n = m->encoder_layers * (4 * d * d + 2 * d * f) +
+               m->decoder_layers * (8 * d * d + 2 * d * f);
+    if (n <= (double)S2S_MAX_WEIGHTS) return true;
+    s2s_buf_printf(why, "model.d_model %d, model.ffn_dim %d, model.encoder_layers %d and "
+                   "model.decoder_layers %d make more than %zu weights (the most a model may "
+                   "have)", m->d_model, m->ffn_dim, m->encoder_layers, m->decoder_layers,
+                   S2S_MAX_WEIGHTS);
+    return false;
+}
+
 const s2s_cfg_rule s2s_cfg_rules[] = {
     {"`model.d_model` is even: sinusoidal positions fill the embedding in sin/cos pairs.",
      d_model_even, NULL, {"model.d_model"}},
@@ -465,5 +483,8 @@ const s2s_cfg_rule s2s_cfg_rules[] = {
      "not -1.",
      head_exists, "train.guided_alignment",
      {"train.guided_alignment.head", "train.guided_alignment.layer", "model.heads"}},
+    {"The layers' weights (`encoder_layers * (4 d^2 + 2 d ffn_dim) + decoder_layers * (8 d^2 "
+     "+ 2 d ffn_dim)` with `d = d_model`) are at most 2^32, the most a model may have.",
+     layers_fit, NULL, {"model.d_model", "model.ffn_dim", "model.encoder_layers"}},
 };
 const int s2s_cfg_n_rules = (int)(sizeof s2s_cfg_rules / sizeof s2s_cfg_rules[0]);
