@@ -187,8 +187,93 @@ check "bad --symmetrize: exit 2" run 2 "${A[@]}" --reverse "$rmodel" --symmetriz
 check "--n-best 2: exit 2" run 2 "${A[@]}" --n-best 2 "die katze"
 check "unknown option: exit 2" run 2 "${A[@]}" --frobnicate
 check "no model: exit 2" run 2 "$s2s" align "die katze"
-check "--ref without tab: exit 2" run 2 "${A[@]}" --ref <<<"no tab here"
-check "--ref without tab: names the line" err_has "stdin:1: expected source<TAB>target"
+check "--ref without tab: exit 3" run 3 "${A[@]}" --ref <<<"no tab here"
+check "--ref without tab: names the line" err_has "s2s align: <stdin>:1: skipped: expected source<TAB>target, found no tab"
+check "--ref without tab: one empty line" bash -c "[ \"\$(cat '$tmp/out')\" = '' ] && [ \$(wc -l <'$tmp/out') -eq 1 ]"
+
+# ---- the bad-line rule (cli.h): 150 lines with bad ones at the first line,
+# the first line of the second 64-line chunk, 101 and the last; line 100 is
+# too long and cut. Every format keeps one output line (an empty one) per
+# skipped line; every good line comes out as it does alone; exit 3. ----
+words=(die der katze hund sitzt auf matte ein)
+for i in $(seq 1 150); do
+  echo "${words[i % 8]} ${words[(i * 3) % 8]} ${words[(i * 5 + 1) % 8]}"
+done >"$tmp/clean150.txt"
+long70=$(printf 'die %.0s' $(seq 1 70))  # the models take 63 tokens
+cut63=$(printf 'die %.0s' $(seq 1 63))
+edit "$tmp/clean150.txt" 1 'die \377 katze' 65 'der hund\000 sitzt' 100 "$long70" 101 '\300\200' \
+  150 'katze \355\240\200' >"$tmp/bad150.txt"
+check "150 lines with bad ones: exit 3" run 3 "${A[@]}" <"$tmp/bad150.txt"
+check "150 lines in, 150 out" lines 150
+cp "$tmp/out" "$tmp/bad150.ph"
+for n in 1 65 101 150; do
+  check "line $n skipped: empty output line" test -z "$(sed -n ${n}p "$tmp/bad150.ph")"
+  check "line $n skipped: warning names <stdin>:$n" grep -q "^s2s align: <stdin>:$n: skipped: " "$tmp/err"
+done
+check "line 100 cut: warning" grep -q "^s2s align: <stdin>:100: cut to 63 tokens (the model takes at most 63)$" "$tmp/err"
+check "five warnings, nothing else" test "$(wc -l <"$tmp/err")" -eq 5
+check "the clean lines: exit 0" run 0 "${A[@]}" <"$tmp/clean150.txt"
+check "every good line as in the clean file" bash -c "paste -d'|' '$tmp/out' '$tmp/bad150.ph' | awk -F'|' 'NR!=1 && NR!=65 && NR!=100 && NR!=101 && NR!=150 && \$1 != \$2 { bad=1 } END { exit bad }'"
+for n in 2 64 66 99 102 149; do
+  check "line $n as aligned alone" test "$(sed -n ${n}p "$tmp/bad150.ph")" = "$("${A[@]}" "$(sed -n ${n}p "$tmp/clean150.txt")")"
+done
+check "line 100 as its cut alone" test "$(sed -n 100p "$tmp/bad150.ph")" = "$("${A[@]}" "$cut63")"
+check "an argument too long: cut, named" run 3 "${A[@]}" "$long70"
+check "an argument too long: warning" err_has "s2s align: argument:1: cut to 63 tokens"
+check "an invalid argument: skipped, named" run 3 "${A[@]}" "der hund" $'die \377'
+check "an invalid argument: warning" err_has "s2s align: argument:2: skipped: "
+check "an invalid argument: 2 lines, the second empty" bash -c "[ \$(wc -l <'$tmp/out') -eq 2 ] && [ -z \"\$(sed -n 2p '$tmp/out')\" ]"
+# A 3 MiB line (over the 1 MiB line limit) is skipped, read through.
+{ echo "die katze"; head -c $((3 << 20)) /dev/zero | tr '\0' a; echo; echo "der hund"; } >"$tmp/huge.txt"
+check "a 3 MiB line: exit 3" run 3 "${A[@]}" <"$tmp/huge.txt"
+check "a 3 MiB line: 3 lines out, its own empty" bash -c "[ \$(wc -l <'$tmp/out') -eq 3 ] && [ -z \"\$(sed -n 2p '$tmp/out')\" ]"
+check "a 3 MiB line: the line before as alone" test "$(sed -n 1p "$tmp/out")" = "$("${A[@]}" "die katze")"
+check "a 3 MiB line: the line after as alone" test "$(sed -n 3p "$tmp/out")" = "$("${A[@]}" "der hund")"
+check "a 3 MiB line: the warning" err_has "^s2s align: <stdin>:2: skipped: line longer than 1048576 bytes$"
+for f in json csv text; do
+  check "$f: bad lines: exit 3" run 3 "${A[@]}" --format $f <"$tmp/bad150.txt"
+  cp "$tmp/out" "$tmp/bad150.$f"
+  check "$f: clean lines: exit 0" run 0 "${A[@]}" --format $f <"$tmp/clean150.txt"
+  cp "$tmp/out" "$tmp/clean150.$f"
+done
+check "json: one line per input line, skipped ones empty, the others as in the clean run" pycheck '
+import json, sys
+def close(x, y):  # equal, but for float rounding of a different batch (about 1e-6)
+    if isinstance(x, float) or isinstance(y, float): return abs(x - y) < 1e-5
+    if isinstance(x, list): return len(x) == len(y) and all(map(close, x, y))
+    if isinstance(x, dict): return x.keys() == y.keys() and all(close(x[k], y[k]) for k in x)
+    return x == y
+bad = open(sys.argv[1]).read().split("\n")[:-1]
+clean = open(sys.argv[2]).read().split("\n")[:-1]
+assert len(bad) == len(clean) == 150, (len(bad), len(clean))
+for n, (b, c) in enumerate(zip(bad, clean), 1):
+    if n in (1, 65, 101, 150): assert b == "", (n, b)
+    elif n != 100: assert close(json.loads(b), json.loads(c)), n
+' "$tmp/bad150.json" "$tmp/clean150.json"
+check "csv: one empty line per skipped line, the rows of the others as in the clean run" pycheck '
+import sys
+bad = open(sys.argv[1]).read().split("\n")[:-1]
+clean = open(sys.argv[2]).read().split("\n")[:-1]
+assert bad.count("") == 4, bad.count("")
+def rows(lines, k): return [l.rsplit(",", 1) for l in lines if l.startswith(f"{k},")]
+for k in range(150):
+    if k + 1 in (1, 65, 100, 101, 150): continue
+    b, c = rows(bad, k), rows(clean, k)  # weights equal but for float rounding (about 1e-6)
+    assert b and len(b) == len(c) and all(x[0] == y[0] and abs(float(x[1]) - float(y[1])) < 1e-5 for x, y in zip(b, c)), k
+' "$tmp/bad150.csv" "$tmp/clean150.csv"
+check "text: the heatmaps of the good sentences as in the clean run" pycheck '
+import re, sys
+def blocks(path):
+    out = {}
+    for b in re.split(r"\n(?=\[\d+\] )", "\n" + open(path).read()):
+        m = re.match(r"\n?\[(\d+)\] ", b)
+        if m: out[int(m.group(1))] = b.strip("\n")
+    return out
+bad, clean = blocks(sys.argv[1]), blocks(sys.argv[2])
+skipped = {0, 64, 99, 100, 149}
+assert set(bad) == set(range(150)) - {0, 64, 100, 149}, sorted(set(range(150)) - set(bad))
+for k in set(range(150)) - skipped: assert bad[k] == clean[k], k
+' "$tmp/bad150.text" "$tmp/clean150.text"
 
 # ---- symmetrisation with a reverse model ----
 for m in intersection union grow-diag grow-diag-final grow-diag-final-and; do
@@ -237,13 +322,26 @@ assert all(abs(x - y) < 6e-5 for x, y in zip(got, (aer, prec, rec))), (got, (aer
 check "eval-align alias: same table" bash -c "'$s2s' eval-align -m '$model' --max-len 8 '$dev' | cmp -s - '$tmp/eval.txt'"
 check "--ref --eval on stdin: same rows" bash -c "'$s2s' align -m '$model' --max-len 8 --ref --eval <'$dev' | tail -n +2 | cmp -s - <(tail -n +2 '$tmp/eval.txt')"
 printf 'die katze\tthe cat\t0-0 1-x\n' >"$tmp/badgold.tsv"
-check "bad gold: exit 2" run 2 "${A[@]}" --eval "$tmp/badgold.tsv"
-check "bad gold: file, line and link" err_has "badgold.tsv:1: bad alignment link '1-x'"
+check "bad gold only: exit 2 (nothing to evaluate)" run 2 "${A[@]}" --eval "$tmp/badgold.tsv"
+check "bad gold: file, line and link" err_has "badgold.tsv:1: skipped: gold: bad alignment link '1-x'"
+check "bad gold only: says so" err_has "badgold.tsv: no sentence with a gold alignment to evaluate"
 printf 'die katze\tthe cat\t0-0\nder hund\tthe dog\t0-0 5-1\n' >"$tmp/rangegold.tsv"
-check "gold out of range: exit 2" run 2 "${A[@]}" --eval "$tmp/rangegold.tsv"
-check "gold out of range: named" err_has "rangegold.tsv:2: alignment link 5-1 out of range (2 source, 2 target tokens)"
+check "gold out of range: exit 3" run 3 "${A[@]}" --eval "$tmp/rangegold.tsv"
+check "gold out of range: named" err_has "rangegold.tsv:2: skipped: gold: alignment link 5-1 out of range (2 source, 2 target tokens)"
+check "gold out of range: the other line counted" out_has ": 1 sentences"
 printf 'die katze\tthe cat\n' >"$tmp/nogold.tsv"
 check "no gold column: exit 2" run 2 "${A[@]}" --eval "$tmp/nogold.tsv"
+check "no gold column: named" err_has "nogold.tsv:1: skipped: expected source<TAB>target<TAB>gold"
+# Bad lines among the dev lines: left out of the AER counts, with a warning.
+{ printf 'no tab here\n'; head -n 4 "$dev"; printf 'die \377\tthe cat\t0-0\n'; printf 'der\000 hund\tthe dog\t0-0\n'
+  tail -n +5 "$dev"; printf 'die katze\tthe cat\t0-0 1-x\n'; } >"$tmp/baddev.tsv"
+check "--eval with bad lines: exit 3" run 3 "${A[@]}" --eval "$tmp/baddev.tsv"
+check "--eval with bad lines: four warnings naming FILE:LINE" bash -c "[ \$(grep -cE '^s2s align: $tmp/baddev.tsv:(1|6|7|12): skipped: ' '$tmp/err') -eq 4 ]"
+check "--eval with bad lines: the table of the good lines" bash -c "tail -n +2 '$tmp/out' | cmp -s - <(tail -n +2 '$tmp/eval.txt')"
+check "eval-align with bad lines: exit 3, warnings name eval-align" run 3 "$s2s" eval-align -m "$model" --max-len 8 "$tmp/baddev.tsv"
+check "eval-align with bad lines: warning" err_has "^s2s eval-align: $tmp/baddev.tsv:6: skipped: "
+check "--calibrate with bad lines: exit 3" run 3 "${A[@]}" --calibrate "$tmp/baddev.tsv" -o "$tmp/cal_bad.safetensors"
+check "--calibrate with bad lines: written" test -s "$tmp/cal_bad.safetensors"
 check "missing eval file: exit 2" run 2 "${A[@]}" --eval "$tmp/none.tsv"
 check "missing eval file: named" err_has "none.tsv"
 

@@ -283,7 +283,7 @@ run "$S2S" config init --preset big
 expect_rc 2 "init with an unknown preset"
 expect_in err "unknown preset 'big' (the presets are demo, zh-en and bench)" "unknown preset message"
 run "$S2S" config init -o "$TMP/no_such_dir/x.yaml"
-expect_rc 2 "init into a missing folder"
+expect_rc 1 "init into a missing folder (a failed write)"
 expect_in err "no_such_dir/x.yaml" "the failed write names the file"
 run "$S2S" config init --preset
 expect_rc 2 "init --preset without a name"

@@ -102,18 +102,6 @@ words=(die der katze hund sitzt auf matte ein)
 for i in $(seq 1 1000); do
   echo "${words[i % 8]} ${words[(i * 3) % 8]} ${words[(i * 5 + 1) % 8]}"
 done >"$tmp/clean.txt"
-# edit FILE N TEXT...: FILE with line N replaced by printf's TEXT (NUL bytes kept).
-edit() {
-  local f=$1; shift
-  local out=$tmp/edit.$$ n i=0
-  cp "$f" "$out"
-  while [ $# -gt 0 ]; do
-    n=$1 text=$2; shift 2
-    { head -n $((n - 1)) "$out"; printf "$text\n"; tail -n +$((n + 1)) "$out"; } >"$out.new"
-    mv "$out.new" "$out"
-  done
-  cat "$out"
-}
 edit "$tmp/clean.txt" 1 'die \377 katze' 257 'der hund\000 sitzt' 300 "$long" \
   301 '\300\200' 1000 'katze \355\240\200' >"$tmp/bad1000.txt"
 check "1,000 lines with bad ones: exit 3" run 3 "$s2s" translate -m "$model" --max-len 5 <"$tmp/bad1000.txt"
@@ -183,5 +171,42 @@ assert a == b, (a, b)"
 check "eval: a file of bad lines only: exit 2" run 2 "$s2s" eval -m "$model" "$tmp/bad.tsv"
 check "eval: missing file: exit 2" run 2 "$s2s" eval -m "$model" "$tmp/none.tsv"
 check "eval: missing file named" err_has "none.tsv: cannot open"
+
+# Bounded reads: a line longer than 1 MiB (S2S_LINE_MAX_BYTES) is skipped
+# with a warning, read through without being held, and the lines after it
+# processed; here a 3 MiB line among good ones.
+head -c $((3 << 20)) /dev/zero | tr '\0' a >"$tmp/3mib"
+{ echo "die katze"; cat "$tmp/3mib"; echo; echo "der hund"; } >"$tmp/huge.txt"
+check "translate, a 3 MiB line: exit 3" run 3 "$s2s" translate -m "$model" --max-len 5 <"$tmp/huge.txt"
+check "translate, a 3 MiB line: 3 lines out" lines 3
+check "translate, a 3 MiB line: its line empty" test -z "$(sed -n 2p "$tmp/out")"
+check "translate, a 3 MiB line: the line before as alone" test "$(sed -n 1p "$tmp/out")" = "$("$s2s" translate -m "$model" --max-len 5 "die katze")"
+check "translate, a 3 MiB line: the line after as alone" test "$(sed -n 3p "$tmp/out")" = "$("$s2s" translate -m "$model" --max-len 5 "der hund")"
+check "translate, a 3 MiB line: one warning naming it" bash -c "[ \"\$(cat '$tmp/err')\" = 's2s translate: <stdin>:2: skipped: line longer than 1048576 bytes' ]"
+{ printf 'die katze\tthe cat\n'; cat "$tmp/3mib"; printf '\tthe cat\nder hund\tthe dog\n'; } >"$tmp/huge.tsv"
+check "score, a 3 MiB line: exit 3" run 3 "$s2s" score -m "$model" <"$tmp/huge.tsv"
+check "score, a 3 MiB line: 3 lines out, its line empty" bash -c "[ \$(wc -l <'$tmp/out') -eq 3 ] && [ -z \"\$(sed -n 2p '$tmp/out')\" ]"
+check "score, a 3 MiB line: the others as alone" same_scores "$tmp/out" <(printf 'der hund\tthe dog\n' | "$s2s" score -m "$model") 3
+check "score, a 3 MiB line: warning" err_has "^s2s score: <stdin>:2: skipped: line longer than 1048576 bytes$"
+check "eval, a 3 MiB line: exit 3" run 3 "$s2s" eval -m "$model" --max-len 5 --json "$tmp/huge.tsv"
+check "eval, a 3 MiB line: warning names the file" err_has "^s2s eval: $tmp/huge.tsv:2: skipped: line longer than 1048576 bytes$"
+check "eval, a 3 MiB line: 2 sentences" /usr/bin/python3 -c "import json; assert json.load(open('$tmp/out'))['sentences'] == 2"
+# Training files are not read by the bad-line rule: such a line stops the
+# command, naming the file and line.
+check "vocab build, a 3 MiB line: exit 2" run 2 "$s2s" vocab build "$tmp/huge.tsv" --column src -o "$tmp/v.txt"
+check "vocab build, a 3 MiB line: one line naming FILE:LINE" bash -c "[ \"\$(cat '$tmp/err')\" = 's2s: $tmp/huge.tsv:2: line longer than 1048576 bytes' ]"
+check "vocab build, a 3 MiB line: no output" test ! -e "$tmp/v.txt"
+# A vocab file is read up to 64 MiB: an endless stream is refused.
+check "a vocab of /dev/zero: exit 2" run 2 "$s2s" init "$cfg" --set vocab.src=/dev/zero -o "$tmp/z.safetensors"
+check "a vocab of /dev/zero: the limit named" err_has "/dev/zero: larger than 67108864 bytes, the limit for a vocab file (64 MiB)"
+
+# Output paths are checked before the work (s2s_check_writable), with the
+# writer's message, as a failed write (exit 1).
+check "init into a missing folder: exit 1" run 1 "$s2s" init "$cfg" -o "$tmp/no/dir/m.safetensors"
+check "init into a missing folder: one line naming it" bash -c "[ \"\$(cat '$tmp/err')\" = 's2s: $tmp/no/dir/m.safetensors: cannot write: No such file or directory' ]"
+check "init onto a folder: exit 1" run 1 "$s2s" init "$cfg" -o "$tmp"
+check "init onto a folder: says why" err_has "cannot write: a directory"
+check "vocab build into a missing folder: exit 1" run 1 "$s2s" vocab build "$tmp/clean.tsv" --column src -o "$tmp/no/dir/v.txt"
+check "vocab build into a missing folder: named" err_has "no/dir/v.txt: cannot write: No such file or directory"
 
 finish cli

@@ -20,3 +20,14 @@ finish() {  # finish NAME: the closing line ctest reads, and the exit status
   echo "$1: $pass passed, $fail failed"
   [ "$fail" -eq 0 ]
 }
+edit() {  # edit FILE N TEXT...: FILE with line N replaced by printf's TEXT (NUL bytes kept)
+  local f=$1; shift
+  local out=$tmp/edit.$$ n
+  cp "$f" "$out"
+  while [ $# -gt 0 ]; do
+    n=$1 text=$2; shift 2
+    { head -n $((n - 1)) "$out"; printf "$text\n"; tail -n +$((n + 1)) "$out"; } >"$out.new"
+    mv "$out.new" "$out"
+  done
+  cat "$out"
+}

@@ -92,6 +92,85 @@ Test(core, read_file_names_a_missing_file) {
     cr_assert(strstr(s2s_last_error(), "none: cannot open"), "%s", s2s_last_error());
 }
 
+Test(core, read_file_max_refuses_a_larger_file_and_an_endless_stream) {
+    spit(tmp_path("ten"), "0123456789", 10);
+    char *got;
+    size_t len;
+    cr_assert_eq(s2s_read_file_max(&got, &len, tmp_path("ten"), 10, "x"), S2S_OK);
+    cr_assert_eq(len, 10);
+    free(got);
+    cr_assert_eq(s2s_read_file_max(&got, &len, tmp_path("ten"), 9, "a test file"), S2S_ERR_FORMAT);
+    cr_assert_null(got);
+    cr_assert(strstr(s2s_last_error(), "ten: larger than 9 bytes, the limit for a test file"), "%s",
+              s2s_last_error());
+    // /dev/zero never ends: the read stops near the limit.
+    cr_assert_eq(s2s_read_file_max(&got, &len, "/dev/zero", 1 << 20, "x"), S2S_ERR_FORMAT);
+}
+
+// The lines of text by a plain split at '\n' (a last line without one
+// counts; "\r" before '\n' dropped), the reference for s2s_read_line.
+static int split_lines(const char *text, size_t n, size_t starts[], size_t lens[]) {
+    int k = 0;
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i;
+        while (j < n && text[j] != '\n') j++;
+        size_t len = j - i;
+        if (j < n && len > 0 && text[j - 1] == '\r') len--;
+        starts[k] = i, lens[k] = len, k++;
+        i = j + 1;
+    }
+    return k;
+}
+
+Test(core, read_line_returns_each_line_as_a_plain_split_does) {
+    // NUL bytes, CRLF, an empty line, a lone \r inside, no final newline.
+    static const char text[] = "one\ntwo\r\n\nthr\0ee\nfo\rur\r\nlast";
+    size_t n = sizeof text - 1, starts[16], lens[16];
+    int want = split_lines(text, n, starts, lens);
+    spit(tmp_path("lines"), text, n);
+    FILE *f = fopen(tmp_path("lines"), "rb");
+    char *buf = NULL;
+    size_t cap = 0, len;
+    bool too_long = true;
+    int k = 0, r;
+    while ((r = s2s_read_line(f, &buf, &cap, 100, &len, &too_long)) > 0) {
+        cr_assert_lt(k, want);
+        cr_assert_not(too_long);
+        cr_assert_eq(len, lens[k], "line %d: %zu bytes, expected %zu", k, len, lens[k]);
+        cr_assert(memcmp(buf, text + starts[k], len) == 0, "line %d", k);
+        cr_assert_eq(buf[len], '\0');
+        k++;
+    }
+    cr_assert_eq(r, 0);
+    cr_assert_eq(k, want);
+    fclose(f);
+    free(buf);
+}
+
+Test(core, read_line_reads_through_a_line_longer_than_the_limit) {
+    // 8 bytes pass with max 8 (also before \r\n), 9 do not; the next line
+    // comes whole after a too long one, and the buffer never grows past max + 2.
+    static const char text[] = "12345678\n12345678\r\n123456789\nafter\n"
+                               "1234567890123456789012345678901234567890\nend";
+    spit(tmp_path("long"), text, sizeof text - 1);
+    FILE *f = fopen(tmp_path("long"), "rb");
+    char *buf = NULL;
+    size_t cap = 0, len;
+    bool too_long;
+    const char *want[] = {"12345678", "12345678", NULL, "after", NULL, "end"};
+    for (int k = 0; k < 6; k++) {
+        cr_assert_eq(s2s_read_line(f, &buf, &cap, 8, &len, &too_long), 1, "line %d", k);
+        cr_assert_eq(too_long, want[k] == NULL, "line %d", k);
+        cr_assert_str_eq(buf, want[k] ? want[k] : "", "line %d", k);
+        cr_assert_eq(len, want[k] ? strlen(want[k]) : 0);
+        cr_assert_leq(cap, 10);
+    }
+    cr_assert_eq(s2s_read_line(f, &buf, &cap, 8, &len, &too_long), 0);
+    fclose(f);
+    free(buf);
+}
+
 // ---- checked arithmetic ----
 
 // The exact value, or SIZE_MAX when it does not fit: what the helpers promise.

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/safe_write.h"
+#include "s2s/io.h"
 #include "s2s/status.h"
 #include "support.h"
 
@@ -249,4 +250,33 @@ Test(safe_write, a_missing_folder_is_an_error_naming_the_path) {
     cr_assert(strstr(s2s_last_error(), tmp_path("no/such/out")), "%s", s2s_last_error());
     cr_assert(strstr(s2s_last_error(), strerror(ENOENT)), "%s", s2s_last_error());
     cr_assert_str_eq(listing(tmpdir), "");
+}
+
+// ---- s2s_check_writable: the writer's verdict, with nothing written ----
+
+// For each kind of target, the check agrees with what the writer then does
+// (the same status and message) and leaves the folder as it was.
+Test(safe_write, check_writable_agrees_with_the_writer_and_writes_nothing) {
+    spit(tmp_path("old"), "old", 3);
+    cr_assert_eq(mkdir(tmp_path("dir"), 0700), 0);
+    cr_assert_eq(symlink(tmp_path("old"), tmp_path("to_old")), 0);
+    cr_assert_eq(symlink(tmp_path("gone"), tmp_path("dangling")), 0);
+    cr_assert_eq(symlink("/dev/null", tmp_path("to_null")), 0);
+    const char *names[] = {"new", "old", "dir", "to_old", "dangling", "to_null", "no/such/out"};
+    const bool ok[] = {true, true, false, true, false, true, false};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        const char *path = tmp_path(names[i]);
+        char before[4096], msg[512] = "";
+        snprintf(before, sizeof before, "%s", listing(tmpdir));
+        s2s_status checked = s2s_check_writable(path);
+        if (checked != S2S_OK) snprintf(msg, sizeof msg, "%s", s2s_last_error());
+        cr_assert_str_eq(listing(tmpdir), before, "%s: the check wrote something", names[i]);
+        cr_assert_eq(checked == S2S_OK, ok[i], "%s: %s", names[i], msg);
+        s2s_status wrote = s2s_safe_write_file(path, "new", 3);
+        cr_assert_eq(wrote, checked, "%s: the writer says %s", names[i], s2s_status_str(wrote));
+        if (wrote != S2S_OK) cr_assert_str_eq(s2s_last_error(), msg, "%s", names[i]);
+    }
+    cr_assert_eq(s2s_check_writable("/dev/null"), S2S_OK);
+    cr_assert_eq(s2s_check_writable(tmpdir), S2S_ERR_IO);
+    cr_assert(strstr(s2s_last_error(), "cannot write: a directory"), "%s", s2s_last_error());
 }

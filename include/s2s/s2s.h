@@ -23,6 +23,7 @@
 
 #include "s2s/config.h"
 #include "s2s/decode.h"
+#include "s2s/io.h"
 #include "s2s/model.h"
 #include "s2s/normalize.h"
 #include "s2s/status.h"

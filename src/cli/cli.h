@@ -40,6 +40,11 @@ int s2s_cli_usage_error(const char *cmd, const char *fmt, ...)
 // return S2S_EXIT_FAILURE; main prints the one message, with the errno.
 bool s2s_cli_flush_stdout(void);
 
+// Checks that the output path can be written (s2s_check_writable), before
+// a command does its work. Returns S2S_EXIT_OK, or S2S_EXIT_FAILURE (a
+// failed write) after the one-line message "s2s: PATH: cannot write: WHY".
+int s2s_cli_check_output(const char *path);
+
 // Parses a non-negative int option value; false (after a message) if bad.
 bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, int *out);
 
@@ -47,14 +52,12 @@ bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, in
 // `precision` significant digits) and releases it. Returns the exit code.
 int s2s_cli_print_json(json_t *o, int precision);
 
-// Reads one line from f without its newline (and a trailing \r). Returns
-// false at end of input. *buf grows as needed; caller frees.
-bool s2s_cli_getline(char **buf, size_t *cap, FILE *f);
-
 // ---- input lines: the bad-line rule (README "Bad lines and exit codes") ----
 //
 // A command reading lines never stops at a bad one. A line that can't be
-// repaired (a NUL byte, invalid UTF-8, a missing tab) gets the warning
+// repaired (a NUL byte, invalid UTF-8, a missing tab, more than
+// S2S_LINE_MAX_BYTES bytes, which is read through but never held whole)
+// gets the warning
 //     s2s CMD: FILE:LINE: skipped: REASON
 // and an empty output line; one with more tokens than the model takes is
 // cut, with
@@ -72,6 +75,7 @@ typedef struct s2s_lines {
     char *text;        // the current line, without its line end
     size_t len;        // its bytes (a NUL byte makes strlen(text) < len)
     size_t cap;
+    bool too_long;     // longer than S2S_LINE_MAX_BYTES (text is then empty)
     int line;          // its number, from 1
     int warnings;      // lines skipped or cut so far
     bool failed;       // a read error (after a message)
@@ -84,12 +88,12 @@ int s2s_lines_open(s2s_lines *r, const char *cmd, const char *path);
 bool s2s_lines_next(s2s_lines *r);
 // Prints the skip warning for line `line` and counts it. Returns false.
 bool s2s_lines_skip(s2s_lines *r, int line, const char *reason);
-// Checks the current line: false (after the skip warning) when it holds a
-// NUL byte.
-bool s2s_lines_no_nul(s2s_lines *r);
+// Checks the current line: false (after the skip warning) when it was too
+// long or holds a NUL byte.
+bool s2s_lines_check(s2s_lines *r);
 // Splits the current line as s2s_tsv_split does: the source stays in
 // r->text, *target points at the target (a third column is ignored). False
-// (after the skip warning) on a NUL byte or a missing tab.
+// (after the skip warning) when too long, on a NUL byte or a missing tab.
 bool s2s_lines_split_tsv(s2s_lines *r, char **target);
 // Tokenizes text of line `line` into t, cut to max_tokens (counting one
 // warning per line: *cut is set, and the first cut of a line warns).

@@ -43,11 +43,10 @@ int s2s_cli_print_json(json_t *o, int precision) {
     return S2S_EXIT_OK;
 }
 
-bool s2s_cli_getline(char **buf, size_t *cap, FILE *f) {
-    ssize_t n = getline(buf, cap, f);
-    if (n < 0) return false;
-    while (n > 0 && ((*buf)[n - 1] == '\n' || (*buf)[n - 1] == '\r')) (*buf)[--n] = '\0';
-    return true;
+int s2s_cli_check_output(const char *path) {
+    if (s2s_check_writable(path) == S2S_OK) return S2S_EXIT_OK;
+    fprintf(stderr, "s2s: %s\n", s2s_last_error());
+    return S2S_EXIT_FAILURE;
 }
 
 // ---- input lines ----
@@ -63,19 +62,13 @@ int s2s_lines_open(s2s_lines *r, const char *cmd, const char *path) {
 
 bool s2s_lines_next(s2s_lines *r) {
     if (r->failed) return false;
-    ssize_t n = getline(&r->text, &r->cap, r->f);
-    if (n < 0) {
-        if (ferror(r->f)) {
-            fprintf(stderr, "s2s %s: %s: read error after line %d\n", r->cmd, r->name, r->line);
-            r->failed = true;
-        }
-        return false;
+    int got = s2s_read_line(r->f, &r->text, &r->cap, S2S_LINE_MAX_BYTES, &r->len, &r->too_long);
+    if (got < 0) {
+        fprintf(stderr, "s2s %s: %s: after line %d: %s\n", r->cmd, r->name, r->line, s2s_last_error());
+        r->failed = true;
     }
+    if (got <= 0) return false;
     r->line++;
-    if (n > 0 && r->text[n - 1] == '\n') n--;
-    if (n > 0 && r->text[n - 1] == '\r') n--;
-    r->text[n] = '\0';
-    r->len = (size_t)n;
     return true;
 }
 
@@ -85,12 +78,18 @@ bool s2s_lines_skip(s2s_lines *r, int line, const char *reason) {
     return false;
 }
 
-bool s2s_lines_no_nul(s2s_lines *r) {
+bool s2s_lines_check(s2s_lines *r) {
+    if (r->too_long) {
+        char why[64];
+        snprintf(why, sizeof why, "line longer than %d bytes", S2S_LINE_MAX_BYTES);
+        return s2s_lines_skip(r, r->line, why);
+    }
     return strlen(r->text) == r->len || s2s_lines_skip(r, r->line, "NUL byte in the line");
 }
 
 bool s2s_lines_split_tsv(s2s_lines *r, char **target) {
     char *third;  // a third column (alignments) is ignored
+    if (r->too_long) return s2s_lines_check(r);
     return s2s_tsv_split(r->text, r->len, NULL, 0, target, &third) == S2S_OK ||
            s2s_lines_skip(r, r->line, s2s_last_error());
 }

@@ -8,11 +8,8 @@
 // describes every option. The alignments come from the library
 // (s2s_hard_align, s2s_align_symmetrize_pair, s2s_aer_table); the printing
 // is in align_output.c.
-#define _XOPEN_SOURCE 700  // realpath (XSI; the build sets only _POSIX_C_SOURCE)
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/align_output.h"
@@ -42,13 +39,18 @@ typedef struct aligner {
     bool flush;                // a chunk per line: --flush, or stdin is a terminal
     s2s_align_pair pair;       // with --reverse
     s2s_align_html *html;
+    const char *cmd;           // "align" or "eval-align", in line warnings
+    s2s_lines in;              // the input lines (or the arguments), and their warnings
     const char *input;         // the name of the input in messages
+    int max_tokens;            // a longer source or target is cut to this many
     // one chunk of input
     char *lines[CHUNK];          // the source (the line, split in place with --ref)
     const char *targets[CHUNK];  // --ref: the target column
     s2s_tokens src[CHUNK], tgt[CHUNK];
     s2s_alignment gold[CHUNK];
     bool has_gold[CHUNK];
+    bool skipped[CHUNK];         // bad lines (the bad-line rule): an empty output line each
+    int lineno[CHUNK];
     int n, first_line;
     // --eval / --calibrate
     s2s_aer_table *table;
@@ -100,31 +102,6 @@ static bool check_sel(const char *opt, int sel, int n, const char *what) {
     s2s_cli_usage_error(CMD, "%s %d: the model has %d %s (use 0-%d, all or avg)", opt, sel, n,
                         what, n - 1);
     return false;
-}
-
-// Output files are written at the end, the way the library's safe writer
-// does it: a device or FIFO (/dev/stdout) in place, any other path by a
-// temp file in the folder of the file it replaces (through a symlink, which
-// must lead to a file) and a rename. So that a bad path fails before
-// anything is decoded or printed, that folder is checked first (a folder
-// itself is refused), with the writer's message and exit code (a failed
-// write).
-static int check_writable(const char *path) {
-    struct stat sb;
-    bool exists = stat(path, &sb) == 0, link = !exists && lstat(path, &sb) == 0;
-    if (exists && (S_ISCHR(sb.st_mode) || S_ISFIFO(sb.st_mode))) return S2S_EXIT_OK;
-    const char *why = link ? "a symlink to a missing file"
-                      : exists && S_ISDIR(sb.st_mode) ? "a directory" : NULL;
-    char *target = exists ? realpath(path, NULL) : strdup(path);
-    if (!why && target) {
-        char *slash = strrchr(target, '/');
-        const char *folder = !slash ? "." : slash == target ? "/" : (*slash = '\0', target);
-        if (access(folder, W_OK | X_OK) != 0) why = strerror(errno);
-    }
-    free(target);
-    if (!why) return S2S_EXIT_OK;
-    fprintf(stderr, "s2s: %s: cannot write: %s\n", path, why);
-    return S2S_EXIT_FAILURE;
 }
 
 // ---- command line ----
@@ -291,8 +268,11 @@ static int choose_planes(aligner *a) {
 static int prepare(aligner *a, const s2s_decode_opts *o) {
     s2s_cli_align_view *v = &a->view;
     int rc = S2S_EXIT_OK;
-    if (a->html_path && (rc = check_writable(a->html_path)) != S2S_EXIT_OK) return rc;
-    if (a->calibrate_path && o->model && (rc = check_writable(a->out_path ? a->out_path : o->model)) != S2S_EXIT_OK)
+    // Output files are written at the end: a bad path fails before anything
+    // is decoded or printed.
+    if (a->html_path && (rc = s2s_cli_check_output(a->html_path)) != S2S_EXIT_OK) return rc;
+    if (a->calibrate_path && o->model &&
+        (rc = s2s_cli_check_output(a->out_path ? a->out_path : o->model)) != S2S_EXIT_OK)
         return rc;
     rc = open_side(&a->fw, o->model, o, a->html_path || v->map != S2S_CLI_MAP_CROSS);
     // Beam search records cross-attention only: the HTML page then shows
@@ -331,6 +311,13 @@ static int prepare(aligner *a, const s2s_decode_opts *o) {
 
 // ---- one chunk ----
 
+// The output of a skipped line: one empty line (nothing with --eval).
+static int skipped_line(aligner *a) {
+    if (!a->eval) putchar('\n');
+    a->view.sentence++;
+    return S2S_EXIT_OK;
+}
+
 // Sentence k of the chunk: checked against its gold, then counted (--eval)
 // or printed and added to the HTML report.
 static int sentence(aligner *a, int k, const s2s_hypothesis *h, const s2s_alignment *fwd,
@@ -342,13 +329,11 @@ static int sentence(aligner *a, int k, const s2s_hypothesis *h, const s2s_alignm
         return S2S_EXIT_FAILURE;
     int rc = S2S_EXIT_OK;
     s2s_status st = S2S_OK;
-    if (s.gold) {
-        char where[64];
-        snprintf(where, sizeof where, "%.40s:%d", a->input, a->first_line + k);
-        if (s2s_alignment_check(s.gold, s.n_src, s.n_tgt, where) != S2S_OK) {
-            fprintf(stderr, "s2s: %s\n", s2s_last_error());
-            rc = S2S_EXIT_USAGE;
-        }
+    // A gold link beyond the (possibly cut) sentence: the line is skipped.
+    if (s.gold && s2s_alignment_check(s.gold, s.n_src, s.n_tgt, "gold") != S2S_OK) {
+        s2s_lines_skip(&a->in, a->lineno[k], s2s_last_error());
+        s2s_cli_align_sent_free(&s);
+        return skipped_line(a);
     }
     if (rc == S2S_EXIT_OK && a->eval) {
         st = s2s_aer_table_add(a->table, h, s.gold, a->view.no_eos);
@@ -368,87 +353,99 @@ static int sentence(aligner *a, int k, const s2s_hypothesis *h, const s2s_alignm
     return rc;
 }
 
-// Decodes the chunk (free or forced), aligns it (symmetrised with
-// --reverse) and hands each sentence on.
+// Decodes the good lines of the chunk (free or forced), aligns them
+// (symmetrised with --reverse) and hands each sentence on; a skipped line
+// gets its empty line in its place.
 static int flush_chunk(aligner *a) {
     const int *src[CHUNK], *tgt[CHUNK];
-    int sl[CHUNK], tl[CHUNK];
+    int sl[CHUNK], tl[CHUNK], m = 0;
+    s2s_tokens stoks[CHUNK], ttoks[CHUNK];  // shallow copies of the good lines' tokens
     // An empty line has no ids buffer; the decoder memcpy's 0 ids from it,
     // which UBSan flags with NULL, so point at a dummy.
     static const int none[1] = {0};
     for (int k = 0; k < a->n; k++) {
-        src[k] = a->src[k].ids ? a->src[k].ids : none, sl[k] = a->src[k].n;
-        tgt[k] = a->tgt[k].ids ? a->tgt[k].ids : none, tl[k] = a->tgt[k].n;
+        if (a->skipped[k]) continue;
+        stoks[m] = a->src[k], ttoks[m] = a->tgt[k];
+        src[m] = a->src[k].ids ? a->src[k].ids : none, sl[m] = a->src[k].n;
+        tgt[m] = a->tgt[k].ids ? a->tgt[k].ids : none, tl[m] = a->tgt[k].n;
+        m++;
     }
     s2s_hypothesis hyps[CHUNK] = {0};
     s2s_alignment fwd[CHUNK] = {0}, sym[CHUNK] = {0};
-    s2s_status st = a->ref ? s2s_score(a->fw.st, &a->fw.p, src, sl, tgt, tl, a->n, hyps)
-                           : s2s_translate(a->fw.st, &a->fw.p, src, sl, a->n, hyps);
-    if (st == S2S_OK && a->view.reverse)
-        st = s2s_align_symmetrize_pair(&a->pair, a->n, a->src, hyps, a->ref ? a->tgt : NULL, fwd, sym);
-    for (int k = 0; k < a->n && st == S2S_OK && !a->view.reverse; k++)
-        st = s2s_hard_align(&fwd[k], &hyps[k], a->view.align_layer, a->view.align_head, a->view.no_eos);
+    s2s_status st = S2S_OK;
+    if (m > 0)
+        st = a->ref ? s2s_score(a->fw.st, &a->fw.p, src, sl, tgt, tl, m, hyps)
+                    : s2s_translate(a->fw.st, &a->fw.p, src, sl, m, hyps);
+    if (st == S2S_OK && m > 0 && a->view.reverse)
+        st = s2s_align_symmetrize_pair(&a->pair, m, stoks, hyps, a->ref ? ttoks : NULL, fwd, sym);
+    for (int j = 0; j < m && st == S2S_OK && !a->view.reverse; j++)
+        st = s2s_hard_align(&fwd[j], &hyps[j], a->view.align_layer, a->view.align_head, a->view.no_eos);
     int rc = S2S_EXIT_OK;
     if (st != S2S_OK) {
         fprintf(stderr, "s2s: %s:%d-%d: %s\n", a->input, a->first_line, a->first_line + a->n - 1,
                 s2s_last_error());
         rc = st == S2S_ERR_NOMEM || st == S2S_ERR_BACKEND ? S2S_EXIT_FAILURE : S2S_EXIT_USAGE;
     }
-    for (int k = 0; k < a->n && rc == S2S_EXIT_OK; k++)
-        rc = sentence(a, k, &hyps[k], &fwd[k], a->view.reverse ? &sym[k] : &fwd[k]);
-    for (int k = 0; k < a->n; k++) {
-        s2s_hypothesis_free(&hyps[k]);
-        s2s_alignment_free(&fwd[k]);
-        s2s_alignment_free(&sym[k]);
+    for (int k = 0, j = 0; k < a->n && rc == S2S_EXIT_OK; k++) {
+        if (a->skipped[k]) {
+            rc = skipped_line(a);
+            continue;
+        }
+        rc = sentence(a, k, &hyps[j], &fwd[j], a->view.reverse ? &sym[j] : &fwd[j]);
+        j++;
+    }
+    for (int j = 0; j < m; j++) {
+        s2s_hypothesis_free(&hyps[j]);
+        s2s_alignment_free(&fwd[j]);
+        s2s_alignment_free(&sym[j]);
     }
     if (!s2s_cli_flush_stdout()) rc = S2S_EXIT_FAILURE;
     return rc;
 }
 
 // Splits a --ref line in place into its columns: the target into
-// a->targets[k], the gold alignment (NULL: none) into *gold.
-static int split_columns(aligner *a, int k, int lineno, char **gold) {
+// a->targets[k], the gold alignment (NULL: none) into *gold. False (after
+// the skip warning) when a column is missing.
+static bool split_columns(aligner *a, int k, int lineno, char **gold) {
     char *target;
-    if (s2s_tsv_split(a->lines[k], strlen(a->lines[k]), a->input, lineno, &target, gold) != S2S_OK) {
-        fprintf(stderr, "s2s: %s\n", s2s_last_error());
-        return S2S_EXIT_USAGE;
-    }
+    if (s2s_tsv_split(a->lines[k], strlen(a->lines[k]), NULL, 0, &target, gold) != S2S_OK)
+        return s2s_lines_skip(&a->in, lineno, s2s_last_error());
     a->targets[k] = target;
     char *tab = *gold ? strchr(*gold, '\t') : NULL;
     if (tab) *tab = '\0';  // further columns are ignored
-    if (!a->eval || *gold) return S2S_EXIT_OK;
-    fprintf(stderr, "s2s: %s:%d: expected source<TAB>target<TAB>gold alignment\n", a->input, lineno);
-    return S2S_EXIT_USAGE;
+    if (!a->eval || *gold) return true;
+    return s2s_lines_skip(&a->in, lineno, "expected source<TAB>target<TAB>gold alignment, found no gold column");
 }
 
-// Tokenizes line (owned by the chunk from now on) into slot a->n; with
-// --ref splits it in place into source, target and gold columns.
-static int add_line(aligner *a, char *line, int lineno) {
+// Tokenizes line (owned by the chunk from now on) into slot a->n, cut to
+// the model's length; with --ref splits it in place into source, target
+// and gold columns. A bad line (bad: too long or a NUL byte, warned already) is
+// marked skipped, after its warning. Returns an exit code (out of memory).
+static int add_line(aligner *a, char *line, int lineno, bool bad) {
     int k = a->n++;
     a->lines[k] = line;
+    a->lineno[k] = lineno;
     a->targets[k] = NULL;
     a->has_gold[k] = false;
-    a->tgt[k].n = 0;
+    a->skipped[k] = true;
+    a->src[k].n = a->tgt[k].n = 0;
     char *gold = NULL;
-    if (a->ref) {
-        int rc = split_columns(a, k, lineno, &gold);
-        if (rc != S2S_EXIT_OK) return rc;
+    if (bad || (a->ref && !split_columns(a, k, lineno, &gold))) return S2S_EXIT_OK;
+    bool cut = false;
+    int rc = s2s_lines_tokenize(&a->in, lineno, s2s_model_src_vocab(a->fw.m), line, a->max_tokens,
+                                &a->src[k], &cut);
+    if (rc == S2S_EXIT_OK && a->targets[k])
+        rc = s2s_lines_tokenize(&a->in, lineno, s2s_model_tgt_vocab(a->fw.m), a->targets[k],
+                                a->max_tokens, &a->tgt[k], &cut);
+    if (rc != S2S_EXIT_OK) return rc == S2S_EXIT_FAILURE ? rc : S2S_EXIT_OK;
+    if (gold) {
+        s2s_status st = s2s_alignment_parse(&a->gold[k], gold, "gold");
+        if (st == S2S_ERR_NOMEM) return s2s_cli_fail(st);
+        if (st != S2S_OK) return s2s_lines_skip(&a->in, lineno, s2s_last_error()), S2S_EXIT_OK;
+        a->has_gold[k] = true;
     }
-    char where[64];
-    snprintf(where, sizeof where, "%.40s:%d", a->input, lineno);
-    s2s_status st = s2s_tokenize(s2s_model_src_vocab(a->fw.m), line, &a->src[k]);
-    if (st == S2S_OK && a->targets[k])
-        st = s2s_tokenize(s2s_model_tgt_vocab(a->fw.m), a->targets[k], &a->tgt[k]);
-    if (st == S2S_OK && gold) {
-        st = s2s_alignment_parse(&a->gold[k], gold, where);
-        a->has_gold[k] = st == S2S_OK;
-    }
-    if (st == S2S_OK) return S2S_EXIT_OK;
-    if (st == S2S_ERR_FORMAT)
-        fprintf(stderr, "s2s: %s\n", s2s_last_error());
-    else
-        fprintf(stderr, "s2s: %s: %s\n", where, s2s_last_error());
-    return st == S2S_ERR_NOMEM ? S2S_EXIT_FAILURE : S2S_EXIT_USAGE;
+    a->skipped[k] = false;
+    return S2S_EXIT_OK;
 }
 
 static void clear_chunk(aligner *a) {
@@ -460,42 +457,43 @@ static void clear_chunk(aligner *a) {
     a->n = 0;
 }
 
-// Sentences from the arguments, else lines of the file or stdin, in chunks.
+// Sentences from the arguments, else lines of the file or stdin, in
+// chunks, by the bad-line rule (cli.h).
 static int read_input(aligner *a) {
-    FILE *in = stdin;
-    if (a->eval_path && strcmp(a->eval_path, "-")) {
-        in = fopen(a->eval_path, "r");
-        a->input = a->eval_path;
-        if (!in) {
-            fprintf(stderr, "s2s: %s: cannot open\n", a->eval_path);
-            return S2S_EXIT_USAGE;
-        }
-    }
-    if (a->n_pos > 0) a->input = "argument";
-    char *buf = NULL;
-    size_t cap = 0;
     int rc = S2S_EXIT_OK;
-    for (int lineno = 1; rc == S2S_EXIT_OK; lineno++) {
-        char *line = NULL;
+    if (a->n_pos > 0)
+        a->in = (s2s_lines){.cmd = a->cmd, .name = "argument"};
+    else
+        rc = s2s_lines_open(&a->in, a->cmd, a->eval_path);
+    a->input = a->in.name;
+    a->max_tokens = s2s_cli_max_tokens(a->fw.m);
+    if (a->reverse_path && s2s_cli_max_tokens(a->rv.m) < a->max_tokens)
+        a->max_tokens = s2s_cli_max_tokens(a->rv.m);
+    for (int i = 0; rc == S2S_EXIT_OK; i++) {
+        const char *text;
+        int lineno = i + 1;
+        bool bad = false;
         if (a->n_pos > 0) {
-            if (lineno > a->n_pos) break;
-            line = strdup(a->pos[lineno - 1]);
+            if (i >= a->n_pos) break;
+            text = a->pos[i];
         } else {
-            if (!s2s_cli_getline(&buf, &cap, in)) break;
-            line = strdup(buf);
+            if (!s2s_lines_next(&a->in)) break;
+            text = a->in.text, lineno = a->in.line;
+            bad = !s2s_lines_check(&a->in);
         }
+        char *line = strdup(text);
         if (!line) {
             rc = S2S_EXIT_FAILURE;
             break;
         }
-        rc = add_line(a, line, lineno);
+        rc = add_line(a, line, lineno, bad);
         if (rc == S2S_EXIT_OK && (a->n == CHUNK || a->flush)) rc = flush_chunk(a);
         if (a->n == CHUNK || a->flush || rc != S2S_EXIT_OK) clear_chunk(a);
     }
     if (rc == S2S_EXIT_OK && a->n > 0) rc = flush_chunk(a);
     clear_chunk(a);
-    free(buf);
-    if (in != stdin) fclose(in);
+    if (rc == S2S_EXIT_OK && a->eval && s2s_aer_table_sentences(a->table) == 0)
+        rc = s2s_cli_usage_error(a->cmd, "%s: no sentence with a gold alignment to evaluate", a->input);
     return rc;
 }
 
@@ -531,6 +529,7 @@ static void free_aligner(aligner *a) {
         s2s_alignment_free(&a->gold[k]);
     }
     s2s_aer_table_free(a->table);
+    s2s_lines_close(&a->in);
     s2s_state_free(a->fw.st);
     s2s_model_free(a->fw.m);
     s2s_state_free(a->rv.st);
@@ -538,7 +537,8 @@ static void free_aligner(aligner *a) {
     free(a);
 }
 
-// align, or with eval true eval-align (align --eval).
+// align, or with eval true eval-align (align --eval); spec->name names the
+// command in line warnings.
 static int run(const s2s_cmd_spec *spec, bool eval, int argc, char **argv) {
     s2s_decode_opts o = s2s_cli_decode_opts();
     s2s_args args;
@@ -550,7 +550,8 @@ static int run(const s2s_cmd_spec *spec, bool eval, int argc, char **argv) {
         return rc;
     }
     a->view = (s2s_cli_align_view){.layer_sel = SEL_UNSET, .head_sel = SEL_UNSET, .sym = S2S_SYM_GROW_DIAG};
-    a->input = "stdin";
+    a->cmd = spec->name;
+    a->input = "<stdin>";
     a->first_line = 1;
     a->eval = eval;
     a->flush = isatty(STDIN_FILENO);  // a person typing gets each answer at once
@@ -566,6 +567,7 @@ static int run(const s2s_cmd_spec *spec, bool eval, int argc, char **argv) {
             rc = S2S_EXIT_FAILURE;  // a failed write
         }
     }
+    rc = s2s_lines_exit(&a->in, rc);
     free_aligner(a);
     s2s_args_free(&args);
     return rc;

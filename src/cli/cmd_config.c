@@ -242,6 +242,8 @@ static int cmd_init(const config_args *a) {
     struct stat sb;
     if (a->output && !a->force && stat(a->output, &sb) == 0 && S_ISREG(sb.st_mode))
         return s2s_cli_usage_error("config", "init: %s exists; --force replaces it", a->output);
+    int rc = a->output ? s2s_cli_check_output(a->output) : S2S_EXIT_OK;
+    if (rc != S2S_EXIT_OK) return rc;
     char header[512];
     snprintf(header, sizeof header,
              "An s2s config from `s2s config init%s%s`. Every key is here with a comment: "
@@ -251,7 +253,9 @@ static int cmd_init(const config_args *a) {
              a->preset ? " --preset " : "", a->preset ? a->preset : "");
     if (!a->output) return print_text(s2s_config_to_commented_yaml(&cfg, header));
     s2s_status st = s2s_config_write_commented(&cfg, header, a->output);
-    return st == S2S_OK ? S2S_EXIT_OK : s2s_cli_fail(st);
+    if (st == S2S_OK) return S2S_EXIT_OK;
+    fprintf(stderr, "s2s: %s\n", s2s_last_error());
+    return st == S2S_ERR_IO || st == S2S_ERR_NOMEM ? S2S_EXIT_FAILURE : S2S_EXIT_USAGE;  // a failed write: 1
 }
 
 int s2s_cmd_config(int argc, char **argv) {

@@ -46,6 +46,8 @@ int s2s_cmd_init(int argc, char **argv) {
 
     s2s_status st = s2s_config_load_file_set(&cfg, config, sets, n_sets);
     if (st != S2S_OK) return s2s_cli_fail(st);
+    rc = s2s_cli_check_output(out);
+    if (rc != S2S_EXIT_OK) return rc;
     s2s_model *m;
     st = s2s_model_init(&m, &cfg, (uint64_t)seed);
     if (st != S2S_OK) return s2s_cli_fail(st);

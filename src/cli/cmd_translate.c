@@ -53,14 +53,14 @@ static void report_normalised(const translator *t, int k) {
 // Adds line `text` (number `line`) to the chunk, tokenized and cut as the
 // bad-line rule says (a bad line is marked skipped). text must stay valid
 // until the chunk is flushed.
-static int add_line(translator *t, char *text, int line, bool has_nul) {
+static int add_line(translator *t, char *text, int line, bool bad) {
     int k = t->n++;
     bool cut = false;
     t->lines[k] = text;
     t->line[k] = line;
-    t->skipped[k] = has_nul;
+    t->skipped[k] = bad;
     t->toks[k].n = 0;
-    if (!has_nul) {
+    if (!bad) {
         int rc = s2s_lines_tokenize(&t->in, line, s2s_model_src_vocab(t->m), text, t->max_tokens,
                                     &t->toks[k], &cut);
         if (rc == S2S_EXIT_FAILURE) return rc;
@@ -200,7 +200,7 @@ int s2s_cmd_translate(int argc, char **argv) {
             if (more) {
                 char *text = strdup(t.in.text);
                 if (!text) rc = S2S_EXIT_FAILURE;
-                else rc = add_line(&t, text, t.in.line, !s2s_lines_no_nul(&t.in));
+                else rc = add_line(&t, text, t.in.line, !s2s_lines_check(&t.in));
             }
             if (rc == S2S_EXIT_OK && (t.n == CHUNK || (flush && more) || (!more && t.n > 0))) {
                 int n = t.n;

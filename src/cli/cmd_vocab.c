@@ -52,6 +52,8 @@ int s2s_cmd_vocab(int argc, char **argv) {
     if (rc != S2S_EXIT_OK || help) return rc;
     if (!corpus || !out || p.column < 0)
         return s2s_cli_usage_error("vocab", "usage: %s", vocab_spec.usage);
+    rc = s2s_cli_check_output(out);
+    if (rc != S2S_EXIT_OK) return rc;
     int n = 0;
     s2s_status st = s2s_vocab_build(corpus, &p, out, &n);
     // A write of the output that fails (a full disk) is a runtime failure,

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/util.h"
+#include "s2s/io.h"
 
 // O_CREAT|O_EXCL fails on an existing name, so a collision only costs a
 // retry; the name is random so that nobody can block every attempt.
@@ -64,12 +65,16 @@ static int create_temp(char **tmp_out, const char *target) {
     return -1;
 }
 
+// The folder of target ("." for a bare name); NULL on out of memory.
+static char *folder_of(const char *target) {
+    const char *slash = strrchr(target, '/');
+    return slash ? strndup(target, slash == target ? 1 : (size_t)(slash - target)) : strdup(".");
+}
+
 // fsync of the folder makes the rename itself durable. Filesystems that
 // cannot sync a folder say EINVAL; that is not a failure of the write.
 static int sync_folder(const char *target) {
-    const char *slash = strrchr(target, '/');
-    char *dir = slash ? strndup(target, slash == target ? 1 : (size_t)(slash - target))
-                      : strdup(".");
+    char *dir = folder_of(target);
     if (!dir) return ENOMEM;
     int err = 0;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -116,6 +121,31 @@ static int open_in_place(const char *path) {
     return fd;
 }
 
+// A directory, a block device or a socket: what the writer refuses.
+static s2s_status refuse_kind(const char *path, const struct stat *st) {
+    return s2s_fail(S2S_ERR_IO, "%s: cannot write: %s", path,
+                    S_ISDIR(st->st_mode) ? "a directory" : "not a regular file, device or FIFO");
+}
+
+s2s_status s2s_check_writable(const char *path) {
+    s2s_safe_file f = {0};
+    struct stat st;
+    bool exists;
+    s2s_status s = find_target(&f, path, &st, &exists);
+    if (s == S2S_OK && exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+        if (access(path, W_OK) != 0) s = io_fail(path, errno);
+    } else if (s == S2S_OK && exists && !S_ISREG(st.st_mode)) {
+        s = refuse_kind(path, &st);
+    } else if (s == S2S_OK) {  // the temp file goes into the target's folder
+        char *dir = folder_of(f.target);
+        if (!dir) s = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+        else if (access(dir, W_OK | X_OK) != 0) s = io_fail(path, errno);
+        free(dir);
+    }
+    release(&f);
+    return s;
+}
+
 s2s_status s2s_safe_open(s2s_safe_file *f, const char *path) {
     memset(f, 0, sizeof *f);
     f->path = strdup(path);
@@ -131,8 +161,7 @@ s2s_status s2s_safe_open(s2s_safe_file *f, const char *path) {
     if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
         fd = open_in_place(path);
     } else if (exists && !S_ISREG(st.st_mode)) {
-        s = s2s_fail(S2S_ERR_IO, "%s: cannot write: %s", path,
-                     S_ISDIR(st.st_mode) ? "a directory" : "not a regular file, device or FIFO");
+        s = refuse_kind(path, &st);
         release(f);
         return s;
     } else {

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/strbuf.h"
+#include "s2s/io.h"
 #include "s2s/s2s.h"
 
 static uint64_t splitmix64(uint64_t *x) {
@@ -39,18 +40,61 @@ uint64_t s2s_rng_next(s2s_rng *r) {
 
 double s2s_rng_uniform(s2s_rng *r) { return (double)(s2s_rng_next(r) >> 11) * 0x1.0p-53; }
 
+int s2s_read_line(FILE *f, char **buf, size_t *cap, size_t max, size_t *len, bool *too_long) {
+    size_t n = 0;
+    bool any = false, over = false;
+    int c;
+    // getc keeps NUL bytes (fgets cannot say where the line ends with one).
+    // One byte past max is stored, so that a "\r\n" line of max bytes fits.
+    while ((c = getc_unlocked(f)) != EOF) {
+        any = true;
+        if (c == '\n') break;
+        if (n > max) {
+            over = true;  // read through, not stored
+            continue;
+        }
+        if (n + 2 > *cap) {
+            size_t want = *cap < 128 ? 256 : *cap * 2;
+            if (want > max + 2) want = max + 2;
+            char *grown = realloc(*buf, want);
+            if (!grown) return s2s_fail(S2S_ERR_NOMEM, "out of memory reading a line"), -1;
+            *buf = grown, *cap = want;
+        }
+        (*buf)[n++] = (char)c;
+    }
+    if (ferror(f)) return s2s_fail(S2S_ERR_IO, "read error: %s", strerror(errno)), -1;
+    if (!any) return 0;
+    if (!*buf && !(*buf = malloc(*cap = 1)))
+        return s2s_fail(S2S_ERR_NOMEM, "out of memory reading a line"), -1;
+    if (!over && n > 0 && (*buf)[n - 1] == '\r') n--;
+    over = over || n > max;
+    *too_long = over;
+    *len = over ? 0 : n;
+    (*buf)[*len] = '\0';
+    return 1;
+}
+
 s2s_status s2s_read_file(char **out, size_t *len, const char *path) {
+    return s2s_read_file_max(out, len, path, SIZE_MAX - 1, "a file");
+}
+
+s2s_status s2s_read_file_max(char **out, size_t *len, const char *path, size_t max,
+                             const char *what) {
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     s2s_buf b = {0};
     size_t got = 1;
-    while (got > 0 && s2s_buf_reserve(&b, 1 << 16)) {
+    while (got > 0 && b.len <= max && s2s_buf_reserve(&b, 1 << 16)) {
         got = fread(b.s + b.len, 1, b.cap - 1 - b.len, f);
         b.len += got;
     }
     int err = ferror(f);
     fclose(f);
+    if (b.len > max) {
+        s2s_buf_free(&b);
+        return s2s_fail(S2S_ERR_FORMAT, "%s: larger than %zu bytes, the limit for %s", path, max, what);
+    }
     if (b.oom || err) {
         s2s_buf_free(&b);
         return err ? s2s_fail(S2S_ERR_IO, "%s: read error", path)

@@ -37,6 +37,11 @@ static inline uint64_t s2s_fnv1a(uint64_t h, const void *p, size_t n) {
 
 // Reads a whole file into a NUL-terminated buffer. Caller frees.
 s2s_status s2s_read_file(char **out, size_t *len, const char *path);
+// The same for a file of at most max bytes: a larger one (or an endless
+// stream) is read only that far and refused, S2S_ERR_FORMAT "PATH: larger
+// than MAX bytes, the limit for WHAT".
+s2s_status s2s_read_file_max(char **out, size_t *len, const char *path, size_t max,
+                             const char *what);
 
 // calloc that records an out-of-memory message; NULL on failure.
 void *s2s_calloc(size_t n, size_t size);

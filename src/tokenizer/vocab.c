@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/util.h"
+#include "s2s/io.h"
 #include "s2s/tokenizer.h"
 #include "tokenizer/utf8.h"
 
@@ -190,7 +191,7 @@ s2s_status s2s_vocab_load(s2s_vocab **out, const char *path) {
     *out = NULL;
     char *buf;
     size_t size;
-    S2S_TRY(s2s_read_file(&buf, &size, path));
+    S2S_TRY(s2s_read_file_max(&buf, &size, path, S2S_VOCAB_MAX_BYTES, "a vocab file (64 MiB)"));
     return parse(out, buf, size, path);
 }
 

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/util.h"
 #include "s2s/align.h"
+#include "s2s/io.h"
 
 // ---- growable arrays ----
 
@@ -128,12 +129,19 @@ static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_voc
                              const s2s_vocab *tv, int max_len, bool keep_refs, bool keep_align) {
     char *buf = NULL;
     size_t cap = 0;
-    ssize_t got;
-    int line = 0;
+    size_t got;
+    bool too_long = false;
+    int line = 0, r;
     s2s_status st = S2S_OK;
-    while (st == S2S_OK && (got = getline(&buf, &cap, f)) >= 0) {
+    while (st == S2S_OK &&
+           (r = s2s_read_line(f, &buf, &cap, S2S_LINE_MAX_BYTES, &got, &too_long)) > 0) {
         char *tgt, *third;
-        st = s2s_tsv_split(buf, (size_t)got, path, ++line, &tgt, &third);
+        if (too_long) {
+            st = s2s_fail(S2S_ERR_FORMAT, "%s:%d: line longer than %d bytes", path, ++line,
+                          S2S_LINE_MAX_BYTES);
+            break;
+        }
+        st = s2s_tsv_split(buf, got, path, ++line, &tgt, &third);
         if (st != S2S_OK) break;
         s2s_example *e = new_example(L, line);
         if (!e) {
@@ -147,7 +155,7 @@ static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_voc
         if (st == S2S_OK && keep_align) st = add_links(L, e, third, path, line);
         if (st == S2S_OK) L->d->n++;
     }
-    if (st == S2S_OK && ferror(f)) st = s2s_fail(S2S_ERR_IO, "%s: read error", path);
+    if (st == S2S_OK && r < 0) st = s2s_fail(S2S_ERR_IO, "%s: %s", path, s2s_last_error());
     if (st == S2S_OK && L->d->n == 0)
         st = s2s_fail(S2S_ERR_FORMAT, "%s: no sentence pairs in the file", path);
     free(buf);

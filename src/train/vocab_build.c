@@ -12,6 +12,7 @@
 #include "core/safe_write.h"
 #include "core/strbuf.h"
 #include "core/util.h"
+#include "s2s/io.h"
 #include "s2s/train.h"
 #include "train/data.h"
 
@@ -95,13 +96,20 @@ static s2s_status count_file(table *t, FILE *f, const char *path, int column,
                              const s2s_vocab *empty) {
     char *buf = NULL;
     size_t cap = 0;
-    ssize_t got;
-    int line = 0;
+    size_t got;
+    bool too_long = false;
+    int line = 0, r;
     s2s_tokens tok = {0};
     s2s_status st = S2S_OK;
-    while (st == S2S_OK && (got = getline(&buf, &cap, f)) >= 0) {
+    while (st == S2S_OK &&
+           (r = s2s_read_line(f, &buf, &cap, S2S_LINE_MAX_BYTES, &got, &too_long)) > 0) {
         char *tgt, *third;
-        st = s2s_tsv_split(buf, (size_t)got, path, ++line, &tgt, &third);
+        if (too_long) {
+            st = s2s_fail(S2S_ERR_FORMAT, "%s:%d: line longer than %d bytes", path, ++line,
+                          S2S_LINE_MAX_BYTES);
+            break;
+        }
+        st = s2s_tsv_split(buf, got, path, ++line, &tgt, &third);
         if (st != S2S_OK) break;
         char *text = column == 0 ? buf : tgt;
         if (s2s_tokenize(empty, text, &tok) != S2S_OK) {
@@ -114,7 +122,7 @@ static s2s_status count_file(table *t, FILE *f, const char *path, int column,
             if (!is_special(tok.pieces[i]) && !table_add(t, tok.pieces[i]))
                 st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
     }
-    if (st == S2S_OK && ferror(f)) st = s2s_fail(S2S_ERR_IO, "%s: read error", path);
+    if (st == S2S_OK && r < 0) st = s2s_fail(S2S_ERR_IO, "%s: %s", path, s2s_last_error());
     free(buf);
     s2s_tokens_free(&tok);
     return st;
