@@ -268,8 +268,9 @@ static bool word_char(uint32_t c) { return is_alnum(c) || c == '\''; }
 static size_t match_at(const cpvec *in, size_t i, const char *pat) {
     for (const char *p = pat; *p; p++) {
         if (*p == ' ') {
-            if (!s2s_is_space(at(in, i))) return 0;
-            while (s2s_is_space(at(in, i))) i++;
+            // at() is 0 past the end, which is_space counts as a space: bound i.
+            if (i >= in->n || !s2s_is_space(in->c[i])) return 0;
+            while (i < in->n && s2s_is_space(in->c[i])) i++;
         } else if (lower(at(in, i)) == (uint32_t)*p) {
             i++;
         } else {
