@@ -31,6 +31,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+scripts/corpus.sh
+
 build=${1:-build}
 shift || true
 echo "setup: building in $build/ (log: $build/build.log)"
