@@ -72,6 +72,31 @@ Test(align, pharaoh_reads_sure_and_possible_links_and_writes_them_back) {
     s2s_alignment_free(&e);
 }
 
+Test(align, coref_column_gives_pronoun_to_antecedent_links_per_side) {
+    s2s_alignment src = {0}, tgt = {0};
+    cr_assert_eq(s2s_coref_parse(&src, &tgt, "9-1 3-1|7-1", "c.tsv:2"), S2S_OK);
+    cr_assert_eq(src.n, 2);
+    cr_assert(src.links[0].src == 3 && src.links[0].tgt == 1);  // normalized order
+    cr_assert(src.links[1].src == 9 && src.links[1].tgt == 1);
+    cr_assert_eq(tgt.n, 1);
+    cr_assert(tgt.links[0].src == 7 && tgt.links[0].tgt == 1);
+
+    cr_assert_eq(s2s_coref_parse(&src, &tgt, "4-0|", "c.tsv:3"), S2S_OK);  // Chinese repeats the noun
+    cr_assert(src.n == 1 && tgt.n == 0);
+    cr_assert_eq(s2s_coref_parse(&src, &tgt, "|2-0", "c.tsv:4"), S2S_OK);
+    cr_assert(src.n == 0 && tgt.n == 1);
+    cr_assert_eq(s2s_coref_parse(&src, &tgt, NULL, "c.tsv:5"), S2S_OK);  // no column
+    cr_assert(src.n == 0 && tgt.n == 0);
+
+    cr_assert_eq(s2s_coref_parse(&src, &tgt, "4-0", "c.tsv:6"), S2S_ERR_FORMAT);
+    cr_assert_str_eq(s2s_last_error(), "c.tsv:6: bad coreference column '4-0' (expected SRC|TGT)");
+    cr_assert_eq(s2s_coref_parse(&src, &tgt, "4-0|1-0|2-0", "c.tsv:7"), S2S_ERR_FORMAT);
+    cr_assert_eq(s2s_coref_parse(&src, &tgt, "4-x|", "c.tsv:8"), S2S_ERR_FORMAT);
+    cr_assert(strstr(s2s_last_error(), "c.tsv:8: bad alignment link '4-x'"));
+    s2s_alignment_free(&src);
+    s2s_alignment_free(&tgt);
+}
+
 Test(align, duplicate_links_merge_and_sure_wins) {
     s2s_alignment a = parse("1p2 1-2 1-2 0p0 0p0");
     assert_links(&a, "0p0 1-2");

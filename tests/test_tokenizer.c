@@ -452,6 +452,11 @@ Test(tokenizer, tsv_split_columns) {
     cr_assert_eq(s2s_tsv_split(c, strlen(c), "f.tsv", 3, &tgt, &third), S2S_OK);
     cr_assert_str_eq(tgt, "y");
     cr_assert_str_eq(third, "z\tw");
+    char *fourth = s2s_tsv_next(third);  // the fourth column, cut off the third
+    cr_assert_str_eq(third, "z");
+    cr_assert_str_eq(fourth, "w");
+    cr_assert_null(s2s_tsv_next(fourth));
+    cr_assert_null(s2s_tsv_next(NULL));
 
     char d[] = "\t\n";  // empty columns are the caller's to judge
     cr_assert_eq(s2s_tsv_split(d, strlen(d), "f.tsv", 4, &tgt, &third), S2S_OK);

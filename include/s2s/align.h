@@ -61,6 +61,14 @@ bool s2s_alignment_has(const s2s_alignment *a, int src, int tgt);
 // the input in messages ("dev.tsv:7"). Bad links give S2S_ERR_FORMAT:
 //   "dev.tsv:7: bad alignment link '3-x' (expected i-j, or ipj for possible)"
 s2s_status s2s_alignment_parse(s2s_alignment *out, const char *text, const char *where);
+// Parses a corpus's coreference column, "SRC|TGT" (docs/toy-corpus.md):
+// each side is a list of "p-a" links from a pronoun's token index p to its
+// antecedent's index a, on that side's tokens; either side may be empty.
+// Fills src and tgt (cleared first, normalized) with link.src = pronoun and
+// link.tgt = antecedent. text NULL or "" gives two empty sides. A missing
+// '|' or a bad link is S2S_ERR_FORMAT naming `where`.
+s2s_status s2s_coref_parse(s2s_alignment *src, s2s_alignment *tgt, const char *text,
+                           const char *where);
 // Pharaoh text of a in its link order: "0-0 1-2 3p4"; "" when empty.
 // Caller frees; NULL on out of memory.
 char *s2s_alignment_format(const s2s_alignment *a);

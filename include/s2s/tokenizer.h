@@ -77,6 +77,10 @@ char *s2s_join_tokens(const s2s_vocab *v, const int *ids, int n);
 // alone when name is NULL).
 s2s_status s2s_tsv_split(char *line, size_t len, const char *name, int lineno, char **target,
                          char **third);
+// Ends the column col at its first tab and returns what follows it (the next
+// column, further tabs still in it), or NULL when col is NULL or has no tab.
+// Reads a fourth column after s2s_tsv_split: fourth = s2s_tsv_next(third).
+char *s2s_tsv_next(char *col);
 
 #ifdef __cplusplus
 }

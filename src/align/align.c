@@ -135,6 +135,24 @@ s2s_status s2s_alignment_parse(s2s_alignment *out, const char *text, const char 
     return S2S_OK;
 }
 
+s2s_status s2s_coref_parse(s2s_alignment *src, s2s_alignment *tgt, const char *text,
+                           const char *where) {
+    src->n = tgt->n = 0;
+    if (!text || !*text) return S2S_OK;
+    const char *bar = strchr(text, '|');
+    if (!bar || strchr(bar + 1, '|')) {
+        char q[44];
+        return s2s_fail(S2S_ERR_FORMAT, "%s: bad coreference column '%s' (expected SRC|TGT)",
+                        where, s2s_quote(q, sizeof q, text, strlen(text)));
+    }
+    char *left = strndup(text, (size_t)(bar - text));
+    if (!left) return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", where);
+    s2s_status st = s2s_alignment_parse(src, left, where);
+    free(left);
+    if (st == S2S_OK) st = s2s_alignment_parse(tgt, bar + 1, where);
+    return st;
+}
+
 char *s2s_alignment_format(const s2s_alignment *a) {
     // Two ints of at most 10 digits, a separator and a space per link.
     size_t cap = (size_t)a->n * 24 + 1, len = 0;

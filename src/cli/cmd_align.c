@@ -411,8 +411,7 @@ static bool split_columns(aligner *a, int k, int lineno, char **gold) {
     if (s2s_tsv_split(a->lines[k], strlen(a->lines[k]), NULL, 0, &target, gold) != S2S_OK)
         return s2s_lines_skip(&a->in, lineno, s2s_last_error());
     a->targets[k] = target;
-    char *tab = *gold ? strchr(*gold, '\t') : NULL;
-    if (tab) *tab = '\0';  // further columns are ignored
+    s2s_tsv_next(*gold);  // further columns (coreference) are ignored
     if (!a->eval || *gold) return true;
     return s2s_lines_skip(&a->in, lineno, "expected source<TAB>target<TAB>gold alignment, found no gold column");
 }

@@ -338,7 +338,13 @@ s2s_status s2s_tsv_split(char *line, size_t len, const char *name, int lineno, c
     }
     *tab = '\0';
     *target = tab + 1;
-    *third = strchr(*target, '\t');
-    if (*third) *(*third)++ = '\0';
+    *third = s2s_tsv_next(*target);
     return S2S_OK;
+}
+
+char *s2s_tsv_next(char *col) {
+    char *tab = col ? strchr(col, '\t') : NULL;
+    if (!tab) return NULL;
+    *tab = '\0';
+    return tab + 1;
 }
