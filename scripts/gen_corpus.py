@@ -969,6 +969,8 @@ class Gen:
         s1, s2 = c1["subj"], c2["subj"]
         if s2["k"] == "pron":
             if s1["k"] != "pron" and self.refers_back(s2, s1):
+                if s2["cat"] != s1["cat"]:
+                    return False  # 电脑…，它看起来太危险了: 它 would read as the computer
                 s2["ante"] = s1
             # they after plural animals or things is 它们, never a 他们 of its own
             return not (s2["e"].zh == "他们" and s1["k"] != "pron" and s1["num"] == "pl"
