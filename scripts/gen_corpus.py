@@ -1079,17 +1079,18 @@ def flip(align):
     return " ".join("%d-%d" % p for p in pairs)
 
 
-def unpunctuated(rows, seed, zh_source, share=0.1):
+def unpunctuated(rows, seed, zh_source, share=0.1, always=()):
     """Extra training lines whose source has no final full stop (people
     often type 我爱吃苹果 without 。): a seeded tenth of the statements, in
     one direction only, so that each source still has one translation. The
-    target keeps its punctuation; the stop's alignment link goes."""
+    target keeps its punctuation; the stop's alignment link goes. Sources
+    in always (the sample sentences) are always among them."""
     r = random.Random(seed + (104729 if zh_source else 1299709))
     out = []
     for zh, en, align, zh_toks, en_toks, coref, _ in rows:
         src, tgt = (zh, en) if zh_source else (en, zh)
         stop = "。" if zh_source else " ."
-        if not src.endswith(stop) or r.random() >= share:
+        if not src.endswith(stop) or (r.random() >= share and src not in always):
             continue
         last = len(zh_toks if zh_source else en_toks) - 1
         links = align if zh_source else flip(align)
@@ -1153,7 +1154,8 @@ def generate(seed, n_train, n_dev, n_test, lexicon, max_len=20):
     dev = rows[n_test:n_test + n_dev]
     train = samples + rows[n_test + n_dev:]
     r.shuffle(train)
-    stats = {"conflicts": conflicts, "too_long": too_long, "tries": tries}
+    stats = {"conflicts": conflicts, "too_long": too_long, "tries": tries,
+             "samples": [p[:2] for p in samples]}
     return train, dev, test, stats
 
 
@@ -1178,8 +1180,8 @@ def main(argv=None):
         zh_en = [tsv_line((r[0], r[1], r[2]), r[5]) for r in rows]
         en_zh = [tsv_line((r[1], r[0], flip(r[2])), flip_coref(r[5])) for r in rows]
         if name == "train":
-            zh_en += unpunctuated(rows, a.seed, zh_source=True)
-            en_zh += unpunctuated(rows, a.seed, zh_source=False)
+            zh_en += unpunctuated(rows, a.seed, zh_source=True, always=[p[0] for p in stats["samples"]])
+            en_zh += unpunctuated(rows, a.seed, zh_source=False, always=[p[1] for p in stats["samples"]])
         write_lines(os.path.join(a.out, name + ".zh-en.tsv"), zh_en)
         write_lines(os.path.join(a.out, name + ".en-zh.tsv"), en_zh)
     write_lines(os.path.join(a.vocab_dir, "zh.txt"), vocab_lines(train, 3))
