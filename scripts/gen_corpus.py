@@ -10,7 +10,10 @@ file), samples sentence structures with a seeded random.Random, renders each
 structure in both languages and writes
 
     OUT/{train,dev,test}.zh-en.tsv   zh <TAB> en <TAB> alignment (zh index-en index)
+                                     [<TAB> coref zh|en: pronoun index-antecedent index]
     OUT/{train,dev,test}.en-zh.tsv   en <TAB> zh <TAB> alignment (en index-zh index)
+                                     [<TAB> coref en|zh]
+    The coref column is there only on lines with a pronoun that refers back.
     The train files also hold a tenth of their statements again with the
     source's final full stop left out (unpunctuated()).
     VOCAB/zh.txt, VOCAB/en.txt       <pad> <unk> <s> </s>, then train tokens by
@@ -1114,7 +1117,8 @@ def tsv_line(cols, coref):
 
 
 def generate(seed, n_train, n_dev, n_test, lexicon, max_len=20):
-    """Returns (train, dev, test, stats); each row is (zh, en, align, zh_toks, en_toks)."""
+    """Returns (train, dev, test, stats); each row is (zh, en, align, zh_toks,
+    en_toks, coref, ambiguous reading) as Gen.pair gives it."""
     lex = Lexicon(lexicon)
     g = Gen(lex, random.Random(seed))
     zh2en, en2zh = {}, {}
