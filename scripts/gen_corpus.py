@@ -10,7 +10,10 @@ file), samples sentence structures with a seeded random.Random, renders each
 structure in both languages and writes
 
     OUT/{train,dev,test}.zh-en.tsv   zh <TAB> en <TAB> alignment (zh index-en index)
+                                     [<TAB> coref zh|en: pronoun index-antecedent index]
     OUT/{train,dev,test}.en-zh.tsv   en <TAB> zh <TAB> alignment (en index-zh index)
+                                     [<TAB> coref en|zh]
+    The coref column is there only on lines with a pronoun that refers back.
     The train files also hold a tenth of their statements again with the
     source's final full stop left out (unpunctuated()).
     VOCAB/zh.txt, VOCAB/en.txt       <pad> <unk> <s> </s>, then train tokens by
@@ -35,6 +38,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]
+# ambiguous(): verb, its objects, the adjectives that fit only the object
+AMBIG_FRAMES = [("过", ["马路", "街", "河", "桥"], ["长", "宽", "干净", "脏"]),
+                ("喝", ["水", "茶", "咖啡", "牛奶", "果汁"], ["热", "冷"])]
+AMBIG_ANIMATE = ["累", "饿"]  # adjectives that fit only the animal
+KAN_SHARE = 0.05    # share of verb draws that pick 看 (some are redrawn: 看 needs a person subject)
+READ_SHARE = 0.45   # share of 看's objects that are readable (看书 = read books)
+AMBIG_SHARE = 0.03  # share of sentences that are ambiguous-"it" sentences (ambiguous())
 VOWELS = "aeiou"
 
 
@@ -139,7 +149,9 @@ class Gen:
         self.r = rng
         self._id = 0
         L = lex
-        self.prons = L.pos("pron")
+        # 它们 only ever refers back to a noun of its sentence (coref()): a
+        # "they" without an antecedent is 他们
+        self.prons = [p for p in L.pos("pron") if p.get("coref") != "1"]
         self.names = L.pos("name")
         self.kins = L.pos("kin")
         self.nouns = L.pos("noun", "mass", "place", "field")
@@ -206,6 +218,13 @@ class Gen:
         np["num"] = "pl" if plural else "sg"
         return np
 
+    def np_rep(self, ante):
+        """The pronoun 'it' of an ambiguous sentence's place/thing reading:
+        English says it, Chinese repeats the antecedent noun phrase
+        (因为马路太长了 = because it was too long)."""
+        return {"k": "rep", "e": self.lex["它"], "id": self.nid(), "num": "sg", "per": 3,
+                "cat": ante["cat"], "gender": None, "ante": ante}
+
     def np_rel(self, head, subj, verb):
         """Object relative: 我买的书 = the book that i bought."""
         e = self.lex[head]
@@ -233,6 +252,13 @@ class Gen:
 
     def zh_np(self, np):
         k, e = np["k"], np["e"]
+        if k == "rep":
+            # the antecedent again, its head noun aligned to 'it', the rest unaligned
+            a = dict(np["ante"], id=np["id"])
+            for key in ("aid", "numid", "detid", "pid", "mwid"):
+                if key in a:
+                    a[key] = 0
+            return self.zh_np(a)
         if k in ("pron", "name"):
             return [T(e.zh, np["id"])]
         if k == "kin":
@@ -262,7 +288,7 @@ class Gen:
 
     def en_np(self, np, case="subj"):
         k, e = np["k"], np["e"]
-        if k == "pron":
+        if k in ("pron", "rep"):
             return words(e.en if case == "subj" else e.words("obj"), np["id"])
         if k == "name":
             return words(e.en, np["id"])
@@ -569,8 +595,25 @@ class Gen:
         Z, E = self.render(s)
         return "".join(t for t, _ in Z), " ".join(t for t, _ in E)
 
+    def coref_links(self, s, toks, zh):
+        """'p-a' links of one side: pronoun token -> the antecedent's head noun
+        token, the nearest one before it. On the Chinese side a repeated noun
+        (np_rep) is no pronoun and has no link."""
+        out = []
+        for c in s["clauses"]:
+            np = c["subj"]
+            a = np.get("ante")
+            if a is None or (zh and np["k"] == "rep"):
+                continue
+            p = [i for i, (_, ids) in enumerate(toks) if np["id"] in ids]
+            h = [i for i, (_, ids) in enumerate(toks) if a["id"] in ids and i < p[0]]
+            assert len(p) == 1 and h, (s, toks)
+            out.append("%d-%d" % (p[0], h[-1]))
+        return " ".join(out)
+
     def pair(self, s):
-        """(zh string, en string, alignment string zh-en)."""
+        """(zh string, en string, alignment string zh-en, zh tokens, en tokens,
+        coref column zh|en or "", ambiguous reading or "")."""
         Z, E = self.render(s)
         links = []
         for i, (_, zi) in enumerate(Z):
@@ -579,8 +622,10 @@ class Gen:
             for j, (_, ej) in enumerate(E):
                 if set(zi) & set(ej):
                     links.append("%d-%d" % (i, j))
+        zc, ec = self.coref_links(s, Z, True), self.coref_links(s, E, False)
+        coref = "%s|%s" % (zc, ec) if zc or ec else ""
         return ("".join(t for t, _ in Z), " ".join(t for t, _ in E), " ".join(links),
-                [t for t, _ in Z], [t for t, _ in E])
+                [t for t, _ in Z], [t for t, _ in E], coref, s.get("ambig", ""))
 
     # ---- random structures ----
 
@@ -725,16 +770,40 @@ class Gen:
         cat = np["cat"]
         if cat == "human":
             if np["num"] == "pl":
-                return self.np_pron("他们")
-            g = np.get("gender") or self.pick(["m", "f"])
-            return self.np_pron("他" if g == "m" else "她")
-        if np["num"] == "pl":
-            return None
-        return self.np_pron("它", cat)
+                p = self.np_pron("他们")
+            else:
+                g = np.get("gender") or self.pick(["m", "f"])
+                p = self.np_pron("他" if g == "m" else "她")
+        else:
+            p = self.np_pron("它们" if np["num"] == "pl" else "它", cat)
+        p["ante"] = np
+        return p
+
+    def refers_back(self, pron, np):
+        """Whether a 3rd-person pronoun pron can refer to the non-pronoun np
+        (number, class, gender): then it does, and carries a coref link."""
+        if np["k"] == "pron" or pron["k"] != "pron" or pron["per"] != 3:
+            return False
+        if pron["num"] != np["num"]:
+            return False
+        human = np["cat"] == "human"
+        if (pron["cat"] == "human") != human:
+            return False
+        g = np.get("gender")
+        return not (human and g and pron.get("gender") and g != pron["gender"])
 
     def loc_for(self, cats=None):
         cands = self.loc_nouns if cats is None else [e for e in self.loc_nouns if self.noun_matches(e, cats)]
         return self.make_loc(self.pick(cands).zh)
+
+    def pick_verb(self, cands):
+        """A verb of cands; 看 (read/watch) has a fixed share of its own, so
+        that *read* is about as frequent as the other common verbs rather
+        than one verb in fifty split over two translations."""
+        kan = [v for v in cands if v.zh == "看"]
+        if kan and self.r.random() < KAN_SHARE:
+            return kan[0]
+        return self.pick([v for v in cands if v.zh != "看"])
 
     def rand_vp(self, tense, subj=None, q=False):
         """A vp clause; subj, when given, is a pronoun whose class must fit."""
@@ -744,12 +813,12 @@ class Gen:
         for _ in range(50):
             if vv:
                 mv = self.pick([v for v in self.verbs if v.get("vv") == "1"])
-                v = self.pick([v for v in self.verbs if v.get("type") in ("tr", "intr", "loc", "motion")
-                               and v.get("le", "1") == "1" or v.get("type") == "loc"])
+                v = self.pick_verb([v for v in self.verbs if v.get("type") in ("tr", "intr", "loc", "motion")
+                                    and v.get("le", "1") == "1" or v.get("type") == "loc"])
                 cats = [x for x in mv.lst("subj") if x in v.lst("subj")]
             else:
                 mv = None
-                v = self.pick([v for v in self.verbs if v.get("type") in core_types])
+                v = self.pick_verb([v for v in self.verbs if v.get("type") in core_types])
                 cats = v.lst("subj")
             if subj is not None and subj["cat"] not in cats:
                 continue
@@ -765,7 +834,12 @@ class Gen:
         t = v.get("type")
         if t in ("tr", "have"):
             avoid = subj["e"].zh if subj["k"] == "pron" else None
-            obj = self.rand_np(v.lst("obj"), "obj", avoid=avoid)
+            if v.zh == "看" and r.random() < READ_SHARE:
+                obj = self.rand_noun_np(self.pick([e for e in self.nouns if e.get("cat") == "readable"]))
+            elif v.zh == "看":
+                obj = self.rand_np([c for c in v.lst("obj") if c != "readable"], "obj", avoid=avoid)
+            else:
+                obj = self.rand_np(v.lst("obj"), "obj", avoid=avoid)
         elif t == "motion":
             places = [e for e in self.nouns if e.pos == "place" and self.noun_matches(e, v.lst("obj"))]
             place = self.np_noun(self.pick(places).zh)
@@ -860,8 +934,59 @@ class Gen:
                 return c
         return None
 
+    def ambiguous(self):
+        """A two-clause sentence whose 'it' could refer to either noun; only the
+        predicate's class picks the antecedent: 这只动物没有过马路，因为它太累了 =
+        the animal didn't cross the street because it was too tired (it = the
+        animal); 这只动物没有过马路，因为马路太长了 = ... because it was too long
+        (it = the street: Chinese repeats the noun)."""
+        r = self.r
+        self.reset_ids()
+        tense = self.wpick([(30, "pres"), (55, "past"), (15, "fut")])
+        kind = self.wpick([(75, "because_after"), (25, "comma")])
+        animal = self.pick([e for e in self.nouns if e.pos == "noun" and e.get("cat") == "animal"])
+        if r.random() < 0.25:
+            poss = self.pick([p for p in self.prons if p.get("poss") and p.get("cat") == "human"])
+            subj = self.np_noun(animal.zh, "poss", poss=poss.zh)
+        else:
+            subj = self.np_noun(animal.zh, "det", det=self.pick(["这", "那"]))
+        verb, objs, adjs = self.pick(AMBIG_FRAMES)
+        o = self.lex[self.pick(objs)]
+        obj = self.np_noun(o.zh) if o.pos == "place" else self.np_noun(o.zh, "det", det="这")
+        c1 = self.clause("vp", subj, v=self.lex[verb], obj=obj, neg=True)
+        if r.random() < 0.5:
+            reading = "animate"
+            c2 = self.clause("adj", self.coref(subj), adj=self.lex[self.pick(AMBIG_ANIMATE)], deg="太")
+        else:
+            reading = "thing"
+            c2 = self.clause("adj", self.np_rep(obj), adj=self.lex[self.pick(adjs)], deg="太")
+        s = self.sentence(kind, tense, [c1, c2])
+        s["ambig"] = reading
+        self.place_time(s)
+        return s
+
+    def link_back(self, c1, c2):
+        """For a second clause with a subject of its own: links a pronoun that
+        can refer to the first clause's subject to it; False when the sentence
+        must not be used (it would read like another structure's)."""
+        s1, s2 = c1["subj"], c2["subj"]
+        if s2["k"] == "pron":
+            if s1["k"] != "pron" and self.refers_back(s2, s1):
+                if s2["cat"] != s1["cat"]:
+                    return False  # 电脑…，它看起来太危险了: 它 would read as the computer
+                s2["ante"] = s1
+            # they after plural animals or things is 它们, never a 他们 of its own
+            return not (s2["e"].zh == "他们" and s1["k"] != "pron" and s1["num"] == "pl"
+                        and s1["cat"] != "human")
+        # 这只猫没有过马路，因为马路太长了 repeats the noun for 'it' (ambiguous())
+        heads = [s1, c1["obj"], c1["place"]]
+        heads = [np["e"].zh for np in heads if np] + [l["n"].zh for l in (c1["la"], c1["loc"]) if l]
+        return s2["e"].zh not in heads
+
     def rand_sentence(self):
         r = self.r
+        if r.random() < AMBIG_SHARE:
+            return self.ambiguous()
         self.reset_ids()
         kind = self.wpick([(46, "single"), (18, "q"), (13, "comma"), (9, "because_after"),
                            (6, "because_first"), (8, "so")])
@@ -879,6 +1004,8 @@ class Gen:
                 prefer = None
             c2 = self.rand_clause(tense, subj=subj2, prefer=prefer)
             if c2 is None:
+                return None
+            if subj2 is None and not self.link_back(c1, c2):
                 return None
             clauses.append(c2)
         if tense != "pres" and any(c["t"] == "cop" for c in clauses):
@@ -955,27 +1082,43 @@ def flip(align):
     return " ".join("%d-%d" % p for p in pairs)
 
 
-def unpunctuated(rows, seed, zh_source, share=0.1):
+def unpunctuated(rows, seed, zh_source, share=0.1, always=()):
     """Extra training lines whose source has no final full stop (people
     often type 我爱吃苹果 without 。): a seeded tenth of the statements, in
     one direction only, so that each source still has one translation. The
-    target keeps its punctuation; the stop's alignment link goes."""
+    target keeps its punctuation; the stop's alignment link goes. Sources
+    in always (the sample sentences) are always among them."""
     r = random.Random(seed + (104729 if zh_source else 1299709))
     out = []
-    for zh, en, align, zh_toks, en_toks in rows:
+    for zh, en, align, zh_toks, en_toks, coref, _ in rows:
         src, tgt = (zh, en) if zh_source else (en, zh)
         stop = "。" if zh_source else " ."
-        if not src.endswith(stop) or r.random() >= share:
+        if not src.endswith(stop) or (r.random() >= share and src not in always):
             continue
         last = len(zh_toks if zh_source else en_toks) - 1
         links = align if zh_source else flip(align)
         kept = " ".join(l for l in links.split() if int(l.split("-")[0]) != last)
-        out.append("%s\t%s\t%s" % (src[:-len(stop)], tgt, kept))
+        row = (src[:-len(stop)], tgt, kept)
+        out.append(tsv_line(row, coref if zh_source else flip_coref(coref)))
     return out
 
 
+def flip_coref(coref):
+    """zh|en -> en|zh (the coref column's sides swap with the columns)."""
+    if not coref:
+        return coref
+    zc, ec = coref.split("|")
+    return "%s|%s" % (ec, zc)
+
+
+def tsv_line(cols, coref):
+    """3 columns, and the coref column SRC|TGT only when there is a link."""
+    return "\t".join(cols) + ("\t" + coref if coref else "")
+
+
 def generate(seed, n_train, n_dev, n_test, lexicon, max_len=20):
-    """Returns (train, dev, test, stats); each row is (zh, en, align, zh_toks, en_toks)."""
+    """Returns (train, dev, test, stats); each row is (zh, en, align, zh_toks,
+    en_toks, coref, ambiguous reading) as Gen.pair gives it."""
     lex = Lexicon(lexicon)
     g = Gen(lex, random.Random(seed))
     zh2en, en2zh = {}, {}
@@ -1015,7 +1158,8 @@ def generate(seed, n_train, n_dev, n_test, lexicon, max_len=20):
     dev = rows[n_test:n_test + n_dev]
     train = samples + rows[n_test + n_dev:]
     r.shuffle(train)
-    stats = {"conflicts": conflicts, "too_long": too_long, "tries": tries}
+    stats = {"conflicts": conflicts, "too_long": too_long, "tries": tries,
+             "samples": [p[:2] for p in samples]}
     return train, dev, test, stats
 
 
@@ -1037,11 +1181,11 @@ def main(argv=None):
     os.makedirs(a.out, exist_ok=True)
     os.makedirs(a.vocab_dir, exist_ok=True)
     for name, rows in (("train", train), ("dev", dev), ("test", test)):
-        zh_en = ["%s\t%s\t%s" % (r[0], r[1], r[2]) for r in rows]
-        en_zh = ["%s\t%s\t%s" % (r[1], r[0], flip(r[2])) for r in rows]
+        zh_en = [tsv_line((r[0], r[1], r[2]), r[5]) for r in rows]
+        en_zh = [tsv_line((r[1], r[0], flip(r[2])), flip_coref(r[5])) for r in rows]
         if name == "train":
-            zh_en += unpunctuated(rows, a.seed, zh_source=True)
-            en_zh += unpunctuated(rows, a.seed, zh_source=False)
+            zh_en += unpunctuated(rows, a.seed, zh_source=True, always=[p[0] for p in stats["samples"]])
+            en_zh += unpunctuated(rows, a.seed, zh_source=False, always=[p[1] for p in stats["samples"]])
         write_lines(os.path.join(a.out, name + ".zh-en.tsv"), zh_en)
         write_lines(os.path.join(a.out, name + ".en-zh.tsv"), en_zh)
     write_lines(os.path.join(a.vocab_dir, "zh.txt"), vocab_lines(train, 3))

@@ -38,6 +38,10 @@ SAMPLES = [
     ("这只动物没有过马路，因为它太累了。", "the animal didn't cross the street because it was too tired ."),
 ]
 
+# the coref column of the samples (zh-en: zh side | en side): 它 -> 猫, it -> animal
+SAMPLE_COREF = {"我爱吃苹果。": "", "那只猫坐在垫子上，它看起来很舒服。": "8-2|7-1",
+                "这只动物没有过马路，因为它太累了。": "8-2|7-1"}
+
 ZH_PUNCT = set("，。？")
 EN_PUNCT = set(",.?")
 
@@ -110,15 +114,23 @@ def parse_align(s):
 class Checks:
     def __init__(self, quick):
         self.quick = quick
-        self.data, self.extra = {}, {}
+        self.data, self.extra, self.raw = {}, {}, {}
+        self.coref, self.extra_coref = {}, {}
         for sp in SPLITS:
             for d in ("zh-en", "en-zh"):
                 path = os.path.join(CORPUS, "%s.%s.tsv" % (sp, d))
                 rows = read_tsv(path) if os.path.exists(path) else None
+                self.raw[(sp, d)] = rows
                 # train files end with extra lines whose source lacks its
-                # final full stop (gen_corpus.unpunctuated); checked apart
-                self.extra[(sp, d)] = [r for r in rows or [] if not ends_punct(r[0])]
-                self.data[(sp, d)] = [r for r in rows if ends_punct(r[0])] if rows else rows
+                # final full stop (gen_corpus.unpunctuated); checked apart.
+                # data/extra hold the first 3 columns, coref/extra_coref the
+                # 4th ("" when the line has none)
+                full = [r for r in rows or [] if ends_punct(r[0])]
+                extra = [r for r in rows or [] if not ends_punct(r[0])]
+                self.extra[(sp, d)] = [tuple(r[:3]) for r in extra]
+                self.extra_coref[(sp, d)] = [r[3] if len(r) > 3 else "" for r in extra]
+                self.data[(sp, d)] = [tuple(r[:3]) for r in full] if rows else rows
+                self.coref[(sp, d)] = [r[3] if len(r) > 3 else "" for r in full]
         self.vzh = read_vocab(os.path.join(VOCAB, "zh.txt"))
         self.ven = read_vocab(os.path.join(VOCAB, "en.txt"))
         self.lex = gen_corpus.Lexicon(LEXICON)
@@ -147,8 +159,11 @@ class Checks:
         for d, stop in (("zh-en", "。"), ("en-zh", " .")):
             main = {r[0]: r for r in self.data[("train", d)]}
             extra = self.extra[("train", d)]
+            cref = dict(zip((r[0] for r in self.data[("train", d)]), self.coref[("train", d)]))
             assert 0.05 * len(main) < len(extra) < 0.15 * len(main), (d, len(extra))
-            for src, tgt, align in extra:
+            for (src, tgt, align), co in zip(extra, self.extra_coref[("train", d)]):
+                assert co == cref[src + stop], "%s: '%s' has coref %r, its full line %r" % (
+                    d, src, co, cref[src + stop])
                 full = main.get(src + stop)
                 assert full is not None, "%s: no full line for '%s'" % (d, src)
                 assert full[1] == tgt, "%s: '%s' has another target" % (d, src)
@@ -162,10 +177,14 @@ class Checks:
             for d in ("zh-en", "en-zh"):
                 assert not self.extra[(sp, d)], "%s.%s has unpunctuated sources" % (sp, d)
 
-    def test_three_columns(self):
-        for (sp, d), rows in self.data.items():
+    def test_three_columns_or_four_with_coref(self):
+        side = r"(\d+-\d+( \d+-\d+)*)?"
+        fourth = re.compile("^%s\\|%s$" % (side, side))
+        for (sp, d), rows in self.raw.items():
             for k, r in enumerate(rows):
-                assert len(r) == 3 and r[0] and r[1], "%s.%s line %d: %r" % (sp, d, k + 1, r)
+                assert len(r) in (3, 4) and r[0] and r[1], "%s.%s line %d: %r" % (sp, d, k + 1, r)
+                if len(r) == 4:
+                    assert fourth.match(r[3]) and r[3] != "|", "%s.%s line %d: %r" % (sp, d, k + 1, r[3])
 
     def test_en_zh_is_zh_en_swapped_and_flipped(self):
         for sp in SPLITS:
@@ -175,6 +194,8 @@ class Checks:
                 assert y[0] == x[1] and y[1] == x[0], "%s line %d" % (sp, k + 1)
                 want = sorted((j, i) for i, j in parse_align(x[2]))
                 assert sorted(parse_align(y[2])) == want, "%s line %d" % (sp, k + 1)
+                cx, cy = self.coref[(sp, "zh-en")][k], self.coref[(sp, "en-zh")][k]
+                assert cy == ("|".join(cx.split("|")[::-1]) if cx else ""), "%s line %d" % (sp, k + 1)
 
     def test_translation_is_a_function_both_ways(self):
         zh2en, en2zh = {}, {}
@@ -293,6 +314,8 @@ class Checks:
                         continue
                     assert i in linked, "'%s' unaligned in %s / %s" % (t, zh, en)
                     for w in linked[i]:
+                        if w == "it" and zt.index(t) < i:
+                            continue  # the repeated noun of an ambiguous sentence = it
                         assert w in forms[t], "'%s' aligned to '%s' in %s / %s" % (t, w, zh, en)
 
     def test_lexicon_size_and_required_words(self):
@@ -374,6 +397,11 @@ class Checks:
             ("relative clause", r"[我你他她]买的书", r"the book that (i|you|he|she) bought"),
             ("comma + pronoun clause", r"，它看起来很", r", it looks very"),
             ("这 = the", r"^这只猫", r"^the cat "),
+            ("它们 = they (animals, things)", r"[猫狗书车]，它们", r"s , they "),
+            ("他们 = they (people)", r"[生师]，他们", r"s , they "),
+            ("ambiguous it, animal", r"没有过马路，因为它太累了", r"didn't cross the street because it was too tired"),
+            ("ambiguous it, place", r"没有过马路，因为马路太长了", r"didn't cross the street because it was too long"),
+            ("看书 = read books", r"看书", r" read(s)? books"),
             ("那 = that", r"^那只猫", r"^that cat "),
         ]
         missing = [name for name, z, e in cases if not has(z, e)]
@@ -418,10 +446,168 @@ class Checks:
             assert len(shipped) == len(rows), sp
             for k, (r, s, seg) in enumerate(zip(rows, shipped, self.segs(sp))):
                 assert (r[0], r[1], r[2]) == s, "%s line %d differs from the generator" % (sp, k + 1)
+                assert r[5] == self.coref[(sp, "zh-en")][k], "%s line %d: coref differs" % (sp, k + 1)
                 assert seg == r[3], "%s: %s segments as %s, meant %s" % (sp, r[0], seg, r[3])
                 seg = segment(r[0], lexv)
                 assert seg == r[3], "%s: %s segments as %s with the lexicon" % (sp, r[0], seg)
                 assert r[1].split(" ") == r[4], r[1]
+
+    # ---- coreference (the 4th column) and 看 = read/watch ----
+
+    def classes(self):
+        """zh word -> semantic class of nouns, names and kin (people: human);
+        English noun form -> zh word; English adjective -> zh adjective."""
+        cls, en_noun, en_adj = {}, {}, {}
+        for e in self.lex.entries:
+            if e.pos in ("noun", "mass", "place", "field", "name", "kin"):
+                cls[e.zh] = "human" if e.pos in ("name", "kin") else e.get("cat")
+                for w in [" ".join(e.en)] + ([e.get("pl")] if e.get("pl") else []):
+                    en_noun[w] = e.zh
+            if e.pos == "adj":
+                en_adj[" ".join(e.en)] = e.zh
+        return cls, en_noun, en_adj
+
+    def coref_rows(self, splits=SPLITS):
+        """(split, zh, en, alignment, zh tokens, zh links, en links) of every zh-en line with a link."""
+        for sp in splits:
+            for k, ((zh, en, al), co) in enumerate(zip(self.zhen(sp), self.coref[(sp, "zh-en")])):
+                if co:
+                    zc, ec = co.split("|")
+                    yield sp, zh, en, al, self.segs(sp)[k], parse_align(zc), parse_align(ec)
+
+    def test_coref_links(self):
+        """Every link: indices in range, pronoun -> an earlier noun, the
+        pronoun fits the antecedent's class (它/它们 things and animals,
+        他/她/他们 people; English they -> 它们 or 他们 by it), and an adjective
+        predicate of the pronoun describes the antecedent's class."""
+        cls, en_noun, _ = self.classes()
+        adj_cats = {e.zh: e.lst("cats") for e in self.lex.entries if e.pos == "adj"}
+        skip = {"昨天", "今天", "明天", "每天", "不", "很", "太", "看起来", "是", "没有", "正在"}
+        zh_human = {"他": True, "她": True, "他们": True, "它": False, "它们": False}
+        n = 0
+        for sp, zh, en, al, zt, zc, ec in self.coref_rows():
+            et = en.split(" ")
+            where = "%s: %s / %s" % (sp, zh, en)
+            for p, a in zc:
+                assert 0 <= a < p < len(zt), where
+                assert zt[p] in zh_human, "not a pronoun: %s in %s" % (zt[p], where)
+                assert zt[a] in cls, "antecedent %s is no noun in %s" % (zt[a], where)
+                assert zh_human[zt[p]] == (cls[zt[a]] == "human"), "%s for %s in %s" % (zt[p], zt[a], where)
+                q = p + 1
+                while q < len(zt) and zt[q] in skip:
+                    q += 1
+                if zt[q] in adj_cats:
+                    assert cls[zt[a]] in adj_cats[zt[q]], "%s %s in %s" % (zt[a], zt[q], where)
+                n += 1
+            z_of = {}
+            for i, j in parse_align(al):
+                z_of.setdefault(j, []).append(zt[i])
+            for p, a in ec:
+                assert 0 <= a < p < len(et), where
+                assert et[p] in ("it", "they", "he", "she"), "not a pronoun: %s in %s" % (et[p], where)
+                assert et[a] in en_noun, "antecedent %s is no noun in %s" % (et[a], where)
+                human = cls[en_noun[et[a]]] == "human"
+                assert (et[p] in ("he", "she")) == human or et[p] == "they", where
+                if et[p] == "they":
+                    assert z_of[p] == ["他们" if human else "它们"], where
+                elif et[p] == "it" and z_of[p] != ["它"]:
+                    # the place/thing reading: Chinese repeats the noun, no pronoun, no link
+                    assert z_of[p] == [en_noun[et[a]]] and not zc, where
+                n += 1
+        assert n > 10000, n
+
+    def test_every_it_or_they_with_an_antecedent_is_linked(self):
+        """它们 only ever refers back, and always carries its link; a line
+        with a link has one on each side unless Chinese repeats the noun."""
+        for sp in SPLITS:
+            for k, (zh, en, al) in enumerate(self.zhen(sp)):
+                co = self.coref[(sp, "zh-en")][k]
+                zt = self.segs(sp)[k]
+                if "它们" in zt:
+                    i = zt.index("它们")
+                    assert co and "%d-" % i in co.split("|")[0], "%s: %s" % (sp, zh)
+                if co:
+                    zc, ec = co.split("|")
+                    assert ec and len(zc.split()) <= len(ec.split()), "%s: %s %r" % (sp, zh, co)
+
+    def test_ambiguous_it_sentences(self):
+        """The animal didn't cross the street because it was too tired / too
+        long: the predicate alone picks the antecedent; for the place or
+        thing, Chinese repeats the noun. Both readings occur often."""
+        cls, en_noun, en_adj = self.classes()
+        animate = set(gen_corpus.AMBIG_ANIMATE)
+        thing = set(a for _, _, adjs in gen_corpus.AMBIG_FRAMES for a in adjs)
+        pat = re.compile(r"^(the|that|my|your|his|her|our|their) ([a-z]+) (?:[a-z]+ )?(didn't|doesn't|won't) "
+                         r"(cross|drink) .* (because|,) it (was|is|will be) too ([a-z]+)( [a-z]+)? \.$")
+        counts = {"animate": 0, "thing": 0}
+        for sp, zh, en, al, zt, zc, ec in self.coref_rows():
+            m = pat.match(en)
+            if not m or en_adj.get(m.group(7)) not in animate | thing:
+                continue
+            et = en.split(" ")
+            it = et.index("it")
+            ante = dict(ec)[it]
+            z_of = {}
+            for i, j in parse_align(al):
+                z_of.setdefault(j, []).append(zt[i])
+            where = "%s: %s / %s" % (sp, zh, en)
+            if en_adj[m.group(7)] in animate:
+                assert ante == 1 and cls[en_noun[et[1]]] == "animal", where
+                assert z_of[it] == ["它"] and [cls[zt[a]] for p, a in zc] == ["animal"], where
+                counts["animate"] += 1
+            else:
+                assert ante > 3 and cls[en_noun[et[ante]]] in ("place", "drink"), where
+                noun = en_noun[et[ante]]
+                assert not zc and z_of[it] == [noun] and zt.count(noun) == 2, where
+                assert zt[zt.index("，") + 1:].count(noun) == 1, where
+                counts["thing"] += 1
+        assert counts["animate"] > 800 and counts["thing"] > 800, counts
+        return "%(animate)d animate, %(thing)d place/thing" % counts
+
+    def test_samples_coref(self):
+        got = {zh: co for (zh, _, _), co in zip(self.zhen("train"), self.coref[("train", "zh-en")])
+               if zh in SAMPLE_COREF}
+        assert got == SAMPLE_COREF, got
+
+    def test_kan_is_read_for_readables_else_watch(self):
+        """看 + something to read = read, otherwise watch; and read is about as
+        frequent as watch in train (it was a quarter of it)."""
+        cls = self.classes()[0]
+        read = {"read", "reads", "reading"}
+        watch = {"watch", "watches", "watched", "watching"}
+        stop = set("，。？") | {"因为", "所以"}
+        for sp in SPLITS:
+            for (zh, en, al), zt in zip(self.zhen(sp), self.segs(sp)):
+                if "看" not in zt:
+                    continue
+                et = en.split(" ")
+                for i, t in enumerate(zt):
+                    if t != "看":
+                        continue
+                    obj = None
+                    end = i + 1
+                    while end < len(zt) and zt[end] not in stop:
+                        end += 1
+                    u = i + 1
+                    if u < end and zt[u] in ("了", "的"):  # 看了书; 我看的书 (head after 的)
+                        u += 1
+                    while u < end:
+                        if self.lex.by_zh.get(zt[u]) is not None and self.lex[zt[u]].pos == "verb":
+                            # a relative clause inside the object (看了需要地图的大象): head after 的
+                            u = zt.index("的", u) + 1
+                            continue
+                        if zt[u] in cls or (zt[u] in ("它", "它们") and zt[u + 1] != "的"):
+                            obj = zt[u]
+                            break
+                        u += 1
+                    ws = [et[j] for a, j in parse_align(al) if a == i]
+                    want = read if cls.get(obj) == "readable" else watch
+                    assert len(ws) == 1 and ws[0] in want, "%s: %s / %s" % (sp, zh, en)
+        train = [r[1].split(" ") for r in self.zhen("train")]
+        n_read = sum(1 for et in train if read & set(et) or "read" in et)
+        n_watch = sum(1 for et in train if watch & set(et))
+        assert n_read > 1400 and n_read > 0.75 * n_watch, (n_read, n_watch)
+        return "train: %d pairs with read, %d with watch" % (n_read, n_watch)
 
     def test_segmentation_catches_merges(self):
         # the checker itself: a merge the generator did not intend is seen
