@@ -168,7 +168,7 @@ Test(metrics, exact_match_compares_every_token) {
 static void expect_load_error(const char *path, s2s_status want, const char *needle) {
     s2s_vocab *v = digits();
     s2s_dataset *d = NULL;
-    s2s_status st = s2s_dataset_load(&d, path, v, v, 16, false, false);
+    s2s_status st = s2s_dataset_load(&d, path, v, v, 16, 0);
     cr_assert_eq(st, want, "%s: status %d: %s", path, st, s2s_last_error());
     cr_assert_null(d);
     cr_assert_not_null(strstr(s2s_last_error(), needle), "message '%s' lacks '%s'",
@@ -197,7 +197,7 @@ Test(data, over_long_line_names_file_and_line) {
 Test(data, reads_ids_and_references) {
     s2s_vocab *v = digits();
     s2s_dataset *d;
-    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), v, v, 16, true, false), S2S_OK);
+    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), v, v, 16, S2S_DATA_REFS), S2S_OK);
     cr_assert_eq(d->n, 100);
     // Line 1 is "0 4 5 3 4 9<TAB>9 4 3 5 4 0": digit k has id k + 4.
     const s2s_example *e = &d->ex[0];
@@ -216,7 +216,7 @@ Test(data, reads_ids_and_references) {
 Test(data, batches_cover_the_epoch_within_the_budget) {
     s2s_vocab *v = digits();
     s2s_dataset *d;
-    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_train.tsv"), v, v, 16, false, false), S2S_OK);
+    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_train.tsv"), v, v, 16, 0), S2S_OK);
     s2s_batch_plan p = {0}, q = {0}, r = {0};
     cr_assert_eq(s2s_batch_plan_make(&p, d, 300, true, 7, 1), S2S_OK);
     cr_assert_eq(s2s_batch_plan_make(&q, d, 300, true, 7, 1), S2S_OK);
@@ -267,7 +267,7 @@ Test(data, batches_cover_the_epoch_within_the_budget) {
 Test(data, no_shuffle_keeps_file_order) {
     s2s_vocab *v = digits();
     s2s_dataset *d;
-    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), v, v, 16, false, false), S2S_OK);
+    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), v, v, 16, 0), S2S_OK);
     s2s_batch_plan p = {0};
     cr_assert_eq(s2s_batch_plan_make(&p, d, 200, false, 7, 3), S2S_OK);
     for (int i = 0; i < d->n; i++) cr_assert_eq(p.order[i], i);
@@ -296,7 +296,7 @@ Test(data, alignments_become_normalised_rows, .init = make_tmpdir, .fini = tmpdi
                      "6 7\t7 6 6\t1p0 0-2 0-2\n");
     s2s_vocab *v = digits();
     s2s_dataset *d;
-    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, false, true), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, S2S_DATA_ALIGN), S2S_OK, "%s", s2s_last_error());
     cr_assert_eq(d->ex[0].n_links, 4);
     cr_assert_eq(d->ex[1].n_links, 0);
     cr_assert_eq(d->ex[2].n_links, 2);
@@ -327,7 +327,7 @@ Test(data, alignments_become_normalised_rows, .init = make_tmpdir, .fini = tmpdi
     s2s_dataset_free(d);
 
     // Not asked for: the column is not read, and batches have no alignments.
-    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, false, false), S2S_OK);
+    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, 0), S2S_OK);
     cr_assert_null(d->links);
     cr_assert_eq(s2s_batch_fill(&bb, d, idx, 3), S2S_OK);
     cr_assert_null(bb.b.align);
@@ -355,14 +355,14 @@ Test(data, bad_alignment_names_file_and_line, .init = make_tmpdir, .fini = tmpdi
         const char *path = tmp_path("a.tsv");
         write_text(path, cases[c].text);
         s2s_dataset *d = NULL;
-        cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, false, true), S2S_ERR_FORMAT, "%s",
+        cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, S2S_DATA_ALIGN), S2S_ERR_FORMAT, "%s",
                      cases[c].text);
         cr_assert_null(d);
         const char *msg = s2s_last_error();
         cr_assert_eq(strncmp(msg, path, strlen(path) - strlen("a.tsv")), 0, "%s", msg);
         cr_assert_not_null(strstr(msg, cases[c].msg), "'%s' lacks '%s'", msg, cases[c].msg);
         // Without guided alignment the column is not read.
-        cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, false, false), S2S_OK);
+        cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, 0), S2S_OK);
         s2s_dataset_free(d);
     }
     s2s_vocab_free(v);
@@ -379,7 +379,7 @@ Test(data, empty_side_is_end_of_sentence_alone, .init = make_tmpdir, .fini = tmp
     fclose(f);
     s2s_vocab *v = digits();
     s2s_dataset *d;
-    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, true, false), S2S_OK, "%s",
+    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, S2S_DATA_REFS), S2S_OK, "%s",
                  s2s_last_error());
     cr_assert_eq(d->n, 3);
     cr_assert_eq(d->ex[0].src_len, 0);
@@ -416,7 +416,7 @@ Test(loss, label_smoothed_loss_matches_scored_log_probs) {
     cr_assert_eq(s2s_model_init(&m, &cfg, 5), S2S_OK, "%s", s2s_last_error());
     s2s_dataset *d;
     cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), s2s_model_src_vocab(m),
-                                  s2s_model_tgt_vocab(m), 16, false, false), S2S_OK);
+                                  s2s_model_tgt_vocab(m), 16, 0), S2S_OK);
     int idx[3] = {0, 1, 2};  // different lengths: padding in the batch
     s2s_batch_buf bb = {0};
     cr_assert_eq(s2s_batch_fill(&bb, d, idx, 3), S2S_OK);
@@ -905,7 +905,7 @@ Test(eval, tokens_give_what_the_file_gives) {
     cr_assert_eq(n, 100);
 
     s2s_dataset *a, *b;
-    cr_assert_eq(s2s_dataset_load(&a, FIX("reverse_dev.tsv"), sv, tv, 16, true, false), S2S_OK);
+    cr_assert_eq(s2s_dataset_load(&a, FIX("reverse_dev.tsv"), sv, tv, 16, S2S_DATA_REFS), S2S_OK);
     cr_assert_eq(s2s_dataset_from_tokens(&b, src, tgt, n, 16, true), S2S_OK, "%s", s2s_last_error());
     cr_assert_eq(a->n, b->n);
     for (int i = 0; i < n; i++) {
