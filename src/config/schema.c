@@ -261,8 +261,10 @@ static const s2s_cfg_key train_keys[] = {
              "(`decode.replace_unknowns` relies on it). A candidate is a source "
              "and a target token linked to each other and to nothing else in "
              "the third column, both ordinary words: not a special, not "
-             "punctuation, and neither among the function words (a token that "
-             "makes up more than 1% of its side of `data.train`). Which pairs "
+             "punctuation, and not a function word (a token the gold alignment "
+             "of `data.train` links one-to-one in fewer than half of its "
+             "occurrences, as it does articles, auxiliaries, measure words and "
+             "particles). Which pairs "
              "is a hash of `train.seed`, the epoch, the line and the link, so a "
              "resumed run replaces the same ones. Lines without links are left "
              "as they are; data without any link is an error. 0 turns it off."},

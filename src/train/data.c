@@ -519,32 +519,41 @@ void s2s_batch_buf_free(s2s_batch_buf *buf) {
 
 // ---- <unk> replacement ----
 
+// Links of (sorted) pairs l[0..n) whose side `side` (0 source, 1 target) is x.
+static int degree(const int *l, int n, int side, int x) {
+    int c = 0;
+    for (int k = 0; k < n; k++) c += l[2 * k + side] == x;
+    return c;
+}
+
 s2s_status s2s_unk_words(uint8_t **word, const s2s_vocab *v, const s2s_dataset *d, int side) {
     int V = s2s_vocab_size(v);
     *word = s2s_calloc((size_t)V, 1);
-    size_t *count = s2s_calloc((size_t)V, sizeof(size_t));
+    size_t *count = s2s_calloc(2 * (size_t)V, sizeof(size_t)), *one = count + V;
     if (!*word || !count) {
         free(*word);
         free(count);
         *word = NULL;
         return s2s_fail(S2S_ERR_NOMEM, "out of memory");
     }
-    size_t total = 0;
     for (int i = 0; i < d->n; i++) {
         const s2s_example *e = &d->ex[i];
-        size_t off = side ? e->tgt : e->src;
         int len = side ? e->tgt_len : e->src_len;
-        for (int k = 0; k < len; k++) {
-            int id = d->ids[off + (size_t)k];
-            if (id >= 0 && id < V) count[id]++;
+        if (len == 0) continue;  // d->ids may be NULL: no arithmetic on it
+        const int *ids = d->ids + (side ? e->tgt : e->src);
+        for (int k = 0; k < len; k++) count[ids[k]]++;
+        const int *l = d->links ? d->links + 2 * e->link : NULL;
+        for (int k = 0; k < e->n_links; k++) {
+            int x = l[2 * k + side], y = l[2 * k + 1 - side];
+            if (degree(l, e->n_links, side, x) == 1 && degree(l, e->n_links, 1 - side, y) == 1)
+                one[ids[x]]++;
         }
-        total += (size_t)len;
     }
     for (int id = S2S_NUM_SPECIALS; id < V; id++) {
         const char *piece = s2s_vocab_token(v, id);
         uint32_t c;
         s2s_utf8_decode(piece, strlen(piece), &c);
-        (*word)[id] = !s2s_is_punct(c) && count[id] * 100 <= total;
+        (*word)[id] = !s2s_is_punct(c) && one[id] > 0 && 2 * one[id] >= count[id];
     }
     free(count);
     return S2S_OK;
@@ -566,13 +575,6 @@ static double unk_draw(const s2s_unk_replace *u, int line, int s, int t) {
     h *= 0xc4ceb9fe1a85ec53ULL;
     h ^= h >> 33;
     return (double)(h >> 11) * 0x1.0p-53;
-}
-
-// Links of (sorted) pairs l[0..n) whose side `side` (0 source, 1 target) is x.
-static int degree(const int *l, int n, int side, int x) {
-    int c = 0;
-    for (int k = 0; k < n; k++) c += l[2 * k + side] == x;
-    return c;
 }
 
 int s2s_batch_unk_replace(s2s_batch *b, const s2s_dataset *d, const int *idx,

@@ -121,12 +121,14 @@ void s2s_batch_buf_free(s2s_batch_buf *buf);
 // function of them, so a resumed run replaces what the first run did, and
 // the alignment rows are left as they are (the link stays).
 
-// word (vocab size of v): 1 for the ids that may become <unk>: neither a
-// special, nor punctuation (a token starting with a punctuation character;
-// those are tokens on their own), nor a function word: an id that makes up
-// more than 1/100 of `side`'s tokens (0 source, 1 target) in d (closed-class
-// words such as the, to, 的, 了 are the most frequent of a corpus).
-// Caller frees.
+// word (vocab size of v): 1 for the ids that may become <unk> on `side` (0
+// source, 1 target) of d: neither a special, nor punctuation (a token that
+// starts with a punctuation character; those are tokens on their own), nor
+// a function word: one that d's gold alignment links one-to-one in fewer
+// than half of its occurrences. Articles, auxiliaries, measure words and
+// particles (the, is, to, 个, 的, 了) are left unaligned or linked to a
+// phrase; words that translate word for word are linked one-to-one.
+// Without links nothing qualifies. Caller frees.
 s2s_status s2s_unk_words(uint8_t **word, const s2s_vocab *v, const s2s_dataset *d, int side);
 
 typedef struct s2s_unk_replace {
