@@ -222,8 +222,9 @@ static const s2s_cfg_key train_keys[] = {
      .help = "Clip the global gradient norm to this (0: no clipping)."},
     {.name = "log", .type = S2S_CFG_STRING, FIELD(s2s_train_config, log), .def = "",
      .flags = S2S_CFG_OUTPUT,
-     .help = "JSON-lines log, one object per step (`step`, `loss`, `lr`, "
-             "`tokens`, `grad_norm`, and `valid` on validation steps), appended "
+     .help = "JSON-lines log, one object per step (`step`, `loss`, `guided` and "
+             "`coref` when those losses are on, `lr`, `tokens`, `grad_norm`, and "
+             "`valid` on validation steps), appended "
              "run after run; unset, or with `-o`: `BASE.train.log` beside the "
              "output. Relative to the config file's folder, and must stay in "
              "it unless `--allow-outside`."},
