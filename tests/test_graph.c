@@ -11,7 +11,8 @@
 // with both masks and with dropout, FFN, embeddings), then whole tiny
 // models (pre/post norm, relu/gelu, tied/untied, label smoothing 0 and
 // 0.1) on a padded batch of three sentences of different lengths, also
-// with the guided alignment loss on one cross-attention head.
+// with the guided alignment loss on one cross-attention head and the
+// guided coreference loss on one encoder self-attention head.
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <criterion/parameterized.h>
@@ -498,6 +499,9 @@ typedef struct corpus {
     const int *links[4];  // gold alignment (source, target) pairs, for guided alignment
     int n_links[4];
     bool aligned;         // batches carry alignments
+    const int *coref[4];  // gold (pronoun, antecedent) pairs on the source side, sorted
+    int n_coref[4];
+    bool corefd;          // batches carry coreference rows
 } corpus;
 
 static const int S0[] = {4, 5, 6, 7}, S1[] = {8}, S2[] = {9, 10, 11, 4, 5, 6};
@@ -514,6 +518,15 @@ static const corpus THREE_ALIGNED = {.n = 3, .src = {S0, S1, S2}, .tgt = {T0, T1
                                      .src_len = {4, 1, 6}, .tgt_len = {3, 5, 0},
                                      .links = {L0, L1, NULL}, .n_links = {4, 2, 0},
                                      .aligned = true};
+// THREE_ALIGNED with coreference: in sentence 0 pronoun 2 has antecedent
+// 0 and pronoun 3 has two (0.5 each); sentence 1 has none; in sentence 2
+// pronoun 4 has antecedent 1. Coreference rows: 2 + 0 + 1.
+static const int C0[] = {2, 0, 3, 0, 3, 1}, C2[] = {4, 1};
+static const corpus THREE_COREF = {.n = 3, .src = {S0, S1, S2}, .tgt = {T0, T1, T2},
+                                   .src_len = {4, 1, 6}, .tgt_len = {3, 5, 0},
+                                   .links = {L0, L1, NULL}, .n_links = {4, 2, 0},
+                                   .aligned = true, .coref = {C0, NULL, C2},
+                                   .n_coref = {3, 0, 1}, .corefd = true};
 
 static void make_batch(s2s_batch *b, const corpus *c, int first, int n) {
     int S = 0, T = 0;
@@ -540,6 +553,19 @@ static void make_batch(s2s_batch *b, const corpus *c, int first, int n) {
         b->n_tokens += tl + 1;
         b->src_tokens += sl;
     }
+    if (c->corefd) {
+        b->coref = calloc((size_t)(n * S * S), sizeof(float));
+        for (int k = 0; k < n; k++) {
+            const int *l = c->coref[first + k];
+            for (int p = 0; p < S; p++) {
+                int cnt = 0;
+                for (int e = 0; e < c->n_coref[first + k]; e++) cnt += l[2 * e] == p;
+                for (int e = 0; e < c->n_coref[first + k]; e++)
+                    if (l[2 * e] == p) b->coref[(k * S + p) * S + l[2 * e + 1]] = 1.0f / (float)cnt;
+                b->n_coref += cnt > 0;
+            }
+        }
+    }
     if (!c->aligned) return;
     b->align = calloc((size_t)(n * T * S), sizeof(float));
     for (int k = 0; k < n; k++) {
@@ -557,6 +583,7 @@ static void make_batch(s2s_batch *b, const corpus *c, int first, int n) {
 static void free_batch(s2s_batch *b) {
     free(b->src), free(b->tgt_in), free(b->tgt_out), free(b->src_len), free(b->tgt_len);
     free(b->align);
+    free(b->coref);
 }
 
 // ---- the architecture in double, from the definitions ----
@@ -669,10 +696,26 @@ static void r_guided(r_guide *gd, const double *P, int T, int S) {
     }
 }
 
+// The coreference term of one sentence from its encoder self-attention
+// weights P (H, S, S), with gd's links as (pronoun, antecedent) pairs:
+// pronoun p with k antecedents gives each 1/k.
+static void r_coref(r_guide *gd, const double *P, int S) {
+    for (int p = 0; p < S; p++) {
+        int k = 0;
+        for (int l = 0; l < gd->n_links; l++) k += gd->links[2 * l] == p;
+        if (!k) continue;
+        gd->rows++;
+        for (int l = 0; l < gd->n_links; l++)
+            if (gd->links[2 * l] == p)
+                gd->sum -= log(P[(gd->head * S + p) * S + gd->links[2 * l + 1]] + 1e-6) / k;
+    }
+}
+
 // One sentence alone: the sum of its per-position smoothed losses; adds
-// the nll and the number of argmax hits, and the guided term to gd (NULL: none).
+// the nll and the number of argmax hits, the guided term to gd and the
+// coreference term to cg (NULL: none).
 static double r_sentence(const s2s_model *m, const int *src, int sl, const int *tgt, int tl,
-                         double eps, double *nll, int *correct, r_guide *gd) {
+                         double eps, double *nll, int *correct, r_guide *gd, r_guide *cg) {
     const s2s_model_config *c = &m->cfg.model;
     int d = c->d_model, S = sl + 1, T = tl + 1, V = VT;
     bool pre = c->norm == S2S_NORM_PRE;
@@ -681,10 +724,14 @@ static double r_sentence(const s2s_model *m, const int *src, int sl, const int *
     ids[sl] = S2S_EOS;
     double *mem = malloc(sizeof(double) * (size_t)(S * d));
     r_embed(mem, ids, S, P(m, "src_embed", 0, ".weight"), d);
+    double *self = malloc(sizeof(double) * (size_t)(c->heads * S * S));
     for (int l = 0; l < c->encoder_layers; l++) {
-        r_sub(mem, S, NULL, 0, m, "encoder.layers.%d", l, 0, -1, "norm1", NULL);
+        bool guided = cg && l == cg->layer;
+        r_sub(mem, S, NULL, 0, m, "encoder.layers.%d", l, 0, -1, "norm1", guided ? self : NULL);
         r_sub(mem, S, NULL, 0, m, "encoder.layers.%d", l, 2, -1, "norm2", NULL);
+        if (guided) r_coref(cg, self, S);
     }
+    free(self);
     if (pre) {
         double *t = malloc(sizeof(double) * (size_t)(S * d));
         r_ln(t, mem, m, "encoder.norm", 0, S);
@@ -729,24 +776,41 @@ static double r_sentence(const s2s_model *m, const int *src, int sl, const int *
     return total;
 }
 
-// The batch's mean smoothed loss; with gd (layer, head, weight), *guided
-// gets the guided term weight * sum / rows over the corpus's links.
-static double r_loss_guided(const s2s_model *m, const corpus *c, double eps, double *nll,
-                            int *correct, const r_guide *gd, double weight, double *guided) {
+// The guided terms of the reference: alignment (gd) and coreference (cg),
+// each with its layer, head and weight; NULL: off.
+typedef struct r_guides {
+    const r_guide *gd;
+    double weight;
+    const r_guide *cg;
+    double cweight;
+} r_guides;
+
+// The batch's mean smoothed loss; with gs->gd (layer, head, weight),
+// *guided gets the guided term weight * sum / rows over the corpus's
+// links, and with gs->cg *coref the coreference term likewise.
+static double r_loss_all(const s2s_model *m, const corpus *c, double eps, double *nll,
+                         int *correct, const r_guides *gs, double *guided, double *coref) {
     double sum = 0, nsum = 0;
     int n = 0, hits = 0;
-    r_guide g = gd ? *gd : (r_guide){0};
-    g.sum = 0, g.rows = 0;
+    r_guide g = gs->gd ? *gs->gd : (r_guide){0}, k = gs->cg ? *gs->cg : (r_guide){0};
+    g.sum = 0, g.rows = 0, k.sum = 0, k.rows = 0;
     for (int i = 0; i < c->n; i++) {
         g.links = c->links[i], g.n_links = c->n_links[i];
+        k.links = c->coref[i], k.n_links = c->n_coref[i];
         sum += r_sentence(m, c->src[i], c->src_len[i], c->tgt[i], c->tgt_len[i], eps, &nsum, &hits,
-                          gd ? &g : NULL);
+                          gs->gd ? &g : NULL, gs->cg ? &k : NULL);
         n += c->tgt_len[i] + 1;
     }
     if (nll) *nll = nsum / n;
     if (correct) *correct = hits;
-    if (guided) *guided = g.rows ? weight * g.sum / g.rows : 0.0;
+    if (guided) *guided = g.rows ? gs->weight * g.sum / g.rows : 0.0;
+    if (coref) *coref = k.rows ? gs->cweight * k.sum / k.rows : 0.0;
     return sum / n;
+}
+
+static double r_loss_guided(const s2s_model *m, const corpus *c, double eps, double *nll,
+                            int *correct, const r_guide *gd, double weight, double *guided) {
+    return r_loss_all(m, c, eps, nll, correct, &(r_guides){gd, weight, NULL, 0}, guided, NULL);
 }
 
 static double r_loss(const s2s_model *m, const corpus *c, double eps, double *nll, int *correct) {
@@ -802,21 +866,20 @@ static const arch ARCHS[] = {
 };
 #define N_ARCHS ((int)(sizeof ARCHS / sizeof ARCHS[0]))
 
-// The loss the gradient is of: the smoothed cross-entropy plus, with gd,
-// the guided term.
-static double r_objective(const s2s_model *m, const corpus *c, double eps, const r_guide *gd,
-                          double weight) {
-    double guided = 0;
-    double ce = r_loss_guided(m, c, eps, NULL, NULL, gd, weight, &guided);
-    return ce + guided;
+// The loss the gradient is of: the smoothed cross-entropy plus the guided
+// terms that are on.
+static double r_objective(const s2s_model *m, const corpus *c, double eps, const r_guides *gs) {
+    double guided = 0, coref = 0;
+    double ce = r_loss_all(m, c, eps, NULL, NULL, gs, &guided, &coref);
+    return ce + guided + coref;
 }
 
 // Central differences of r_objective against grads on about 400
 // coordinates of m (at least 4 per tensor); returns how many were checked
 // and the worst absolute and scaled errors.
 static int check_model_grads(s2s_model *m, const float *grads, const corpus *c, double eps,
-                             const r_guide *gd, double weight, double *worst_out,
-                             double *worst_rel_out, double *gmax_out) {
+                             const r_guides *gs, double *worst_out, double *worst_rel_out,
+                             double *gmax_out) {
     double gmax = 0;
     for (size_t i = 0; i < m->n_params; i++) gmax = fmax(gmax, fabs(grads[i]));
     cr_assert(gmax > 1e-3 && isfinite(gmax));
@@ -836,9 +899,9 @@ static int check_model_grads(s2s_model *m, const float *grads, const corpus *c, 
         for (int j = 0; j < k; j++) {
             float w0 = w[idx[j]], wp = w0 + 1e-4f, wm = w0 - 1e-4f;
             w[idx[j]] = wp;
-            double lp = r_objective(m, c, eps, gd, weight);
+            double lp = r_objective(m, c, eps, gs);
             w[idx[j]] = wm;
-            double lm = r_objective(m, c, eps, gd, weight);
+            double lm = r_objective(m, c, eps, gs);
             w[idx[j]] = w0;
             double fd = (lp - lm) / ((double)wp - (double)wm), an = gt[idx[j]];
             double err = fabs(an - fd) / (fabs(fd) + 1e-2 * tmax + 1e-3 * gmax);
@@ -881,7 +944,7 @@ ParameterizedTest(arch *a, graph, model_gradients_match_finite_differences) {
     cr_assert_eq(st.n_correct, correct);
 
     double worst, worst_rel, gmax;
-    int checked = check_model_grads(m, grads, &THREE, a->smoothing, NULL, 0.0, &worst,
+    int checked = check_model_grads(m, grads, &THREE, a->smoothing, &(r_guides){0}, &worst,
                                     &worst_rel, &gmax);
     cr_log_info("d=%d %s %s %s eps=%.1f: loss %.6f, %d coordinates, max |an-fd| %.2e, "
                 "max scaled error %.2e, max |grad| %.3f",
@@ -972,8 +1035,9 @@ ParameterizedTest(guided_case *gc, graph, guided_alignment_gradients_match_finit
     }
 
     double worst, worst_rel, gmax;
-    int checked = check_model_grads(m, grads, &THREE_ALIGNED, a->smoothing, &gd, gc->weight,
-                                    &worst, &worst_rel, &gmax);
+    int checked = check_model_grads(m, grads, &THREE_ALIGNED, a->smoothing,
+                                    &(r_guides){&gd, gc->weight, NULL, 0}, &worst, &worst_rel,
+                                    &gmax);
     cr_log_info("guided layer %d head %d weight %.1f: ce %.6f guided %.6f, %d coordinates, "
                 "max |an-fd| %.2e, max scaled error %.2e", gc->layer, gc->head,
                 (double)gc->weight, st.loss, st.guided, checked, worst, worst_rel);
@@ -1038,6 +1102,166 @@ Test(graph, guided_loss_by_hand) {
     char msg[64];
     snprintf(msg, sizeof msg, "alignment weight 0.5 at target %d, source 0", eos_row);
     cr_assert_not_null(strstr(s2s_last_error(), msg), "%s", s2s_last_error());
+    free(grads);
+    free_batch(&b);
+    free_batch(&plain);
+    s2s_graph_free(g);
+    s2s_model_free(m);
+}
+
+// ---- guided coreference ----
+
+typedef struct coref_case {
+    arch a;
+    int layer, head;
+    float weight;
+    int align_layer;  // >= 0: guided alignment on too (head 0, weight 0.3)
+} coref_case;
+
+// gelu only, as above; heads of 2 and 4, the first, the last and the only
+// encoder layer, pre- and post-norm, alone and beside guided alignment.
+static const coref_case COREF[] = {
+    {{12, 2, 16, 1, 2, S2S_NORM_PRE, S2S_ACT_GELU, 0, 0.1f}, 0, 1, 0.7f, -1},  // the only one
+    {{16, 2, 24, 2, 2, S2S_NORM_POST, S2S_ACT_GELU, 1, 0.0f}, 1, 0, 0.5f, -1}, // the last of two
+    {{16, 4, 24, 2, 1, S2S_NORM_PRE, S2S_ACT_GELU, 0, 0.1f}, 0, 3, 1.0f, -1},  // the first of two
+    {{16, 4, 24, 2, 2, S2S_NORM_PRE, S2S_ACT_GELU, 1, 0.0f}, 1, 2, 0.5f, 1},   // with alignment
+};
+
+ParameterizedTestParameters(graph, guided_coref_gradients_match_finite_differences) {
+    return cr_make_param_array(coref_case, (void *)COREF, sizeof COREF / sizeof COREF[0]);
+}
+
+// The gradient of cross-entropy + coreference term (+ guided alignment)
+// against central differences of the double reference, whose coreference
+// term comes from the pronoun rows of its own encoder self-attention.
+ParameterizedTest(coref_case *cc, graph, guided_coref_gradients_match_finite_differences) {
+    const arch *a = &cc->a;
+    s2s_model *m = make_model(a, 7000 + (uint64_t)a->d + (uint64_t)cc->layer);
+    s2s_batch b;
+    make_batch(&b, &THREE_COREF, 0, 3);
+    cr_assert_eq(b.n_coref, 3);
+    s2s_graph *g;
+    cr_assert_eq(s2s_graph_new(&g, m), S2S_OK);
+    float *grads = malloc(sizeof(float) * m->n_params), *plain = malloc(sizeof(float) * m->n_params);
+    bool align = cc->align_layer >= 0;
+    s2s_train_opts off = {.label_smoothing = a->smoothing, .guided_weight = align ? 0.3f : 0.0f,
+                          .guided_layer = cc->align_layer, .guided_head = 0};
+    s2s_train_opts o = off;
+    o.coref_weight = cc->weight;
+    o.coref_layer = cc->layer;
+    o.coref_head = cc->head;
+    s2s_loss_stats st, st0;
+    cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, grads, &st), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(s2s_forward_backward(g, &b, &off, NULL, plain, &st0), S2S_OK);
+
+    r_guide gd = {.layer = cc->align_layer, .head = 0}, cg = {.layer = cc->layer, .head = cc->head};
+    r_guides gs = {align ? &gd : NULL, 0.3, &cg, cc->weight};
+    double guided, coref;
+    double ce = r_loss_all(m, &THREE_COREF, a->smoothing, NULL, NULL, &gs, &guided, &coref);
+    cr_assert(fabs(st.loss - ce) <= 1e-5 * ce, "loss %.9g, reference %.9g", st.loss, ce);
+    cr_assert_eq(st.loss, st0.loss, "loss stays the cross-entropy");
+    cr_assert(coref > 0.1 && fabs(st.coref - coref) <= 1e-5 * coref, "coref %.9g, reference %.9g",
+              st.coref, coref);
+    cr_assert_eq(st.n_coref, 3);
+    cr_assert_eq(st0.coref, 0.0);
+    cr_assert_eq(st.guided, st0.guided, "the alignment term does not move");
+    if (align) cr_assert(fabs(st.guided - guided) <= 1e-5 * guided);
+
+    // The term reaches the gradient only through the encoder up to its
+    // layer: the decoder, the generator, the later encoder layers and the
+    // final encoder norm see no change.
+    bool changed = false;
+    for (size_t i = 0; i < m->n_params; i++) changed |= grads[i] != plain[i];
+    cr_assert(changed);
+    for (int ti = 0; ti < s2s_model_tensor_count(m); ti++) {
+        s2s_tensor_info t = s2s_model_tensor(m, ti);
+        int l;
+        bool later = sscanf(t.name, "encoder.layers.%d.", &l) == 1 && l > cc->layer;
+        bool upstream = strncmp(t.name, "encoder.layers.", 15) == 0 ||
+                        strncmp(t.name, "src_embed", 9) == 0;
+        if (upstream && !later) continue;
+        cr_assert(memcmp(grads + (t.data - m->params), plain + (t.data - m->params),
+                         sizeof(float) * (size_t)numel(&t)) == 0, "%s", t.name);
+    }
+
+    double worst, worst_rel, gmax;
+    int checked = check_model_grads(m, grads, &THREE_COREF, a->smoothing, &gs, &worst, &worst_rel,
+                                    &gmax);
+    cr_log_info("coref layer %d head %d weight %.1f%s: ce %.6f coref %.6f, %d coordinates, "
+                "max |an-fd| %.2e, max scaled error %.2e", cc->layer, cc->head,
+                (double)cc->weight, align ? " + alignment" : "", st.loss, st.coref, checked,
+                worst, worst_rel);
+    cr_assert_gt(checked, 300);
+    free(grads), free(plain);
+    free_batch(&b);
+    s2s_graph_free(g);
+    s2s_model_free(m);
+}
+
+// With the coreference layer's queries zeroed every self-attention row is
+// uniform over its sentence's source rows (</s> included): the term is a
+// hand computation.
+Test(graph, guided_coref_loss_by_hand) {
+    arch a = {8, 2, 16, 1, 1, S2S_NORM_PRE, S2S_ACT_RELU, 0, 0.0f};
+    s2s_model *m = make_model(&a, 7100);
+    s2s_tensor_info qw = s2s_model_find_tensor(m, "encoder.layers.0.self_attn.q_proj.weight");
+    s2s_tensor_info qb = s2s_model_find_tensor(m, "encoder.layers.0.self_attn.q_proj.bias");
+    cr_assert(qw.data && qb.data);
+    memset(weights_of(m, &qw), 0, sizeof(float) * (size_t)numel(&qw));
+    memset(weights_of(m, &qb), 0, sizeof(float) * (size_t)numel(&qb));
+    s2s_batch b;
+    // Sentence 0: 4 tokens + </s>, pronoun 2 (one antecedent) and pronoun
+    // 3 (two, 0.5 each); sentence 2: 6 + </s>, pronoun 4. Padded to 7 rows.
+    make_batch(&b, &THREE_COREF, 0, 3);
+    cr_assert_eq(b.n_coref, 3);
+    s2s_graph *g;
+    cr_assert_eq(s2s_graph_new(&g, m), S2S_OK);
+    float *grads = malloc(sizeof(float) * m->n_params);
+    double w = 0.4;
+    double want = w * (-log(1.0 / 5 + 1e-6) + 2 * 0.5 * -log(1.0 / 5 + 1e-6) +
+                       -log(1.0 / 7 + 1e-6)) / 3;
+    for (int head = 0; head < 2; head++) {
+        s2s_train_opts o = {.coref_weight = (float)w, .coref_layer = 0, .coref_head = head};
+        s2s_loss_stats st;
+        cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, grads, &st), S2S_OK, "%s",
+                     s2s_last_error());
+        cr_assert(fabs(st.coref - want) < 1e-6, "head %d: %.9f vs %.9f", head, st.coref, want);
+        cr_assert_eq(st.n_coref, 3);
+        cr_assert_eq(st.guided, 0.0);
+    }
+    // A batch without coreference rows, or weight 0: no term.
+    s2s_batch plain;
+    make_batch(&plain, &THREE_ALIGNED, 0, 3);
+    s2s_train_opts o = {.coref_weight = (float)w, .coref_layer = 0, .coref_head = 1};
+    s2s_loss_stats st;
+    cr_assert_eq(s2s_forward_backward(g, &plain, &o, NULL, grads, &st), S2S_OK);
+    cr_assert_eq(st.coref, 0.0);
+    o.coref_weight = 0;
+    cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, grads, &st), S2S_OK);
+    cr_assert_eq(st.coref, 0.0);
+    // Options naming a head the model lacks are refused.
+    o = (s2s_train_opts){.coref_weight = 1, .coref_layer = 1, .coref_head = 0};
+    cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, grads, &st), S2S_ERR_INVALID);
+    cr_assert_str_eq(s2s_last_error(), "guided coreference: layer 1, head 0; the model has 1 "
+                                       "encoder layers of 2 heads");
+    o = (s2s_train_opts){.coref_weight = 1, .coref_layer = 0, .coref_head = 2};
+    cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, grads, &st), S2S_ERR_INVALID);
+    o = (s2s_train_opts){.coref_weight = NAN};
+    cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, grads, &st), S2S_ERR_INVALID);
+    // A weight on the </s> row, or on a padded column, is a bad batch.
+    o = (s2s_train_opts){.coref_weight = 1};
+    b.coref[(int64_t)0 * b.S * b.S + 4 * b.S + 0] = 0.5f;  // sentence 0's </s> is row 4
+    cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, grads, &st), S2S_ERR_INVALID);
+    cr_assert_not_null(strstr(s2s_last_error(), "coreference weight 0.5 at pronoun 4, "
+                                                "antecedent 0"), "%s", s2s_last_error());
+    b.coref[4 * b.S + 0] = 0.0f;
+    b.coref[2 * b.S + 6] = 1.0f;  // column 6: padding in sentence 0
+    cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, grads, &st), S2S_ERR_INVALID);
+    b.coref[2 * b.S + 6] = 0.0f;
+    b.n_coref = 2;
+    cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, grads, &st), S2S_ERR_INVALID);
+    cr_assert_str_eq(s2s_last_error(), "training batch: n_coref is 2, the coreference rows have "
+                                       "3 guided rows");
     free(grads);
     free_batch(&b);
     free_batch(&plain);

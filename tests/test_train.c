@@ -168,7 +168,7 @@ Test(metrics, exact_match_compares_every_token) {
 static void expect_load_error(const char *path, s2s_status want, const char *needle) {
     s2s_vocab *v = digits();
     s2s_dataset *d = NULL;
-    s2s_status st = s2s_dataset_load(&d, path, v, v, 16, false, false);
+    s2s_status st = s2s_dataset_load(&d, path, v, v, 16, 0);
     cr_assert_eq(st, want, "%s: status %d: %s", path, st, s2s_last_error());
     cr_assert_null(d);
     cr_assert_not_null(strstr(s2s_last_error(), needle), "message '%s' lacks '%s'",
@@ -197,7 +197,7 @@ Test(data, over_long_line_names_file_and_line) {
 Test(data, reads_ids_and_references) {
     s2s_vocab *v = digits();
     s2s_dataset *d;
-    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), v, v, 16, true, false), S2S_OK);
+    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), v, v, 16, S2S_DATA_REFS), S2S_OK);
     cr_assert_eq(d->n, 100);
     // Line 1 is "0 4 5 3 4 9<TAB>9 4 3 5 4 0": digit k has id k + 4.
     const s2s_example *e = &d->ex[0];
@@ -216,7 +216,7 @@ Test(data, reads_ids_and_references) {
 Test(data, batches_cover_the_epoch_within_the_budget) {
     s2s_vocab *v = digits();
     s2s_dataset *d;
-    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_train.tsv"), v, v, 16, false, false), S2S_OK);
+    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_train.tsv"), v, v, 16, 0), S2S_OK);
     s2s_batch_plan p = {0}, q = {0}, r = {0};
     cr_assert_eq(s2s_batch_plan_make(&p, d, 300, true, 7, 1), S2S_OK);
     cr_assert_eq(s2s_batch_plan_make(&q, d, 300, true, 7, 1), S2S_OK);
@@ -267,7 +267,7 @@ Test(data, batches_cover_the_epoch_within_the_budget) {
 Test(data, no_shuffle_keeps_file_order) {
     s2s_vocab *v = digits();
     s2s_dataset *d;
-    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), v, v, 16, false, false), S2S_OK);
+    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), v, v, 16, 0), S2S_OK);
     s2s_batch_plan p = {0};
     cr_assert_eq(s2s_batch_plan_make(&p, d, 200, false, 7, 3), S2S_OK);
     for (int i = 0; i < d->n; i++) cr_assert_eq(p.order[i], i);
@@ -296,7 +296,7 @@ Test(data, alignments_become_normalised_rows, .init = make_tmpdir, .fini = tmpdi
                      "6 7\t7 6 6\t1p0 0-2 0-2\n");
     s2s_vocab *v = digits();
     s2s_dataset *d;
-    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, false, true), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, S2S_DATA_ALIGN), S2S_OK, "%s", s2s_last_error());
     cr_assert_eq(d->ex[0].n_links, 4);
     cr_assert_eq(d->ex[1].n_links, 0);
     cr_assert_eq(d->ex[2].n_links, 2);
@@ -327,7 +327,7 @@ Test(data, alignments_become_normalised_rows, .init = make_tmpdir, .fini = tmpdi
     s2s_dataset_free(d);
 
     // Not asked for: the column is not read, and batches have no alignments.
-    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, false, false), S2S_OK);
+    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, 0), S2S_OK);
     cr_assert_null(d->links);
     cr_assert_eq(s2s_batch_fill(&bb, d, idx, 3), S2S_OK);
     cr_assert_null(bb.b.align);
@@ -355,16 +355,215 @@ Test(data, bad_alignment_names_file_and_line, .init = make_tmpdir, .fini = tmpdi
         const char *path = tmp_path("a.tsv");
         write_text(path, cases[c].text);
         s2s_dataset *d = NULL;
-        cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, false, true), S2S_ERR_FORMAT, "%s",
+        cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, S2S_DATA_ALIGN), S2S_ERR_FORMAT, "%s",
                      cases[c].text);
         cr_assert_null(d);
         const char *msg = s2s_last_error();
         cr_assert_eq(strncmp(msg, path, strlen(path) - strlen("a.tsv")), 0, "%s", msg);
         cr_assert_not_null(strstr(msg, cases[c].msg), "'%s' lacks '%s'", msg, cases[c].msg);
         // Without guided alignment the column is not read.
-        cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, false, false), S2S_OK);
+        cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, 0), S2S_OK);
         s2s_dataset_free(d);
     }
+    s2s_vocab_free(v);
+}
+
+Test(data, coreference_becomes_pronoun_rows, .init = make_tmpdir, .fini = tmpdir_remove) {
+    // Line 1: source pronoun 2 has two antecedents (0.5 each), the target
+    // side is read and checked but not kept; line 2 has neither column;
+    // line 3 an empty alignment and one link; line 4 an empty column.
+    const char *path = tmp_path("c.tsv");
+    write_text(path, "1 2 3\t3 2 1\t0-2 1-1 2-0\t2-1 2-0|2-0\n"
+                     "4 5\t5 4\n"
+                     "6 7\t7 6\t\t1-0|\n"
+                     "8 9\t9 8\t0-1\t\n");
+    s2s_vocab *v = digits();
+    s2s_dataset *d;
+    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, S2S_DATA_ALIGN | S2S_DATA_COREF), S2S_OK,
+                 "%s", s2s_last_error());
+    static const int n_coref[] = {2, 0, 1, 0}, n_links[] = {3, 0, 0, 1};
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(d->ex[i].n_coref, n_coref[i], "line %d", i + 1);
+        cr_assert_eq(d->ex[i].n_links, n_links[i], "line %d: the fourth column is cut off", i + 1);
+    }
+    const int *c = d->coref + 2 * d->ex[0].coref;
+    cr_assert(c[0] == 2 && c[1] == 0 && c[2] == 2 && c[3] == 1, "sorted (pronoun, antecedent)");
+    s2s_batch_buf bb = {0};
+    int idx[] = {0, 1, 2, 3};
+    cr_assert_eq(s2s_batch_fill(&bb, d, idx, 4), S2S_OK);
+    const s2s_batch *b = &bb.b;
+    cr_assert_eq(b->S, 4);
+    cr_assert_not_null(b->coref);
+    cr_assert_eq(b->n_coref, 1 + 0 + 1 + 0);
+    for (int i = 0; i < 4; i++)
+        for (int p = 0; p < 4; p++)
+            for (int a = 0; a < 4; a++) {
+                float want = i == 0 && p == 2 && a < 2 ? 0.5f : i == 2 && p == 1 && a == 0 ? 1.0f
+                                                                                          : 0.0f;
+                cr_assert_eq(b->coref[(i * 4 + p) * 4 + a], want, "sentence %d, row %d, col %d",
+                             i, p, a);
+            }
+    s2s_dataset_free(d);
+
+    // Alignments alone: the fourth column does not reach the third.
+    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, S2S_DATA_ALIGN), S2S_OK, "%s",
+                 s2s_last_error());
+    cr_assert_null(d->coref);
+    cr_assert_eq(d->ex[0].n_links, 3);
+    cr_assert_eq(s2s_batch_fill(&bb, d, idx, 4), S2S_OK);
+    cr_assert_null(bb.b.coref);
+    cr_assert_eq(bb.b.n_coref, 0);
+    s2s_dataset_free(d);
+    s2s_batch_buf_free(&bb);
+
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"1 2\t2 1\t\t0-1\n", "c.tsv:1: bad coreference column '0-1' (expected SRC|TGT)"},
+        {"1 2\t2 1\n1 2\t2 1\t\t1-x|\n", "c.tsv:2: bad alignment link '1-x'"},
+        {"1 2\t2 1\t\t0-2|\n", "c.tsv:1: coreference link 0-2 out of range (the source has 2 "
+                               "tokens)"},
+        {"1 2\t2 1 3\t\t|2-3\n", "c.tsv:1: coreference link 2-3 out of range (the target has 3 "
+                                 "tokens)"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        write_text(path, bad[k].text);
+        cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, S2S_DATA_COREF), S2S_ERR_FORMAT, "%s",
+                     bad[k].text);
+        cr_assert_null(d);
+        cr_assert_not_null(strstr(s2s_last_error(), bad[k].msg), "'%s' lacks '%s'",
+                           s2s_last_error(), bad[k].msg);
+        // Not asked for: not read.
+        cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, S2S_DATA_ALIGN), S2S_OK);
+        s2s_dataset_free(d);
+    }
+    s2s_vocab_free(v);
+}
+
+// The words <unk> replacement may pick, by hand: 1-1 links in at least
+// half of a token's occurrences, punctuation and specials never.
+Test(data, unk_words_are_mostly_one_to_one_and_not_punctuation, .init = make_tmpdir,
+     .fini = tmpdir_remove) {
+    const char *path = tmp_path("u.tsv");
+    write_text(path, "the cat is .\tcat is .\t1-0 2-1 3-2\n"
+                     "the dog is .\tdog .\t1-0 2-0 3-1\n"
+                     "the cat is , dog .\tcat , dog is .\t1-0 2-3 3-1 4-2 5-4\n"
+                     "the dog is .\tdog .\t1-0 2-0 3-1\n"
+                     "the dog is .\tdog .\t1-0 2-0 3-1\n");
+    s2s_vocab *v;
+    cr_assert_eq(s2s_vocab_from_string(&v, "<pad>\n<unk>\n<s>\n</s>\nthe\ncat\ndog\nis\n,\n.",
+                                       "v"), S2S_OK, "%s", s2s_last_error());
+    s2s_dataset *d;
+    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, S2S_DATA_ALIGN), S2S_OK, "%s",
+                 s2s_last_error());
+    uint8_t *src, *tgt;
+    cr_assert_eq(s2s_unk_words(&src, v, d, 0), S2S_OK);
+    cr_assert_eq(s2s_unk_words(&tgt, v, d, 1), S2S_OK);
+    // the: never linked; cat: 2 of 2; dog: 1 of 4; is: 2 of 5 on the
+    // source side, 2 of 2 on the target side; "," is linked 1-1 but punctuation.
+    static const char *const names[] = {"<pad>", "<unk>", "<s>", "</s>", "the", "cat",
+                                        "dog", "is", ",", "."};
+    static const uint8_t want_src[] = {0, 0, 0, 0, 0, 1, 0, 0, 0, 0};
+    static const uint8_t want_tgt[] = {0, 0, 0, 0, 0, 1, 0, 1, 0, 0};
+    for (int id = 0; id < 10; id++) {
+        cr_assert_eq(src[id], want_src[id], "source %s", names[id]);
+        cr_assert_eq(tgt[id], want_tgt[id], "target %s", names[id]);
+    }
+    free(src), free(tgt);
+    s2s_dataset_free(d);
+    s2s_vocab_free(v);
+}
+
+// 200 lines over words w0..w199: the even lines have two candidate pairs
+// (w_i and w_j, 1-1 both ways), the odd ones none (w_j is linked twice,
+// and so is w_i's target). What is replaced depends on (seed, epoch, line,
+// link) alone, never on how the lines are batched.
+Test(data, unk_replacement_is_a_function_of_seed_epoch_and_line, .init = make_tmpdir,
+     .fini = tmpdir_remove) {
+    const char *path = tmp_path("w.tsv");
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    char vtext[4096] = "<pad>\n<unk>\n<s>\n</s>\nthe\n.";
+    for (int i = 0; i < 200; i++) {
+        int j = (i + 1) % 200;
+        fprintf(f, "the w%d w%d .\tw%d w%d .\t%s\n", i, j, i, j,
+                i % 2 ? "1-0 2-1 2-0 3-2" : "1-0 2-1 3-2");
+        snprintf(vtext + strlen(vtext), sizeof vtext - strlen(vtext), "\nw%d", i);
+    }
+    fclose(f);
+    s2s_vocab *v;
+    cr_assert_eq(s2s_vocab_from_string(&v, vtext, "v"), S2S_OK, "%s", s2s_last_error());
+    s2s_dataset *d;
+    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, S2S_DATA_ALIGN), S2S_OK, "%s",
+                 s2s_last_error());
+    uint8_t *sw, *tw;
+    cr_assert_eq(s2s_unk_words(&sw, v, d, 0), S2S_OK);
+    cr_assert_eq(s2s_unk_words(&tw, v, d, 1), S2S_OK);
+    int idx[200], rev[200];
+    for (int i = 0; i < 200; i++) idx[i] = i, rev[i] = 199 - i;
+    s2s_batch_buf bb = {0}, bb2 = {0};
+    s2s_unk_replace u = {.rate = 1.0f, .seed = 1, .epoch = 1, .src_word = sw, .tgt_word = tw};
+
+    // Rate 1: exactly the candidates, on both sides, with tgt_in one row
+    // later, and the alignment rows untouched.
+    cr_assert_eq(s2s_batch_fill(&bb, d, idx, 200), S2S_OK);
+    const s2s_batch *b = &bb.b;
+    size_t acells = (size_t)200 * b->T * b->S;
+    float *align = malloc(acells * sizeof(float));
+    memcpy(align, b->align, acells * sizeof(float));
+    cr_assert_eq(s2s_batch_unk_replace(&bb.b, d, idx, &u), 200);
+    cr_assert(memcmp(align, b->align, acells * sizeof(float)) == 0);
+    free(align);
+    for (int i = 0; i < 200; i++) {
+        bool even = i % 2 == 0;
+        const int *src = b->src + i * b->S, *to = b->tgt_out + i * b->T, *ti = b->tgt_in + i * b->T;
+        cr_assert_eq(src[0] == S2S_UNK, false, "line %d: the (unlinked) stays", i + 1);
+        cr_assert_eq(src[1] == S2S_UNK, even, "line %d", i + 1);
+        cr_assert_eq(src[2] == S2S_UNK, even, "line %d", i + 1);
+        cr_assert_eq(src[3] == S2S_UNK, false, "line %d: . stays", i + 1);
+        for (int t = 0; t < 3; t++) {
+            cr_assert_eq(to[t] == S2S_UNK, even && t < 2, "line %d, target %d", i + 1, t);
+            cr_assert_eq(ti[t + 1], to[t], "line %d: tgt_in is tgt_out one row later", i + 1);
+        }
+    }
+
+    // A fraction: about rate of the candidates, the same whatever the
+    // batches, different in another epoch or with another seed.
+    u.rate = 0.25f;
+    cr_assert_eq(s2s_batch_fill(&bb, d, idx, 200), S2S_OK);
+    int n = s2s_batch_unk_replace(&bb.b, d, idx, &u);
+    cr_assert(n >= 25 && n <= 75, "%d of 200 pairs at rate 0.25", n);
+    for (int start = 0; start < 200; start += 7) {
+        int k = start + 7 <= 200 ? 7 : 200 - start;
+        cr_assert_eq(s2s_batch_fill(&bb2, d, rev + start, k), S2S_OK);
+        s2s_batch_unk_replace(&bb2.b, d, rev + start, &u);
+        for (int r = 0; r < k; r++) {
+            int i = rev[start + r];
+            cr_assert(memcmp(bb.b.src + i * bb.b.S, bb2.b.src + r * bb2.b.S, 4 * sizeof(int)) == 0
+                          && memcmp(bb.b.tgt_out + i * bb.b.T, bb2.b.tgt_out + r * bb2.b.T,
+                                    3 * sizeof(int)) == 0,
+                      "line %d: another batching replaced other words", i + 1);
+        }
+    }
+    int differ[2] = {0, 0};
+    for (int variant = 0; variant < 2; variant++) {
+        s2s_unk_replace w = u;
+        if (variant == 0) w.epoch = 2;
+        else w.seed = 2;
+        cr_assert_eq(s2s_batch_fill(&bb2, d, idx, 200), S2S_OK);
+        s2s_batch_unk_replace(&bb2.b, d, idx, &w);
+        for (int i = 0; i < 200 * bb.b.S; i++) differ[variant] += bb.b.src[i] != bb2.b.src[i];
+    }
+    cr_assert(differ[0] > 0 && differ[1] > 0, "epoch 2: %d, seed 2: %d tokens differ", differ[0],
+              differ[1]);
+    // Rate 0: nothing.
+    u.rate = 0.0f;
+    cr_assert_eq(s2s_batch_fill(&bb2, d, idx, 200), S2S_OK);
+    cr_assert_eq(s2s_batch_unk_replace(&bb2.b, d, idx, &u), 0);
+    free(sw), free(tw);
+    s2s_batch_buf_free(&bb);
+    s2s_batch_buf_free(&bb2);
+    s2s_dataset_free(d);
     s2s_vocab_free(v);
 }
 
@@ -379,7 +578,7 @@ Test(data, empty_side_is_end_of_sentence_alone, .init = make_tmpdir, .fini = tmp
     fclose(f);
     s2s_vocab *v = digits();
     s2s_dataset *d;
-    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, true, false), S2S_OK, "%s",
+    cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, S2S_DATA_REFS), S2S_OK, "%s",
                  s2s_last_error());
     cr_assert_eq(d->n, 3);
     cr_assert_eq(d->ex[0].src_len, 0);
@@ -416,7 +615,7 @@ Test(loss, label_smoothed_loss_matches_scored_log_probs) {
     cr_assert_eq(s2s_model_init(&m, &cfg, 5), S2S_OK, "%s", s2s_last_error());
     s2s_dataset *d;
     cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_dev.tsv"), s2s_model_src_vocab(m),
-                                  s2s_model_tgt_vocab(m), 16, false, false), S2S_OK);
+                                  s2s_model_tgt_vocab(m), 16, 0), S2S_OK);
     int idx[3] = {0, 1, 2};  // different lengths: padding in the batch
     s2s_batch_buf bb = {0};
     cr_assert_eq(s2s_batch_fill(&bb, d, idx, 3), S2S_OK);
@@ -513,9 +712,7 @@ Test(trainer, learns_to_reverse_digits, .init = make_tmpdir, .fini = tmpdir_remo
 // N steps in one run, or N/2 then --resume to N: the same weights, byte for
 // byte, and the same log. Dropout and shuffling are on, so the dropout
 // generator, the epoch order and the position in it must all be restored.
-Test(trainer, resume_gives_identical_weights, .init = make_tmpdir, .fini = tmpdir_remove,
-     .timeout = 600) {
-    s2s_config cfg = reverse_config();
+static void check_resume(s2s_config cfg) {
     cfg.model.dropout = 0.1f;
     cfg.model.attention_dropout = 0.1f;
     cfg.train.batch_tokens = 200;  // several epochs' worth of positions in few steps
@@ -559,6 +756,42 @@ Test(trainer, resume_gives_identical_weights, .init = make_tmpdir, .fini = tmpdi
     cr_assert(na == nb && memcmp(a, b, na) == 0, "resumed loss curve differs");
     free(a);
     free(b);
+}
+
+Test(trainer, resume_gives_identical_weights, .init = make_tmpdir, .fini = tmpdir_remove,
+     .timeout = 600) {
+    check_resume(reverse_config());
+}
+
+// reverse_train.tsv with gold columns: alignment i-(n-1-i) and, on the
+// source side, the last digit as a "pronoun" whose antecedent is the first.
+static const char *write_gold_reverse(void) {
+    FILE *in = fopen(FIX("reverse_train.tsv"), "r");
+    const char *path = tmp_path("gold.tsv");
+    FILE *out = fopen(path, "w");
+    cr_assert(in && out);
+    char line[256];
+    while (fgets(line, sizeof line, in)) {
+        line[strcspn(line, "\n")] = '\0';
+        int n = 1;
+        for (char *c = line; *c != '\t'; c++) n += *c == ' ';
+        fputs(line, out);
+        for (int i = 0; i < n; i++) fprintf(out, "%c%d-%d", i ? ' ' : '\t', i, n - 1 - i);
+        fprintf(out, "\t%d-0|\n", n - 1);
+    }
+    fclose(in);
+    fclose(out);
+    return path;
+}
+
+// <unk> replacement and guided coreference keep a resumed run identical.
+Test(trainer, resume_with_unk_replace_and_coref_gives_identical_weights, .init = make_tmpdir,
+     .fini = tmpdir_remove, .timeout = 600) {
+    s2s_config cfg = reverse_config();
+    snprintf(cfg.data.train, sizeof cfg.data.train, "%s", write_gold_reverse());
+    cfg.train.unk_replace = 0.2f;
+    cfg.train.guided_coref = (s2s_guided_alignment){.layer = 0, .head = 1, .weight = 0.5f};
+    check_resume(cfg);
 }
 
 // --resume reads the checkpoint file: without it, or with a plain model in
@@ -766,24 +999,33 @@ Test(trainer, init_must_match_the_configs_architecture, .init = make_tmpdir,
 // Guided alignment on the reverse task, whose gold alignment is the
 // anti-diagonal: the guided loss is logged every step and falls as the
 // head learns it; without it the log has no "guided" key.
+// The loss of a guided term, step by step, from a train.log of `steps`
+// lines; key "\"coref\": ".
+static void logged_term(const char *log_path, const char *key, int steps, double *first,
+                        double *last) {
+    size_t n;
+    char *log = (char *)slurp(log_path, &n);
+    log[n] = '\0';  // read_bytes leaves room for it
+    *first = *last = 0;
+    int step = 0;
+    for (char *l = log; *l; step++) {
+        char *g = strstr(l, key);
+        char *nl = strchr(l, '\n');
+        cr_assert(g && nl && g < nl, "step %d has no %s: %.80s", step + 1, key, l);
+        double v = strtod(g + strlen(key), NULL);
+        cr_assert(isfinite(v) && v > 0, "%.80s", l);
+        if (step < 10) *first += v / 10;
+        if (step >= steps - 10) *last += v / 10;
+        l = nl + 1;
+    }
+    cr_assert_eq(step, steps);
+    free(log);
+}
+
 Test(trainer, guided_alignment_is_learned_and_logged, .init = make_tmpdir,
      .fini = tmpdir_remove, .timeout = 600) {
-    FILE *in = fopen(FIX("reverse_train.tsv"), "r");
-    FILE *out = fopen(tmp_path("aligned.tsv"), "w");
-    cr_assert(in && out);
-    char line[256];
-    while (fgets(line, sizeof line, in)) {
-        line[strcspn(line, "\n")] = '\0';
-        int n = 1;
-        for (char *c = line; *c != '\t'; c++) n += *c == ' ';
-        fputs(line, out);
-        for (int i = 0; i < n; i++) fprintf(out, "%c%d-%d", i ? ' ' : '\t', i, n - 1 - i);
-        fputc('\n', out);
-    }
-    fclose(in);
-    fclose(out);
     s2s_config cfg = reverse_config();
-    snprintf(cfg.data.train, sizeof cfg.data.train, "%s", tmp_path("aligned.tsv"));
+    snprintf(cfg.data.train, sizeof cfg.data.train, "%s", write_gold_reverse());
     cfg.data.dev[0] = '\0';
     cfg.train.max_steps = 120;
     cfg.train.guided_alignment = (s2s_guided_alignment){.layer = 0, .head = 2, .weight = 1.0f};
@@ -791,26 +1033,11 @@ Test(trainer, guided_alignment_is_learned_and_logged, .init = make_tmpdir,
     p.output = tmp_path("g.safetensors");
     s2s_train_summary sum;
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
-    size_t n;
-    char *log = (char *)slurp(tmp_path("g.train.log"), &n);
-    log[n] = '\0';  // read_bytes leaves room for it
-    double first = 0, last = 0;
-    int step = 0;
-    for (char *l = log; *l; step++) {
-        char *g = strstr(l, "\"guided\": ");
-        char *nl = strchr(l, '\n');
-        cr_assert(g && nl && g < nl, "step %d has no guided loss: %.80s", step + 1, l);
-        double v = strtod(g + 10, NULL);
-        cr_assert(isfinite(v) && v > 0, "%.80s", l);
-        if (step < 10) first += v / 10;
-        if (step >= cfg.train.max_steps - 10) last += v / 10;
-        l = nl + 1;
-    }
-    cr_assert_eq(step, cfg.train.max_steps);
+    double first, last;
+    logged_term(tmp_path("g.train.log"), "\"guided\": ", cfg.train.max_steps, &first, &last);
     cr_log_info("guided loss: %.3f over the first 10 steps, %.3f over the last 10", first, last);
     cr_assert_lt(last, 0.5 * first, "guided loss %.3f over the first 10 steps, %.3f over the last",
                  first, last);
-    free(log);
     // The model loads; its file keeps the model: and decode: sections only.
     s2s_model *m;
     cr_assert_eq(s2s_model_load(&m, tmp_path("g.safetensors")), S2S_OK, "%s", s2s_last_error());
@@ -822,10 +1049,62 @@ Test(trainer, guided_alignment_is_learned_and_logged, .init = make_tmpdir,
     cfg.train.max_steps = 2;
     p.output = tmp_path("g2.safetensors");
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
-    log = (char *)slurp(tmp_path("g2.train.log"), &n);
+    size_t n;
+    char *log = (char *)slurp(tmp_path("g2.train.log"), &n);
     log[n] = '\0';
     cr_assert_null(strstr(log, "guided"), "%s", log);
     free(log);
+}
+
+Test(trainer, guided_coref_is_learned_and_logged, .init = make_tmpdir, .fini = tmpdir_remove,
+     .timeout = 600) {
+    s2s_config cfg = reverse_config();
+    snprintf(cfg.data.train, sizeof cfg.data.train, "%s", write_gold_reverse());
+    cfg.data.dev[0] = '\0';
+    cfg.train.max_steps = 120;
+    cfg.train.guided_coref = (s2s_guided_alignment){.layer = 0, .head = 1, .weight = 1.0f};
+    s2s_train_params p = s2s_train_default_params();
+    p.output = tmp_path("c.safetensors");
+    s2s_train_summary sum;
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    double first, last;
+    logged_term(tmp_path("c.train.log"), "\"coref\": ", cfg.train.max_steps, &first, &last);
+    cr_log_info("coref loss: %.3f over the first 10 steps, %.3f over the last 10", first, last);
+    cr_assert_lt(last, 0.5 * first, "coref loss %.3f over the first 10 steps, %.3f over the last",
+                 first, last);
+
+    // Off: no key. A layer the model lacks is refused before the first step.
+    cfg.train.guided_coref.layer = -1;
+    cfg.train.max_steps = 2;
+    p.output = tmp_path("c2.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    size_t n;
+    char *log = (char *)slurp(tmp_path("c2.train.log"), &n);
+    log[n] = '\0';
+    cr_assert_null(strstr(log, "coref"), "%s", log);
+    free(log);
+    cfg.train.guided_coref.layer = 1;
+    p.output = tmp_path("c3.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_ERR_CONFIG);
+    cr_assert_not_null(strstr(s2s_last_error(), "train.guided_coref.layer: 1 is out of range; "
+                                                "model.encoder_layers is 1"), "%s",
+                       s2s_last_error());
+}
+
+// unk_replace needs the gold alignment to pick pairs from.
+Test(trainer, unk_replace_without_alignments_is_refused, .init = make_tmpdir,
+     .fini = tmpdir_remove) {
+    s2s_config cfg = reverse_config();
+    cfg.train.unk_replace = 0.03f;
+    s2s_train_params p = s2s_train_default_params();
+    p.output = tmp_path("u.safetensors");
+    s2s_train_summary sum;
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_ERR_CONFIG);
+    cr_assert_not_null(strstr(s2s_last_error(), "train.unk_replace is 0.03, but "),
+                       "%s", s2s_last_error());
+    cr_assert_not_null(strstr(s2s_last_error(), "reverse_train.tsv has no gold alignment (third "
+                                                "column)"), "%s", s2s_last_error());
+    cr_assert_neq(access(tmp_path("u.safetensors"), F_OK), 0, "no model after the error");
 }
 
 Test(trainer, bad_data_file_is_reported_with_its_line, .init = make_tmpdir,
@@ -905,7 +1184,7 @@ Test(eval, tokens_give_what_the_file_gives) {
     cr_assert_eq(n, 100);
 
     s2s_dataset *a, *b;
-    cr_assert_eq(s2s_dataset_load(&a, FIX("reverse_dev.tsv"), sv, tv, 16, true, false), S2S_OK);
+    cr_assert_eq(s2s_dataset_load(&a, FIX("reverse_dev.tsv"), sv, tv, 16, S2S_DATA_REFS), S2S_OK);
     cr_assert_eq(s2s_dataset_from_tokens(&b, src, tgt, n, 16, true), S2S_OK, "%s", s2s_last_error());
     cr_assert_eq(a->n, b->n);
     for (int i = 0; i < n; i++) {

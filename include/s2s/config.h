@@ -87,7 +87,7 @@ typedef enum s2s_best_metric {
     S2S_BEST_COUNT
 } s2s_best_metric;
 
-// Training data: TSV files of source<TAB>target[<TAB>alignment] lines.
+// Training data: TSV files of source<TAB>target[<TAB>alignment[<TAB>coref]] lines.
 typedef struct s2s_data_config {
     char train[S2S_PATH_MAX];  // resolved against the config file's folder
     char dev[S2S_PATH_MAX];    // unset: no validation
@@ -96,10 +96,12 @@ typedef struct s2s_data_config {
 // Guided alignment (Marian's --guided-alignment): an extra cross-entropy
 // loss pulling one cross-attention head towards the gold word alignments
 // of the training TSV's third column. In a config, a nested mapping
-// (train.guided_alignment.layer, .head, .weight).
+// (train.guided_alignment.layer, .head, .weight). The same shape selects
+// the encoder self-attention head of guided coreference (train.guided_coref),
+// pulled from each source pronoun to its gold antecedent (fourth column).
 typedef struct s2s_guided_alignment {
-    int layer;     // decoder layer, from 0; -1: off
-    int head;      // head of that layer's cross-attention, from 0
+    int layer;     // decoder (guided_coref: encoder) layer, from 0; -1: off
+    int head;      // head of that layer's cross- (guided_coref: self-) attention, from 0
     float weight;  // factor of the guided loss added to the cross-entropy
 } s2s_guided_alignment;
 
@@ -124,6 +126,8 @@ typedef struct s2s_train_config {
     s2s_best_metric best_metric;
     char output[S2S_PATH_MAX];  // the model `s2s train` writes (-o overrides)
     s2s_guided_alignment guided_alignment;
+    float unk_replace;          // share of 1-1 aligned word pairs made <unk>; 0: off
+    s2s_guided_alignment guided_coref;  // encoder self-attention head; layer -1: off
 } s2s_train_config;
 
 typedef struct s2s_config {

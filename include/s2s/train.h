@@ -119,7 +119,8 @@ typedef struct s2s_train_summary {
 // S2S_ERR_IO and summary.write_failed set.
 //
 // The log (train.log, or BASE.train.log) gets one JSON object per
-// step: {"step", "loss" (the step's batch, before the update), "lr",
+// step: {"step", "loss" (the step's batch, before the update), "guided"
+// and "coref" (the guided alignment and coreference terms, when on), "lr",
 // "tokens" (source + target tokens, no </s> or padding), "grad_norm"
 // (before clipping), and on validation steps "valid": {"loss", "nll",
 // "token_accuracy", "bleu", "exact_match", "sentences", "best"}}. A new run

@@ -391,6 +391,8 @@ static const char *const zh_en_sets[] = {
     "train.adam_betas=[0.9, 0.98]", "train.adam_eps=1e-9", "train.weight_decay=0.0",
     "train.clip_norm=1.0", "train.best_metric=bleu", "train.guided_alignment.layer=1",
     "train.guided_alignment.head=0", "train.guided_alignment.weight=0.5",
+    "train.unk_replace=0.03", "train.guided_coref.layer=1", "train.guided_coref.head=0",
+    "train.guided_coref.weight=0.5",
     "decode.max_len=48", "decode.beam_size=1", NULL};
 static const char *const bench_sets[] = {
     "model.d_model=128", "model.heads=4", "model.encoder_layers=3", "model.decoder_layers=3",

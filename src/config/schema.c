@@ -40,10 +40,12 @@ static const char *const best_metric_names[] = {
 static const s2s_cfg_key head_pull_keys[] = {
     {.name = "layer", .type = S2S_CFG_INT, FIELD(s2s_guided_alignment, layer), .def = "-1",
      .bounds = S2S_CFG_MIN, .min = -1,
-     .help = "Decoder layer of the head, from 0; -1 turns the loss off."},
+     .help = "Layer of the head, from 0 (a decoder layer for `guided_alignment`, an "
+             "encoder layer for `guided_coref`); -1 turns the loss off."},
     {.name = "head", .type = S2S_CFG_INT, FIELD(s2s_guided_alignment, head), .def = "0",
      .bounds = S2S_CFG_MIN, .min = 0,
-     .help = "Head of that layer's cross-attention, from 0."},
+     .help = "Head of that layer's attention (cross-attention for `guided_alignment`, "
+             "self-attention for `guided_coref`), from 0."},
     {.name = "weight", .type = S2S_CFG_FLOAT, FIELD(s2s_guided_alignment, weight),
      .def = "0.1", .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Factor of this loss, added to the cross-entropy."},
@@ -220,8 +222,9 @@ static const s2s_cfg_key train_keys[] = {
      .help = "Clip the global gradient norm to this (0: no clipping)."},
     {.name = "log", .type = S2S_CFG_STRING, FIELD(s2s_train_config, log), .def = "",
      .flags = S2S_CFG_OUTPUT,
-     .help = "JSON-lines log, one object per step (`step`, `loss`, `lr`, "
-             "`tokens`, `grad_norm`, and `valid` on validation steps), appended "
+     .help = "JSON-lines log, one object per step (`step`, `loss`, `guided` and "
+             "`coref` when those losses are on, `lr`, `tokens`, `grad_norm`, and "
+             "`valid` on validation steps), appended "
              "run after run; unset, or with `-o`: `BASE.train.log` beside the "
              "output. Relative to the config file's folder, and must stay in "
              "it unless `--allow-outside`."},
@@ -251,6 +254,36 @@ static const s2s_cfg_key train_keys[] = {
              "column is not read. Written as a mapping (`{layer: 1, head: 0}`); keys left "
              "out keep their values, and `--set train.guided_alignment.layer=1` "
              "sets one."},
+    {.name = "unk_replace", .type = S2S_CFG_FLOAT, FIELD(s2s_train_config, unk_replace),
+     .def = "0.0", .bounds = S2S_CFG_MIN | S2S_CFG_MAX | S2S_CFG_MAX_EXCL, .min = 0, .max = 1,
+     .help = "Teaches the model `<unk>`: this share of the candidate word pairs "
+             "of each epoch become `<unk>` on both sides, their alignment link "
+             "kept, so the guided head learns where an `<unk>` comes from "
+             "(`decode.replace_unknowns` relies on it). A candidate is a source "
+             "and a target token linked to each other and to nothing else in "
+             "the third column, both ordinary words: not a special, not "
+             "punctuation, and not a function word (a token the gold alignment "
+             "of `data.train` links one-to-one in fewer than half of its "
+             "occurrences, as it does articles, auxiliaries, measure words and "
+             "particles). Which pairs "
+             "is a hash of `train.seed`, the epoch, the line and the link, so a "
+             "resumed run replaces the same ones. Lines without links are left "
+             "as they are; data without any link is an error. 0 turns it off."},
+    {.name = "guided_coref", .type = S2S_CFG_TABLE, FIELD(s2s_train_config, guided_coref),
+     .sub = &head_pull_table,
+     .help = "Guided coreference (in the manner of LISA, Strubell et al. 2018): "
+             "with `layer` >= 0, head `head` of encoder layer `layer`'s "
+             "self-attention is pulled from each source pronoun to its gold "
+             "antecedent, given by the source side of the TSV's fourth column "
+             "(`SRC|TGT`, each side `p-a` links from pronoun token p to "
+             "antecedent token a, from 0), by adding `weight * -sum C log(P + "
+             "1e-6) / pronouns` to the loss. C holds each pronoun's antecedents "
+             "normalised to sum to 1, P is that head's attention weights and "
+             "`pronouns` the batch's source tokens that have a link. Lines "
+             "without a fourth column are not guided (the term is 0 on data "
+             "without any). `layer: -1` (the default) turns it off and the "
+             "fourth column is not read. Written as a mapping like "
+             "`guided_alignment`."},
 };
 
 static const s2s_cfg_table model_table = TABLE(model_keys);
@@ -270,7 +303,8 @@ static const s2s_cfg_key sections[] = {
      .help = "How translations are generated."},
     {.name = "data", .type = S2S_CFG_TABLE, FIELD(s2s_config, data), .sub = &data_table,
      .help = "Training data for `s2s train`: TSV files with one "
-             "`source<TAB>target[<TAB>alignment]` pair per line, tokenized with "
+             "`source<TAB>target[<TAB>alignment[<TAB>coreference]]` pair per line, "
+             "tokenized with "
              "the model's vocabularies. Relative paths are resolved against the "
              "folder of the config file; a path that is set must exist."},
     {.name = "train", .type = S2S_CFG_TABLE, FIELD(s2s_config, train), .sub = &train_table,
@@ -396,12 +430,21 @@ static bool heads_divide_d_model(const s2s_cfg_rule *r, const s2s_config *cfg, s
     return false;
 }
 
-static bool head_layer_exists(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
+static bool layer_below(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why, int n,
+                        const char *what) {
     int layer = head_field(r, cfg, "layer");
-    if (layer < cfg->model.decoder_layers) return true;
-    s2s_buf_printf(why, "%s.layer: %d is out of range; model.decoder_layers is %d (layers "
-                   "count from 0)", r->arg, layer, cfg->model.decoder_layers);
+    if (layer < n) return true;
+    s2s_buf_printf(why, "%s.layer: %d is out of range; model.%s is %d (layers count from 0)",
+                   r->arg, layer, what, n);
     return false;
+}
+
+static bool head_layer_exists(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
+    return layer_below(r, cfg, why, cfg->model.decoder_layers, "decoder_layers");
+}
+
+static bool enc_head_layer_exists(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
+    return layer_below(r, cfg, why, cfg->model.encoder_layers, "encoder_layers");
 }
 
 static bool head_exists(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
@@ -442,6 +485,11 @@ const s2s_cfg_rule s2s_cfg_rules[] = {
      "not -1.",
      head_exists, "train.guided_alignment",
      {"train.guided_alignment.head", "train.guided_alignment.layer", "model.heads"}},
+    {"`train.guided_coref.layer` < `model.encoder_layers`.", enc_head_layer_exists,
+     "train.guided_coref", {"train.guided_coref.layer", "model.encoder_layers"}},
+    {"`train.guided_coref.head` < `model.heads` when `train.guided_coref.layer` is not -1.",
+     head_exists, "train.guided_coref",
+     {"train.guided_coref.head", "train.guided_coref.layer", "model.heads"}},
     {"The layers' weights (`encoder_layers * (4 d^2 + 2 d ffn_dim) + decoder_layers * (8 d^2 "
      "+ 2 d ffn_dim)` with `d = d_model`) are at most 2^32, the most a model may have.",
      layers_fit, NULL, {"model.d_model", "model.ffn_dim", "model.encoder_layers"}},

@@ -23,6 +23,12 @@ typedef struct s2s_batch {
     // (</s> has no links); a row of zeros (no link, </s>, padding) is not guided.
     float *align;   // (N, T, S)
     int n_guided;   // rows of align that are not all zero
+    // Guided coreference (train.guided_coref); NULL/0 when the data has none.
+    // Row p of sentence i is the gold antecedent of source token p (a
+    // pronoun) as a distribution over source rows 0..src_len-2; a row of
+    // zeros (not a pronoun, or no link) is not guided.
+    float *coref;   // (N, S, S)
+    int n_coref;    // rows of coref that are not all zero
 } s2s_batch;
 
 #endif

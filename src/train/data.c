@@ -10,6 +10,7 @@
 #include "core/util.h"
 #include "s2s/align.h"
 #include "s2s/io.h"
+#include "tokenizer/utf8.h"
 
 // ---- growable arrays ----
 
@@ -35,8 +36,9 @@ typedef struct loader {
     size_t n_refs, cap_refs;   // ref_offs entries
     size_t *ref_offs;          // offsets into ref_text, turned into pointers at the end
     size_t n_text, cap_text;
-    size_t n_links, cap_links;  // pairs in d->links
+    size_t cap_links, cap_coref;  // pairs d->links and d->coref can hold
     s2s_alignment align;        // one line's links, reused
+    s2s_alignment coref_tgt;    // one line's target-side coreference, checked, not kept
     s2s_tokens tok;
 } loader;
 
@@ -99,34 +101,78 @@ static s2s_example *new_example(loader *L, int line) {
     return e;
 }
 
+// Appends a's links as (src, tgt) pairs to *pairs (holding *n of *cap).
+static bool append_pairs(int **pairs, size_t *n, size_t *cap, const s2s_alignment *a) {
+    size_t k = (size_t)a->n;
+    if (!grow((void **)pairs, cap, 2 * (*n + k), sizeof(int))) return false;
+    for (size_t i = 0; i < k; i++) {
+        (*pairs)[2 * (*n + i)] = a->links[i].src;
+        (*pairs)[2 * (*n + i) + 1] = a->links[i].tgt;
+    }
+    *n += k;
+    return true;
+}
+
+// "path:line", for the parsers' messages. Caller frees; NULL: out of memory.
+static char *where_of(const char *path, int line) {
+    size_t wn = strlen(path) + 16;
+    char *where = malloc(wn);
+    if (where) snprintf(where, wn, "%s:%d", path, line);
+    return where;
+}
+
 // Parses one line's alignment column into e's links; text NULL: no links.
 static s2s_status add_links(loader *L, s2s_example *e, const char *text, const char *path,
                             int line) {
-    e->link = L->n_links;
+    e->link = L->d->n_links;
     e->n_links = 0;
     if (!text) return S2S_OK;
-    size_t wn = strlen(path) + 16;
-    char *where = malloc(wn);
+    char *where = where_of(path, line);
     if (!where) return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
-    snprintf(where, wn, "%s:%d", path, line);
     s2s_status st = s2s_alignment_parse(&L->align, text, where);
     if (st == S2S_OK) st = s2s_alignment_check(&L->align, e->src_len, e->tgt_len, where);
     free(where);
     if (st != S2S_OK) return st;
-    size_t n = (size_t)L->align.n;
-    if (!grow((void **)&L->d->links, &L->cap_links, 2 * (L->n_links + n), sizeof(int)))
+    size_t first = L->d->n_links;
+    if (!append_pairs(&L->d->links, &L->d->n_links, &L->cap_links, &L->align))
         return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
-    for (size_t k = 0; k < n; k++) {
-        L->d->links[2 * (L->n_links + k)] = L->align.links[k].src;
-        L->d->links[2 * (L->n_links + k) + 1] = L->align.links[k].tgt;
-    }
-    L->n_links += n;
-    e->n_links = (int)n;
+    e->n_links = (int)(L->d->n_links - first);
+    return S2S_OK;
+}
+
+// A side's coreference links must name tokens of that side.
+static s2s_status check_coref(const s2s_alignment *a, int n, const char *side,
+                              const char *where) {
+    for (int k = 0; k < a->n; k++)
+        if (a->links[k].src >= n || a->links[k].tgt >= n)
+            return s2s_fail(S2S_ERR_FORMAT, "%s: coreference link %d-%d out of range (the %s "
+                            "has %d tokens)", where, a->links[k].src, a->links[k].tgt, side, n);
+    return S2S_OK;
+}
+
+// Parses one line's coreference column; keeps its source side as e's
+// coref pairs (pronoun, antecedent). text NULL: none.
+static s2s_status add_coref(loader *L, s2s_example *e, const char *text, const char *path,
+                            int line) {
+    e->coref = L->d->n_coref;
+    e->n_coref = 0;
+    if (!text) return S2S_OK;
+    char *where = where_of(path, line);
+    if (!where) return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+    s2s_status st = s2s_coref_parse(&L->align, &L->coref_tgt, text, where);
+    if (st == S2S_OK) st = check_coref(&L->align, e->src_len, "source", where);
+    if (st == S2S_OK) st = check_coref(&L->coref_tgt, e->tgt_len, "target", where);
+    free(where);
+    if (st != S2S_OK) return st;
+    size_t first = L->d->n_coref;
+    if (!append_pairs(&L->d->coref, &L->d->n_coref, &L->cap_coref, &L->align))
+        return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+    e->n_coref = (int)(L->d->n_coref - first);
     return S2S_OK;
 }
 
 static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_vocab *sv,
-                             const s2s_vocab *tv, int max_len, bool keep_refs, bool keep_align) {
+                             const s2s_vocab *tv, int max_len, int keep) {
     char *buf = NULL;
     size_t cap = 0;
     size_t got;
@@ -135,7 +181,7 @@ static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_voc
     s2s_status st = S2S_OK;
     while (st == S2S_OK &&
            (r = s2s_read_line(f, &buf, &cap, S2S_LINE_MAX_BYTES, &got, &too_long)) > 0) {
-        char *tgt, *third;
+        char *tgt, *third, *fourth;
         if (too_long) {
             st = s2s_fail(S2S_ERR_FORMAT, "%s:%d: line longer than %d bytes", path, ++line,
                           S2S_LINE_MAX_BYTES);
@@ -143,6 +189,7 @@ static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_voc
         }
         st = s2s_tsv_split(buf, got, path, ++line, &tgt, &third);
         if (st != S2S_OK) break;
+        fourth = s2s_tsv_next(third);  // also ends the third column
         s2s_example *e = new_example(L, line);
         if (!e) {
             st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
@@ -151,8 +198,9 @@ static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_voc
         st = add_side(L, sv, buf, path, line, "source", max_len, &e->src, &e->src_len, false);
         if (st == S2S_OK)
             st = add_side(L, tv, tgt, path, line, "target", max_len, &e->tgt, &e->tgt_len,
-                          keep_refs);
-        if (st == S2S_OK && keep_align) st = add_links(L, e, third, path, line);
+                          keep & S2S_DATA_REFS);
+        if (st == S2S_OK && (keep & S2S_DATA_ALIGN)) st = add_links(L, e, third, path, line);
+        if (st == S2S_OK && (keep & S2S_DATA_COREF)) st = add_coref(L, e, fourth, path, line);
         if (st == S2S_OK) L->d->n++;
     }
     if (st == S2S_OK && r < 0) st = s2s_fail(S2S_ERR_IO, "%s: %s", path, s2s_last_error());
@@ -167,6 +215,7 @@ static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_voc
 static s2s_status finish_load(loader *L, s2s_status st, bool keep_refs, s2s_dataset **out) {
     s2s_tokens_free(&L->tok);
     s2s_alignment_free(&L->align);
+    s2s_alignment_free(&L->coref_tgt);
     if (st == S2S_OK && keep_refs) {
         L->d->ref_tokens = s2s_calloc(L->n_refs + 1, sizeof(char *));
         if (!L->d->ref_tokens) st = S2S_ERR_NOMEM;
@@ -183,23 +232,25 @@ static s2s_status finish_load(loader *L, s2s_status st, bool keep_refs, s2s_data
 }
 
 s2s_status s2s_dataset_load(s2s_dataset **out, const char *path, const s2s_vocab *src_vocab,
-                            const s2s_vocab *tgt_vocab, int max_len, bool keep_refs,
-                            bool keep_align) {
+                            const s2s_vocab *tgt_vocab, int max_len, int keep) {
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     loader L = {0};
     L.d = s2s_calloc(1, sizeof *L.d);
-    s2s_status st = L.d ? load_lines(&L, f, path, src_vocab, tgt_vocab, max_len, keep_refs,
-                                     keep_align)
+    s2s_status st = L.d ? load_lines(&L, f, path, src_vocab, tgt_vocab, max_len, keep)
                         : S2S_ERR_NOMEM;
     fclose(f);
     // Even without a single link, so batches say "no link" rather than "no data".
-    if (st == S2S_OK && keep_align && !L.d->links) {
+    if (st == S2S_OK && (keep & S2S_DATA_ALIGN) && !L.d->links) {
         L.d->links = s2s_calloc(2, sizeof(int));
         if (!L.d->links) st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
     }
-    return finish_load(&L, st, keep_refs, out);
+    if (st == S2S_OK && (keep & S2S_DATA_COREF) && !L.d->coref) {
+        L.d->coref = s2s_calloc(2, sizeof(int));
+        if (!L.d->coref) st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
+    }
+    return finish_load(&L, st, keep & S2S_DATA_REFS, out);
 }
 
 s2s_status s2s_dataset_from_tokens(s2s_dataset **out, const s2s_tokens *src,
@@ -229,6 +280,7 @@ void s2s_dataset_free(s2s_dataset *d) {
     free(d->ref_tokens);
     free(d->ref_text);
     free(d->links);
+    free(d->coref);
     free(d);
 }
 
@@ -341,6 +393,33 @@ void s2s_batch_plan_free(s2s_batch_plan *p) {
 
 // ---- batches ----
 
+// *out = *store, grown to n floats and zeroed.
+static s2s_status zeroed(float **out, float **store, size_t *cap, size_t n) {
+    if (n > *cap) {
+        float *a = realloc(*store, n * sizeof(float));
+        if (!a) return s2s_fail(S2S_ERR_NOMEM, "batch: out of memory");
+        *store = a;
+        *cap = n;
+    }
+    *out = *store;
+    memset(*out, 0, n * sizeof(float));
+    return S2S_OK;
+}
+
+// Coreference rows (S, S) from n sorted (pronoun, antecedent) pairs: row p
+// gives each of its k antecedents 1/k. Returns the rows filled.
+static int rows_of(float *C, int S, const int *pairs, int n) {
+    int rows = 0;
+    for (int k = 0; k < n;) {
+        int p = pairs[2 * k], cnt = 0;
+        while (k + cnt < n && pairs[2 * (k + cnt)] == p) cnt++;
+        for (int j = 0; j < cnt; j++) C[(size_t)p * S + pairs[2 * (k + j) + 1]] = 1.0f / (float)cnt;
+        k += cnt;
+        rows++;
+    }
+    return rows;
+}
+
 s2s_status s2s_batch_fill(s2s_batch_buf *buf, const s2s_dataset *d, const int *idx, int n) {
     int S = 0, T = 0;
     for (int i = 0; i < n; i++) {
@@ -393,17 +472,19 @@ s2s_status s2s_batch_fill(s2s_batch_buf *buf, const s2s_dataset *d, const int *i
     }
     b->align = NULL;
     b->n_guided = 0;
+    b->coref = NULL;
+    b->n_coref = 0;
+    if (d->coref) {
+        S2S_TRY(zeroed(&b->coref, &buf->coref, &buf->cap_coref, (size_t)n * S * S));
+        for (int i = 0; i < n; i++) {
+            const s2s_example *e = &d->ex[idx[i]];
+            b->n_coref += rows_of(b->coref + (size_t)i * S * S, S, d->coref + 2 * e->coref,
+                                  e->n_coref);
+        }
+    }
     if (!d->links) return S2S_OK;
 
-    size_t acells = (size_t)n * (size_t)S * (size_t)T;
-    if (acells > buf->cap_align) {
-        float *a = realloc(buf->align, acells * sizeof(float));
-        if (!a) return s2s_fail(S2S_ERR_NOMEM, "batch: out of memory");
-        buf->align = a;
-        buf->cap_align = acells;
-    }
-    b->align = buf->align;
-    memset(b->align, 0, acells * sizeof(float));
+    S2S_TRY(zeroed(&b->align, &buf->align, &buf->cap_align, (size_t)n * S * T));
     for (int i = 0; i < n; i++) {
         const s2s_example *e = &d->ex[idx[i]];
         const int *l = d->links + 2 * e->link;
@@ -432,5 +513,89 @@ void s2s_batch_buf_free(s2s_batch_buf *buf) {
     free(buf->b.tgt_out);
     free(buf->b.tgt_len);
     free(buf->align);
+    free(buf->coref);
     *buf = (s2s_batch_buf){0};
+}
+
+// ---- <unk> replacement ----
+
+// Links of (sorted) pairs l[0..n) whose side `side` (0 source, 1 target) is x.
+static int degree(const int *l, int n, int side, int x) {
+    int c = 0;
+    for (int k = 0; k < n; k++) c += l[2 * k + side] == x;
+    return c;
+}
+
+s2s_status s2s_unk_words(uint8_t **word, const s2s_vocab *v, const s2s_dataset *d, int side) {
+    int V = s2s_vocab_size(v);
+    *word = s2s_calloc((size_t)V, 1);
+    size_t *count = s2s_calloc(2 * (size_t)V, sizeof(size_t)), *one = count + V;
+    if (!*word || !count) {
+        free(*word);
+        free(count);
+        *word = NULL;
+        return s2s_fail(S2S_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < d->n; i++) {
+        const s2s_example *e = &d->ex[i];
+        int len = side ? e->tgt_len : e->src_len;
+        if (len == 0) continue;  // d->ids may be NULL: no arithmetic on it
+        const int *ids = d->ids + (side ? e->tgt : e->src);
+        for (int k = 0; k < len; k++) count[ids[k]]++;
+        const int *l = d->links ? d->links + 2 * e->link : NULL;
+        for (int k = 0; k < e->n_links; k++) {
+            int x = l[2 * k + side], y = l[2 * k + 1 - side];
+            if (degree(l, e->n_links, side, x) == 1 && degree(l, e->n_links, 1 - side, y) == 1)
+                one[ids[x]]++;
+        }
+    }
+    for (int id = S2S_NUM_SPECIALS; id < V; id++) {
+        const char *piece = s2s_vocab_token(v, id);
+        uint32_t c;
+        s2s_utf8_decode(piece, strlen(piece), &c);
+        (*word)[id] = !s2s_is_punct(c) && one[id] > 0 && 2 * one[id] >= count[id];
+    }
+    free(count);
+    return S2S_OK;
+}
+
+// u in [0, 1) for pair (s, t) of a line in an epoch: FNV-1a over the five
+// numbers, then a 64-bit finalizer (MurmurHash3's) so every bit of the
+// last number reaches the top bits that make u.
+static double unk_draw(const s2s_unk_replace *u, int line, int s, int t) {
+    uint64_t h = S2S_FNV1A_INIT;
+    h = s2s_fnv1a_word(h, u->seed);
+    h = s2s_fnv1a_word(h, (uint64_t)(uint32_t)u->epoch);
+    h = s2s_fnv1a_word(h, (uint64_t)(uint32_t)line);
+    h = s2s_fnv1a_word(h, (uint64_t)(uint32_t)s);
+    h = s2s_fnv1a_word(h, (uint64_t)(uint32_t)t);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return (double)(h >> 11) * 0x1.0p-53;
+}
+
+int s2s_batch_unk_replace(s2s_batch *b, const s2s_dataset *d, const int *idx,
+                          const s2s_unk_replace *u) {
+    if (!(u->rate > 0.0f) || !d->links) return 0;
+    int replaced = 0;
+    for (int i = 0; i < b->n; i++) {
+        const s2s_example *e = &d->ex[idx[i]];
+        const int *l = d->links + 2 * e->link;
+        int *src = b->src + (size_t)i * b->S, *ti = b->tgt_in + (size_t)i * b->T,
+            *to = b->tgt_out + (size_t)i * b->T;
+        for (int k = 0; k < e->n_links; k++) {
+            int s = l[2 * k], t = l[2 * k + 1];
+            if (!u->src_word[src[s]] || !u->tgt_word[to[t]] || degree(l, e->n_links, 0, s) != 1 ||
+                degree(l, e->n_links, 1, t) != 1 || unk_draw(u, e->line, s, t) >= u->rate)
+                continue;
+            src[s] = S2S_UNK;
+            to[t] = S2S_UNK;
+            ti[t + 1] = S2S_UNK;
+            replaced++;
+        }
+    }
+    return replaced;
 }

@@ -103,7 +103,7 @@ s2s_status s2s_evaluate(const s2s_model *m, const char *tsv, const s2s_decode_pa
     s2s_dataset *d = NULL;
     s2s_status status = s2s_dataset_load(&d, tsv, s2s_model_src_vocab(m), s2s_model_tgt_vocab(m),
                                          s2s_model_get_config(m)->model.max_len,
-                                         /*keep_refs=*/true, /*keep_align=*/false);
+                                         S2S_DATA_REFS);
     return evaluate_owned(m, status, d, p, out);
 }
 

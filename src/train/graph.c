@@ -19,7 +19,9 @@
 // dropout, the loss and the backward pass.
 // Guided alignment (optional) adds a cross-entropy between gold alignment
 // rows and one cross-attention head's weights before dropout; its gradient
-// joins that head's softmax backward (s2s_attention_backward_head).
+// joins that head's softmax backward (s2s_attention_backward_head). Guided
+// coreference does the same for one encoder self-attention head and the
+// gold antecedents of the source pronouns.
 // Every sublayer writes a fresh residual stream buffer, so the backward
 // pass finds the input of each LayerNorm and product it needs.
 //
@@ -99,6 +101,7 @@ struct s2s_graph {
     float *dsrc;    // (Rs, D) gradient of the encoder stream (and output)
     float *dtgt;    // (Rt, D) gradient of the decoder stream
     float *dguided; // (N, T, S) d guided loss / d weights of the guided head
+    float *dcoref;  // (N, S, S) d coref loss / d weights of the coreference head
 };
 
 // ---- memory plan ----
@@ -184,6 +187,7 @@ static void plan(s2s_graph *g, arena *a) {
     g->dsrc = take(a, Rs * d);
     g->dtgt = take(a, Rt * d);
     g->dguided = take(a, N * T * S);
+    g->dcoref = take(a, N * S * S);
 }
 
 // Makes the blocks big enough for an (N, S, T) batch; they only grow.
@@ -262,6 +266,9 @@ typedef struct pass {
     // Guided alignment: on when guided_w > 0 and the batch has guided rows.
     float guided_w;
     int guided_layer, guided_head;
+    // Guided coreference, likewise with coreference rows.
+    float coref_w;
+    int coref_layer, coref_head;
 } pass;
 
 // The gradient of activation view v (into base) in dbase, laid out like base.
@@ -271,6 +278,44 @@ static s2s_rows grad_of(float *dbase, const float *base, s2s_view v) {
 
 // The gradient of weight w: the same offset in the gradient block.
 static float *G(const pass *p, const float *w) { return p->grads + (w - p->m->params); }
+
+typedef struct guide_names {
+    const char *weight, *plural, *count, *row, *col;
+} guide_names;
+
+// A guide (N, R, C) of the batch (alignments, coreference): NULL with
+// n_rows 0, or weights in [0, 1], non-zero only at row r < row_len[i] + dr
+// and column c < col_len[i] + dc (so the loss never reads a masked
+// weight), n_rows rows not all zero.
+static s2s_status check_guide(const s2s_batch *b, const float *A, int R, int C,
+                              const int *row_len, int dr, const int *col_len, int dc,
+                              int n_rows, const guide_names *nm) {
+    if (!A) {
+        if (n_rows != 0)
+            return s2s_fail(S2S_ERR_INVALID, "training batch: %d guided rows but no %s", n_rows,
+                            nm->plural);
+        return S2S_OK;
+    }
+    long long rows = 0;
+    for (int i = 0; i < b->n; i++)
+        for (int r = 0; r < R; r++) {
+            const float *a = A + ((int64_t)i * R + r) * C;
+            bool any = false;
+            for (int c = 0; c < C; c++) {
+                bool inside = r < row_len[i] + dr && c < col_len[i] + dc;
+                if (!(a[c] >= 0.0f && a[c] <= 1.0f) || (a[c] != 0.0f && !inside))
+                    return s2s_fail(S2S_ERR_INVALID, "training batch: sentence %d: %s weight "
+                                    "%g at %s %d, %s %d", i + 1, nm->weight, (double)a[c],
+                                    nm->row, r, nm->col, c);
+                any |= a[c] != 0.0f;
+            }
+            rows += any;
+        }
+    if (rows != n_rows)
+        return s2s_fail(S2S_ERR_INVALID, "training batch: %s is %d, the %s have %lld guided "
+                        "rows", nm->count, n_rows, nm->plural, rows);
+    return S2S_OK;
+}
 
 static s2s_status check_batch(const s2s_model *m, const s2s_batch *b) {
     int vs = s2s_vocab_size(m->src_vocab), vt = s2s_vocab_size(m->tgt_vocab);
@@ -306,34 +351,12 @@ static s2s_status check_batch(const s2s_model *m, const s2s_batch *b) {
     if (n_tokens != b->n_tokens)
         return s2s_fail(S2S_ERR_INVALID, "training batch: n_tokens is %d, the lengths add up "
                         "to %lld", b->n_tokens, n_tokens);
-    if (!b->align) {
-        if (b->n_guided != 0)
-            return s2s_fail(S2S_ERR_INVALID, "training batch: %d guided rows but no alignments",
-                            b->n_guided);
-        return S2S_OK;
-    }
-    // Alignments only where a real target token meets a real source token or
-    // the source </s> (the "no link" column), so the guided loss never
-    // reads a masked weight.
-    long long rows = 0;
-    for (int i = 0; i < b->n; i++)
-        for (int j = 0; j < b->T; j++) {
-            const float *a = b->align + ((int64_t)i * b->T + j) * b->S;
-            bool any = false;
-            for (int s = 0; s < b->S; s++) {
-                bool inside = j < b->tgt_len[i] - 1 && s < b->src_len[i];
-                if (!(a[s] >= 0.0f && a[s] <= 1.0f) || (a[s] != 0.0f && !inside))
-                    return s2s_fail(S2S_ERR_INVALID, "training batch: sentence %d: alignment "
-                                    "weight %g at target %d, source %d", i + 1, (double)a[s],
-                                    j, s);
-                any |= a[s] != 0.0f;
-            }
-            rows += any;
-        }
-    if (rows != b->n_guided)
-        return s2s_fail(S2S_ERR_INVALID, "training batch: n_guided is %d, the alignments have "
-                        "%lld guided rows", b->n_guided, rows);
-    return S2S_OK;
+    S2S_TRY(check_guide(b, b->align, b->T, b->S, b->tgt_len, -1, b->src_len, 0, b->n_guided,
+                        &(const guide_names){"alignment", "alignments", "n_guided", "target",
+                                             "source"}));
+    return check_guide(b, b->coref, b->S, b->S, b->src_len, -1, b->src_len, -1, b->n_coref,
+                       &(const guide_names){"coreference", "coreference rows", "n_coref",
+                                            "pronoun", "antecedent"});
 }
 
 static s2s_status begin(pass *p, s2s_graph *g, const s2s_batch *b, float drop, float adrop,
@@ -537,29 +560,45 @@ static void loss(pass *p, float eps, bool want_grad, s2s_loss_stats *st) {
     };
 }
 
-// ---- guided alignment ----
+// ---- guided heads ----
 
-// stats->guided = w * sum -A log(P + 1e-6) / n_guided over the guided head
-// P (N, H, T, S) of the guided layer's cross-attention, in double; with
-// want_grad, g->dguided (N, T, S) = d guided / d P = -w A / (P + 1e-6) / n_guided.
-static void guided_loss(pass *p, bool want_grad, s2s_loss_stats *st) {
-    const s2s_batch *b = p->b;
-    int64_t N = p->N, T = p->T, S = p->S, H = p->H;
-    const float *probs = p->g->dec[3 * p->guided_layer + 1].probs;
-    double w = p->guided_w, inv = 1.0 / (double)b->n_guided, sum = 0.0;
+// w * sum -A log(P + 1e-6) / rows, in double, over head `head` of the
+// attention weights probs (N, H, R, C) against the guide A (N, R, C), and
+// dA (N, R, C) = d / d P = -w A / (P + 1e-6) / rows.
+static double guide_loss(float *dA, const float *A, const float *probs, int64_t N, int64_t H,
+                         int64_t head, int64_t R, int64_t C, double w, int rows) {
+    double inv = 1.0 / (double)rows, sum = 0.0;
     for (int64_t i = 0; i < N; i++)
-        for (int64_t j = 0; j < T; j++) {
-            const float *a = b->align + (i * T + j) * S;
-            const float *pr = probs + ((i * H + p->guided_head) * T + j) * S;
-            float *da = p->g->dguided + (i * T + j) * S;
-            for (int64_t s = 0; s < S; s++) {
-                double ps = (double)pr[s] + 1e-6;
-                if (a[s] != 0.0f) sum -= (double)a[s] * log(ps);
-                if (want_grad) da[s] = a[s] != 0.0f ? (float)(-w * a[s] / ps * inv) : 0.0f;
+        for (int64_t r = 0; r < R; r++) {
+            const float *a = A + (i * R + r) * C;
+            const float *pr = probs + ((i * H + head) * R + r) * C;
+            float *da = dA + (i * R + r) * C;
+            for (int64_t c = 0; c < C; c++) {
+                double pc = (double)pr[c] + 1e-6;
+                if (a[c] != 0.0f) sum -= (double)a[c] * log(pc);
+                da[c] = a[c] != 0.0f ? (float)(-w * a[c] / pc * inv) : 0.0f;
             }
         }
-    st->guided = w * sum * inv;
-    st->n_guided = b->n_guided;
+    return w * sum * inv;
+}
+
+// The guided terms that are on, into st; their gradients into g->dguided
+// and g->dcoref.
+static void guided_losses(pass *p, s2s_loss_stats *st) {
+    const s2s_batch *b = p->b;
+    s2s_graph *g = p->g;
+    if (p->guided_w > 0.0f) {
+        st->guided = guide_loss(g->dguided, b->align,
+                                g->dec[3 * p->guided_layer + 1].probs, p->N, p->H,
+                                p->guided_head, p->T, p->S, p->guided_w, b->n_guided);
+        st->n_guided = b->n_guided;
+    }
+    if (p->coref_w > 0.0f) {
+        st->coref = guide_loss(g->dcoref, b->coref,
+                               g->enc[2 * p->coref_layer].probs, p->N, p->H, p->coref_head,
+                               p->S, p->S, p->coref_w, b->n_coref);
+        st->n_coref = b->n_coref;
+    }
 }
 
 // ---- backward ----
@@ -589,9 +628,11 @@ static void sub_bwd_end(pass *p, sub_acts *a, const s2s_norm_weights *n, float *
                                p->d, /*accumulate=*/true);
 }
 
+// dhead: a guided loss's gradient for the weights of head `head` (NULL: none).
 static s2s_status self_attn_bwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
                                 const s2s_norm_weights *n, float *dx, int64_t T,
-                                const int *k_len, int64_t causal) {
+                                const int *k_len, int64_t causal, const float *dhead,
+                                int64_t head) {
     s2s_graph *g = p->g;
     int64_t d = p->d, R = p->N * T;
     float *din;
@@ -602,11 +643,11 @@ static s2s_status self_attn_bwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
     s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = T,
                           .k_len = k_len, .causal_pos0 = causal};
     s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
-    S2S_TRY(s2s_attention_backward(grad_of(g->dq, a->q, v.q),
-                                   grad_of(g->dq, a->q, v.k),
-                                   grad_of(g->dq, a->q, v.v), g->dprobs, g->dctx,
-                                   a->probs, used_probs(p, a), a->akeep, p->adrop, v.q, v.k, v.v,
-                                   &sh));
+    S2S_TRY(s2s_attention_backward_head(grad_of(g->dq, a->q, v.q),
+                                        grad_of(g->dq, a->q, v.k),
+                                        grad_of(g->dq, a->q, v.v), g->dprobs, g->dctx,
+                                        a->probs, used_probs(p, a), a->akeep, p->adrop, v.q,
+                                        v.k, v.v, &sh, dhead, head));
     S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv, R,
                                 d, 3 * d, acc));
     sub_bwd_end(p, a, n, dx, R);
@@ -692,7 +733,7 @@ static s2s_status backward(pass *p) {
         S2S_TRY(cross_attn_bwd(p, &g->dec[3 * l + 1], &w->cross_attn, &w->norm2, g->dtgt,
                                dhead));
         S2S_TRY(self_attn_bwd(p, &g->dec[3 * l], &w->self_attn, &w->norm1, g->dtgt, p->T, NULL,
-                              0));
+                              0, NULL, 0));
     }
     embed_bwd(p, G(p, m->tgt_embed), g->dtgt, g->tgt_keep, p->b->tgt_in, Rt);
 
@@ -702,8 +743,9 @@ static s2s_status backward(pass *p) {
     for (int l = c->encoder_layers - 1; l >= 0; l--) {
         const s2s_encoder_weights *w = &m->enc[l];
         S2S_TRY(ffn_bwd(p, &g->enc[2 * l + 1], &w->ffn, &w->norm2, g->dsrc, Rs));
+        const float *dhead = p->coref_w > 0.0f && l == p->coref_layer ? g->dcoref : NULL;
         S2S_TRY(self_attn_bwd(p, &g->enc[2 * l], &w->self_attn, &w->norm1, g->dsrc, p->S,
-                              p->b->src_len, -1));
+                              p->b->src_len, -1, dhead, p->coref_head));
     }
     embed_bwd(p, G(p, m->src_embed), g->dsrc, g->src_keep, p->b->src, Rs);
     return S2S_OK;
@@ -728,6 +770,9 @@ s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_trai
     if (!(o->guided_weight >= 0.0f && isfinite(o->guided_weight)))
         return s2s_fail(S2S_ERR_INVALID, "guided alignment weight must be >= 0, not %g",
                         (double)o->guided_weight);
+    if (!(o->coref_weight >= 0.0f && isfinite(o->coref_weight)))
+        return s2s_fail(S2S_ERR_INVALID, "guided coreference weight must be >= 0, not %g",
+                        (double)o->coref_weight);
     const s2s_model_config *c = &g->m->cfg.model;
     if (o->guided_weight > 0.0f &&
         (o->guided_layer < 0 || o->guided_layer >= c->decoder_layers || o->guided_head < 0 ||
@@ -735,6 +780,12 @@ s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_trai
         return s2s_fail(S2S_ERR_INVALID, "guided alignment: layer %d, head %d; the model has "
                         "%d decoder layers of %d heads", o->guided_layer, o->guided_head,
                         c->decoder_layers, c->heads);
+    if (o->coref_weight > 0.0f &&
+        (o->coref_layer < 0 || o->coref_layer >= c->encoder_layers || o->coref_head < 0 ||
+         o->coref_head >= c->heads))
+        return s2s_fail(S2S_ERR_INVALID, "guided coreference: layer %d, head %d; the model has "
+                        "%d encoder layers of %d heads", o->coref_layer, o->coref_head,
+                        c->encoder_layers, c->heads);
     pass p;
     S2S_TRY(begin(&p, g, b, o->dropout, o->attention_dropout, rng));
     p.grads = grads;
@@ -743,9 +794,14 @@ s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_trai
         p.guided_layer = o->guided_layer;
         p.guided_head = o->guided_head;
     }
+    if (o->coref_weight > 0.0f && b->coref && b->n_coref > 0) {
+        p.coref_w = o->coref_weight;
+        p.coref_layer = o->coref_layer;
+        p.coref_head = o->coref_head;
+    }
     S2S_TRY(forward(&p));
     loss(&p, o->label_smoothing, true, stats);
-    if (p.guided_w > 0.0f) guided_loss(&p, true, stats);
+    guided_losses(&p, stats);
     return backward(&p);
 }
 

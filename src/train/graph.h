@@ -27,6 +27,15 @@ typedef struct s2s_train_opts {
     float guided_weight;
     int guided_layer;         // from 0, < decoder_layers
     int guided_head;          // from 0, < heads
+    // Guided coreference (train.guided_coref), on when coref_weight > 0 and
+    // the batch carries coreference rows (s2s_batch.coref): the loss gains
+    //   coref_weight * sum over guided rows (i, p) and source rows a of
+    //   -C[i,p,a] log(P[i,p,a] + 1e-6) / b->n_coref,
+    // P being head coref_head of encoder layer coref_layer's self-attention
+    // weights before attention dropout.
+    float coref_weight;
+    int coref_layer;          // from 0, < encoder_layers
+    int coref_head;           // from 0, < heads
 } s2s_train_opts;
 
 typedef struct s2s_loss_stats {
@@ -38,6 +47,8 @@ typedef struct s2s_loss_stats {
     // gradient but not in `loss` itself; 0 when off or without guided rows.
     double guided;
     int n_guided;     // rows it averages over
+    double coref;     // the guided coreference term, likewise
+    int n_coref;      // pronoun rows it averages over
 } s2s_loss_stats;
 
 typedef struct s2s_graph s2s_graph;
@@ -46,7 +57,7 @@ typedef struct s2s_graph s2s_graph;
 s2s_status s2s_graph_new(s2s_graph **out, const s2s_model *m);
 void s2s_graph_free(s2s_graph *g);
 
-// grads (n_params) = d (loss + guided) / d params (overwritten, not accumulated).
+// grads (n_params) = d (loss + guided + coref) / d params (overwritten, not accumulated).
 // Dropout masks come from rng (advanced deterministically); with both
 // dropouts 0 rng is not used. The tied output weight gets both gradients.
 s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_train_opts *o,

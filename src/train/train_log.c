@@ -67,12 +67,13 @@ s2s_status s2s_train_log_open(s2s_train_log *log, const char *path, int resume_s
 // A JSON number, or null for NaN and infinities (JSON has neither).
 static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
-static json_t *step_object(const s2s_train_progress *p, bool guided_on, double guided) {
+static json_t *step_object(const s2s_train_progress *p, const s2s_train_log_guided *g) {
     json_t *o = json_object();
     if (!o) return NULL;
     json_object_set_new(o, "step", json_integer(p->step));
     json_object_set_new(o, "loss", num(p->loss));
-    if (guided_on) json_object_set_new(o, "guided", num(guided));
+    if (g->guided_on) json_object_set_new(o, "guided", num(g->guided));
+    if (g->coref_on) json_object_set_new(o, "coref", num(g->coref));
     json_object_set_new(o, "lr", num(p->lr));
     json_object_set_new(o, "tokens", json_integer(p->tokens));
     json_object_set_new(o, "grad_norm", num(p->grad_norm));
@@ -95,9 +96,9 @@ static json_t *step_object(const s2s_train_progress *p, bool guided_on, double g
     return o;
 }
 
-s2s_status s2s_train_log_step(s2s_train_log *log, const s2s_train_progress *p, bool guided_on,
-                              double guided) {
-    json_t *o = step_object(p, guided_on, guided);
+s2s_status s2s_train_log_step(s2s_train_log *log, const s2s_train_progress *p,
+                              const s2s_train_log_guided *g) {
+    json_t *o = step_object(p, g);
     // One line, ", " and ": " separators, 9 significant digits.
     char *text = o ? json_dumps(o, JSON_REAL_PRECISION(9)) : NULL;
     json_decref(o);

@@ -22,11 +22,18 @@ typedef struct s2s_train_log {
 // new run. S2S_ERR_IO names the file.
 s2s_status s2s_train_log_open(s2s_train_log *log, const char *path, int resume_step);
 
-// Appends p's line: {"step", "loss", ["guided" when guided_on], "lr",
-// "tokens", "grad_norm", ["valid": {...}]}; non-finite numbers as null.
-// S2S_ERR_IO (naming the file and the error) when the write fails.
-s2s_status s2s_train_log_step(s2s_train_log *log, const s2s_train_progress *p, bool guided_on,
-                              double guided);
+// The guided terms of a step (s2s_loss_stats), each logged when its loss is on.
+typedef struct s2s_train_log_guided {
+    bool guided_on, coref_on;
+    double guided, coref;
+} s2s_train_log_guided;
+
+// Appends p's line: {"step", "loss", ["guided" when guided_on], ["coref"
+// when coref_on], "lr", "tokens", "grad_norm", ["valid": {...}]};
+// non-finite numbers as null. S2S_ERR_IO (naming the file and the error)
+// when the write fails.
+s2s_status s2s_train_log_step(s2s_train_log *log, const s2s_train_progress *p,
+                              const s2s_train_log_guided *g);
 
 // Closes the file; S2S_ERR_IO when the last buffered bytes cannot be written.
 s2s_status s2s_train_log_close(s2s_train_log *log);

@@ -47,6 +47,7 @@ typedef struct trainer {
     s2s_batch_buf bb;
     s2s_train_outputs files;
     s2s_train_log log;
+    uint8_t *unk_src, *unk_tgt;  // train.unk_replace's candidate words (s2s_unk_words)
     bool write_failed;  // a log or model write failed
 } trainer;
 
@@ -111,6 +112,16 @@ static s2s_status load_model(trainer *t, const s2s_train_params *p, const char *
     return s2s_config_check_arch(&t->m->cfg, from, cfg, "the config");
 }
 
+// train.unk_replace: its candidate words, and the links it needs.
+static s2s_status unk_setup(trainer *t) {
+    if (t->train->n_links == 0)
+        return s2s_fail(S2S_ERR_CONFIG, "train.unk_replace is %g, but %s has no gold alignment "
+                        "(third column) to pick the word pairs from; set it to 0",
+                        (double)t->cfg->train.unk_replace, t->cfg->data.train);
+    S2S_TRY(s2s_unk_words(&t->unk_src, t->m->src_vocab, t->train, 0));
+    return s2s_unk_words(&t->unk_tgt, t->m->tgt_vocab, t->train, 1);
+}
+
 static s2s_status setup(trainer *t, const s2s_config *cfg, const s2s_train_params *p) {
     t->cfg = cfg;
     t->ls.best = NAN;
@@ -138,19 +149,27 @@ static s2s_status setup(trainer *t, const s2s_config *cfg, const s2s_train_param
 
     int max_len = t->m->cfg.model.max_len;
     // The config was validated against its own model: section; an --init or
-    // --resume model may differ, so check the guided head against the file.
-    const s2s_guided_alignment *ga = &cfg->train.guided_alignment;
-    bool guided = ga->layer >= 0;
-    if (guided && (ga->layer >= t->m->cfg.model.decoder_layers || ga->head >= t->m->cfg.model.heads))
+    // --resume model may differ, so check the guided heads against the file.
+    const s2s_train_config *tc = &cfg->train;
+    const s2s_model_config *mc = &t->m->cfg.model;
+    const s2s_guided_alignment *ga = &tc->guided_alignment, *gc = &tc->guided_coref;
+    if (ga->layer >= 0 && (ga->layer >= mc->decoder_layers || ga->head >= mc->heads))
         st = s2s_fail(S2S_ERR_CONFIG, "train.guided_alignment: layer %d, head %d; the model "
                       "has %d decoder layers of %d heads", ga->layer, ga->head,
-                      t->m->cfg.model.decoder_layers, t->m->cfg.model.heads);
+                      mc->decoder_layers, mc->heads);
+    if (st == S2S_OK && gc->layer >= 0 && (gc->layer >= mc->encoder_layers || gc->head >= mc->heads))
+        st = s2s_fail(S2S_ERR_CONFIG, "train.guided_coref: layer %d, head %d; the model has %d "
+                      "encoder layers of %d heads", gc->layer, gc->head, mc->encoder_layers,
+                      mc->heads);
+    int keep = (ga->layer >= 0 || tc->unk_replace > 0.0f ? S2S_DATA_ALIGN : 0) |
+               (gc->layer >= 0 ? S2S_DATA_COREF : 0);
     if (st == S2S_OK)
         st = s2s_dataset_load(&t->train, cfg->data.train, t->m->src_vocab, t->m->tgt_vocab,
-                              max_len, /*keep_refs=*/false, /*keep_align=*/guided);
+                              max_len, keep);
+    if (st == S2S_OK && tc->unk_replace > 0.0f) st = unk_setup(t);
     if (st == S2S_OK && cfg->data.dev[0])
         st = s2s_dataset_load(&t->dev, cfg->data.dev, t->m->src_vocab, t->m->tgt_vocab, max_len,
-                              /*keep_refs=*/true, /*keep_align=*/false);
+                              S2S_DATA_REFS);
     if (st == S2S_OK) {
         t->block = s2s_calloc(3 * t->n, sizeof(float));
         if (!t->block) st = S2S_ERR_NOMEM;
@@ -194,6 +213,8 @@ static s2s_status teardown(trainer *t) {
     free(t->block);
     s2s_dataset_free(t->train);
     s2s_dataset_free(t->dev);
+    free(t->unk_src);
+    free(t->unk_tgt);
     s2s_model_free(t->m);
     s2s_train_outputs_free(&t->files);
     return st;
@@ -210,8 +231,16 @@ static s2s_status next_batch(trainer *t) {
                                     (uint64_t)(uint32_t)t->cfg->train.seed, t->ls.epoch));
     }
     int b = t->ls.batch++;
-    return s2s_batch_fill(&t->bb, t->train, t->plan.order + t->plan.start[b],
-                          t->plan.start[b + 1] - t->plan.start[b]);
+    const int *idx = t->plan.order + t->plan.start[b];
+    S2S_TRY(s2s_batch_fill(&t->bb, t->train, idx, t->plan.start[b + 1] - t->plan.start[b]));
+    if (t->unk_src) {
+        s2s_unk_replace u = {.rate = t->cfg->train.unk_replace,
+                             .seed = (uint64_t)(uint32_t)t->cfg->train.seed,
+                             .epoch = t->ls.epoch, .src_word = t->unk_src,
+                             .tgt_word = t->unk_tgt};
+        s2s_batch_unk_replace(&t->bb.b, t->train, idx, &u);
+    }
+    return S2S_OK;
 }
 
 static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *sum) {
@@ -224,6 +253,9 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
         .guided_weight = tc->guided_alignment.layer >= 0 ? tc->guided_alignment.weight : 0.0f,
         .guided_layer = tc->guided_alignment.layer,
         .guided_head = tc->guided_alignment.head,
+        .coref_weight = tc->guided_coref.layer >= 0 ? tc->guided_coref.weight : 0.0f,
+        .coref_layer = tc->guided_coref.layer,
+        .coref_head = tc->guided_coref.head,
     };
     const s2s_adam_params adam = {
         .beta1 = tc->adam_betas[0], .beta2 = tc->adam_betas[1],
@@ -244,9 +276,9 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
                               t->m->cfg.model.d_model, tc->max_steps);
         s2s_loss_stats ls = {0};
         S2S_TRY(s2s_forward_backward(t->g, b, &opts, &t->ls.rng, t->grads, &ls));
-        if (!isfinite(ls.loss) || !isfinite(ls.guided))
+        if (!isfinite(ls.loss + ls.guided + ls.coref))
             return s2s_fail(S2S_ERR_INVALID, "step %d: the loss is %g; try a lower train.lr "
-                            "or set train.clip_norm", step, ls.loss + ls.guided);
+                            "or set train.clip_norm", step, ls.loss + ls.guided + ls.coref);
         double norm = s2s_clip_grad_norm(t->grads, t->n, tc->clip_norm);
         s2s_adam_step(t->m->params, t->am, t->av, t->grads, t->n, lr, &adam, step);
         s2s_model_touch(t->m);
@@ -282,8 +314,10 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
         }
         // The log line goes first: a run killed before the checkpoint below
         // leaves extra lines, which a resume drops (s2s_train_log_open).
-        S2S_TRY(wrote(t, s2s_train_log_step(&t->log, &pr, tc->guided_alignment.layer >= 0,
-                                            ls.guided)));
+        s2s_train_log_guided lg = {.guided_on = tc->guided_alignment.layer >= 0,
+                                   .coref_on = tc->guided_coref.layer >= 0,
+                                   .guided = ls.guided, .coref = ls.coref};
+        S2S_TRY(wrote(t, s2s_train_log_step(&t->log, &pr, &lg)));
         bool interrupted = p->stop && *p->stop;  // read once: the handler may set it any time
         saved = false;
         if ((tc->save_every > 0 && step % tc->save_every == 0) || interrupted || stop_early ||

@@ -20,8 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(line);
 
     s2s_dataset *d;
-    if (s2s_dataset_load(&d, s2s_fuzz_file(data, size), zh, en, 16, /*keep_refs=*/true,
-                         /*keep_align=*/true) != S2S_OK)
+    if (s2s_dataset_load(&d, s2s_fuzz_file(data, size), zh, en, 16,
+                         S2S_DATA_REFS | S2S_DATA_ALIGN | S2S_DATA_COREF) != S2S_OK)
         return 0;
     s2s_batch_plan plan = {0};
     if (s2s_batch_plan_make(&plan, d, 64, /*shuffle=*/true, 1, 0) == S2S_OK) {
