@@ -262,12 +262,17 @@ typedef struct s2s_coref_table s2s_coref_table;
 // An empty table; S2S_ERR_INVALID when layers or heads < 1, S2S_ERR_NOMEM.
 s2s_status s2s_coref_table_new(s2s_coref_table **out, int layers, int heads);
 void s2s_coref_table_free(s2s_coref_table *t);
+// S2S_ERR_INVALID when a link of links lies outside the n source tokens,
+// links a token to itself or has punctuation as antecedent; the message
+// starts with `where` ("gold.tsv:3: coreference link 9-1 ...") or, when
+// where is NULL, with "coreference link".
+s2s_status s2s_coref_check(const s2s_alignment *links, const char *const *tokens, int n,
+                           const char *where);
 // Adds one sentence: h holds its encoder self-attention (s2s_score or
 // s2s_translate with want_self_attention), tokens its h->n_src - 1 source
-// tokens (for punctuation), links its gold links (normalized). A link
-// outside the sentence, to itself or to punctuation is S2S_ERR_INVALID
-// naming `where` ("gold.tsv:3: ..."), with the table unchanged; so is a
-// hypothesis without enc_attn or of another shape. S2S_ERR_NOMEM.
+// tokens (for punctuation), links its gold links (normalized). Links that
+// s2s_coref_check refuses, a hypothesis without enc_attn or of another
+// shape are S2S_ERR_INVALID, with the table unchanged. S2S_ERR_NOMEM.
 s2s_status s2s_coref_table_add(s2s_coref_table *t, const s2s_hypothesis *h,
                                const char *const *tokens, const s2s_alignment *links,
                                const char *where);

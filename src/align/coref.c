@@ -65,10 +65,8 @@ static s2s_coref_counts *cell(const s2s_coref_table *t, int layer, int head) {
     return &t->counts[s2s_plane_cell(t->heads, layer, head)];
 }
 
-// Every link inside the n source tokens, from a token to another one that
-// is not punctuation.
-static s2s_status check_links(const s2s_alignment *links, const char *const *tokens, int n,
-                              const char *where) {
+s2s_status s2s_coref_check(const s2s_alignment *links, const char *const *tokens, int n,
+                           const char *where) {
     for (int i = 0; i < links->n; i++) {
         int p = links->links[i].src, a = links->links[i].tgt;
         const char *why = p >= n || a >= n ? "is outside the sentence"
@@ -76,8 +74,8 @@ static s2s_status check_links(const s2s_alignment *links, const char *const *tok
                           : s2s_token_is_punct(tokens[a]) ? "has punctuation as antecedent"
                                                           : NULL;
         if (why)
-            return s2s_fail(S2S_ERR_INVALID, "%s: coreference link %d-%d %s (%d source tokens)",
-                            where, p, a, why, n);
+            return s2s_fail(S2S_ERR_INVALID, "%s%scoreference link %d-%d %s (%d source tokens)",
+                            where ? where : "", where ? ": " : "", p, a, why, n);
     }
     return S2S_OK;
 }
@@ -93,7 +91,7 @@ s2s_status s2s_coref_table_add(s2s_coref_table *t, const s2s_hypothesis *h,
                         "coreference table of %d layers x %d heads given a hypothesis of %d x %d",
                         t->layers, t->heads, h->enc_layers, h->heads);
     int S = h->n_src;
-    S2S_TRY(check_links(links, tokens, S - 1, where));
+    S2S_TRY(s2s_coref_check(links, tokens, S - 1, where));
     float *w = malloc((size_t)S * S * sizeof *w);  // (S, S)
     float *row = malloc((size_t)S * sizeof *row);  // (S)
     if (!w || !row) {
