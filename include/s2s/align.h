@@ -333,6 +333,17 @@ s2s_status s2s_align_html_add(s2s_align_html *d, const char *const *src_tokens, 
 // the default is avg/avg) and whether </s> / <s> columns start hidden.
 void s2s_align_html_set_view(s2s_align_html *d, int layer, int head, bool drop_specials);
 
+// The plane the encoder self-attention map shows when chosen (a
+// coreference head, s2s_model_coref_head); with `open` the page opens on
+// that map. Without this call the encoder map starts on the view above.
+void s2s_align_html_set_enc_view(s2s_align_html *d, int layer, int head, bool open);
+
+// The last added sentence's pronoun -> antecedent links over its source
+// tokens (link.src the pronoun, link.tgt the antecedent, as
+// s2s_coref_parse gives them): the encoder map marks the pronouns' rows
+// and their antecedents' cells. S2S_ERR_INVALID before any sentence.
+s2s_status s2s_align_html_add_coref(s2s_align_html *d, const s2s_alignment *links);
+
 // Writes the page atomically (temp file, fsync, rename): S2S_ERR_IO naming
 // the path on failure, and no partial file left behind.
 s2s_status s2s_align_html_write(const s2s_align_html *d, const char *path);
