@@ -399,6 +399,21 @@ Test(model, calibrated_heads_survive_save_and_load) {
     cr_assert(s2s_model_coref_head(r, &l, &h) && l == 1 && h == -1, "coref %d/%d", l, h);
     cr_assert(s2s_model_alignment_head(r, &l, &h) && l == -1 && h == 0, "alignment %d/%d", l, h);
     s2s_model_free(r);
+    // A half-stored or out-of-range plane is a bad file, named as such.
+    const s2s_st_meta bad[][2] = {
+        {{"s2s.coref_layer", "0"}, {"s2s.other", "x"}},           // no head
+        {{"s2s.coref_layer", "2"}, {"s2s.coref_head", "0"}},      // 2 encoder layers
+        {{"s2s.coref_layer", "0"}, {"s2s.coref_head", "1x"}},     // not a number
+        {{"s2s.coref_layer", "-9999999999"}, {"s2s.coref_head", "0"}},
+    };
+    s2s_model *plain = new_model(S2S_NORM_PRE, true, 8, 2, 1);
+    for (int k = 0; k < 4; k++) {
+        cr_assert_eq(s2s_model_save_extra(plain, p, NULL, 0, bad[k], 2), S2S_OK, "%s", s2s_last_error());
+        cr_assert_eq(s2s_model_load(&r, p), S2S_ERR_FORMAT, "case %d", k);
+        cr_assert(strstr(s2s_last_error(), "bad s2s.coref_layer/s2s.coref_head metadata"), "%s",
+                  s2s_last_error());
+    }
+    s2s_model_free(plain);
     s2s_model_free(m);
 }
 

@@ -16,7 +16,8 @@
 //
 // s2s_hard_align is s2s_attn_select (a plane), s2s_attn_drop_columns (with
 // no_eos) and s2s_align_argmax; s2s_align_symmetrize_pair adds a reverse
-// model; s2s_aer_table scores every plane against gold.
+// model; s2s_aer_table scores every plane against gold; s2s_coref_table
+// scores every encoder self-attention plane on pronoun -> antecedent links.
 //
 // Pharaoh text: links separated by spaces; "i-j" is a sure link, "ipj" a
 // possible one (the convention of the Lilt alignment-scripts aer.py used by
