@@ -10,3 +10,6 @@ echo "== en -> zh (models/en-zh.safetensors)"
 paste examples/sentences.en <(build/s2s translate -m models/en-zh.safetensors < examples/sentences.en) | sed 's/\t/  ->  /'
 echo "== where \"eat\" looked (cross-attention of the calibrated alignment head)"
 build/s2s align -m models/zh-en.safetensors --format text 我爱吃苹果
+echo "== where \"it\" looked (encoder self-attention; its gold antecedent is \"animal\")"
+build/s2s probe coref -m models/en-zh.safetensors tests/data/coref/gold.en-zh.tsv \
+  --show "The animal didn't cross the street because it was too tired."

@@ -48,6 +48,21 @@ check "selftest: every view drawn" grep -q 'data-s2s-selftest="432"' "$tmp/self.
 check "selftest: no page error" no_page_error "$tmp/self.html"
 check "selftest: no console errors" no_console_errors "$tmp/self.log"
 
+# A model with a coreference head (s2s probe coref --calibrate) and --ref
+# lines with a coreference column: the page opens on the encoder map at
+# that head, the pronoun's row and its antecedent's cell marked.
+cal=$tmp/cal.safetensors
+gold=$here/data/coref/gold.en-zh.tsv
+check "coref: calibrate" bash -c "'$s2s' probe coref -m '$here/../models/en-zh.safetensors' '$gold' --calibrate -o '$cal' >/dev/null"
+read -r cl ch < <("$s2s" inspect "$cal" | sed -n 's/^coreference head (encoder): layer \(.*\), head \(.*\)$/\1 \2/p')
+check "coref: page" bash -c "head -2 '$gold' | '$s2s' align -m '$cal' --ref --map enc --html '$tmp/coref.html' >/dev/null"
+check "coref: loads" chrome "$tmp/coref_dom.html" "$tmp/coref.log" --dump-dom "file://$tmp/coref.html"
+check "coref: opens on the encoder map at the head" \
+  grep -q "<figcaption>layer $cl · head $ch</figcaption>" "$tmp/coref_dom.html"
+check "coref: the pronoun's row marked" grep -q '<th class="row pron">it</th>' "$tmp/coref_dom.html"
+check "coref: one antecedent cell marked" test "$(grep -o 'class="[a-z ]*ante"' "$tmp/coref_dom.html" | wc -l)" -eq 1
+check "coref: no console errors" no_console_errors "$tmp/coref.log"
+
 check "screenshot: exit 0" chrome /dev/null "$tmp/shot.log" --hide-scrollbars --window-size=900,640 \
   --screenshot="$tmp/shot.png" "file://$page"
 check "screenshot: a PNG" bash -c "head -c 8 '$tmp/shot.png' | od -An -tx1 | grep -q '89 50 4e 47'"

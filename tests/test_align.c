@@ -5,8 +5,8 @@
 // rows that are distributions (decoder and encoder self-attention; the
 // cross-attention is covered, with a recomputation from the weights, in
 // test_decoding.c), the hard alignment of a hypothesis, the symmetrised
-// alignment of a forward/reverse model pair and the per-plane AER table
-// against plain loops, and the HTML report.
+// alignment of a forward/reverse model pair, the per-plane AER and
+// coreference tables against plain loops, and the HTML report.
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -872,6 +872,163 @@ Test(align, aer_table_equals_plain_counting_and_its_best_is_the_minimum) {
                   want_l, want_h);
         cr_assert_eq(s2s_aer_table_sentences(t), 4);
         s2s_aer_table_free(t);
+    }
+}
+
+// ---- coreference table ----
+
+// An encoder-only hypothesis: n_tok source tokens (+ the </s> row and
+// column), maps (layers, heads, n_tok + 1, n_tok + 1).
+static s2s_hypothesis enc_hyp(float *maps, int layers, int heads, int n_tok) {
+    return (s2s_hypothesis){.enc_attn = maps, .enc_layers = layers, .layers = 1, .heads = heads,
+                            .n_src = n_tok + 1};
+}
+
+Test(align, coref_table_by_hand_with_exclusions_and_ties) {
+    // "the cat , it" + </s>: pronoun 3 ("it"), antecedent 1 ("cat"). One
+    // layer, three heads; only row 3 matters. Head 0 gives itself, "," and
+    // </s> more than "cat", which is still the largest candidate: a hit.
+    // Head 1 ties "the" and "cat": a miss. Head 2 prefers "the": a miss.
+    const char *tok[] = {"the", "cat", ",", "it"};
+    float maps[3 * 5 * 5] = {0};
+    const float rows[3][5] = {
+        {0.05f, 0.10f, 0.25f, 0.30f, 0.30f},
+        {0.30f, 0.30f, 0.10f, 0.10f, 0.20f},
+        {0.40f, 0.20f, 0.10f, 0.10f, 0.20f},
+    };
+    for (int h = 0; h < 3; h++) memcpy(&maps[(h * 5 + 3) * 5], rows[h], sizeof rows[h]);
+    s2s_hypothesis hy = enc_hyp(maps, 1, 3, 4);
+    s2s_alignment gold = {0}, none = {0};
+    cr_assert_eq(s2s_coref_parse(&gold, &none, "3-1|", "test"), S2S_OK);
+    s2s_coref_table *t;
+    cr_assert_eq(s2s_coref_table_new(&t, 1, 3), S2S_OK);
+    cr_assert_eq(s2s_coref_table_add(t, &hy, tok, &gold, "test:1"), S2S_OK, "%s", s2s_last_error());
+    const struct { int l, h, hits; double w; } want[] = {
+        {0, 0, 1, 0.10}, {0, 1, 0, 0.30}, {0, 2, 0, 0.20},
+        // the mean row: the 0.25, cat 0.20: a miss
+        {0, S2S_ALIGN_AVG, 0, 0.20}, {S2S_ALIGN_AVG, 1, 0, 0.30},
+        {S2S_ALIGN_AVG, S2S_ALIGN_AVG, 0, 0.20},
+    };
+    for (int k = 0; k < 6; k++) {
+        const s2s_coref_counts *c = s2s_coref_table_counts(t, want[k].l, want[k].h);
+        cr_assert_not_null(c);
+        cr_assert_eq(c->links, 1);
+        cr_assert_eq(c->hits, want[k].hits, "plane %d/%d", want[k].l, want[k].h);
+        cr_assert_float_eq(s2s_coref_mean_weight(c), want[k].w, 1e-6, "plane %d/%d: %g",
+                           want[k].l, want[k].h, s2s_coref_mean_weight(c));
+    }
+    int bl, bh;
+    s2s_coref_table_best(t, &bl, &bh);  // (avg, 0) is right too, and comes first
+    cr_assert(bl == S2S_ALIGN_AVG && bh == 0, "best %d/%d", bl, bh);
+    cr_assert_null(s2s_coref_table_counts(t, 1, 0));
+    cr_assert_null(s2s_coref_table_counts(t, 0, 3));
+    // The shown row: non-candidates are -1, the argmax the first largest.
+    float row[5];
+    cr_assert_eq(s2s_coref_row(row, &maps[5 * 5], 5, tok, 3), 0);  // head 1: the/cat tie
+    cr_assert(row[2] == -1.0f && row[3] == -1.0f && row[4] == -1.0f && row[1] == 0.30f);
+    // Bad links and shapes are refused and leave the table alone.
+    const char *bad[] = {"3-5|", "3-3|", "3-2|"};
+    for (int k = 0; k < 3; k++) {
+        s2s_alignment b = {0};
+        cr_assert_eq(s2s_coref_parse(&b, &none, bad[k], "test"), S2S_OK);
+        cr_assert_eq(s2s_coref_table_add(t, &hy, tok, &b, "gold.tsv:7"), S2S_ERR_INVALID);
+        cr_assert(strstr(s2s_last_error(), "gold.tsv:7: coreference link"), "%s", s2s_last_error());
+        s2s_alignment_free(&b);
+    }
+    s2s_hypothesis other = enc_hyp(maps, 3, 1, 4);
+    cr_assert_eq(s2s_coref_table_add(t, &other, tok, &gold, "x"), S2S_ERR_INVALID);
+    hy.enc_attn = NULL;
+    cr_assert_eq(s2s_coref_table_add(t, &hy, tok, &gold, "x"), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_coref_table_sentences(t), 1);
+    cr_assert_eq(s2s_coref_table_counts(t, 0, 0)->links, 1);
+    s2s_coref_table_free(t);
+    cr_assert_eq(s2s_coref_table_new(&t, 1, 0), S2S_ERR_INVALID);
+    cr_assert(s2s_token_is_punct("\xEF\xBC\x8C") && s2s_token_is_punct(".") &&
+              !s2s_token_is_punct("it") && !s2s_token_is_punct("\xE5\xAE\x83"));  // ， . it 它
+    s2s_alignment_free(&gold);
+    s2s_alignment_free(&none);
+}
+
+// Random sentences: every plane's counts equal a plain loop over the mean
+// of the selected heads, and the best plane is the most accurate one (ties
+// to the higher weight, then the first).
+Test(align, coref_table_equals_plain_loops_and_its_best_is_the_maximum) {
+    enum { L = 2, H = 3, P = (L + 1) * (H + 1) };
+    const char *vocab[] = {"a", "b", ",", "c", "\xE3\x80\x82", "d"};  // 。 is punctuation
+    for (int trial = 0; trial < 20; trial++) {
+        s2s_coref_table *t;
+        cr_assert_eq(s2s_coref_table_new(&t, L, H), S2S_OK);
+        long long links[P] = {0}, hits[P] = {0};
+        double weight[P] = {0};
+        for (int sent = 0; sent < 4; sent++) {
+            int n = 2 + (int)(rnd() % 6), S = n + 1;
+            const char *tok[8];
+            for (int i = 0; i < n; i++) tok[i] = vocab[rnd() % 6];
+            tok[0] = "a";
+            float *maps = malloc((size_t)L * H * S * S * sizeof *maps);
+            random_maps(maps, L * H, S, S);
+            // Coarse weights make ties between candidates common.
+            for (int i = 0; i < L * H * S * S; i++) maps[i] = (float)(int)(maps[i] * 8) / 8;
+            s2s_alignment gold = {0};
+            for (int p = 1; p < n; p++)
+                if (rnd() % 2)
+                    cr_assert_eq(s2s_alignment_add(&gold, p, (int)(rnd() % (unsigned)p), false), S2S_OK);
+            // keep only antecedents that are not punctuation
+            int w = 0;
+            for (int i = 0; i < gold.n; i++)
+                if (!s2s_token_is_punct(tok[gold.links[i].tgt])) gold.links[w++] = gold.links[i];
+            gold.n = w;
+            s2s_alignment_normalize(&gold);
+            s2s_hypothesis hy = enc_hyp(maps, L, H, n);
+            cr_assert_eq(s2s_coref_table_add(t, &hy, tok, &gold, "x"), S2S_OK, "%s", s2s_last_error());
+            for (int l = -1; l < L; l++)
+                for (int hd = -1; hd < H; hd++) {
+                    int k = (l + 1) * (H + 1) + hd + 1;
+                    for (int i = 0; i < gold.n; i++) {
+                        int p = gold.links[i].src, a = gold.links[i].tgt;
+                        double row[8] = {0};
+                        for (int c = 0; c < S; c++) {
+                            int m = 0;
+                            for (int x = 0; x < L; x++)
+                                for (int y = 0; y < H; y++)
+                                    if ((l < 0 || x == l) && (hd < 0 || y == hd)) {
+                                        row[c] += maps[(((size_t)x * H + y) * S + p) * S + c];
+                                        m++;
+                                    }
+                            row[c] /= m;
+                        }
+                        bool hit = true;
+                        for (int c = 0; c < n; c++)
+                            if (c != p && c != a && strcmp(tok[c], ",") && strcmp(tok[c], vocab[4]) &&
+                                row[c] >= row[a] - 1e-6)
+                                hit = false;
+                        links[k]++;
+                        hits[k] += hit;
+                        weight[k] += row[a];
+                    }
+                }
+            s2s_alignment_free(&gold);
+            free(maps);
+        }
+        int want_l = -1, want_h = -1;
+        double best_acc = -1, best_w = -1;
+        for (int l = -1; l < L; l++)
+            for (int hd = -1; hd < H; hd++) {
+                int k = (l + 1) * (H + 1) + hd + 1;
+                const s2s_coref_counts *c = s2s_coref_table_counts(t, l, hd);
+                cr_assert(c->links == links[k] && c->hits == hits[k],
+                          "trial %d plane %d/%d: %lld/%lld hits, wanted %lld/%lld", trial, l, hd,
+                          c->hits, c->links, hits[k], links[k]);
+                cr_assert_float_eq(c->weight, weight[k], 1e-4);
+                double acc = links[k] ? (double)hits[k] / links[k] : 0, mw = links[k] ? weight[k] / links[k] : 0;
+                if (acc > best_acc + 1e-12 || (fabs(acc - best_acc) < 1e-12 && mw > best_w + 1e-9))
+                    best_acc = acc, best_w = mw, want_l = l, want_h = hd;
+            }
+        int bl, bh;
+        s2s_coref_table_best(t, &bl, &bh);
+        cr_assert(bl == want_l && bh == want_h, "trial %d: best %d/%d, wanted %d/%d", trial, bl, bh,
+                  want_l, want_h);
+        s2s_coref_table_free(t);
     }
 }
 

@@ -382,6 +382,41 @@ Test(model, save_overwrites_and_leaves_no_temp_files) {
     s2s_model_free(b);
 }
 
+// The calibrated planes travel in the file: the alignment head (decoder)
+// and the coreference head (encoder), each range-checked against its stack.
+Test(model, calibrated_heads_survive_save_and_load) {
+    s2s_model *m = new_model(S2S_NORM_PRE, true, 8, 2, 1);
+    int l, h;
+    cr_assert(!s2s_model_coref_head(m, &l, &h));
+    cr_assert_eq(s2s_model_set_coref_head(m, 2, 0), S2S_ERR_INVALID);  // 2 encoder layers
+    cr_assert_eq(s2s_model_set_coref_head(m, 0, 2), S2S_ERR_INVALID);  // 2 heads
+    cr_assert_eq(s2s_model_set_coref_head(m, 1, -1), S2S_OK);
+    cr_assert_eq(s2s_model_set_alignment_head(m, -1, 0), S2S_OK);
+    const char *p = tmp_path("cal.safetensors");
+    cr_assert_eq(s2s_model_save(m, p), S2S_OK, "%s", s2s_last_error());
+    s2s_model *r;
+    cr_assert_eq(s2s_model_load(&r, p), S2S_OK, "%s", s2s_last_error());
+    cr_assert(s2s_model_coref_head(r, &l, &h) && l == 1 && h == -1, "coref %d/%d", l, h);
+    cr_assert(s2s_model_alignment_head(r, &l, &h) && l == -1 && h == 0, "alignment %d/%d", l, h);
+    s2s_model_free(r);
+    // A half-stored or out-of-range plane is a bad file, named as such.
+    const s2s_st_meta bad[][2] = {
+        {{"s2s.coref_layer", "0"}, {"s2s.other", "x"}},           // no head
+        {{"s2s.coref_layer", "2"}, {"s2s.coref_head", "0"}},      // 2 encoder layers
+        {{"s2s.coref_layer", "0"}, {"s2s.coref_head", "1x"}},     // not a number
+        {{"s2s.coref_layer", "-9999999999"}, {"s2s.coref_head", "0"}},
+    };
+    s2s_model *plain = new_model(S2S_NORM_PRE, true, 8, 2, 1);
+    for (int k = 0; k < 4; k++) {
+        cr_assert_eq(s2s_model_save_extra(plain, p, NULL, 0, bad[k], 2), S2S_OK, "%s", s2s_last_error());
+        cr_assert_eq(s2s_model_load(&r, p), S2S_ERR_FORMAT, "case %d", k);
+        cr_assert(strstr(s2s_last_error(), "bad s2s.coref_layer/s2s.coref_head metadata"), "%s",
+                  s2s_last_error());
+    }
+    s2s_model_free(plain);
+    s2s_model_free(m);
+}
+
 // ---- the file read without s2s ----
 
 // The vocab file's lines joined by "\n".

@@ -16,7 +16,8 @@
 //
 // s2s_hard_align is s2s_attn_select (a plane), s2s_attn_drop_columns (with
 // no_eos) and s2s_align_argmax; s2s_align_symmetrize_pair adds a reverse
-// model; s2s_aer_table scores every plane against gold.
+// model; s2s_aer_table scores every plane against gold; s2s_coref_table
+// scores every encoder self-attention plane on pronoun -> antecedent links.
 //
 // Pharaoh text: links separated by spaces; "i-j" is a sure link, "ipj" a
 // possible one (the convention of the Lilt alignment-scripts aer.py used by
@@ -229,6 +230,67 @@ long long s2s_aer_table_sentences(const s2s_aer_table *t);
 // plainer average wins a tie), and an empty table gives avg/avg.
 void s2s_aer_table_best(const s2s_aer_table *t, int *layer, int *head);
 
+// ---- coreference in encoder self-attention ----
+
+// How well each encoder self-attention plane finds a pronoun's antecedent,
+// over gold links (s2s_coref_parse: link.src the pronoun's source token,
+// link.tgt its antecedent's). For a link and a plane, the pronoun's row of
+// the plane (s2s_attn_select over enc_attn) is read over the candidates:
+// every source token but the pronoun itself and punctuation, and never
+// </s>. The link is a hit when the antecedent's weight is larger than
+// every other candidate's (a tie is a miss: the head did not choose).
+// Each plane sums its links, hits and the antecedent's weight as the model
+// gives it (not renormalised over the candidates).
+typedef struct s2s_coref_counts {
+    long long links, hits;
+    double weight;  // the summed attention weight on the antecedents
+} s2s_coref_counts;
+
+// hits / links; 0 when there are no links.
+double s2s_coref_accuracy(const s2s_coref_counts *c);
+// weight / links; 0 when there are no links.
+double s2s_coref_mean_weight(const s2s_coref_counts *c);
+
+// Whether a source token counts as punctuation (its first character is a
+// punctuation mark, ASCII or CJK): never a candidate antecedent.
+bool s2s_token_is_punct(const char *token);
+
+// The counts of every encoder self-attention plane, single heads and
+// averages alike, as s2s_aer_table: (layer, head), each S2S_ALIGN_AVG or
+// an index.
+typedef struct s2s_coref_table s2s_coref_table;
+
+// An empty table; S2S_ERR_INVALID when layers or heads < 1, S2S_ERR_NOMEM.
+s2s_status s2s_coref_table_new(s2s_coref_table **out, int layers, int heads);
+void s2s_coref_table_free(s2s_coref_table *t);
+// S2S_ERR_INVALID when a link of links lies outside the n source tokens,
+// links a token to itself or has punctuation as antecedent; the message
+// starts with `where` ("gold.tsv:3: coreference link 9-1 ...") or, when
+// where is NULL, with "coreference link".
+s2s_status s2s_coref_check(const s2s_alignment *links, const char *const *tokens, int n,
+                           const char *where);
+// Adds one sentence: h holds its encoder self-attention (s2s_score or
+// s2s_translate with want_self_attention), tokens its h->n_src - 1 source
+// tokens (for punctuation), links its gold links (normalized). Links that
+// s2s_coref_check refuses, a hypothesis without enc_attn or of another
+// shape are S2S_ERR_INVALID, with the table unchanged. S2S_ERR_NOMEM.
+s2s_status s2s_coref_table_add(s2s_coref_table *t, const s2s_hypothesis *h,
+                               const char *const *tokens, const s2s_alignment *links,
+                               const char *where);
+// The counts of a plane; NULL when it is out of range.
+const s2s_coref_counts *s2s_coref_table_counts(const s2s_coref_table *t, int layer, int head);
+// Sentences added (with or without links).
+long long s2s_coref_table_sentences(const s2s_coref_table *t);
+// The plane of highest accuracy, ties to the higher mean weight, then to
+// the first in s2s_aer_table_best's order (avg/avg for an empty table).
+void s2s_coref_table_best(const s2s_coref_table *t, int *layer, int *head);
+
+// The candidate weights of one pronoun's row: out (n_src) = row `pronoun`
+// of the (n_src, n_src) plane w, with the non-candidates (itself,
+// punctuation by tokens, </s>) set to -1. Returns the candidate of largest
+// weight (the first on ties), or -1 when there is none.
+int s2s_coref_row(float *out, const float *w, int n_src, const char *const *tokens, int pronoun);
+
 // ---- terminal heatmap ----
 
 // Columns the UTF-8 text takes in a terminal: 2 for East Asian Wide and
@@ -271,6 +333,17 @@ s2s_status s2s_align_html_add(s2s_align_html *d, const char *const *src_tokens, 
 // The view the page opens on: layer and head (an index or S2S_ALIGN_AVG;
 // the default is avg/avg) and whether </s> / <s> columns start hidden.
 void s2s_align_html_set_view(s2s_align_html *d, int layer, int head, bool drop_specials);
+
+// The plane the encoder self-attention map shows when chosen (a
+// coreference head, s2s_model_coref_head); with `open` the page opens on
+// that map. Without this call the encoder map starts on the view above.
+void s2s_align_html_set_enc_view(s2s_align_html *d, int layer, int head, bool open);
+
+// The last added sentence's pronoun -> antecedent links over its source
+// tokens (link.src the pronoun, link.tgt the antecedent, as
+// s2s_coref_parse gives them): the encoder map marks the pronouns' rows
+// and their antecedents' cells. S2S_ERR_INVALID before any sentence.
+s2s_status s2s_align_html_add_coref(s2s_align_html *d, const s2s_alignment *links);
 
 // Writes the page atomically (temp file, fsync, rename): S2S_ERR_IO naming
 // the path on failure, and no partial file left behind.

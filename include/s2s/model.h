@@ -78,6 +78,12 @@ typedef struct s2s_tensor_info {
 bool s2s_model_alignment_head(const s2s_model *m, int *layer, int *head);
 // Sets them (saved with the model; -1: average). Fails on out-of-range values.
 s2s_status s2s_model_set_alignment_head(s2s_model *m, int layer, int head);
+// The encoder layer and head whose self-attention finds pronouns'
+// antecedents best, as stored by `s2s probe coref --calibrate` (metadata
+// s2s.coref_layer / _head); -1 stands for the average. False when none.
+bool s2s_model_coref_head(const s2s_model *m, int *layer, int *head);
+// Sets them (saved with the model; -1: average). Fails on out-of-range values.
+s2s_status s2s_model_set_coref_head(s2s_model *m, int layer, int head);
 
 int s2s_model_tensor_count(const s2s_model *m);
 // The i-th tensor (0 <= i < count).

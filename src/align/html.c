@@ -15,6 +15,8 @@ struct s2s_align_html {
     int n;
     int layer, head;  // the view the page opens on
     bool drop_specials;
+    bool enc_set, enc_open;    // the encoder map's own plane (a coreference head)
+    int enc_layer, enc_head;
 };
 
 s2s_status s2s_align_html_new(s2s_align_html **out, const char *title) {
@@ -33,6 +35,13 @@ void s2s_align_html_set_view(s2s_align_html *d, int layer, int head, bool drop_s
     d->layer = layer < 0 ? S2S_ALIGN_AVG : layer;
     d->head = head < 0 ? S2S_ALIGN_AVG : head;
     d->drop_specials = drop_specials;
+}
+
+void s2s_align_html_set_enc_view(s2s_align_html *d, int layer, int head, bool open) {
+    d->enc_set = true;
+    d->enc_layer = layer < 0 ? S2S_ALIGN_AVG : layer;
+    d->enc_head = head < 0 ? S2S_ALIGN_AVG : head;
+    d->enc_open = open;
 }
 
 void s2s_align_html_free(s2s_align_html *d) {
@@ -160,6 +169,18 @@ s2s_status s2s_align_html_add(s2s_align_html *d, const char *const *src_tokens, 
     return S2S_OK;
 }
 
+s2s_status s2s_align_html_add_coref(s2s_align_html *d, const s2s_alignment *links) {
+    s2s_buf *b = &d->sentences;
+    if (!d->n || !b->len || b->s[b->len - 1] != '}')
+        return s2s_fail(S2S_ERR_INVALID, "HTML report: coreference links before any sentence");
+    b->len--;  // reopen the last sentence's object
+    s2s_buf_puts(b, ",\"coref\":[");
+    for (int i = 0; i < links->n; i++)
+        s2s_buf_printf(b, "%s[%d,%d]", i ? "," : "", links->links[i].src, links->links[i].tgt);
+    s2s_buf_puts(b, "]}");
+    return b->oom ? s2s_fail(S2S_ERR_NOMEM, "out of memory for the HTML report") : S2S_OK;
+}
+
 // ---- the page ----
 
 static const char CSS[] =
@@ -177,6 +198,8 @@ static const char CSS[] =
     "table.hm td{width:28px;height:28px;padding:0;border:1px solid #fff}\n"
     "table.hm.small td{width:12px;height:12px}\n"
     "table.hm td.arg{outline:2px solid #e8590c;outline-offset:-2px}\n"
+    "table.hm td.ante{box-shadow:inset 0 0 0 3px #2b8a3e}\n"
+    "table.hm th.pron{font-weight:700;color:#2b8a3e}\n"
     "table.hm th{font-weight:normal;padding:0 4px;white-space:nowrap}\n"
     "table.hm th.row{text-align:right}\n"
     "table.hm th.col{vertical-align:bottom;padding:4px 0}\n"
@@ -220,7 +243,7 @@ static const char JS[] =
     " return {w:out,rl:g.rl,cl:keep.map(function(c){return g.cl[c];})};\n"
     "}\n"
     "function name(x){return x<0?'avg':String(x);}\n"
-    "function table(p,caption,small,mark){\n"
+    "function table(p,caption,small,mark,coref){\n"
     " var fig=document.createElement('figure'),cap=document.createElement('figcaption');\n"
     " cap.textContent=caption;fig.appendChild(cap);\n"
     " var t=document.createElement('table');t.className=small?'hm small':'hm';\n"
@@ -230,13 +253,15 @@ static const char JS[] =
     " t.appendChild(tr);\n"
     " p.w.forEach(function(row,r){\n"
     "  var tr=document.createElement('tr'),th=document.createElement('th');th.className='row';\n"
+    // coref: the pronoun rows' antecedent columns (encoder map).
+    "  var ante=-1;(coref||[]).forEach(function(x){if(x[0]===r){ante=x[1];th.className='row pron';}});\n"
     "  th.textContent=p.rl[r];tr.appendChild(th);var best=-1;\n"
     "  row.forEach(function(x,c){if(best<0||x>row[best])best=c;});\n"
     "  row.forEach(function(x,c){var td=document.createElement('td');\n"
     "   td.style.background='hsl(212,80%,'+(97-72*x).toFixed(1)+'%)';\n"
     "   var tip=p.rl[r]+' \\u2192 '+p.cl[c]+': '+x.toFixed(4);td.title=tip;\n"
     "   td.onmouseover=function(){$('info').textContent=caption+'  |  '+tip;};\n"
-    "   if(mark&&c===best)td.className='arg';tr.appendChild(td);});\n"
+    "   if(mark&&c===best)td.className='arg';if(c===ante)td.className+=' ante';tr.appendChild(td);});\n"
     "  t.appendChild(tr);});\n"
     " fig.appendChild(t);return fig;\n"
     "}\n"
@@ -264,16 +289,19 @@ static const char JS[] =
     " var box=$('maps');box.innerHTML='';var small=ls.length*hs.length>1,count=0;\n"
     " ls.forEach(function(l){hs.forEach(function(h){\n"
     "  box.appendChild(table(plane(s,g,l,h,noeos),'layer '+name(l)+' \\u00b7 head '+name(h),"
-    "small,type==='cross'));count++;});});\n"
+    "small,type!=='self',type==='enc'?s.coref:null));count++;});});\n"
     " document.body.setAttribute('data-s2s-maps',String(count));\n"
     "}\n"
     "S.forEach(function(s,i){opt($('sent'),String(i),(i+1)+': '+s.src.slice(0,-1).join(' '));});\n"
     "$('sent').onchange=function(){fillMaps();fillLayerHead();draw();};\n"
-    "$('map').onchange=function(){fillLayerHead();draw();};\n"
+    "function encView(){if(!D.enc)return;var e=$('map').value==='enc';"
+    "$('layer').value=String(e?D.enc[0]:D.default_layer);$('head').value=String(e?D.enc[1]:D.default_head);}\n"
+    "$('map').onchange=function(){fillLayerHead();encView();draw();};\n"
     "$('layer').onchange=draw;$('head').onchange=draw;$('noeos').onchange=draw;\n"
     "$('noeos').checked=!!D.drop_specials;\n"
     "if(S.length){var dl=D.default_layer,dh=D.default_head;fillMaps();fillLayerHead();\n"
-    " $('layer').value=String(dl);$('head').value=String(dh);draw();}\n"
+    " $('layer').value=String(dl);$('head').value=String(dh);\n"
+    " if(D.enc&&D.enc[2]&&S[0].enc){$('map').value='enc';fillLayerHead();encView();}draw();}\n"
     "else $('maps').textContent='(no sentences)';\n"
     // #selftest (used by tests/html_render_test.sh): draw every sentence,
     // map type, layer, head and </s> setting once, and count them.
@@ -306,8 +334,12 @@ s2s_status s2s_align_html_write(const s2s_align_html *d, const char *path) {
                 "<div id=\"pair\"></div>\n<div id=\"info\">hover over a cell to see its weight</div>\n"
                 "<div id=\"errors\"></div>\n<div id=\"maps\"></div>\n"
                 "<script type=\"application/json\" id=\"s2s-data\">\n");
-    s2s_buf_printf(&b, "{\"default_layer\":%d,\"default_head\":%d,\"drop_specials\":%s,"
-                  "\"sentences\":[\n", d->layer, d->head, d->drop_specials ? "true" : "false");
+    s2s_buf_printf(&b, "{\"default_layer\":%d,\"default_head\":%d,\"drop_specials\":%s,",
+                  d->layer, d->head, d->drop_specials ? "true" : "false");
+    if (d->enc_set)  // [layer, head, open on it]
+        s2s_buf_printf(&b, "\"enc\":[%d,%d,%s],", d->enc_layer, d->enc_head,
+                      d->enc_open ? "true" : "false");
+    s2s_buf_puts(&b, "\"sentences\":[\n");
     if (d->sentences.s) s2s_buf_append(&b, d->sentences.s, d->sentences.len);
     s2s_buf_puts(&b, "\n]}\n</script>\n<script>\n");
     s2s_buf_puts(&b, JS);

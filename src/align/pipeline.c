@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "align/planes.h"
 #include "core/error.h"
 #include "s2s/align.h"
 
@@ -155,22 +156,19 @@ s2s_status s2s_align_symmetrize_pair(const s2s_align_pair *p, int n, const s2s_t
 struct s2s_aer_table {
     int layers, heads;
     long long sentences;
-    s2s_aer_counts *counts;  // (layers + 1, heads + 1): row l + 1, column h + 1; avg = -1
+    s2s_aer_counts *counts;  // (layers + 1, heads + 1): s2s_plane_cell
 };
 
 s2s_status s2s_aer_table_new(s2s_aer_table **out, int layers, int heads) {
     *out = NULL;
-    if (layers < 1 || heads < 1)
-        return s2s_fail(S2S_ERR_INVALID, "AER table: %d layers and %d heads (need at least 1)",
-                        layers, heads);
+    void *cells;
+    S2S_TRY(s2s_plane_grid_new(&cells, layers, heads, sizeof(s2s_aer_counts), "AER table"));
     s2s_aer_table *t = calloc(1, sizeof *t);
-    if (t) t->counts = calloc((size_t)(layers + 1) * (size_t)(heads + 1), sizeof *t->counts);
-    if (!t || !t->counts) {
-        free(t);
+    if (!t) {
+        free(cells);
         return s2s_fail(S2S_ERR_NOMEM, "out of memory for the AER table");
     }
-    t->layers = layers;
-    t->heads = heads;
+    *t = (s2s_aer_table){.layers = layers, .heads = heads, .counts = cells};
     *out = t;
     return S2S_OK;
 }
@@ -182,7 +180,7 @@ void s2s_aer_table_free(s2s_aer_table *t) {
 }
 
 static s2s_aer_counts *cell(const s2s_aer_table *t, int layer, int head) {
-    return &t->counts[(size_t)(layer + 1) * (size_t)(t->heads + 1) + (size_t)(head + 1)];
+    return &t->counts[s2s_plane_cell(t->heads, layer, head)];
 }
 
 s2s_status s2s_aer_table_add(s2s_aer_table *t, const s2s_hypothesis *h, const s2s_alignment *gold,
@@ -206,23 +204,15 @@ s2s_status s2s_aer_table_add(s2s_aer_table *t, const s2s_hypothesis *h, const s2
 }
 
 const s2s_aer_counts *s2s_aer_table_counts(const s2s_aer_table *t, int layer, int head) {
-    if (layer < S2S_ALIGN_AVG || layer >= t->layers || head < S2S_ALIGN_AVG || head >= t->heads)
-        return NULL;
-    return cell(t, layer, head);
+    return s2s_plane_in_range(t->layers, t->heads, layer, head) ? cell(t, layer, head) : NULL;
 }
 
 long long s2s_aer_table_sentences(const s2s_aer_table *t) { return t->sentences; }
 
+static bool lower_aer(const void *t, int l, int h, int bl, int bh) {
+    return s2s_aer(cell(t, l, h)) < s2s_aer(cell(t, bl, bh));
+}
+
 void s2s_aer_table_best(const s2s_aer_table *t, int *layer, int *head) {
-    double best = 0;
-    *layer = *head = S2S_ALIGN_AVG;
-    for (int l = S2S_ALIGN_AVG; l < t->layers; l++)
-        for (int h = S2S_ALIGN_AVG; h < t->heads; h++) {
-            double e = s2s_aer(cell(t, l, h));
-            if ((l == S2S_ALIGN_AVG && h == S2S_ALIGN_AVG) || e < best) {
-                best = e;
-                *layer = l;
-                *head = h;
-            }
-        }
+    s2s_plane_best(t, t->layers, t->heads, lower_aer, layer, head);
 }

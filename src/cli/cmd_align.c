@@ -20,13 +20,16 @@
 
 enum { SEL_UNSET = -3 };  // besides an index, S2S_ALIGN_AVG or S2S_CLI_SEL_ALL
 
-// A model with its state, its decode parameters and its default
-// alignment plane (the calibrated layer/head, else avg/avg).
+// A model with its state, its decode parameters, its default
+// alignment plane (the calibrated layer/head, else avg/avg) and its
+// calibrated coreference plane (encoder), if any.
 typedef struct side {
     s2s_model *m;
     s2s_state *st;
     s2s_decode_params p;
     int layer, head;
+    bool coref;
+    int coref_layer, coref_head;
 } side;
 
 typedef struct aligner {
@@ -49,6 +52,7 @@ typedef struct aligner {
     s2s_tokens src[CHUNK], tgt[CHUNK];
     s2s_alignment gold[CHUNK];
     bool has_gold[CHUNK];
+    s2s_alignment coref[CHUNK];  // --ref --html: the source side's coreference links
     bool skipped[CHUNK];         // bad lines (the bad-line rule): an empty output line each
     int lineno[CHUNK];
     int n, first_line;
@@ -240,11 +244,13 @@ static int open_side(side *sd, const char *path, const s2s_decode_opts *o, bool 
     sd->p.want_attention = true;
     sd->p.want_self_attention = self;
     if (!s2s_model_alignment_head(sd->m, &sd->layer, &sd->head)) sd->layer = sd->head = S2S_ALIGN_AVG;
+    sd->coref = s2s_model_coref_head(sd->m, &sd->coref_layer, &sd->coref_head);
     return S2S_EXIT_OK;
 }
 
 // The displayed planes, checked against the model, and the plane of the
-// hard alignment. Unset selectors fall back to the calibrated plane, else
+// hard alignment. Unset selectors fall back to the calibrated plane (for
+// --map enc the calibrated coreference plane, when there is one), else
 // avg; the hard alignment uses the displayed plane when it is a single
 // cross-attention plane, else that default.
 static int choose_planes(aligner *a) {
@@ -255,8 +261,11 @@ static int choose_planes(aligner *a) {
                    enc ? "encoder layers" : "decoder layers") ||
         !check_sel("--head", v->head_sel, mc->heads, "heads"))
         return S2S_EXIT_USAGE;
-    if (v->layer_sel == SEL_UNSET) v->layer_sel = a->eval ? S2S_ALIGN_AVG : a->fw.layer;
-    if (v->head_sel == SEL_UNSET) v->head_sel = a->eval ? S2S_ALIGN_AVG : a->fw.head;
+    bool coref = enc && a->fw.coref && !a->eval;
+    if (v->layer_sel == SEL_UNSET)
+        v->layer_sel = a->eval ? S2S_ALIGN_AVG : coref ? a->fw.coref_layer : a->fw.layer;
+    if (v->head_sel == SEL_UNSET)
+        v->head_sel = a->eval ? S2S_ALIGN_AVG : coref ? a->fw.coref_head : a->fw.head;
     bool single = !a->eval && v->map == S2S_CLI_MAP_CROSS && v->layer_sel != S2S_CLI_SEL_ALL &&
                   v->head_sel != S2S_CLI_SEL_ALL;
     v->align_layer = single ? v->layer_sel : a->fw.layer;
@@ -305,6 +314,9 @@ static int prepare(aligner *a, const s2s_decode_opts *o) {
         if (st == S2S_OK)
             s2s_align_html_set_view(a->html, v->layer_sel == S2S_CLI_SEL_ALL ? S2S_ALIGN_AVG : v->layer_sel,
                                     v->head_sel == S2S_CLI_SEL_ALL ? S2S_ALIGN_AVG : v->head_sel, v->no_eos);
+        if (st == S2S_OK && a->fw.coref)  // the encoder map opens on the coreference head
+            s2s_align_html_set_enc_view(a->html, a->fw.coref_layer, a->fw.coref_head,
+                                        v->map == S2S_CLI_MAP_ENC);
     }
     return st == S2S_OK ? S2S_EXIT_OK : s2s_cli_fail(st);
 }
@@ -344,6 +356,7 @@ static int sentence(aligner *a, int k, const s2s_hypothesis *h, const s2s_alignm
             char *al = s2s_alignment_format(final);
             st = al ? s2s_align_html_add(a->html, s.src_lab, s.n_src, s.tgt_lab, s.n_tgt, h, al)
                     : S2S_ERR_NOMEM;
+            if (st == S2S_OK && a->coref[k].n) st = s2s_align_html_add_coref(a->html, &a->coref[k]);
             free(al);
         }
     }
@@ -404,14 +417,15 @@ static int flush_chunk(aligner *a) {
 }
 
 // Splits a --ref line in place into its columns: the target into
-// a->targets[k], the gold alignment (NULL: none) into *gold. False (after
-// the skip warning) when a column is missing.
-static bool split_columns(aligner *a, int k, int lineno, char **gold) {
+// a->targets[k], the gold alignment (NULL: none) into *gold, the
+// coreference column (NULL: none) into *coref. False (after the skip
+// warning) when a column is missing.
+static bool split_columns(aligner *a, int k, int lineno, char **gold, char **coref) {
     char *target;
     if (s2s_tsv_split(a->lines[k], strlen(a->lines[k]), NULL, 0, &target, gold) != S2S_OK)
         return s2s_lines_skip(&a->in, lineno, s2s_last_error());
     a->targets[k] = target;
-    s2s_tsv_next(*gold);  // further columns (coreference) are ignored
+    *coref = s2s_tsv_next(*gold);
     if (!a->eval || *gold) return true;
     return s2s_lines_skip(&a->in, lineno, "expected source<TAB>target<TAB>gold alignment, found no gold column");
 }
@@ -427,9 +441,9 @@ static int add_line(aligner *a, char *line, int lineno, bool bad) {
     a->targets[k] = NULL;
     a->has_gold[k] = false;
     a->skipped[k] = true;
-    a->src[k].n = a->tgt[k].n = 0;
-    char *gold = NULL;
-    if (bad || (a->ref && !split_columns(a, k, lineno, &gold))) return S2S_EXIT_OK;
+    a->src[k].n = a->tgt[k].n = a->coref[k].n = 0;
+    char *gold = NULL, *coref = NULL;
+    if (bad || (a->ref && !split_columns(a, k, lineno, &gold, &coref))) return S2S_EXIT_OK;
     bool cut = false;
     int rc = s2s_lines_tokenize(&a->in, lineno, s2s_model_src_vocab(a->fw.m), line, a->max_tokens,
                                 &a->src[k], &cut);
@@ -442,6 +456,15 @@ static int add_line(aligner *a, char *line, int lineno, bool bad) {
         if (st == S2S_ERR_NOMEM) return s2s_cli_fail(st);
         if (st != S2S_OK) return s2s_lines_skip(&a->in, lineno, s2s_last_error()), S2S_EXIT_OK;
         a->has_gold[k] = true;
+    }
+    if (coref && a->html) {  // the HTML page marks the source's pronouns and antecedents
+        s2s_alignment tgt_side = {0};
+        s2s_status st = s2s_coref_parse(&a->coref[k], &tgt_side, coref, "coreference column");
+        s2s_alignment_free(&tgt_side);
+        if (st == S2S_OK)
+            st = s2s_coref_check(&a->coref[k], (const char *const *)a->src[k].pieces, a->src[k].n, NULL);
+        if (st == S2S_ERR_NOMEM) return s2s_cli_fail(st);
+        if (st != S2S_OK) return s2s_lines_skip(&a->in, lineno, s2s_last_error()), S2S_EXIT_OK;
     }
     a->skipped[k] = false;
     return S2S_EXIT_OK;
@@ -526,6 +549,7 @@ static void free_aligner(aligner *a) {
         s2s_tokens_free(&a->src[k]);
         s2s_tokens_free(&a->tgt[k]);
         s2s_alignment_free(&a->gold[k]);
+        s2s_alignment_free(&a->coref[k]);
     }
     s2s_aer_table_free(a->table);
     s2s_lines_close(&a->in);

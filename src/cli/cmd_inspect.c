@@ -12,6 +12,14 @@ static const s2s_cmd_spec inspect_spec = {
     "alignment head, parameter count and every tensor's shape.",
     inspect_opts, /*decode=*/false};
 
+// A stored plane; -1 is the average, as `s2s align` says.
+static void print_head(const char *what, int layer, int head) {
+    char lb[16] = "avg", hb[16] = "avg";
+    if (layer >= 0) snprintf(lb, sizeof lb, "%d", layer);
+    if (head >= 0) snprintf(hb, sizeof hb, "%d", head);
+    printf("%s: layer %s, head %s\n", what, lb, hb);
+}
+
 int s2s_cmd_inspect(int argc, char **argv) {
     s2s_args a;
     int rc = s2s_args_parse(&inspect_spec, argc, argv, &a);
@@ -28,13 +36,9 @@ int s2s_cmd_inspect(int argc, char **argv) {
     printf("model: %s\n", path);
     printf("source vocab: %d tokens\ntarget vocab: %d tokens\n",
            s2s_vocab_size(s2s_model_src_vocab(m)), s2s_vocab_size(s2s_model_tgt_vocab(m)));
-    int al, ah;
-    if (s2s_model_alignment_head(m, &al, &ah)) {  // -1: the average, as `s2s align` says
-        char lb[16] = "avg", hb[16] = "avg";
-        if (al >= 0) snprintf(lb, sizeof lb, "%d", al);
-        if (ah >= 0) snprintf(hb, sizeof hb, "%d", ah);
-        printf("alignment head: layer %s, head %s\n", lb, hb);
-    }
+    int l, h;
+    if (s2s_model_alignment_head(m, &l, &h)) print_head("alignment head", l, h);
+    if (s2s_model_coref_head(m, &l, &h)) print_head("coreference head (encoder)", l, h);
     printf("parameters: %zu\n\nconfig:\n%s\ntensors:\n", s2s_model_param_count(m),
            yaml ? yaml : "(out of memory)\n");
     free(yaml);

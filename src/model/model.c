@@ -264,7 +264,7 @@ s2s_status s2s_model_save_extra(const s2s_model *m, const char *path, const s2s_
     char *sv = s2s_vocab_to_string(m->src_vocab);
     char *tv = s2s_vocab_to_string(m->tgt_vocab);
     s2s_st_tensor *ts = calloc((size_t)(m->n_tensors + n_extra), sizeof *ts);
-    s2s_st_meta *meta = calloc((size_t)(6 + n_extra_meta), sizeof *meta);
+    s2s_st_meta *meta = calloc((size_t)(8 + n_extra_meta), sizeof *meta);
     s2s_status st;
     if (!yaml || !sv || !tv || !ts || !meta) {
         st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
@@ -277,9 +277,11 @@ s2s_status s2s_model_save_extra(const s2s_model *m, const char *path, const s2s_
         ts[i].shape[1] = p->shape[1];
     }
     for (int i = 0; i < n_extra; i++) ts[m->n_tensors + i] = extra[i];
-    char layer[16], head[16];
+    char layer[16], head[16], clayer[16], chead[16];
     snprintf(layer, sizeof layer, "%d", m->align_layer);
     snprintf(head, sizeof head, "%d", m->align_head);
+    snprintf(clayer, sizeof clayer, "%d", m->coref_layer);
+    snprintf(chead, sizeof chead, "%d", m->coref_head);
     int n_meta = 0;
     meta[n_meta++] = (s2s_st_meta){"s2s.format_version", S2S_FORMAT_VERSION};
     meta[n_meta++] = (s2s_st_meta){"s2s.config", yaml};
@@ -288,6 +290,10 @@ s2s_status s2s_model_save_extra(const s2s_model *m, const char *path, const s2s_
     if (m->align_set) {
         meta[n_meta++] = (s2s_st_meta){"s2s.alignment_layer", layer};
         meta[n_meta++] = (s2s_st_meta){"s2s.alignment_head", head};
+    }
+    if (m->coref_set) {
+        meta[n_meta++] = (s2s_st_meta){"s2s.coref_layer", clayer};
+        meta[n_meta++] = (s2s_st_meta){"s2s.coref_head", chead};
     }
     for (int i = 0; i < n_extra_meta; i++) meta[n_meta++] = extra_meta[i];
     st = s2s_st_write(path, ts, m->n_tensors + n_extra, meta, n_meta);
@@ -302,16 +308,21 @@ done:
 
 // ---- load ----
 
-// s2s.alignment_layer / _head: both or neither, integers in range.
-static s2s_status load_alignment_head(s2s_model *m, const s2s_st_file *f, const char *path) {
-    const char *ls = s2s_st_meta_get(f, "s2s.alignment_layer");
-    const char *hs = s2s_st_meta_get(f, "s2s.alignment_head");
+// A stored plane, PREFIX_layer / PREFIX_head ("s2s.alignment", "s2s.coref"):
+// both or neither, integers the setter takes.
+static s2s_status load_head(s2s_model *m, const s2s_st_file *f, const char *path,
+                            const char *prefix,
+                            s2s_status (*set)(s2s_model *, int layer, int head)) {
+    char lk[32], hk[32];
+    snprintf(lk, sizeof lk, "%s_layer", prefix);
+    snprintf(hk, sizeof hk, "%s_head", prefix);
+    const char *ls = s2s_st_meta_get(f, lk), *hs = s2s_st_meta_get(f, hk);
     if (!ls && !hs) return S2S_OK;
     char *end1 = NULL, *end2 = NULL;
     long l = ls ? strtol(ls, &end1, 10) : -1, h = hs ? strtol(hs, &end2, 10) : -1;
-    if (!ls || !hs || *end1 || *end2 || s2s_model_set_alignment_head(m, (int)l, (int)h) != S2S_OK)
-        return s2s_fail(S2S_ERR_FORMAT, "%s: bad s2s.alignment_layer/s2s.alignment_head metadata",
-                        path);
+    if (!ls || !hs || *end1 || *end2 || l < -1 || l > 1000000 || h < -1 || h > 1000000 ||
+        set(m, (int)l, (int)h) != S2S_OK)
+        return s2s_fail(S2S_ERR_FORMAT, "%s: bad %s/%s metadata", path, lk, hk);
     return S2S_OK;
 }
 
@@ -353,7 +364,8 @@ static s2s_status load_from(s2s_model *m, const s2s_st_file *f, const char *path
     snprintf(name, sizeof name, "%s (s2s.tgt_vocab)", path);
     S2S_TRY(s2s_vocab_from_string(&m->tgt_vocab, s2s_st_meta_get(f, "s2s.tgt_vocab"), name));
     S2S_TRY(build(m, f, path));  // every tensor is in f, with its shape
-    S2S_TRY(load_alignment_head(m, f, path));
+    S2S_TRY(load_head(m, f, path, "s2s.alignment", s2s_model_set_alignment_head));
+    S2S_TRY(load_head(m, f, path, "s2s.coref", s2s_model_set_coref_head));
 
     int n_file = s2s_st_count(f);
     bool *used = s2s_calloc((size_t)n_file, sizeof *used);
@@ -414,6 +426,25 @@ s2s_status s2s_model_set_alignment_head(s2s_model *m, int layer, int head) {
     m->align_head = head;
     return S2S_OK;
 }
+
+bool s2s_model_coref_head(const s2s_model *m, int *layer, int *head) {
+    *layer = m->coref_layer;
+    *head = m->coref_head;
+    return m->coref_set;
+}
+
+s2s_status s2s_model_set_coref_head(s2s_model *m, int layer, int head) {
+    if (layer < -1 || layer >= m->cfg.model.encoder_layers || head < -1 ||
+        head >= m->cfg.model.heads)
+        return s2s_fail(S2S_ERR_INVALID, "coreference layer %d / head %d out of range (%d encoder "
+                        "layers, %d heads)", layer, head, m->cfg.model.encoder_layers,
+                        m->cfg.model.heads);
+    m->coref_set = true;
+    m->coref_layer = layer;
+    m->coref_head = head;
+    return S2S_OK;
+}
+
 size_t s2s_model_param_count(const s2s_model *m) { return m->n_params; }
 
 s2s_tensor_info s2s_model_tensor(const s2s_model *m, int i) {

@@ -80,6 +80,8 @@ struct s2s_model {
 
     bool align_set;               // calibrated by `s2s align --calibrate`
     int align_layer, align_head;  // -1: the average over layers / heads
+    bool coref_set;               // calibrated by `s2s probe coref --calibrate`
+    int coref_layer, coref_head;  // encoder self-attention; -1: the average
 
     uint64_t generation;                // bumped whenever the weights change
     struct s2s_decode_weights *decode;  // made from some generation, or NULL

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# `s2s probe coref` end to end with the shipped models on the hand-checked
+# gold files of tests/data/coref: the table equals antecedent accuracy and
+# weight recomputed from `s2s align --map enc --format json` maps, --json
+# parses, --calibrate -o writes a copy whose metadata `s2s inspect` shows
+# and whose plane `align --map enc` then opens on, bad lines are warned
+# with file:line (exit 3), --show prints a pronoun's row, --help and usage
+# errors exit as documented.   cli_probe_test.sh PATH_TO_s2s
+set -u
+s2s=$1
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+py=/usr/bin/python3
+pycheck() {  # pycheck SCRIPT ARGS...
+  local script=$1; shift
+  "$py" -c "$script" "$@" || { echo "  python check failed"; return 1; }
+}
+models=$here/../models
+gold_en=$here/data/coref/gold.en-zh.tsv
+gold_zh=$here/data/coref/gold.zh-en.tsv
+P=("$s2s" probe coref)
+
+# ---- the table against a recomputation from align's JSON maps ----
+for dir in en-zh zh-en; do
+  gold=$here/data/coref/gold.$dir.tsv
+  model=$models/$dir.safetensors
+  check "$dir: table exit 0" run 0 "${P[@]}" -m "$model" "$gold"
+  check "$dir: table counts the links" out_has "20 sentences, 20 links"
+  check "$dir: 15 planes (2 layers x 4 heads, averages)" \
+    bash -c "[ \$(grep -cE '^(avg|[0-9]+) +(avg|[0-9]+) +[0-9.]+ +[0-9.]+' '$tmp/out') -eq 15 ]"
+  cp "$tmp/out" "$tmp/table.$dir"
+  check "$dir: json exit 0" run 0 "${P[@]}" -m "$model" "$gold" --json
+  cp "$tmp/out" "$tmp/probe.$dir.json"
+  cut -f1 "$gold" | "$s2s" align -m "$model" --map enc --layer all --head all --format json \
+    >"$tmp/maps.$dir.json"
+  check "$dir: table = plain loops over align's maps" pycheck '
+import json, sys, unicodedata
+probe = json.load(open(sys.argv[1]))
+gold = [l.rstrip("\n").split("\t") for l in open(sys.argv[2], encoding="utf-8")]
+maps = [json.loads(l) for l in open(sys.argv[3], encoding="utf-8")]
+table = open(sys.argv[4], encoding="utf-8").read().splitlines()
+assert probe["links"] == 20 and probe["sentences"] == 20 and len(probe["planes"]) == 15, probe
+punct = lambda t: unicodedata.category(t[0]).startswith("P")
+want = {}
+for cols, m in zip(gold, maps):
+    toks = m["source_tokens"]
+    for link in cols[3].split("|")[0].split():
+        p, a = map(int, link.split("-"))
+        for plane in m["maps"]:
+            row = plane["weights"][p]
+            cand = [c for c in range(len(toks)) if c != p and not punct(toks[c])]
+            hit = all(row[a] > row[c] for c in cand if c != a)
+            k = (str(plane["layer"]), str(plane["head"]))
+            n, h, w = want.get(k, (0, 0, 0.0))
+            want[k] = (n + 1, h + hit, w + row[a])
+for pl in probe["planes"]:
+    n, h, w = want[(str(pl["layer"]), str(pl["head"]))]
+    assert pl["hits"] == h and abs(pl["accuracy"] - h / n) < 1e-9, (pl, h, n)
+    assert abs(pl["weight"] - w / n) < 1e-4, (pl, w / n)
+best = max(probe["planes"], key=lambda pl: (pl["accuracy"], pl["weight"]))
+assert (best["accuracy"], best["weight"]) == (probe["best"]["accuracy"], probe["best"]["weight"])
+# the text table prints the same figures, "best" on the best plane
+rows = [l.split() for l in table if l[:1] in "0123456789a" and not l.startswith("#")]
+for r, pl in zip(rows, probe["planes"]):
+    assert r[:2] == [str(pl["layer"]), str(pl["head"])] and abs(float(r[2]) - pl["accuracy"]) < 6e-5, (r, pl)
+marked = [r[:2] for r in rows if "best" in r]
+assert marked == [[str(probe["best"]["layer"]), str(probe["best"]["head"])]], marked
+' "$tmp/probe.$dir.json" "$gold" "$tmp/maps.$dir.json" "$tmp/table.$dir"
+done
+
+# ---- --calibrate ----
+model=$models/en-zh.safetensors
+cal=$tmp/cal.safetensors
+best=$("$py" -c 'import json,sys; b=json.load(open(sys.argv[1]))["best"]; print(b["layer"], b["head"])' "$tmp/probe.en-zh.json")
+read -r bl bh <<<"$best"
+check "calibrate -o: exit 0" run 0 "${P[@]}" -m "$model" "$gold_en" --calibrate -o "$cal"
+check "calibrate -o: says what it stored" out_has "calibrated: layer $bl, head $bh (accuracy"
+check "calibrate -o: inspect shows the head" run 0 "$s2s" inspect "$cal"
+check "calibrate -o: inspect line" out_has "^coreference head (encoder): layer $bl, head $bh\$"
+check "calibrate -o: the shipped model is left alone" run 0 "$s2s" inspect "$model"
+check "calibrate -o: no head in the original" bash -c "! grep -q 'coreference head' '$tmp/out'"
+check "calibrate: table marks the stored plane" run 0 "${P[@]}" -m "$cal" "$gold_en"
+check "calibrate: stored" bash -c "grep -E '^$bl +$bh ' '$tmp/out' | grep -q stored"
+check "calibrate --json: the message on stderr" run 0 "${P[@]}" -m "$model" "$gold_en" --calibrate -o "$tmp/cal2.safetensors" --json
+check "calibrate --json: stdout is JSON" pycheck 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out"
+check "calibrate --json: stderr says it" err_has "calibrated: layer $bl, head $bh"
+cp "$cal" "$tmp/inplace.safetensors"
+check "calibrate in place: exit 0" run 0 "${P[@]}" -m "$tmp/inplace.safetensors" "$gold_en" --calibrate
+check "calibrate in place: written" out_has "written to $tmp/inplace.safetensors"
+
+# ---- align --map enc opens on the calibrated plane ----
+enc_plane() {  # enc_plane MODEL: the plane align --map enc shows by default
+  "$s2s" align -m "$1" --map enc --format json "the cat , it" |
+    "$py" -c 'import json,sys; m=json.load(sys.stdin)["maps"]; print(len(m), m[0]["layer"], m[0]["head"])'
+}
+check "align --map enc: the coreference head by default" test "$(enc_plane "$cal")" = "1 $bl $bh"
+al=$("$s2s" inspect "$model" | sed -n 's/^alignment head: layer \(.*\), head \(.*\)$/\1 \2/p')
+check "align --map enc: else the alignment head, as before" test "$(enc_plane "$model")" = "1 $al"
+check "align --map enc --layer/--head still choose" run 0 "$s2s" align -m "$cal" --map enc --format json --layer avg --head 3 "the cat , it"
+check "align --map enc --layer/--head: that plane" pycheck 'import json,sys; m=json.load(open(sys.argv[1]))["maps"]; assert (m[0]["layer"], m[0]["head"]) == ("avg", 3), m' "$tmp/out"
+
+# ---- --show ----
+seed="The animal didn't cross the street because it was too tired."
+check "show with gold: exit 0" run 0 "${P[@]}" -m "$cal" "$gold_en" --show "$seed"
+check "show with gold: the stored plane" out_has "layer $bl, head $bh; antecedents from the gold file"
+check "show with gold: the pronoun's row" out_has "^it (token 7)"
+check "show with gold: antecedent marked" out_has "^   1  animal .*<- antecedent"
+check "show with gold: itself left out" out_has "^   7  it .*(itself)"
+check "show without gold: pronouns by list" run 0 "${P[@]}" -m "$models/zh-en.safetensors" --show "那只猫坐在垫子上，它看起来很舒服。" --layer 1 --head avg
+check "show without gold: 它's row, layer 1" bash -c "grep -q '^它 (token 8)' '$tmp/out' && grep -q 'layer 1, head avg; pronouns by list' '$tmp/out'"
+check "show --json: rows" run 0 "${P[@]}" -m "$cal" "$gold_en" --show "$seed" --json
+check "show --json: the row sums with </s> to 1" pycheck '
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["gold"] and len(o["rows"]) == 1 and o["rows"][0]["pronoun"] == 7 and o["rows"][0]["antecedent"] == 1, o
+assert abs(sum(o["rows"][0]["weights"]) - 1) < 1e-3 and len(o["tokens"]) == len(o["rows"][0]["weights"]) == 13
+' "$tmp/out"
+
+# ---- bad lines, usage ----
+{
+  sed -n 1p "$gold_en"
+  printf 'no tab here\n'
+  printf 'the cat , it\tx\t\t3-2|\n'          # punctuation as antecedent
+  printf 'the cat , it\tx\t\t3-9|\n'          # outside the sentence
+  printf 'the cat , it\tx\t\t3-x|\n'          # not a link
+  printf 'the cat , it\tx\t\t3-1\n'           # no |
+  printf 'the cat , it\tx\n'                  # no coreference column: no link
+  sed -n 2p "$gold_en"
+} >"$tmp/bad.tsv"
+check "bad lines: exit 3" run 3 "${P[@]}" -m "$model" "$tmp/bad.tsv"
+check "bad lines: the good links counted" out_has "3 sentences, 2 links"
+for n in 2 3 4 5 6; do
+  check "bad lines: line $n warned" err_has "^s2s probe coref: $tmp/bad.tsv:$n: skipped: "
+done
+check "bad lines: a warning each" test "$(wc -l <"$tmp/err")" -eq 5
+check "bad lines: the reason" err_has "bad.tsv:3: skipped: coreference link 3-2 has punctuation as antecedent"
+printf 'the cat , it\tx\n' >"$tmp/nolinks.tsv"
+check "no links: exit 2" run 2 "${P[@]}" -m "$model" "$tmp/nolinks.tsv"
+check "no links: says so" err_has "no source-side coreference link to score"
+check "missing gold file: exit 2" run 2 "${P[@]}" -m "$model" "$tmp/none.tsv"
+check "missing gold file: names it" err_has "none.tsv: cannot open"
+check "help: exit 0" run 0 "${P[@]}" --help
+check "help: lists --calibrate" out_has "^  --calibrate"
+check "help: lists --show" out_has "^  --show SENTENCE"
+check "probe --help" run 0 "$s2s" probe --help
+check "unknown option: exit 2" run 2 "${P[@]}" -m "$model" "$gold_en" --jsno
+check "unknown option: did you mean" err_has "did you mean '--json'"
+check "unknown probe: exit 2" run 2 "$s2s" probe corf
+check "no gold: exit 2" run 2 "${P[@]}" -m "$model"
+check "-o without --calibrate: exit 2" run 2 "${P[@]}" -m "$model" "$gold_en" -o "$tmp/x.safetensors"
+check "--layer without --show: exit 2" run 2 "${P[@]}" -m "$model" "$gold_en" --layer 1
+check "--layer out of range: exit 2" run 2 "${P[@]}" -m "$model" --show "it" --layer 2
+check "--layer out of range: says the range" err_has "the model has 2 encoder layers"
+check "unwritable -o: exit 1 before scoring" run 1 "${P[@]}" -m "$model" "$gold_en" --calibrate -o /nonexistent_dir_s2s/m.safetensors
+check "unwritable -o: no table printed" test ! -s "$tmp/out"
+
+finish cli_probe
