@@ -138,7 +138,7 @@ static const s2s_cmd_spec train_spec = {
     ".train.log (JSON lines, appended). The config's train.output and train.log\n"
     "must stay in its folder unless --allow-outside; an output that is the\n"
     "--init model needs --overwrite.\n"
-    "Ctrl-C finishes the step, writes a checkpoint and exits 130.",
+    "Ctrl-C or SIGTERM finishes the step, writes a checkpoint and exits 130.",
     train_opts, /*decode=*/false};
 
 int s2s_cmd_train(int argc, char **argv) {
