@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `s2s train` and `s2s vocab build` end to end: a short run and its files,
 # the JSON-lines log, progress output, bad data (exit 2, file:line), SIGINT
-# (exit 130 and a loadable checkpoint), --resume, where outputs may go and
+# (exit 130 and a loadable checkpoint), --resume, signal masks per thread,
+# SIGTERM and a SIGINT storm, where outputs may go and
 # the checks before the first step, failed log writes (exit 1), and a kill
 # at every checkpoint rename followed by --resume.
 #   cli_train_test.sh PATH_TO_s2s PATH_TO_fault_rename.so
@@ -86,6 +87,65 @@ check "resume: log still numbered from 1" json_lines "$tmp/long.log"
 check "resume: missing checkpoint" run 2 "$s2s" train "$cfg" -o "$tmp/y.safetensors" \
   --resume "$tmp/none.safetensors"
 check "resume: missing checkpoint named" err_has "no checkpoint .*none.ckpt.safetensors"
+
+# ---- signals: no handler runs on a training thread ----
+# SIGINT and SIGTERM are blocked in every thread but one, which takes them
+# with sigwait() (docs/reliability.md "Signals"). The zh-en model's FFN
+# products have K = 256 > 84, where oneDNN's sgemm keeps its stack in a heap
+# block: a handler's frame there corrupted the heap (7 storms in 20
+# aborted; scripts/sigint_loop.sh counts more runs).
+sig_cfg=("$here/../configs/zh-en.yaml" --set data.train="$here/../data/corpus/dev.zh-en.tsv"
+  --set train.valid_every=0 --set train.save_every=0 --threads 2)
+sig_run() {  # sig_run NAME: a long run in the background, pid in $pid
+  "$s2s" train "${sig_cfg[@]}" -o "$tmp/$1.safetensors" --set train.max_steps=1000000 \
+    --log-every 1000000 2>"$tmp/$1.err" &
+  pid=$!
+  for _ in $(seq 1 300); do  # until a few steps are logged (at most 30 s)
+    [ -s "$tmp/$1.train.log" ] && [ "$(wc -l <"$tmp/$1.train.log")" -ge 3 ] && break
+    sleep 0.1
+  done
+}
+masks() {  # masks PID: a line per thread, 1 if it blocks both SIGINT and SIGTERM, else 0
+  local f m
+  for f in /proc/"$1"/task/*/status; do
+    m=$(awk '/^SigBlk:/ { print $2 }' "$f")
+    echo $(( (0x$m & 0x4002) == 0x4002 ))
+  done
+}
+one_checkpoint() {  # one_checkpoint NAME: one interruption; a whole checkpoint of the last step
+  local n steps
+  n=$(grep -c "interrupted after step" "$tmp/$1.err")
+  [ "$n" -eq 1 ] || { echo "  $n interruption lines"; cat "$tmp/$1.err"; return 1; }
+  steps=$(wc -l <"$tmp/$1.train.log")
+  grep -q "interrupted after step $steps;" "$tmp/$1.err" ||
+    { echo "  not the log's $steps steps"; cat "$tmp/$1.err"; return 1; }
+  "$s2s" inspect "$tmp/$1.ckpt.safetensors" >/dev/null && [ -z "$(ls "$tmp" | grep "^$1\..*tmp")" ]
+}
+sig_run term
+masks "$pid" >"$tmp/masks"
+check "signals: the run has main, worker and waiter threads" test "$(wc -l <"$tmp/masks")" -ge 3
+check "signals: every thread but one blocks SIGINT and SIGTERM" \
+  test "$(grep -c 0 "$tmp/masks")" -eq 1
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+check "SIGTERM: exit 130 as SIGINT" test "$rc" -eq 130
+check "SIGTERM: one checkpoint, whole" one_checkpoint term
+steps=$(wc -l <"$tmp/term.train.log")
+check "SIGTERM: resumes" run 0 "$s2s" train "${sig_cfg[@]}" -o "$tmp/term.safetensors" \
+  --resume "$tmp/term.safetensors" --set train.max_steps=$((steps + 1)) --quiet
+for k in 1 2; do
+  sig_run storm$k
+  for _ in $(seq 1 300); do kill -INT "$pid" 2>/dev/null || break; done  # a burst, then more
+  for _ in $(seq 1 2000); do  # until it has exited (bash reaps it at once: kill fails)
+    kill -INT "$pid" 2>/dev/null || break
+    sleep 0.005
+  done
+  { wait "$pid"; rc=$?; } 2>/dev/null  # no "Aborted" notice from bash
+  check "SIGINT storm $k: exit 130" test "$rc" -eq 130
+  [ "$rc" -eq 130 ] || { echo "  exit $rc; stderr:"; cat "$tmp/storm$k.err"; }
+  check "SIGINT storm $k: one checkpoint, whole" one_checkpoint storm$k
+done
 
 # ---- where outputs may go ----
 tiny="--set train.max_steps=2 --set train.valid_every=0 --quiet"

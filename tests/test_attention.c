@@ -1,11 +1,17 @@
-// Multi-head attention against a naive per-head loop, with key padding
-// and causal masks.
+// Tests for src/layers: multi-head attention against a naive per-head
+// loop, with key padding and causal masks; the encoder layer's permutation
+// equivariance without positions (and its loss with them).
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "layers/attention.h"
+#include "layers/transformer.h"
+#include "model/model_internal.h"
 #include "reference.h"
+#include "s2s/s2s.h"
 
 typedef struct case_ {
     int B, H, dh, tq, tk, causal, pos0;
@@ -50,4 +56,132 @@ ParameterizedTest(case_ *c, attention, matches_reference) {
         }
     }
     free(q), free(kv), free(ctx), free(probs), free(want_ctx), free(want_p), free(klen);
+}
+
+// ---- encoder layer: permutation equivariance ----
+
+// Self-attention sees its keys as a set and every other part of the layer
+// works row by row, so without positions the layer commutes with any
+// reordering of the rows: f(Px) = P f(x). Adding the position table breaks
+// it, which is what positions are for (the whole encoder's counterpart is
+// in test_decoding.c).
+
+typedef struct layer_arch {
+    int d, heads, ffn;
+    s2s_norm norm;
+    s2s_activation act;
+} layer_arch;
+
+static const layer_arch LAYER_ARCHS[] = {
+    {16, 2, 32, S2S_NORM_PRE, S2S_ACT_RELU},  {16, 4, 24, S2S_NORM_POST, S2S_ACT_GELU},
+    {32, 8, 48, S2S_NORM_PRE, S2S_ACT_GELU},  {24, 3, 40, S2S_NORM_POST, S2S_ACT_RELU},
+    {12, 1, 20, S2S_NORM_PRE, S2S_ACT_RELU},
+};
+
+enum { PB = 2, PS = 11 };  // sentences, rows
+static const int P_LEN[PB] = {PS, PS - 3};  // the second one padded
+
+// A one-layer model whose every weight is random: biases and norm gains too
+// (s2s_model_init leaves them 0 and 1, which would hide a mix-up of rows).
+static s2s_model *random_layer_model(const layer_arch *a, uint64_t seed) {
+    s2s_config c;
+    s2s_config_default(&c);
+    c.model.d_model = a->d;
+    c.model.heads = a->heads;
+    c.model.ffn_dim = a->ffn;
+    c.model.norm = a->norm;
+    c.model.activation = a->act;
+    c.model.encoder_layers = c.model.decoder_layers = 1;
+    c.model.max_len = PS;
+    snprintf(c.vocab.src, sizeof c.vocab.src, "%s/ref/src.txt", S2S_TEST_DATA);
+    snprintf(c.vocab.tgt, sizeof c.vocab.tgt, "%s/ref/tgt.txt", S2S_TEST_DATA);
+    s2s_model *m = NULL;
+    cr_assert_eq(s2s_model_init(&m, &c, seed), S2S_OK, "%s", s2s_last_error());
+    for (int i = 0; i < m->n_tensors; i++) {
+        s2s_param *t = &m->tensors[i];
+        int64_t n = t->shape[0] * (t->ndim == 2 ? t->shape[1] : 1);
+        if (t->kind == S2S_PARAM_MATRIX) continue;  // Glorot-random already
+        ref_fill(t->data, n, seed * 31 + (uint64_t)i, 0.5f);
+        if (t->kind == S2S_PARAM_NORM_W)
+            for (int64_t j = 0; j < n; j++) t->data[j] += 1.0f;
+    }
+    return m;
+}
+
+// A random permutation of 0..n-1 (Fisher-Yates on a small LCG).
+static void random_perm(int *p, int n, uint64_t seed) {
+    uint64_t s = seed * 6364136223846793005ULL + 1;
+    for (int i = 0; i < n; i++) p[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        int j = (int)((s >> 33) % (uint64_t)(i + 1));
+        int t = p[i];
+        p[i] = p[j], p[j] = t;
+    }
+}
+
+// y = the layer applied to x (PB, PS, D); pe (PS, D) is added first unless NULL.
+static void run_layer(float *y, const float *x, const float *pe, const s2s_model *m) {
+    int64_t d = m->cfg.model.d_model, f = m->cfg.model.ffn_dim, H = m->cfg.model.heads;
+    int64_t rows = PB * PS;
+    s2s_scratch s = {malloc(sizeof(float) * rows * d), malloc(sizeof(float) * rows * 3 * d),
+                     malloc(sizeof(float) * rows * d), malloc(sizeof(float) * rows * f),
+                     malloc(sizeof(float) * PB * H * PS * PS)};
+    memcpy(y, x, sizeof(float) * rows * d);
+    if (pe)
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < d; k++) y[r * d + k] += pe[r % PS * d + k];
+    cr_assert_eq(s2s_encoder_layer(y, &s, m, &m->enc[0], PB, PS, P_LEN, NULL), S2S_OK, "%s",
+                 s2s_last_error());
+    free(s.h), free(s.q), free(s.ctx), free(s.ffn), free(s.probs);
+}
+
+// Largest |b[row i] - a[row perm(i)]| over the valid rows; padded rows,
+// which stay in place, are compared with themselves.
+static float perm_diff(const float *a, const float *b, int perm[PB][PS], int64_t d) {
+    float worst = 0;
+    for (int bi = 0; bi < PB; bi++)
+        for (int i = 0; i < PS; i++) {
+            int from = i < P_LEN[bi] ? perm[bi][i] : i;
+            float e = ref_max_diff(b + (bi * PS + i) * d, a + (bi * PS + from) * d, d);
+            worst = e > worst ? e : worst;
+        }
+    return worst;
+}
+
+Test(encoder_layer, is_permutation_equivariant_without_positions) {
+    int n_arch = (int)(sizeof LAYER_ARCHS / sizeof LAYER_ARCHS[0]);
+    for (int a = 0; a < n_arch; a++) {
+        s2s_model *m = random_layer_model(&LAYER_ARCHS[a], 70 + (uint64_t)a);
+        int64_t d = LAYER_ARCHS[a].d, n = PB * PS * d;
+        float *x = malloc(sizeof(float) * n), *px = malloc(sizeof(float) * n);
+        float *y = malloc(sizeof(float) * n), *py = malloc(sizeof(float) * n);
+        for (int trial = 0; trial < 3; trial++) {
+            uint64_t seed = 1000 + 10 * (uint64_t)a + (uint64_t)trial;
+            ref_fill(x, n, seed, 1.0f);
+            ref_fill(x + PB * PS * d - 3 * d, 3 * d, seed + 7, 9.0f);  // padding: anything
+            int perm[PB][PS];
+            for (int bi = 0; bi < PB; bi++) random_perm(perm[bi], P_LEN[bi], seed * 3 + bi);
+            memcpy(px, x, sizeof(float) * n);
+            for (int bi = 0; bi < PB; bi++)  // px row i = x row perm(i)
+                for (int i = 0; i < P_LEN[bi]; i++)
+                    memcpy(px + (bi * PS + i) * d, x + (bi * PS + perm[bi][i]) * d,
+                           sizeof(float) * d);
+            cr_assert_gt(ref_max_diff(x, px, n), 0.1f, "arch %d: the permutation moved nothing", a);
+
+            run_layer(y, x, NULL, m);
+            run_layer(py, px, NULL, m);
+            float e = perm_diff(y, py, perm, d);
+            cr_assert_leq(e, 1e-5f, "arch %d trial %d: f(Px) and P f(x) differ by %g", a, trial, e);
+
+            // The positions follow the slot, not the token: f(Px + E) != P f(x + E).
+            run_layer(y, x, m->pe, m);
+            run_layer(py, px, m->pe, m);
+            e = perm_diff(y, py, perm, d);
+            cr_assert_gt(e, 1e-2f, "arch %d trial %d: positions made no difference (%g)", a,
+                         trial, e);
+        }
+        free(x), free(px), free(y), free(py);
+        s2s_model_free(m);
+    }
 }

@@ -84,9 +84,12 @@ typedef struct s2s_train_params {
     bool overwrite;      // allow an output that is the init file itself
     s2s_train_callback on_step;
     void *user;
-    // When *stop becomes non-zero (a signal handler sets it) the current step
-    // finishes, a checkpoint is written and s2s_train returns with
-    // summary.interrupted set.
+    // When *stop becomes non-zero the current step finishes, a checkpoint is
+    // written and s2s_train returns with summary.interrupted set. Set it from
+    // a thread that takes the signals with sigwait(), as `s2s train` does,
+    // rather than from a handler: a handler that runs on a thread inside
+    // oneDNN 2.6's AVX-512 sgemm writes its frame into a heap block
+    // (docs/reliability.md "Signals").
     volatile sig_atomic_t *stop;
 } s2s_train_params;
 

@@ -13,6 +13,7 @@
 // results always get their own line. SIGINT/SIGTERM finish the current
 // step, write a checkpoint and exit 130.
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +26,45 @@
 
 static volatile sig_atomic_t stop_flag;
 
-static void on_signal(int sig) {
-    (void)sig;
-    stop_flag = 1;  // the trainer checks it after each step
+// ---- signals ----
+
+// No signal handler ever runs: oneDNN 2.6's AVX-512 sgemm moves its stack
+// pointer into a malloc'd workspace when K > 84, and a handler's frame
+// pushed there overwrites the heap block below it (docs/reliability.md
+// "Signals"). So SIGINT and SIGTERM are blocked in the main thread before
+// any other thread exists (OpenMP's and oneDNN's inherit the mask), and one
+// thread of our own takes them with sigwait(), which runs no handler.
+
+static void *wait_for_stop(void *arg) {
+    const sigset_t *set = arg;
+    for (;;) {
+        int sig;
+        // A plain int store; the trainer reads the flag once per step.
+        if (sigwait(set, &sig) == 0) stop_flag = 1;
+    }
+    return NULL;
+}
+
+// Blocks SIGINT and SIGTERM in the calling thread and in every thread it
+// starts later, and starts the thread that waits for them. Call it before
+// anything starts a thread.
+static bool stop_on_signals(void) {
+    static sigset_t set;  // the waiter's: lives as long as the process
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    int err = pthread_sigmask(SIG_BLOCK, &set, NULL);
+    pthread_attr_t attr;
+    if (!err) err = pthread_attr_init(&attr);
+    if (!err) {
+        pthread_t waiter;
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        err = pthread_create(&waiter, &attr, wait_for_stop, &set);
+        pthread_attr_destroy(&attr);
+    }
+    if (!err) return true;
+    fprintf(stderr, "s2s train: cannot start the signal thread: %s\n", strerror(err));
+    return false;
 }
 
 typedef struct progress {
@@ -101,10 +138,11 @@ static const s2s_cmd_spec train_spec = {
     ".train.log (JSON lines, appended). The config's train.output and train.log\n"
     "must stay in its folder unless --allow-outside; an output that is the\n"
     "--init model needs --overwrite.\n"
-    "Ctrl-C finishes the step, writes a checkpoint and exits 130.",
+    "Ctrl-C or SIGTERM finishes the step, writes a checkpoint and exits 130.",
     train_opts, /*decode=*/false};
 
 int s2s_cmd_train(int argc, char **argv) {
+    if (!stop_on_signals()) return S2S_EXIT_FAILURE;
     const char *config = NULL;
     s2s_train_params tp = s2s_train_default_params();
     progress pg = {.tty = isatty(STDERR_FILENO), .every = 100, .first_step = -1};
@@ -174,12 +212,6 @@ int s2s_cmd_train(int argc, char **argv) {
     tp.config_dir = config_dir;
 
     s2s_set_threads(threads);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
     tp.stop = &stop_flag;
     tp.on_step = on_step;
     tp.user = &pg;
