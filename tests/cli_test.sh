@@ -19,8 +19,33 @@ check "translate: 3 lines" lines 3
 check "translate: empty line stays empty" test -z "$(sed -n 2p "$tmp/out")"
 check "translate arguments" run 0 "$s2s" translate -m "$model" --max-len 4 --tokens "die katze" "ein hund"
 check "translate arguments: 2 lines" lines 2
-check "translate --verbose lists unknown words" run 0 "$s2s" translate -m "$model" --verbose --max-len 3 "die zebra"
-check "unknown word named" err_has "unknown words: zebra"
+check "translate reports unknown words" run 0 "$s2s" translate -m "$model" --max-len 3 "die Zebra" "der hund"
+check "unknown word named as typed, once" bash -c "[ \"\$(cat '$tmp/err')\" = \"s2s translate: argument:1: 'Zebra' is not in the model's source vocabulary\" ]"
+check "--quiet silences them" run 0 "$s2s" translate -m "$model" --quiet --max-len 3 "die zebra"
+check "--quiet: nothing on stderr" test ! -s "$tmp/err"
+# Sentences: each line split, translated in one batch, joined on one line.
+printf 'die katze! der hund!
+
+die katze
+' >"$tmp/two.txt"
+check "split: one output line per input line" run 0 "$s2s" translate -m "$model" --max-len 4 --tokens <"$tmp/two.txt"
+check "split: 3 lines" lines 3
+cp "$tmp/out" "$tmp/split.out"
+check "sentences alone" run 0 "$s2s" translate -m "$model" --max-len 4 --tokens "die katze!" "der hund!"
+check "split line = its sentences' translations joined" bash -c "[ \"\$(sed -n 1p '$tmp/split.out')\" = \"\$(paste -sd ' ' '$tmp/out')\" ]"
+check "split json" run 0 "$s2s" translate -m "$model" --max-len 4 --json --beam 2 --n-best 2 "die katze! der zebra!"
+check "split json: sentences, unknown, summed scores" /usr/bin/python3 -c "
+import json; o = json.loads(open('$tmp/out').read())
+assert o['sentences'] == ['die katze!', 'der zebra!'] and 'zebra' in o['unknown'], o
+assert len(o['hypotheses']) == 2 and o['hypotheses'][0]['score'] >= o['hypotheses'][1]['score'], o"
+check "split n-best: 2 lines" run 0 "$s2s" translate -m "$model" --max-len 4 --n-best 2 "die katze! der hund!"
+check "split n-best: 2 lines out" lines 2
+check "--no-split translates the line whole" run 0 "$s2s" translate -m "$model" --max-len 4 --no-split --json "die katze! der hund!"
+check "--no-split: no sentences" /usr/bin/python3 -c "import json; assert 'sentences' not in json.loads(open('$tmp/out').read())"
+check "guard flags" run 0 "$s2s" translate -m "$model" --max-len 6 --repetition-penalty 1.5 --no-repeat-ngram-size 2 --replace-unknowns "die katze"
+check "guard: bad penalty refused" run 2 "$s2s" translate -m "$model" --repetition-penalty 0.5 "die katze"
+check "guard: message names the flag" err_has "repetition-penalty 0.5 (decode.repetition_penalty)"
+check "replace_unknowns off by --set" run 0 "$s2s" translate -m "$model" --set decode.replace_unknowns=false "die katze"
 check "threads 1 and 2 agree" bash -c "'$s2s' translate -m '$model' --threads 1 --max-len 6 <'$tmp/in.txt' >'$tmp/t1' && '$s2s' translate -m '$model' --threads 2 --max-len 6 <'$tmp/in.txt' >'$tmp/t2' && cmp -s '$tmp/t1' '$tmp/t2'"
 
 printf 'die katze\tthe cat\nder hund\tthe dog sits\n' >"$tmp/pairs.tsv"

@@ -9,7 +9,8 @@
 // Anything not in the vocab becomes <unk>: an English word each, and a
 // run of Chinese characters where no vocab entry starts becomes ONE <unk>
 // (巧克力 is one token), so that s2s_detokenize_replacing can copy the
-// whole word back.
+// whole word back; against a vocab of the specials alone (as `vocab build`
+// counts with) every character stays a piece of its own.
 //
 //     s2s_vocab *v;  s2s_tokens t = {0};
 //     s2s_vocab_load(&v, "vocab/en.txt");

@@ -108,12 +108,15 @@ static size_t longest_match(const tok_state *s, const char *r, size_t p, size_t 
 // position the longest vocab entry wins. Characters where no entry starts
 // form one unknown word together (巧克力 is one <unk>, not three), so the
 // model sees one token for it and replace_unknowns copies it back whole.
+// A vocab of the specials alone, which `vocab build` counts characters
+// with, keeps one piece per character.
 static s2s_status segment_cjk(tok_state *s, const char *r, size_t n) {
+    bool merge = s2s_vocab_size(s->v) > S2S_NUM_SPECIALS;
     size_t p = 0;
     while (p < n) {
         bool known;
         size_t end = longest_match(s, r, p, n, &known);
-        while (!known && end < n) {  // extend the unknown word over unknown characters
+        while (merge && !known && end < n) {  // extend the unknown word over unknown characters
             bool next_known;
             size_t next = longest_match(s, r, end, n, &next_known);
             if (next_known) break;
