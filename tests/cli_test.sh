@@ -46,6 +46,29 @@ check "guard flags" run 0 "$s2s" translate -m "$model" --max-len 6 --repetition-
 check "guard: bad penalty refused" run 2 "$s2s" translate -m "$model" --repetition-penalty 0.5 "die katze"
 check "guard: message names the flag" err_has "repetition-penalty 0.5 (decode.repetition_penalty)"
 check "replace_unknowns off by --set" run 0 "$s2s" translate -m "$model" --set decode.replace_unknowns=false "die katze"
+# A forced case: a model whose <unk> logit outweighs every other writes only
+# <unk>, and with one source word each is that word, as typed.
+/usr/bin/python3 - "$model" "$tmp/unk.safetensors" <<'PY'
+import json, struct, sys
+raw = open(sys.argv[1], 'rb').read()
+n = struct.unpack('<Q', raw[:8])[0]
+head = json.loads(raw[8:8 + n])
+start = 8 + n + head['generator.bias']['data_offsets'][0]
+data = bytearray(raw)
+data[start + 4:start + 8] = struct.pack('<f', 100.0)  # id 1, <unk>
+open(sys.argv[2], 'wb').write(bytes(data))
+PY
+noguard=(--repetition-penalty 1 --no-repeat-ngram-size 0 --max-len 3)
+check "forced <unk>: replaced by the source word" run 0 "$s2s" translate -m "$tmp/unk.safetensors" "${noguard[@]}" -q Zebra
+check "forced <unk>: Zebra x3" bash -c "[ \"\$(cat '$tmp/out')\" = 'Zebra Zebra Zebra' ]"
+check "forced <unk>: beam, n-best, tokens" run 0 "$s2s" translate -m "$tmp/unk.safetensors" "${noguard[@]}" -q --beam 2 --n-best 2 --tokens Zebra
+check "forced <unk>: every hypothesis copies" bash -c "! grep -q '<unk>' '$tmp/out' && [ \$(grep -c 'Zebra' '$tmp/out') -eq 2 ]"
+check "forced <unk>: json" run 0 "$s2s" translate -m "$tmp/unk.safetensors" "${noguard[@]}" -q --json Zebra
+check "forced <unk>: json text and tokens" /usr/bin/python3 -c "
+import json; o = json.loads(open('$tmp/out').read()); h = o['hypotheses'][0]
+assert h['text'] == 'Zebra Zebra Zebra' and h['tokens'] == ['Zebra'] * 3 and o['unknown'] == ['Zebra'], o"
+check "forced <unk>: off prints <unk>" run 0 "$s2s" translate -m "$tmp/unk.safetensors" "${noguard[@]}" -q --set decode.replace_unknowns=false Zebra
+check "forced <unk>: <unk> x3" bash -c "[ \"\$(cat '$tmp/out')\" = '<unk> <unk> <unk>' ]"
 check "threads 1 and 2 agree" bash -c "'$s2s' translate -m '$model' --threads 1 --max-len 6 <'$tmp/in.txt' >'$tmp/t1' && '$s2s' translate -m '$model' --threads 2 --max-len 6 <'$tmp/in.txt' >'$tmp/t2' && cmp -s '$tmp/t1' '$tmp/t2'"
 
 printf 'die katze\tthe cat\nder hund\tthe dog sits\n' >"$tmp/pairs.tsv"
