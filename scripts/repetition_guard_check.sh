@@ -3,13 +3,15 @@
 # decode.no_repeat_ngram_size) does to the test splits: each split is
 # translated by its shipped model with the guard off and with the model's
 # settings (the schema's defaults unless the model says otherwise), and
-# the script prints how many lines change and how many translations match
-# the reference exactly each way (spaces ignored, --tokens output).
+# the script prints how many lines change, how many translations match
+# the reference exactly each way (spaces ignored, --tokens output) and how
+# many hold a token three times in a row.
 #
 #   scripts/repetition_guard_check.sh build/s2s [extra translate args...]
 #
-# Extra arguments go to both runs (e.g. --beam 4, or
-# --repetition-penalty 1.2 to measure other settings for "on").
+# Extra arguments go to both runs (e.g. --beam 4); guard flags among them
+# set "on" (--repetition-penalty 1.2 measures another penalty), since the
+# "off" run turns the guard off after them.
 set -euo pipefail
 s2s=${1:?usage: $0 BUILD/s2s [extra translate args]}
 shift
@@ -25,7 +27,7 @@ for pair in zh-en en-zh; do
         guard=()
         [ "$mode" = off ] && guard=(--repetition-penalty 1 --no-repeat-ngram-size 0)
         rc=0
-        "$s2s" translate -m "$model" --tokens -q "${guard[@]}" "$@" <"$tmp/src" >"$tmp/$mode" || rc=$?
+        "$s2s" translate -m "$model" --tokens -q "$@" "${guard[@]}" <"$tmp/src" >"$tmp/$mode" || rc=$?
         if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ]; then
             echo "repetition_guard_check: $pair ($mode) failed with exit $rc" >&2
             exit 1
@@ -36,5 +38,8 @@ for pair in zh-en en-zh; do
     changed=$(paste -d '\t' "$tmp/off" "$tmp/on" | awk -F'\t' '$1 != $2' | wc -l)
     exact_off=$(paste -d '\t' "$tmp/off.nospace" "$tmp/ref" | awk -F'\t' '$1 == $2' | wc -l)
     exact_on=$(paste -d '\t' "$tmp/on.nospace" "$tmp/ref" | awk -F'\t' '$1 == $2' | wc -l)
-    echo "$pair: $lines lines; guard changes $changed; exact off $exact_off, on $exact_on"
+    # outputs with a token three times in a row (a loop)
+    loops() { awk '{ for (i = 3; i <= NF; i++) if ($i == $(i-1) && $i == $(i-2)) { n++; break } } END { print n + 0 }' "$1"; }
+    echo "$pair: $lines lines; guard changes $changed; exact off $exact_off, on $exact_on;" \
+        "loops off $(loops "$tmp/off"), on $(loops "$tmp/on")"
 done
