@@ -1,10 +1,14 @@
-// s2s translate -m MODEL [--tokens] [--verbose] [--json] [--flush] [options] [SENTENCE ...]
+// s2s translate -m MODEL [--tokens] [--verbose] [--quiet] [--no-split] [--json] [--flush]
+//               [options] [SENTENCE ...]
 //
 // Sentences come from the arguments or, without any, one per line from
 // stdin. Input is read and translated in chunks and each chunk is flushed,
 // so a long file streams through in bounded memory; on a terminal, or with
 // --flush, each line is answered as soon as it is read. Bad lines follow the
 // bad-line rule (cli.h): skipped or cut, with a warning, output aligned.
+// Each line is split into sentences (s2s_split_sentences), all of a chunk's
+// sentences decoded in one call, and a line's translations joined back onto
+// its one output line.
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,8 +295,10 @@ static const s2s_opt translate_opts[] = {
 
 static const s2s_cmd_spec translate_spec = {
     "translate", "s2s translate -m MODEL [OPTIONS] [SENTENCE...]",
-    "Translates each SENTENCE argument or, without any, each line of stdin (one output\n"
-    "line per input line; --n-best N prints N lines 'INDEX ||| TEXT ||| SCORE').",
+    "Translates each SENTENCE argument or, without any, each line of stdin, sentence by\n"
+    "sentence (one output line per input line; --n-best N prints N lines\n"
+    "'INDEX ||| TEXT ||| SCORE'). Source words outside the model's vocabulary are named\n"
+    "on stderr; each <unk> the model writes is printed as the source word it attends to.",
     translate_opts, /*decode=*/true};
 
 int s2s_cmd_translate(int argc, char **argv) {
