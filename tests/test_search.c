@@ -84,20 +84,24 @@ static s2s_decode_params base(void) {
     return p;
 }
 
-Test(search, beam_1_equals_greedy) {
-    // s2s_translate sends beam_size 1 to the greedy loop; run the beam
-    // search code itself with one beam and compare.
-    s2s_decode_params p = base();
-    s2s_hypothesis *g = translate(p);
+// s2s_translate sends beam_size 1 to the greedy loop; this runs the beam
+// search code itself with one beam and compares it with greedy decoding.
+static void assert_one_beam_is_greedy(const s2s_decode_params *p) {
+    s2s_hypothesis *g = translate(*p);
     s2s_hypothesis *b = calloc(N_SENT, sizeof *b);
     s2s_order *order;
     cr_assert_eq(s2s_sort_sentences(&order, fx.len, N_SENT), S2S_OK);
-    cr_assert_eq(s2s_beam_batch(fx.st, &p, order, N_SENT, fx.src, fx.len, b), S2S_OK, "%s",
+    cr_assert_eq(s2s_beam_batch(fx.st, p, order, N_SENT, fx.src, fx.len, b), S2S_OK, "%s",
                  s2s_last_error());
     for (int i = 0; i < N_SENT; i++) assert_same(&g[i], &b[i], 1e-5f, i);
     free(order);
     free_all(g, N_SENT);
     free_all(b, N_SENT);
+}
+
+Test(search, beam_1_equals_greedy) {
+    s2s_decode_params p = base();
+    assert_one_beam_is_greedy(&p);
 }
 
 Test(search, beam_scores_at_least_greedy_under_the_same_length_penalty) {
@@ -431,16 +435,8 @@ Test(search, repetition_guard_in_beam_and_sampling) {
     p.max_len = 12;
     p.repetition_penalty = 1.4f;
     p.no_repeat_ngram_size = 2;
-    // one beam runs the beam code with the greedy result
+    assert_one_beam_is_greedy(&p);  // the guard in the beam code, as in greedy
     s2s_hypothesis *g = translate(p);
-    s2s_hypothesis *b = calloc(N_SENT, sizeof *b);
-    s2s_order *order;
-    cr_assert_eq(s2s_sort_sentences(&order, fx.len, N_SENT), S2S_OK);
-    cr_assert_eq(s2s_beam_batch(fx.st, &p, order, N_SENT, fx.src, fx.len, b), S2S_OK, "%s",
-                 s2s_last_error());
-    for (int i = 0; i < N_SENT; i++) assert_same(&g[i], &b[i], 1e-5f, i);
-    free(order);
-    free_all(b, N_SENT);
     // every hypothesis of a wide beam and every sample obeys the n-gram rule
     p.beam_size = 4;
     p.n_best = 4;
