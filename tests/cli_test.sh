@@ -42,6 +42,11 @@ check "split n-best: 2 lines" run 0 "$s2s" translate -m "$model" --max-len 4 --n
 check "split n-best: 2 lines out" lines 2
 check "--no-split translates the line whole" run 0 "$s2s" translate -m "$model" --max-len 4 --no-split --json "die katze! der hund!"
 check "--no-split: no sentences" /usr/bin/python3 -c "import json; assert 'sentences' not in json.loads(open('$tmp/out').read())"
+long=$(printf 'die katze %.0s' $(seq 40))
+check "split: a long sentence is cut, the others kept" run 3 "$s2s" translate -m "$model" --max-len 4 --tokens "der hund! $long" "der hund!"
+check "split: cut named by its line" err_has "argument:1: cut to 63 tokens"
+check "split: cut once, not the other line" bash -c "[ \$(grep -c 'cut to' '$tmp/err') -eq 1 ] && [ \$(wc -l <'$tmp/out') -eq 2 ]"
+check "split: the first sentence kept" bash -c "[ \"\$(sed -n 1p '$tmp/out' | cut -d' ' -f1-4)\" = \"\$(sed -n 2p '$tmp/out')\" ]"
 check "guard flags" run 0 "$s2s" translate -m "$model" --max-len 6 --repetition-penalty 1.5 --no-repeat-ngram-size 2 --replace-unknowns "die katze"
 check "guard: bad penalty refused" run 2 "$s2s" translate -m "$model" --repetition-penalty 0.5 "die katze"
 check "guard: message names the flag" err_has "repetition-penalty 0.5 (decode.repetition_penalty)"
