@@ -19,8 +19,61 @@ check "translate: 3 lines" lines 3
 check "translate: empty line stays empty" test -z "$(sed -n 2p "$tmp/out")"
 check "translate arguments" run 0 "$s2s" translate -m "$model" --max-len 4 --tokens "die katze" "ein hund"
 check "translate arguments: 2 lines" lines 2
-check "translate --verbose lists unknown words" run 0 "$s2s" translate -m "$model" --verbose --max-len 3 "die zebra"
-check "unknown word named" err_has "unknown words: zebra"
+check "translate reports unknown words" run 0 "$s2s" translate -m "$model" --max-len 3 "die Zebra" "der hund"
+check "unknown word named as typed, once" bash -c "[ \"\$(cat '$tmp/err')\" = \"s2s translate: argument:1: 'Zebra' is not in the model's source vocabulary\" ]"
+check "--quiet silences them" run 0 "$s2s" translate -m "$model" --quiet --max-len 3 "die zebra"
+check "--quiet: nothing on stderr" test ! -s "$tmp/err"
+# Sentences: each line split, translated in one batch, joined on one line.
+printf 'die katze! der hund!
+
+die katze
+' >"$tmp/two.txt"
+check "split: one output line per input line" run 0 "$s2s" translate -m "$model" --max-len 4 --tokens <"$tmp/two.txt"
+check "split: 3 lines" lines 3
+cp "$tmp/out" "$tmp/split.out"
+check "sentences alone" run 0 "$s2s" translate -m "$model" --max-len 4 --tokens "die katze!" "der hund!"
+check "split line = its sentences' translations joined" bash -c "[ \"\$(sed -n 1p '$tmp/split.out')\" = \"\$(paste -sd ' ' '$tmp/out')\" ]"
+check "split json" run 0 "$s2s" translate -m "$model" --max-len 4 --json --beam 2 --n-best 2 "die katze! der zebra!"
+check "split json: sentences, unknown, summed scores" /usr/bin/python3 -c "
+import json; o = json.loads(open('$tmp/out').read())
+assert o['sentences'] == ['die katze!', 'der zebra!'] and 'zebra' in o['unknown'], o
+assert len(o['hypotheses']) == 2 and o['hypotheses'][0]['score'] >= o['hypotheses'][1]['score'], o"
+check "split n-best: 2 lines" run 0 "$s2s" translate -m "$model" --max-len 4 --n-best 2 "die katze! der hund!"
+check "split n-best: 2 lines out" lines 2
+check "--no-split translates the line whole" run 0 "$s2s" translate -m "$model" --max-len 4 --no-split --json "die katze! der hund!"
+check "--no-split: no sentences" /usr/bin/python3 -c "import json; assert 'sentences' not in json.loads(open('$tmp/out').read())"
+long=$(printf 'die katze %.0s' $(seq 40))
+check "split: a long sentence is cut, the others kept" run 3 "$s2s" translate -m "$model" --max-len 4 --tokens "der hund! $long" "der hund!"
+check "split: cut named by its line" err_has "argument:1: cut to 63 tokens"
+check "split: cut once, not the other line" bash -c "[ \$(grep -c 'cut to' '$tmp/err') -eq 1 ] && [ \$(wc -l <'$tmp/out') -eq 2 ]"
+check "split: the first sentence kept" bash -c "[ \"\$(sed -n 1p '$tmp/out' | cut -d' ' -f1-4)\" = \"\$(sed -n 2p '$tmp/out')\" ]"
+check "guard flags" run 0 "$s2s" translate -m "$model" --max-len 6 --repetition-penalty 1.5 --no-repeat-ngram-size 2 --replace-unknowns "die katze"
+check "guard: bad penalty refused" run 2 "$s2s" translate -m "$model" --repetition-penalty 0.5 "die katze"
+check "guard: message names the flag" err_has "repetition-penalty 0.5 (decode.repetition_penalty)"
+check "replace_unknowns off by --set" run 0 "$s2s" translate -m "$model" --set decode.replace_unknowns=false "die katze"
+# A forced case: a model whose <unk> logit outweighs every other writes only
+# <unk>, and with one source word each is that word, as typed.
+/usr/bin/python3 - "$model" "$tmp/unk.safetensors" <<'PY'
+import json, struct, sys
+raw = open(sys.argv[1], 'rb').read()
+n = struct.unpack('<Q', raw[:8])[0]
+head = json.loads(raw[8:8 + n])
+start = 8 + n + head['generator.bias']['data_offsets'][0]
+data = bytearray(raw)
+data[start + 4:start + 8] = struct.pack('<f', 100.0)  # id 1, <unk>
+open(sys.argv[2], 'wb').write(bytes(data))
+PY
+noguard=(--repetition-penalty 1 --no-repeat-ngram-size 0 --max-len 3)
+check "forced <unk>: replaced by the source word" run 0 "$s2s" translate -m "$tmp/unk.safetensors" "${noguard[@]}" -q Zebra
+check "forced <unk>: Zebra x3" bash -c "[ \"\$(cat '$tmp/out')\" = 'Zebra Zebra Zebra' ]"
+check "forced <unk>: beam, n-best, tokens" run 0 "$s2s" translate -m "$tmp/unk.safetensors" "${noguard[@]}" -q --beam 2 --n-best 2 --tokens Zebra
+check "forced <unk>: every hypothesis copies" bash -c "! grep -q '<unk>' '$tmp/out' && [ \$(grep -c 'Zebra' '$tmp/out') -eq 2 ]"
+check "forced <unk>: json" run 0 "$s2s" translate -m "$tmp/unk.safetensors" "${noguard[@]}" -q --json Zebra
+check "forced <unk>: json text and tokens" /usr/bin/python3 -c "
+import json; o = json.loads(open('$tmp/out').read()); h = o['hypotheses'][0]
+assert h['text'] == 'Zebra Zebra Zebra' and h['tokens'] == ['Zebra'] * 3 and o['unknown'] == ['Zebra'], o"
+check "forced <unk>: off prints <unk>" run 0 "$s2s" translate -m "$tmp/unk.safetensors" "${noguard[@]}" -q --set decode.replace_unknowns=false Zebra
+check "forced <unk>: <unk> x3" bash -c "[ \"\$(cat '$tmp/out')\" = '<unk> <unk> <unk>' ]"
 check "threads 1 and 2 agree" bash -c "'$s2s' translate -m '$model' --threads 1 --max-len 6 <'$tmp/in.txt' >'$tmp/t1' && '$s2s' translate -m '$model' --threads 2 --max-len 6 <'$tmp/in.txt' >'$tmp/t2' && cmp -s '$tmp/t1' '$tmp/t2'"
 
 printf 'die katze\tthe cat\nder hund\tthe dog sits\n' >"$tmp/pairs.tsv"

@@ -73,26 +73,35 @@ static void assert_same(const s2s_hypothesis *a, const s2s_hypothesis *b, float 
         cr_assert_float_eq(a->token_logprobs[t], b->token_logprobs[t], tol, "sentence %d", i);
 }
 
+// The config's decoding without the repetition guard and <unk> replacing,
+// which tests below turn on themselves.
 static s2s_decode_params base(void) {
     s2s_decode_params p = s2s_decode_default_params(fx.m);
     p.threads = 1;
+    p.repetition_penalty = 1.0f;
+    p.no_repeat_ngram_size = 0;
+    p.replace_unknowns = false;
     return p;
 }
 
-Test(search, beam_1_equals_greedy) {
-    // s2s_translate sends beam_size 1 to the greedy loop; run the beam
-    // search code itself with one beam and compare.
-    s2s_decode_params p = base();
-    s2s_hypothesis *g = translate(p);
+// s2s_translate sends beam_size 1 to the greedy loop; this runs the beam
+// search code itself with one beam and compares it with greedy decoding.
+static void assert_one_beam_is_greedy(const s2s_decode_params *p) {
+    s2s_hypothesis *g = translate(*p);
     s2s_hypothesis *b = calloc(N_SENT, sizeof *b);
     s2s_order *order;
     cr_assert_eq(s2s_sort_sentences(&order, fx.len, N_SENT), S2S_OK);
-    cr_assert_eq(s2s_beam_batch(fx.st, &p, order, N_SENT, fx.src, fx.len, b), S2S_OK, "%s",
+    cr_assert_eq(s2s_beam_batch(fx.st, p, order, N_SENT, fx.src, fx.len, b), S2S_OK, "%s",
                  s2s_last_error());
     for (int i = 0; i < N_SENT; i++) assert_same(&g[i], &b[i], 1e-5f, i);
     free(order);
     free_all(g, N_SENT);
     free_all(b, N_SENT);
+}
+
+Test(search, beam_1_equals_greedy) {
+    s2s_decode_params p = base();
+    assert_one_beam_is_greedy(&p);
 }
 
 Test(search, beam_scores_at_least_greedy_under_the_same_length_penalty) {
@@ -323,4 +332,195 @@ Test(search, beam_search_refuses_self_attention_maps) {
     s2s_hypothesis h[N_SENT];
     cr_assert_eq(s2s_translate(fx.st, &p, fx.src, fx.len, N_SENT, h), S2S_ERR_INVALID);
     cr_assert(strstr(s2s_last_error(), "cross-attention only"));
+}
+
+// ---- the repetition guard ----
+
+// CTranslate2's two rules, written out plainly over a double row.
+static void ref_guard(double *row, int V, const int *prev, int t, float penalty, int ngram) {
+    for (int v = 0; v < V; v++) {
+        bool seen = false;
+        for (int i = 0; i < t; i++) seen = seen || prev[i] == v;
+        if (seen && penalty != 1.0f) row[v] = row[v] > 0 ? row[v] / penalty : row[v] * penalty;
+    }
+    if (ngram <= 0) return;
+    for (int v = 0; v < V; v++) {
+        // would prev[t-n+1..t) + v be an n-gram already in prev?
+        if (t + 1 < ngram) continue;
+        for (int i = 0; i + ngram <= t; i++) {
+            bool same = prev[i + ngram - 1] == v;
+            for (int k = 0; k < ngram - 1 && same; k++) same = prev[i + k] == prev[t - ngram + 1 + k];
+            if (same) row[v] = -INFINITY;
+        }
+    }
+}
+
+// Greedy decoding of sentence i with the guard, re-running the decoder over
+// the whole prefix at every step (no self-attention cache). Returns the
+// tokens (</s> left out) in ids and their log-probs, </s>'s included.
+static int ref_greedy(const s2s_decode_params *p, int i, int *ids, float *lps, int *n_out) {
+    s2s_state *st;
+    cr_assert_eq(s2s_state_new(&st, fx.m), S2S_OK);
+    int V = s2s_vocab_size(s2s_model_tgt_vocab(fx.m)), S = fx.len[i] + 1;
+    int T = s2s_length_limit(p, fx.m, fx.len[i]);
+    cr_assert_eq(s2s_state_reserve(st, 1, 1, S, T, false), S2S_OK);
+    s2s_order o = {fx.len[i], i};
+    cr_assert_eq(s2s_encode_batch(st, &o, 1, fx.src, fx.len, S, false), S2S_OK);
+    double *row = malloc(sizeof(double) * (size_t)V);
+    int n = 0;
+    *n_out = 0;
+    for (int t = 0; t < T; t++) {
+        st->ids[0] = S2S_BOS;
+        for (int k = 0; k < t; k++) st->ids[k + 1] = ids[k];
+        s2s_dec_pos pos = {.t0 = 0, .tq = t + 1, .t_alloc = T, .beams = 1};
+        cr_assert_eq(s2s_decode_rows(st, 1, S, pos, 0), S2S_OK);
+        for (int v = 0; v < V; v++) row[v] = st->logits[(int64_t)t * V + v];
+        ref_guard(row, V, ids, t, p->repetition_penalty, p->no_repeat_ngram_size);
+        double mx = -INFINITY, sum = 0;
+        for (int v = 0; v < V; v++) mx = row[v] > mx ? row[v] : mx;
+        for (int v = 0; v < V; v++) sum += exp(row[v] - mx);
+        int best = -1;
+        for (int v = 0; v < V; v++) {
+            row[v] -= mx + log(sum);
+            bool allowed = v != S2S_PAD && v != S2S_BOS && (v != S2S_EOS || t >= p->min_len);
+            if (allowed && (best < 0 || row[v] > row[best])) best = v;
+        }
+        lps[(*n_out)++] = (float)row[best];
+        if (best == S2S_EOS) break;
+        ids[n++] = best;
+    }
+    free(row);
+    s2s_state_free(st);
+    return n;
+}
+
+static bool has_repeated_ngram(const int *ids, int n, int size) {
+    for (int a = 0; a + size <= n; a++)
+        for (int b = a + 1; b + size <= n; b++)
+            if (!memcmp(ids + a, ids + b, sizeof(int) * (size_t)size)) return true;
+    return false;
+}
+
+Test(search, repetition_guard_matches_a_plain_loop_without_the_cache) {
+    static const struct { float penalty; int ngram; } cases[] = {{1.5f, 0}, {1.0f, 2}, {1.3f, 3}, {1.0f, 1}};
+    s2s_decode_params off = base();
+    off.max_len = 12;
+    s2s_hypothesis *plain = translate(off);
+    int changed = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        s2s_decode_params p = off;
+        p.repetition_penalty = cases[c].penalty;
+        p.no_repeat_ngram_size = cases[c].ngram;
+        s2s_hypothesis *h = translate(p);
+        for (int i = 0; i < N_SENT; i++) {
+            int ids[16], n_out;
+            float lps[16];
+            int n = ref_greedy(&p, i, ids, lps, &n_out);
+            cr_assert_eq(h[i].n, n, "case %zu sentence %d: %d vs %d tokens", c, i, h[i].n, n);
+            cr_assert_eq(h[i].n_out, n_out, "case %zu sentence %d", c, i);
+            for (int t = 0; t < n; t++) cr_assert_eq(h[i].ids[t], ids[t], "case %zu sentence %d token %d", c, i, t);
+            for (int t = 0; t < n_out; t++)
+                cr_assert_float_eq(h[i].token_logprobs[t], lps[t], 1e-4, "case %zu sentence %d token %d", c, i, t);
+            if (cases[c].ngram) cr_assert_not(has_repeated_ngram(h[i].ids, h[i].n, cases[c].ngram));
+            changed += h[i].n != plain[i].n || memcmp(h[i].ids, plain[i].ids, sizeof(int) * (size_t)h[i].n);
+        }
+        free_all(h, N_SENT);
+    }
+    cr_assert_gt(changed, 0, "the guard changed no translation: the test proves nothing");
+    free_all(plain, N_SENT);
+}
+
+Test(search, repetition_guard_in_beam_and_sampling) {
+    s2s_decode_params p = base();
+    p.max_len = 12;
+    p.repetition_penalty = 1.4f;
+    p.no_repeat_ngram_size = 2;
+    assert_one_beam_is_greedy(&p);  // the guard in the beam code, as in greedy
+    s2s_hypothesis *g = translate(p);
+    // every hypothesis of a wide beam and every sample obeys the n-gram rule
+    p.beam_size = 4;
+    p.n_best = 4;
+    s2s_hypothesis *nb = translate(p);
+    for (int i = 0; i < N_SENT * 4; i++)
+        if (nb[i].ids) cr_assert_not(has_repeated_ngram(nb[i].ids, nb[i].n, 2), "hypothesis %d", i);
+    free_all(nb, N_SENT * 4);
+    p.beam_size = p.n_best = 1;
+    p.sampling_topk = 0;
+    p.temperature = 1.5f;
+    for (int seed = 1; seed <= 5; seed++) {
+        p.seed = (unsigned long long)seed;
+        s2s_hypothesis *s = translate(p);
+        for (int i = 0; i < N_SENT; i++) cr_assert_not(has_repeated_ngram(s[i].ids, s[i].n, 2));
+        free_all(s, N_SENT);
+    }
+    // near-zero temperature samples what guarded greedy picks
+    p.temperature = 1e-4f;
+    s2s_hypothesis *cold = translate(p);
+    for (int i = 0; i < N_SENT; i++) assert_same(&g[i], &cold[i], 1e-5f, i);
+    free_all(cold, N_SENT);
+    free_all(g, N_SENT);
+}
+
+// ---- replacing unknown words ----
+
+// The source token (</s> left out) with the most weight in row t of the
+// (layer, head) plane of h's cross-attention; -1 selects the mean.
+static int most_attended(const s2s_hypothesis *h, int t, int layer, int head) {
+    int best = -1;
+    double best_w = -1;
+    for (int j = 0; j < h->n_src - 1; j++) {
+        double w = 0;
+        for (int l = 0; l < h->layers; l++)
+            for (int k = 0; k < h->heads; k++)
+                if ((layer < 0 || l == layer) && (head < 0 || k == head))
+                    w += h->cross_attn[(((int64_t)l * h->heads + k) * h->n_out + t) * h->n_src + j];
+        if (w > best_w) best_w = w, best = j;
+    }
+    return best;
+}
+
+Test(search, replace_unknowns_names_the_most_attended_source_token) {
+    // make <unk> likely, so that the searches produce it now and then
+    s2s_tensor_info gb = s2s_model_find_tensor(fx.m, "generator.bias");
+    float bias[4096];
+    for (int64_t v = 0; v < gb.shape[0]; v++) bias[v] = (float)((v * 7919) % 13) * 0.3f;
+    bias[S2S_UNK] = 3.4f;
+    cr_assert_eq(s2s_model_set_tensor(fx.m, gb.name, bias, (size_t)gb.shape[0]), S2S_OK);
+    static const int heads[][2] = {{1, 0}, {0, 1}, {-1, -1}};
+    int unks = 0;
+    for (int k = 0; k < 3; k++) {
+        cr_assert_eq(s2s_model_set_alignment_head(fx.m, heads[k][0], heads[k][1]), S2S_OK, "%s", s2s_last_error());
+        for (int beam = 1; beam <= 3; beam += 2) {
+            s2s_decode_params p = base(), q;
+            p.max_len = 12;
+            p.beam_size = beam;
+            p.n_best = beam == 1 ? 1 : 2;
+            p.replace_unknowns = true;
+            q = p;
+            q.replace_unknowns = false;
+            q.want_attention = true;
+            s2s_decode_params both = q;
+            both.replace_unknowns = true;
+            int nh = N_SENT * p.n_best;
+            s2s_hypothesis *r = translate(p), *a = translate(q), *ra = translate(both);
+            for (int i = 0; i < nh; i++) {
+                if (!a[i].ids) continue;
+                assert_same(&r[i], &a[i], 1e-4f, i);
+                int here = 0;
+                for (int t = 0; t < a[i].n; t++) {
+                    if (a[i].ids[t] != S2S_UNK) continue;
+                    here++;
+                    int want = most_attended(&a[i], t, heads[k][0], heads[k][1]);
+                    cr_assert_eq(r[i].unk_src[t], want, "head %d beam %d hyp %d step %d", k, beam, i, t);
+                    cr_assert_eq(ra[i].unk_src[t], want, "head %d beam %d hyp %d step %d", k, beam, i, t);
+                }
+                if (!here) cr_assert_null(r[i].unk_src, "hyp %d has no <unk>", i);
+                for (int t = 0; here && t < a[i].n; t++)
+                    if (a[i].ids[t] != S2S_UNK) cr_assert_eq(r[i].unk_src[t], -1);
+                unks += here;
+            }
+            free_all(r, nh), free_all(a, nh), free_all(ra, nh);
+        }
+    }
+    cr_assert_gt(unks, 5, "only %d <unk> produced: the test proves little", unks);
 }

@@ -216,18 +216,128 @@ Test(tokenizer, chinese_longest_match) {
     for (int i = 0; i < t.n; i++) cr_assert_neq(t.ids[i], S2S_UNK);
 }
 
-Test(tokenizer, chinese_fallback_to_single_chars) {
-    // 起 alone and 他们 are not in the vocab: one <unk> per character.
-    expect_pieces(zh, "看起他们", "看 起 他 们");
+Test(tokenizer, unknown_chinese_characters_are_one_unk_each_run) {
+    // 起 alone and 他们 are not in the vocab, and no entry starts at any of
+    // them: one <unk> for the run, which the vocab's words around end.
+    expect_pieces(zh, "看起他们", "看 起他们");
     cr_assert_eq(t.ids[0], s2s_vocab_id(zh, "看"));
     cr_assert_eq(t.ids[1], S2S_UNK);
+    expect_pieces(zh, "我爱巧克力。", "我 爱 巧克力 。");
     cr_assert_eq(t.ids[2], S2S_UNK);
-    cr_assert_eq(t.ids[3], S2S_UNK);
+    // a known word inside ends the run: 起 | 看 | 们
+    expect_pieces(zh, "起看们", "起 看 们");
+    cr_assert_eq(t.ids[0], S2S_UNK);
+    cr_assert_eq(t.ids[2], S2S_UNK);
+    int which[4];
+    cr_assert_eq(s2s_unknown_words(&t, which, 4), 2);
+    cr_assert_eq(which[0], 0);
+    cr_assert_eq(which[1], 2);
+}
+
+Test(tokenizer, spans_give_each_token_as_typed) {
+    // English pieces are lower-cased; the span keeps the typed case.
+    cr_assert_eq(s2s_tokenize(en, "The  Zebra sat.", &t), S2S_OK);
+    cr_assert_eq(t.n, 4);
+    cr_assert_str_eq(t.pieces[1], "zebra");
+    char *w = s2s_token_text(&t, 1);
+    cr_assert_str_eq(w, "Zebra");
+    free(w);
+    cr_assert_eq(t.start[1], 5);
+    cr_assert_eq(t.end[1], 10);
+    for (int j = 0; j < t.n; j++) {  // every span lies in the text, in order
+        cr_assert_leq(t.end[j], (int)strlen(t.text));
+        cr_assert_lt(t.start[j], t.end[j]);
+        if (j) cr_assert_leq(t.end[j - 1], t.start[j]);
+    }
+    cr_assert_null(s2s_token_text(&t, 4));
+    // Chinese spans count in the normalised text: the ASCII ? became ？.
+    cr_assert_eq(s2s_tokenize(zh, "我爱巧克力?", &t), S2S_OK);
+    cr_assert_str_eq(t.text, "我爱巧克力？");
+    w = s2s_token_text(&t, 2);
+    cr_assert_str_eq(w, "巧克力");
+    free(w);
+}
+
+Test(tokenizer, detokenize_replacing_copies_the_attended_source_word) {
+    s2s_tokens src = {0};
+    cr_assert_eq(s2s_tokenize(zh, "我爱巧克力。", &src), S2S_OK);
+    int ids[8];
+    int n = to_ids(en, "i know <unk> .", ids);
+    int unk_src[8] = {-1, -1, 2, -1};
+    char *got = s2s_detokenize_replacing(en, ids, n, unk_src, &src);
+    cr_assert_str_eq(got, "I know 巧克力.");
+    free(got);
+    got = s2s_join_tokens_replacing(en, ids, n, unk_src, &src);
+    cr_assert_str_eq(got, "i know 巧克力 .");
+    free(got);
+    // at the start of a sentence: as typed, not capitalised
+    n = to_ids(en, "<unk> sat .", ids);
+    int first[3] = {2, -1, -1};
+    got = s2s_detokenize_replacing(en, ids, n, first, &src);
+    cr_assert_str_eq(got, "巧克力 sat.");
+    free(got);
+    // -1, out of range or no unk_src: <unk> stays
+    n = to_ids(en, "i know <unk> .", ids);
+    unk_src[2] = -1;
+    got = s2s_detokenize_replacing(en, ids, n, unk_src, &src);
+    cr_assert_str_eq(got, "I know <unk>.");
+    free(got);
+    unk_src[2] = 4;
+    got = s2s_detokenize_replacing(en, ids, n, unk_src, &src);
+    cr_assert_str_eq(got, "I know <unk>.");
+    free(got);
+    got = s2s_detokenize_replacing(en, ids, n, NULL, &src);
+    cr_assert_str_eq(got, "I know <unk>.");
+    free(got);
+    // Into Chinese, an English word as typed, with no spaces around it.
+    cr_assert_eq(s2s_tokenize(en, "I said Pizza.", &src), S2S_OK);
+    n = to_ids(zh, "我 爱 <unk> 。", ids);
+    int into_zh[4] = {-1, -1, 2, -1};
+    got = s2s_detokenize_replacing(zh, ids, n, into_zh, &src);
+    cr_assert_str_eq(got, "我爱Pizza。");
+    free(got);
+    s2s_tokens_free(&src);
+}
+
+// The sentences of text joined by "|".
+static void expect_split(const char *text, const char *want) {
+    s2s_span *sp;
+    int n;
+    cr_assert_eq(s2s_split_sentences(text, &sp, &n), S2S_OK, "%s", s2s_last_error());
+    char got[512] = "";
+    for (int i = 0; i < n; i++) {
+        cr_assert_leq(sp[i].start, sp[i].end);
+        if (i) strcat(got, "|");
+        strncat(got, text + sp[i].start, sp[i].end - sp[i].start);
+    }
+    free(sp);
+    cr_assert_str_eq(got, want, "split(\"%s\")", text);
+}
+
+Test(tokenizer, split_sentences_at_end_marks_when_text_follows) {
+    expect_split("我爱吃苹果。他明天看书吗？", "我爱吃苹果。|他明天看书吗？");
+    expect_split("我爱吃苹果。", "我爱吃苹果。");
+    expect_split("你好?我很好!", "你好?|我很好!");
+    expect_split("I love cats.  Do you?", "I love cats.|Do you?");
+    expect_split("Really?! Yes.", "Really?!|Yes.");
+    expect_split("他说：“好。”然后走了。", "他说：“好。”|然后走了。");
+    expect_split("\"Go.\" He went.", "\"Go.\"|He went.");
+    expect_split("It costs 3.5 dollars. Fine.", "It costs 3.5 dollars.|Fine.");
+    expect_split("Mr. Smith met Dr. Who. U.S. army.", "Mr. Smith met Dr. Who.|U.S. army.");
+    expect_split("at 5 p.m. today", "at 5 p.m. today");
+    expect_split("wait... then go", "wait...|then go");
+    expect_split("I saw it. and more", "I saw it. and more");  // lower case: no new sentence
+    expect_split("end.   ", "end.   ");
+    expect_split("", "");
+    s2s_span *sp;
+    int n;
+    cr_assert_eq(s2s_split_sentences("\xff.", &sp, &n), S2S_ERR_INVALID);
 }
 
 // Plain greedy longest match by linear scan over the vocab lines.
 static int ref_segment(char **toks, int ntoks, const char *s, const char **out, int *lens) {
     int n = 0;
+    bool unknown_prev = false;
     while (*s) {
         int best = -1;
         size_t best_len = 0;
@@ -236,6 +346,12 @@ static int ref_segment(char **toks, int ntoks, const char *s, const char **out, 
             if (l > best_len && strncmp(s, toks[i], l) == 0) best = i, best_len = l;
         }
         if (best < 0) best_len = 3;  // every test character is 3 bytes
+        if (best < 0 && n > 0 && unknown_prev) {  // a run of unknowns is one piece
+            lens[n - 1] += 3;
+            s += 3;
+            continue;
+        }
+        unknown_prev = best < 0;
         out[n] = s;
         lens[n++] = (int)best_len;
         s += best_len;

@@ -70,6 +70,9 @@ typedef struct s2s_decode_config {
     float sampling_topp;  // nucleus mass (1 = off)
     float temperature;    // sampling temperature
     int seed;             // sampling seed
+    float repetition_penalty;  // 1 = off; > 1 penalises tokens already generated
+    int no_repeat_ngram_size;  // 0 = off; n = no n-gram twice in a hypothesis
+    bool replace_unknowns;     // <unk> in the output becomes the attended source word
 } s2s_decode_config;
 
 typedef enum s2s_schedule {

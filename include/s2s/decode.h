@@ -41,6 +41,18 @@ typedef struct s2s_decode_params {
     int threads;          // 0: as s2s_set_threads; a batch splits across threads by sentence
     bool want_attention;  // fill s2s_hypothesis.cross_attn
     bool want_self_attention;  // also self_attn and enc_attn (greedy, sampling, score)
+    // The repetition guard, with CTranslate2's meaning, in every search:
+    // before a step, the logit of each token id the hypothesis already holds
+    // is divided by repetition_penalty when positive, multiplied when not
+    // (1: off); a token that would complete an n-gram of no_repeat_ngram_size
+    // tokens already in the hypothesis is never chosen (0: off). Log-probs
+    // and scores are those of the guarded logits.
+    float repetition_penalty;
+    int no_repeat_ngram_size;
+    // Fill s2s_hypothesis.unk_src: for each <unk> produced, the source token
+    // the model's alignment head (s2s_model_alignment_head; else the mean of
+    // every layer and head) attends to most at that step.
+    bool replace_unknowns;
 } s2s_decode_params;
 
 // The decode section of the model's config; batches of 32, no attention.
@@ -68,6 +80,11 @@ typedef struct s2s_hypothesis {
     float *self_attn;
     float *enc_attn;
     int layers, enc_layers, heads, n_src;
+    // With replace_unknowns, when ids holds a <unk>: (n) for each t with
+    // ids[t] == S2S_UNK the source token (from 0, the source </s> never)
+    // with the most attention at that step, else -1. NULL otherwise. Print
+    // with s2s_detokenize_replacing (s2s/tokenizer.h).
+    int *unk_src;
 } s2s_hypothesis;
 
 void s2s_hypothesis_free(s2s_hypothesis *h);

@@ -10,8 +10,13 @@
 //     s2s_hypothesis h;
 //     const int *src[1] = {t.ids};
 //     s2s_translate(st, &p, src, &t.n, 1, &h);
-//     char *text = s2s_detokenize(s2s_model_tgt_vocab(m), h.ids, h.n);
+//     // each <unk> printed as the source word it attends to (replace_unknowns)
+//     char *text = s2s_detokenize_replacing(s2s_model_tgt_vocab(m), h.ids, h.n,
+//                                           h.unk_src, &t);
 //     ...
+//
+// A line of several sentences: s2s_split_sentences, translate the pieces
+// together, join their texts (as `s2s translate` does).
 //     s2s_shutdown();  // optional, at exit: frees oneDNN's engine and caches
 //
 // Every call returns an s2s_status; s2s_last_error() says what went wrong.

@@ -6,7 +6,11 @@
 // Tokenizing: text with spaces (English) is lower-cased and split on
 // whitespace and punctuation; runs of CJK characters are segmented by
 // longest match against the vocab, falling back to single characters.
-// Anything not in the vocab becomes <unk>.
+// Anything not in the vocab becomes <unk>: an English word each, and a
+// run of Chinese characters where no vocab entry starts becomes ONE <unk>
+// (巧克力 is one token), so that s2s_detokenize_replacing can copy the
+// whole word back; against a vocab of the specials alone (as `vocab build`
+// counts with) every character stays a piece of its own.
 //
 //     s2s_vocab *v;  s2s_tokens t = {0};
 //     s2s_vocab_load(&v, "vocab/en.txt");
@@ -52,6 +56,13 @@ typedef struct s2s_tokens {
     int *ids;       // (n) vocab ids, S2S_UNK for unknown pieces
     char **pieces;  // (n) the text of each token, cut from the normalised input
     int cap;
+    // The normalised input, and each token's bytes in it: token j is
+    // text[start[j] .. end[j]), as typed but for normalisation (case kept:
+    // "Zebra" where pieces[j] is "zebra"). Spans count in the normalised
+    // text because the traditional-to-simplified step (OpenCC) keeps no
+    // offsets back into what was typed.
+    char *text;
+    int *start, *end;  // (n)
 } s2s_tokens;
 
 // Splits UTF-8 text into tokens (no </s> added), after normalising it by
@@ -68,6 +79,41 @@ void s2s_tokens_free(s2s_tokens *t);
 char *s2s_detokenize(const s2s_vocab *v, const int *ids, int n);
 // Space-separated tokens, as printed by --tokens. Caller frees.
 char *s2s_join_tokens(const s2s_vocab *v, const int *ids, int n);
+
+// The same two, printing each ids[t] == S2S_UNK with unk_src[t] >= 0 as
+// source token unk_src[t] of src, as typed (s2s_token_text): the
+// s2s_hypothesis.unk_src of a decode with replace_unknowns, and the
+// tokens of its source. A copied word is spaced as a word of the target
+// ("I want to eat 巧克力."), never capitalised. unk_src NULL: as above.
+char *s2s_detokenize_replacing(const s2s_vocab *v, const int *ids, int n, const int *unk_src,
+                               const s2s_tokens *src);
+char *s2s_join_tokens_replacing(const s2s_vocab *v, const int *ids, int n, const int *unk_src,
+                                const s2s_tokens *src);
+
+// Token j of t as typed (its span of t->text), or NULL when j is out of
+// range or out of memory. Caller frees.
+char *s2s_token_text(const s2s_tokens *t, int j);
+// The tokens of t outside the vocab (ids S2S_UNK): writes the first cap
+// indexes to which (may be NULL) and returns how many there are.
+int s2s_unknown_words(const s2s_tokens *t, int *which, int cap);
+
+// Byte range [start, end) of a text.
+typedef struct s2s_span {
+    size_t start, end;
+} s2s_span;
+
+// Splits a line into sentences, so that a long line can be translated
+// sentence by sentence. A sentence ends after a run of 。！？ or ASCII
+// . ! ? (and any closing quotes or brackets after it) when more text
+// follows; spaces between sentences belong to neither. An ASCII mark ends
+// one only before a space or a Chinese character (3.5, a.m. and
+// www.x.org stay whole), and a single ASCII full stop not before a
+// lower-case letter nor after an abbreviation (one letter, as in U.S. or
+// J. Smith; Mr Mrs Ms Dr Prof St Jr Sr vs etc Mt Fig approx). A line with
+// no such boundary is one sentence, the empty line one empty sentence.
+// *out (caller frees) gets *n >= 1 spans in order. S2S_ERR_INVALID on
+// invalid UTF-8 or NULL text.
+s2s_status s2s_split_sentences(const char *text, s2s_span **out, int *n);
 
 // Splits one line of a source<TAB>target[<TAB>third] file in place: strips
 // the line end (len bytes, as getline read them, NULs included), and points

@@ -126,7 +126,7 @@ static void print_opt(const s2s_opt *o, FILE *f) {
              o->name, o->value ? " " : "", o->optional ? "[" : "", o->value ? o->value : "");
     if (o->optional) strncat(left, "]", sizeof left - strlen(left) - 1);
     fprintf(f, "  %-24s", left);
-    if (strlen(left) > 24) fprintf(f, "\n  %-24s", "");
+    if (strlen(left) > 23) fprintf(f, "\n  %-24s", "");  // keep a space before the help
     if (o->key) {
         fprintf(f, "sets %s (default: the model's; the schema's is %s)\n", o->key,
                 *schema_default(o->key, def, sizeof def) ? def : "none");

@@ -153,6 +153,9 @@ const s2s_opt s2s_cli_decode_table[] = {
     FLAG("--sampling-topp", "P", "decode.sampling_topp"),
     FLAG("--temperature", "X", "decode.temperature"),
     FLAG("--seed", "N", "decode.seed"),
+    FLAG("--repetition-penalty", "X", "decode.repetition_penalty"),
+    FLAG("--no-repeat-ngram-size", "N", "decode.no_repeat_ngram_size"),
+    FLAG("--replace-unknowns", NULL, "decode.replace_unknowns"),
     {0},
 };
 #undef FLAG
@@ -195,7 +198,8 @@ int s2s_cli_decode_arg(const char *cmd, s2s_decode_opts *o, const s2s_arg *x) {
         o->config = val;
         return 1;
     }
-    s2s_decode_override set = {.flag = a, .text = val, .key = d->key};
+    // a switch (--replace-unknowns) sets its key to true
+    s2s_decode_override set = {.flag = a, .text = val ? val : "true", .key = d->key};
     if (o->n_sets == 64) return s2s_cli_usage_error(cmd, "too many decoding options"), -1;
     if (set.key) {  // a flag's value is checked now, before any model is read
         s2s_config scratch;

@@ -148,6 +148,22 @@ static const s2s_cfg_key decode_keys[] = {
      .def = "0", .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Sampling seed: the same seed gives the same samples; each "
              "sentence draws from a stream of the seed and its tokens."},
+    {.name = "repetition_penalty", .type = S2S_CFG_FLOAT,
+     FIELD(s2s_decode_config, repetition_penalty), .def = "1.1", .bounds = S2S_CFG_MIN,
+     .min = 1,
+     .help = "CTranslate2's `repetition_penalty`: before each step, the logit of every "
+             "token the hypothesis already holds is divided by this when positive and "
+             "multiplied by it when not; 1 turns it off. Greedy, sampling and beam search."},
+    {.name = "no_repeat_ngram_size", .type = S2S_CFG_INT,
+     FIELD(s2s_decode_config, no_repeat_ngram_size), .def = "7", .bounds = S2S_CFG_MIN,
+     .min = 0,
+     .help = "CTranslate2's `no_repeat_ngram_size`: a token that would complete an n-gram "
+             "of this size already in the hypothesis is never chosen; 0 turns it off."},
+    {.name = "replace_unknowns", .type = S2S_CFG_BOOL,
+     FIELD(s2s_decode_config, replace_unknowns), .def = "true",
+     .help = "Each `<unk>` in a translation is printed as the source word (as typed, after "
+             "normalisation) that the model's alignment head attends to most at that step "
+             "(CTranslate2's `replace_unknowns`); `false` prints `<unk>`."},
 };
 
 static const s2s_cfg_key data_keys[] = {

@@ -129,6 +129,7 @@ static s2s_status step_sentence(search *s, int b, int64_t t, int limit, bool *do
         float base = s->cur.score[seq];
         if (base == -INFINITY) continue;
         float *row = s->st->logits + seq * V;
+        if (s2s_guard_on(s->p)) s2s_guard_row(row, s->cur.tok + seq * s->T, t, s->p);
         s2s_log_softmax_row(row, V);
         s2s_mask_row(row, V, t, s->p->min_len);
         s2s_finite_row(row, V);

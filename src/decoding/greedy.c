@@ -108,6 +108,7 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
             if (done[b]) continue;
             s2s_hypothesis *h = &out[order[b].index * p->n_best];
             float *row = st->logits + b * V;
+            if (s2s_guard_on(p)) s2s_guard_row(row, h->ids, t, p);  // h->n == t while live
             s2s_log_softmax_row(row, V);
             s2s_mask_row(row, V, t, p->min_len);
             if (!s2s_finite_row(row, V)) {

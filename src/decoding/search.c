@@ -135,6 +135,25 @@ s2s_status s2s_not_finite(int sentence, int64_t t) {
                     "activations are not finite)", sentence, (long long)t + 1);
 }
 
+void s2s_guard_row(float *logits, const int *prev, int64_t t, const s2s_decode_params *p) {
+    float pen = p->repetition_penalty;
+    if (pen != 1.0f)
+        for (int64_t i = 0; i < t; i++) {
+            int64_t j = 0;
+            while (j < i && prev[j] != prev[i]) j++;
+            if (j < i) continue;  // penalised once, however often it occurs
+            float *x = &logits[prev[i]];
+            *x = *x > 0 ? *x / pen : *x * pen;
+        }
+    int64_t n = p->no_repeat_ngram_size;
+    if (n <= 0 || t + 1 < n) return;
+    // The last n-1 tokens; each earlier occurrence bans the token after it.
+    const int *tail = prev + t - (n - 1);
+    for (int64_t i = 0; i + n - 1 < t; i++)
+        if (n == 1 || memcmp(prev + i, tail, (size_t)(n - 1) * sizeof(int)) == 0)
+            logits[prev[i + n - 1]] = -INFINITY;
+}
+
 int s2s_length_limit(const s2s_decode_params *p, const s2s_model *m, int src_len) {
     int limit = p->max_len < m->cfg.model.max_len ? p->max_len : m->cfg.model.max_len;
     if (p->max_len_ratio > 0) {

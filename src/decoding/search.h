@@ -62,6 +62,15 @@ bool s2s_finite_row(float *logprobs, int64_t V);
 // S2S_ERR_INVALID: sentence (from 1) has no finite log-prob at step t.
 s2s_status s2s_not_finite(int sentence, int64_t t);
 
+// The repetition guard (s2s/decode.h) on one row of raw logits, for a
+// hypothesis holding prev[0..t): repetition_penalty on each distinct id of
+// prev, then -inf on each token that would repeat an n-gram of
+// no_repeat_ngram_size. A no-op with both off.
+void s2s_guard_row(float *logits, const int *prev, int64_t t, const s2s_decode_params *p);
+static inline bool s2s_guard_on(const s2s_decode_params *p) {
+    return p->repetition_penalty != 1.0f || p->no_repeat_ngram_size > 0;
+}
+
 // Most tokens sentence i may get (</s> included) under p and the model.
 int s2s_length_limit(const s2s_decode_params *p, const s2s_model *m, int src_len);
 

@@ -27,6 +27,9 @@ s2s_decode_params s2s_decode_params_from_config(const s2s_config *cfg) {
         .temperature = d->temperature,
         .seed = (unsigned long long)d->seed,
         .max_batch = 32,
+        .repetition_penalty = d->repetition_penalty,
+        .no_repeat_ngram_size = d->no_repeat_ngram_size,
+        .replace_unknowns = d->replace_unknowns,
     };
 }
 
@@ -39,6 +42,7 @@ void s2s_hypothesis_free(s2s_hypothesis *h) {
     free(h->cross_attn);
     free(h->self_attn);
     free(h->enc_attn);
+    free(h->unk_src);
     memset(h, 0, sizeof *h);
 }
 
@@ -140,7 +144,86 @@ static s2s_status check_params(const s2s_decode_params *p) {
                         "decode: sampling_topk >= 0, 0 < sampling_topp <= 1, temperature >= 0");
     if (p->min_len < 0 || p->max_len_ratio < 0)
         return s2s_fail(S2S_ERR_INVALID, "decode: min_len and max_len_ratio must be >= 0");
+    if (!(p->repetition_penalty > 0) || p->no_repeat_ngram_size < 0)
+        return s2s_fail(S2S_ERR_INVALID,
+                        "decode: repetition_penalty must be > 0 and no_repeat_ngram_size >= 0");
     return S2S_OK;
+}
+
+// ---- replacing unknown words ----
+
+static bool has_unk(const s2s_hypothesis *h) {
+    for (int t = 0; t < h->n; t++)
+        if (h->ids[t] == S2S_UNK) return true;
+    return false;
+}
+
+// h->unk_src from maps (layers, heads, rows, n_src) whose row t predicted
+// ids[t] (rows >= 1): the argmax over source tokens (the last column, the
+// source </s>, left out) of the plane at (layer, head), -1 meaning the mean.
+static s2s_status unk_from_maps(s2s_hypothesis *h, const float *maps, int rows, int layer,
+                                int head) {
+    h->unk_src = s2s_calloc((size_t)h->n, sizeof(int));
+    if (!h->unk_src) return S2S_ERR_NOMEM;
+    int L = h->layers, H = h->heads, S = h->n_src - 1;
+    for (int t = 0; t < h->n; t++) {
+        h->unk_src[t] = -1;
+        if (h->ids[t] != S2S_UNK || t >= rows || S < 1) continue;
+        float best = -1;
+        for (int j = 0; j < S; j++) {
+            float w = 0;
+            for (int l = 0; l < L; l++)
+                for (int k = 0; k < H; k++)
+                    if ((layer < 0 || l == layer) && (head < 0 || k == head))
+                        w += maps[(((int64_t)l * H + k) * rows + t) * h->n_src + j];
+            if (w > best) best = w, h->unk_src[t] = j;
+        }
+    }
+    return S2S_OK;
+}
+
+// Fills unk_src for the hypotheses out[0..n*n_best) holding a <unk>: from
+// their cross_attn when the caller asked for it, else from one forced
+// decode of their tokens with attention, which gives the rows the search
+// saw (the same model on the same prefix) at no cost to the lines without
+// a <unk>. A hypothesis of the model's max_len tokens (cut, no </s>) is
+// forced on all but its last, whose row is then the forced </s> row: the
+// same prefix, so the same attention.
+static s2s_status fill_unk_src(s2s_state *st, const s2s_decode_params *p, const int *const *src,
+                               const int *src_len, int n, s2s_hypothesis *out) {
+    int layer = -1, head = -1;
+    if (!s2s_model_alignment_head(st->m, &layer, &head)) layer = head = -1;
+    int total = n * p->n_best, k = 0, max_tgt = st->m->cfg.model.max_len - 1;
+    int *which = s2s_calloc((size_t)total + 1, sizeof(int));
+    const int **fs = s2s_calloc((size_t)total + 1, sizeof *fs), **ft = s2s_calloc((size_t)total + 1, sizeof *ft);
+    int *fsl = s2s_calloc((size_t)total + 1, sizeof(int)), *ftl = s2s_calloc((size_t)total + 1, sizeof(int));
+    s2s_hypothesis *forced = s2s_calloc((size_t)total + 1, sizeof *forced);
+    s2s_status status = which && fs && ft && fsl && ftl && forced ? S2S_OK : S2S_ERR_NOMEM;
+    for (int i = 0; i < total && status == S2S_OK; i++) {
+        s2s_hypothesis *h = &out[i];
+        if (!h->ids || !has_unk(h)) continue;
+        if (h->cross_attn) {
+            status = unk_from_maps(h, h->cross_attn, h->n_out, layer, head);
+            continue;
+        }
+        which[k] = i;
+        fs[k] = src[i / p->n_best], fsl[k] = src_len[i / p->n_best];
+        ft[k] = h->ids, ftl[k] = h->n < max_tgt ? h->n : max_tgt;
+        k++;
+    }
+    if (status == S2S_OK && k > 0) {
+        s2s_decode_params fp = *p;
+        fp.want_attention = true;
+        fp.want_self_attention = false;
+        status = s2s_score(st, &fp, fs, fsl, ft, ftl, k, forced);
+        for (int f = 0; f < k && status == S2S_OK; f++) {
+            s2s_hypothesis *h = &out[which[f]];
+            status = unk_from_maps(h, forced[f].cross_attn, forced[f].n_out, layer, head);
+        }
+        for (int f = 0; f < k; f++) s2s_hypothesis_free(&forced[f]);
+    }
+    free(which), free(fs), free(ft), free(fsl), free(ftl), free(forced);
+    return status;
 }
 
 s2s_status s2s_translate(s2s_state *st, const s2s_decode_params *p, const int *const *src,
@@ -150,7 +233,12 @@ s2s_status s2s_translate(s2s_state *st, const s2s_decode_params *p, const int *c
     if (n == 0) return S2S_OK;
     S2S_TRY(s2s_check_ids(st->m, false, src, src_len, n));
     job j = {.p = p, .src = src, .src_len = src_len, .out = out};
-    return run(st, &j, n, p->n_best);
+    S2S_TRY(run(st, &j, n, p->n_best));
+    if (!p->replace_unknowns) return S2S_OK;
+    s2s_status status = fill_unk_src(st, p, src, src_len, n, out);
+    if (status != S2S_OK)
+        for (int i = 0; i < n * p->n_best; i++) s2s_hypothesis_free(&out[i]);
+    return status;
 }
 
 s2s_status s2s_score(s2s_state *st, const s2s_decode_params *p, const int *const *src,
