@@ -149,7 +149,7 @@ static const s2s_cfg_key decode_keys[] = {
      .help = "Sampling seed: the same seed gives the same samples; each "
              "sentence draws from a stream of the seed and its tokens."},
     {.name = "repetition_penalty", .type = S2S_CFG_FLOAT,
-     FIELD(s2s_decode_config, repetition_penalty), .def = "1.1", .bounds = S2S_CFG_MIN,
+     FIELD(s2s_decode_config, repetition_penalty), .def = "1.05", .bounds = S2S_CFG_MIN,
      .min = 1,
      .help = "CTranslate2's `repetition_penalty`: before each step, the logit of every "
              "token the hypothesis already holds is divided by this when positive and "
