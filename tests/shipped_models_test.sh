@@ -32,5 +32,18 @@ if [ "$n" -eq "$(wc -l <"$root/examples/sentences.zh")" ]; then pass=$((pass + 1
 # the whole sentence aligns as the corpus conventions say ("to" unaligned)
 links=$("$s2s" align -m "$root/models/zh-en.safetensors" --format pharaoh 我爱吃苹果)
 if [ "$links" = "0-0 1-1 2-3 3-4" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: alignment '$links', wanted '0-0 1-1 2-3 3-4' (吃-eat is 2-3)"; fi
+# the seeds' self-attention (issue 16): in the calibrated coreference head
+# the pronoun gives its antecedent its largest weight (itself excluded)
+seed() {  # seed MODEL GOLD SENTENCE ANTECEDENT
+  local row
+  row=$("$s2s" probe coref -m "$root/models/$1" "$root/tests/data/coref/$2" --show "$3" 2>&1 | grep -- '<- largest')
+  case $row in
+    *" $4 "*"<- largest  <- antecedent"*) pass=$((pass + 1)) ;;
+    *) fail=$((fail + 1)); echo "FAIL: $3: the largest weight is on '$row', wanted $4" ;;
+  esac
+}
+seed en-zh.safetensors gold.en-zh.tsv "The animal didn't cross the street because it was too tired." animal
+seed zh-en.safetensors gold.zh-en.tsv "那只猫坐在垫子上，它看起来很舒服。" 猫
+seed zh-en.safetensors gold.zh-en.tsv "这只动物没有过马路，因为它太累了。" 动物
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
