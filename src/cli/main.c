@@ -23,6 +23,7 @@ static const char usage[] =
     "                                    validate, print, compare or start YAML configs\n"
     "  eval -m MODEL TEST.tsv            BLEU, exact match, accuracy on a source<TAB>target file\n"
     "  align -m MODEL [SENTENCE...]      attention alignments, heatmaps, AER (eval-align)\n"
+    "  serve -m MODEL [-m MODEL...]      the translation demo and JSON API over HTTP\n"
     "\n"
     "options may stand anywhere after COMMAND; `--` ends them\n"
     "exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input,\n"
@@ -44,6 +45,7 @@ static const command commands[] = {
     {"eval", s2s_cmd_eval},
     {"align", s2s_cmd_align},
     {"eval-align", s2s_cmd_eval_align},
+    {"serve", s2s_cmd_serve},
 };
 
 // ---- standard output ----
