@@ -14,7 +14,7 @@ if(text!==undefined)e.textContent=text;return e;}
 var TYPES=[['cross','cross-attention'],['self','decoder self-attention'],
 ['enc','encoder self-attention']];
 var S=[];  // the sentences: {layers,heads,enc_layers,src,tgt,dec_in,alignment,gold,cross,self,enc}
-var EOS='</s>';
+var EOS='</s>',LIVE=false;
 
 // ---- planes ----
 
@@ -77,7 +77,9 @@ function mark(pred,gold,key){
 function table(p,caption,small,links,gold){
  var fig=el('figure'),t=el('table',small?'hm small':'hm');fig.appendChild(el('figcaption','',caption));
  var tr=el('tr');tr.appendChild(el('th'));
- p.cl.forEach(function(c){var th=el('th','col');th.appendChild(el('span','',c));tr.appendChild(th);});
+ // Long column labels stand vertical; short ones (a CJK word) upright.
+ p.cl.forEach(function(c){var th=el('th','col');th.appendChild(el('span',c.length>2?'v':'',c));
+  tr.appendChild(th);});
  t.appendChild(tr);
  p.w.forEach(function(row,r){
   var tr=el('tr'),th=el('th','row',p.rl[r]);tr.appendChild(th);var best=-1;
@@ -144,6 +146,11 @@ function draw(s){
   var p=plane(s,g,l,h,noeos),links=type==='cross'?argmaxLinks(s,p):null;
   if(!first){first=p;firstLinks=links;}
   box.appendChild(table(p,'layer '+name(l)+' \u00b7 head '+name(h),small,links,gold));count++;});});
+ // The live page shows the self-attention maps of the same plane beside.
+ if(LIVE&&type==='cross'&&ls.length===1&&hs.length===1)[['self','decoder'],['enc','encoder']].forEach(function(t){
+  var g2=geom(s,t[0]);if(!g2.maps||ls[0]>=g2.L)return;
+  box.appendChild(table(plane(s,g2,ls[0],hs[0],noeos),t[1]+' self-attention \u00b7 layer '+name(ls[0])+
+   ' \u00b7 head '+name(hs[0]),true,null,null));});
  document.body.setAttribute('data-s2s-maps',String(count));
  var lb=$('links');lb.innerHTML='';
  if(firstLinks){
@@ -260,5 +267,5 @@ function livePage(){
 }
 
 if($('s2s-data')){staticReport();document.body.setAttribute('data-s2s-status','ok');}
-else livePage();
+else{LIVE=true;livePage();}
 })();

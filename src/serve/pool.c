@@ -62,41 +62,41 @@ void s2s_job_free(s2s_job *j) {
 // ---- one batch ----
 
 // Decodes the jobs b[0..nb) (same model, same key) in one call with st.
+// A sentence of no tokens is not decoded: its hypotheses stay empty.
 static s2s_status decode(s2s_state *st, s2s_job **b, int nb, char *err, size_t err_size) {
     const s2s_job *j0 = b[0];
     bool forced = j0->tgt != NULL;
-    int per = forced ? 1 : j0->p.n_best, n = 0;
-    for (int k = 0; k < nb; k++) n += b[k]->n;
-    const int **src = malloc((size_t)n * sizeof *src), **tgt = malloc((size_t)n * sizeof *tgt);
-    int *src_len = malloc((size_t)n * sizeof *src_len), *tgt_len = malloc((size_t)n * sizeof *tgt_len);
-    s2s_hypothesis *out = calloc((size_t)n * per, sizeof *out);
+    int per = forced ? 1 : j0->p.n_best, total = 0, n = 0;
+    for (int k = 0; k < nb; k++) total += b[k]->n;
+    const int **src = malloc((size_t)total * sizeof *src + 1), **tgt = malloc((size_t)total * sizeof *tgt + 1);
+    int *src_len = malloc((size_t)total * sizeof *src_len + 1);
+    int *tgt_len = malloc((size_t)total * sizeof *tgt_len + 1);
+    s2s_hypothesis **dest = malloc((size_t)total * sizeof *dest + 1);  // where each result goes
+    s2s_hypothesis *out = calloc((size_t)total * per + 1, sizeof *out);
     s2s_status status = S2S_ERR_NOMEM;
-    if (src && tgt && src_len && tgt_len && out) {
-        int i = 0;
+    if (src && tgt && src_len && tgt_len && dest && out) {
         for (int k = 0; k < nb; k++)
-            for (int s = 0; s < b[k]->n; s++, i++) {
-                src[i] = b[k]->src[s].ids;
-                src_len[i] = b[k]->src[s].n;
-                tgt[i] = forced ? b[k]->tgt[s].ids : NULL;
-                tgt_len[i] = forced ? b[k]->tgt[s].n : 0;
+            for (int s = 0; s < b[k]->n; s++) {
+                if (b[k]->src[s].n == 0) continue;
+                src[n] = b[k]->src[s].ids;
+                src_len[n] = b[k]->src[s].n;
+                tgt[n] = forced ? b[k]->tgt[s].ids : NULL;
+                tgt_len[n] = forced ? b[k]->tgt[s].n : 0;
+                dest[n++] = &b[k]->out[(size_t)s * per];
             }
         s2s_decode_params p = j0->p;
         p.threads = 1;  // the pool's parallelism is its workers
         status = forced ? s2s_score(st, &p, src, src_len, tgt, tgt_len, n, out)
                         : s2s_translate(st, &p, src, src_len, n, out);
-        if (status == S2S_OK) {
-            s2s_hypothesis *at = out;
-            for (int k = 0; k < nb; k++) {
-                memcpy(b[k]->out, at, (size_t)b[k]->n * per * sizeof *at);
-                at += (size_t)b[k]->n * per;
-            }
-        }
+        if (status == S2S_OK)
+            for (int i = 0; i < n; i++) memcpy(dest[i], out + (size_t)i * per, (size_t)per * sizeof *out);
     }
     if (status != S2S_OK) snprintf(err, err_size, "%s", s2s_last_error());
     free(src);
     free(tgt);
     free(src_len);
     free(tgt_len);
+    free(dest);
     free(out);
     return status;
 }

@@ -499,7 +499,7 @@ static void translate(s2s_server *s, json_t *o, s2s_server_reply *r) {
         json_object_set_new(res, "source", json_copy(texts ? json_array_get(texts, (size_t)i) : text));
         for (int k = 0; k < p.n_best; k++) {
             const s2s_hypothesis *h = &j->out[i * p.n_best + k];
-            if (!h->ids && k > 0) continue;  // fewer hypotheses than asked for
+            if (!h->ids && (k > 0 || j->src[i].n == 0)) continue;  // fewer than asked for
             char *t = s2s_detokenize(tv, h->ids, h->n);
             json_t *hj = json_object();
             json_object_set_new(hj, "translation", json_string(t ? t : ""));
@@ -511,6 +511,11 @@ static void translate(s2s_server *s, json_t *o, s2s_server_reply *r) {
             }
             json_array_append_new(hyps, hj);
             free(t);
+        }
+        if (j->src[i].n == 0) {  // nothing to translate
+            json_object_set_new(res, "translation", json_string(""));
+            json_object_set_new(res, "target_tokens", json_array());
+            json_object_set_new(res, "alignment", json_string(""));
         }
         json_object_set_new(res, "source_tokens",
                             json_strings((const char *const *)j->src[i].pieces, j->src[i].n));
@@ -533,8 +538,9 @@ static void align(s2s_server *s, json_t *o, s2s_server_reply *r) {
     const s2s_model *m = s->models[mi].m;
     json_t *src = json_object_get(o, "source"), *tgt = json_object_get(o, "target");
     json_t *gold = json_object_get(o, "gold"), *att = json_object_get(o, "attention");
-    if (!json_is_string(src) || !json_is_string(tgt))
-        return bad_request(r, "\"source\" and \"target\" must be strings");
+    if (!json_is_string(src) || !json_is_string(tgt) || !json_string_length(src) ||
+        !json_string_length(tgt))
+        return bad_request(r, "\"source\" and \"target\" must be non-empty strings");
     if (gold && !json_is_string(gold) && !json_is_null(gold))
         return bad_request(r, "\"gold\" must be Pharaoh text such as \"0-0 1p2\"");
     if (att && !json_is_boolean(att)) return bad_request(r, "\"attention\" must be true or false");
