@@ -168,7 +168,8 @@ s2s_status s2s_align_html_add(s2s_align_html *d, const char *const *src_tokens, 
 // boxes; live adds the input form of `s2s serve`.
 static void put_page(s2s_buf *b, const char *title, bool live) {
     s2s_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                    "<meta name=\"viewport\" content=\"width=device-width\">\n<title>");
+                    "<meta name=\"viewport\" content=\"width=device-width\">\n"
+                    "<link rel=\"icon\" href=\"data:,\">\n<title>");
     put_html_text(b, title);
     s2s_buf_puts(b, "</title>\n<style>\n");
     s2s_buf_puts(b, s2s_viewer_css);

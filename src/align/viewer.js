@@ -97,7 +97,8 @@ function table(p,caption,small,links,gold){
 // bertviz-style: the columns' tokens left, the rows' right, joined by
 // lines as strong as the weight.
 function lineView(p,box){
- var NS='http://www.w3.org/2000/svg',rowH=22,W=360,n=Math.max(p.rl.length,p.cl.length);
+ var holder=el('div');holder.innerHTML='<svg></svg>';  // the SVG namespace, without a URL in the page
+ var NS=holder.firstChild.namespaceURI,rowH=22,W=360,n=Math.max(p.rl.length,p.cl.length);
  var svg=document.createElementNS(NS,'svg');svg.setAttribute('width',W);
  svg.setAttribute('height',n*rowH+10);svg.setAttribute('class','lines');
  function text(x,y,t,anchor,side,i){var e=document.createElementNS(NS,'text');

@@ -268,6 +268,7 @@ s2s_pool_result s2s_pool_run(s2s_pool *p, s2s_job *j, double timeout) {
 s2s_pool_stats s2s_pool_get_stats(s2s_pool *p) {
     pthread_mutex_lock(&p->mu);
     s2s_pool_stats s = p->stats;
+    s.queued = p->queued;
     pthread_mutex_unlock(&p->mu);
     return s;
 }

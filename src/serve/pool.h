@@ -31,6 +31,7 @@ typedef struct s2s_job {
 
 typedef struct s2s_pool_stats {
     long long jobs, batches, sentences;  // done so far
+    int queued;                          // waiting now
 } s2s_pool_stats;
 
 s2s_status s2s_pool_new(s2s_pool **out, const s2s_model *const *models, int n_models,

@@ -163,6 +163,7 @@ static void healthz(s2s_server *s, s2s_server_reply *r) {
     json_t *o = json_object();
     json_object_set_new(o, "status", json_string("ok"));
     json_object_set_new(o, "models", json_integer(s->n_models));
+    json_object_set_new(o, "queued", json_integer(st.queued));
     json_object_set_new(o, "requests_decoded", json_integer(st.jobs));
     json_object_set_new(o, "batches", json_integer(st.batches));
     json_object_set_new(o, "sentences", json_integer(st.sentences));
