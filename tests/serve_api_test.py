@@ -6,6 +6,7 @@ invalid UTF-8, huge bodies), keep-alive, dynamic batching and SIGTERM.
 
     python3 tests/serve_api_test.py build/s2s
 """
+import atexit
 import http.client
 import json
 import os
@@ -21,6 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ZH_EN = os.path.join(ROOT, "models", "zh-en.safetensors")
 EN_ZH = os.path.join(ROOT, "models", "en-zh.safetensors")
 passed = failed = 0
+running = []  # servers to kill should the test die half-way
+atexit.register(lambda: [p.kill() for p in running if p.poll() is None])
 
 
 def check(name, cond, detail=""):
@@ -38,6 +41,7 @@ class Server:
     def __init__(self, *args):
         self.p = subprocess.Popen([S2S, "serve", "--port", "0", *args], stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
+        running.append(self.p)
         line = self.p.stdout.readline()
         if not line.startswith("listening on http://127.0.0.1:"):
             raise SystemExit(f"no listening line: {line!r} {self.p.stderr.read()}")

@@ -161,6 +161,20 @@ s2s_status s2s_align_html_add(s2s_align_html *d, const char *const *src_tokens, 
     return S2S_OK;
 }
 
+s2s_status s2s_align_html_set_gold(s2s_align_html *d, const s2s_alignment *gold) {
+    s2s_buf *b = &d->sentences;
+    if (!d->n || !b->len || b->s[b->len - 1] != '}')
+        return s2s_fail(S2S_ERR_INVALID, "HTML report: gold links without a sentence");
+    char *text = s2s_alignment_format(gold);
+    if (!text) return s2s_fail(S2S_ERR_NOMEM, "out of memory for the HTML report");
+    b->len--;  // reopen the sentence's object
+    s2s_buf_puts(b, ",\"gold\":");
+    put_json_string(b, text);
+    s2s_buf_putc(b, '}');
+    free(text);
+    return b->oom ? s2s_fail(S2S_ERR_NOMEM, "out of memory for the HTML report") : S2S_OK;
+}
+
 // ---- the page ----
 
 

@@ -96,7 +96,7 @@ int s2s_cmd_serve(int argc, char **argv) {
     // glibc gives each thread that allocates its own arena; with a thread
     // per connection that is one arena per connection ever open, and RSS
     // grows with them (docs/serve.md, "Memory").
-    mallopt(M_ARENA_MAX, 2);
+    if (!getenv("MALLOC_ARENA_MAX")) mallopt(M_ARENA_MAX, 2);
 
     s2s_server *srv = NULL;
     s2s_status st = s2s_server_new(&srv, models, n_models, &p);
@@ -110,7 +110,13 @@ int s2s_cmd_serve(int argc, char **argv) {
         fprintf(stderr, "s2s serve: %d model%s, %d workers; SIGTERM or Ctrl-C stops\n", n_models,
                 n_models == 1 ? "" : "s", p.workers);
         int sig = 0;
-        if (rc == S2S_EXIT_OK) sigwait(&stop, &sig);
+        // Between signals, every few seconds, glibc hands the free memory
+        // at the top of its heaps back (docs/serve.md, "Memory").
+        struct timespec every = {5, 0};
+        while (rc == S2S_EXIT_OK && sig <= 0) {
+            sig = sigtimedwait(&stop, NULL, &every);
+            if (sig < 0) malloc_trim(0);
+        }
         fprintf(stderr, "s2s serve: %s: finishing the requests in progress\n",
                 sig == SIGINT ? "interrupted" : "terminated");
         s2s_http_stop(h, p.timeout + 1);

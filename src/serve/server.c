@@ -308,7 +308,10 @@ static bool decode_options(const s2s_model *m, json_t *o, const char *const *own
         char assign[512];
         snprintf(assign, sizeof assign, "decode.%s=%s", k, val);
         if (strlen(k) > 200 || s2s_config_set(&cfg, assign) != S2S_OK) {
-            bad_request(r, "%s", strlen(k) > 200 ? "option name too long" : s2s_last_error());
+            // The schema names the override as "--set decode.k=v: ..."; say the key.
+            const char *msg = strlen(k) > 200 ? "option name too long" : s2s_last_error();
+            const char *colon = strncmp(msg, "--set ", 6) == 0 ? strstr(msg, ": ") : NULL;
+            bad_request(r, "\"%s\": %s", strlen(k) > 200 ? "?" : k, colon ? colon + 2 : msg);
             json_decref(opts);
             return false;
         }
