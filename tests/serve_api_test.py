@@ -159,7 +159,7 @@ error_is("400 not an object", srv.request("POST", "/v1/translate", "[1, 2]"), 40
 error_is("400 empty body", srv.request("POST", "/v1/translate", ""), 400, "bad_request")
 error_is("400 duplicate key", srv.request("POST", "/v1/translate", '{"text": "a", "text": "b"}'), 400, "bad_request")
 st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我", "beam_size": 0})
-check("400 bad option value, named as the schema names it", st == 400 and "decode.beam_size" in j["message"], j)
+check("400 bad option value, naming the key", st == 400 and j["message"].startswith("\"beam_size\": 0 is out of range"), j)
 st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我", "beam_szie": 2})
 check("400 unknown option, with a did-you-mean", st == 400 and "beam_size" in j["message"], j)
 error_is("400 option of a wrong type", srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我", "n_best": [2]}), 400, "bad_request")
