@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Load on `s2s serve` with wrk (docs/serve.md, "Load"): requests/s and
-# p50/p99 latency at 1, 8 and 64 connections, each request one sentence of
-# the test set; the same sentences through `s2s translate --threads 2` in
-# one batch run, for the throughput the server is held to (64 connections
-# should reach 80% of it); the gain of dynamic batching (64 connections
-# with --max-batch 1); and the server's RSS before and after REQUESTS
-# requests. Not part of CI: the figures depend on the machine and its load.
+# Load on `s2s serve` with wrk (docs/serve.md, "Load"), each request one
+# sentence of the test set:
+#   1. requests/s and p50/p99 latency at 1, 8 and 64 connections;
+#   2. ROUNDS rounds of: the same sentences through `s2s translate
+#      --threads 2` in one batch run (the throughput the server is held
+#      to: 64 connections should reach 80% of it), the server at 64
+#      connections, and a server with --max-batch 1 (no dynamic batching)
+#      at 64 connections; one after the other, so that a change in the
+#      machine's load hits all three; medians;
+#   3. the server's RSS before and after REQUESTS requests.
+# Not part of CI: the figures depend on the machine and its load.
 #
 #   bench/serve_load.sh [MODEL]              (default models/zh-en.safetensors)
 #
-# Environment: S2S [build/s2s], DURATION [10] seconds per wrk run,
+# Environment: S2S [build/s2s], DURATION [10] seconds per wrk run, ROUNDS [3],
 # REQUESTS [100000] for the RSS check, THREADS [2] decoding workers and
 # translate threads, SENTENCES [500] of data/corpus/test.zh-en.tsv.
 set -euo pipefail
@@ -71,36 +75,52 @@ load() {  # load CONNECTIONS SECONDS: one wrk run; prints "requests req/s p50 p9
   wrk -t"$t" -c"$c" -d"${2}s" --timeout 30s -s "$tmp/load.lua" "$url" | sed -n 's/^RESULT //p'
 }
 
-echo "# s2s serve under wrk: $name, $threads workers, $n sentences of the test set, ${duration} s a run"
-echo "# machine: $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ)"
-# The batch baseline: the same sentences, repeated to run a few seconds.
-for _ in 1 2 3 4 5 6; do cat "$tmp/src.txt"; done >"$tmp/batch.txt"
-lines=$(wc -l <"$tmp/batch.txt")
-t0=$(date +%s.%N)
-"$s2s" translate -m "$model" --threads "$threads" <"$tmp/batch.txt" >/dev/null
-t1=$(date +%s.%N)
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 calc() { awk "BEGIN { print $1 }"; }
-batch=$(calc "$lines / ($t1 - $t0)")
-printf 's2s translate --threads %s: %d sentences in %.2f s = %.1f sentences/s\n' "$threads" "$lines" \
-  "$(calc "$t1 - $t0")" "$batch"
 
+echo "# s2s serve under wrk: $name, $threads workers, $n sentences of the test set, ${duration} s a run"
+echo "# machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%Y-%m-%dT%H:%MZ)"
 start_server
 load 8 2 >/dev/null  # warm up
 printf '%-34s %10s %9s %9s %7s\n' "run" "req/s" "p50 ms" "p99 ms" "errors"
 for c in 1 8 64; do
   read -r total rps p50 p99 errs < <(load "$c" "$duration")
   printf '%-34s %10s %9s %9s %7s\n' "$c connections" "$rps" "$p50" "$p99" "$errs"
-  [ "$c" -eq 64 ] && at64=$rps
 done
-printf '64 connections / batch throughput: %.0f%% (target: at least 80%%)\n' "$(calc "100 * $at64 / $batch")"
-stop_server
 
+# Throughput against the batch command, and the gain of dynamic batching:
+# ROUNDS rounds, each running the three one after the other, so that a
+# change in the machine's load hits all three; medians.
+for _ in 1 2 3 4 5 6; do cat "$tmp/src.txt"; done >"$tmp/batch.txt"
+lines=$(wc -l <"$tmp/batch.txt")
+main=$server main_url=$url
+server=
 start_server --max-batch 1
+single=$server single_url=$url
 load 8 2 >/dev/null
-read -r total rps p50 p99 errs < <(load 64 "$duration")
-printf '%-34s %10s %9s %9s %7s\n' "64 connections, --max-batch 1" "$rps" "$p50" "$p99" "$errs"
-printf 'dynamic batching gain at 64 connections: %.2fx\n' "$(calc "$at64 / $rps")"
-stop_server
+server=$main url=$main_url
+rounds=${ROUNDS:-3}
+: >"$tmp/batch.rate"; : >"$tmp/serve.rate"; : >"$tmp/single.rate"
+for r in $(seq "$rounds"); do
+  t0=$(date +%s.%N)
+  "$s2s" translate -m "$model" --threads "$threads" <"$tmp/batch.txt" >/dev/null
+  t1=$(date +%s.%N)
+  b=$(calc "$lines / ($t1 - $t0)")
+  read -r total rps _ < <(load 64 "$duration")
+  url=$single_url
+  read -r total one _ < <(load 64 "$duration")
+  url=$main_url
+  printf 'round %d: s2s translate --threads %s %.1f sentences/s; serve at 64 connections %s req/s, with --max-batch 1 %s req/s\n' \
+    "$r" "$threads" "$b" "$rps" "$one"
+  echo "$b" >>"$tmp/batch.rate"; echo "$rps" >>"$tmp/serve.rate"; echo "$one" >>"$tmp/single.rate"
+done
+b=$(median <"$tmp/batch.rate") rps=$(median <"$tmp/serve.rate") one=$(median <"$tmp/single.rate")
+printf 'medians: batch %.1f sentences/s, serve %.1f req/s: %.0f%% of batch (target: at least 80%%)\n' \
+  "$b" "$rps" "$(calc "100 * $rps / $b")"
+printf 'dynamic batching at 64 connections: %.1f req/s against %.1f with --max-batch 1: %.2fx\n' \
+  "$rps" "$one" "$(calc "$rps / $one")"
+server=$single; stop_server
+server=$main; stop_server
 
 # RSS once the server has seen every shape of batch (its decoding states
 # and oneDNN's kernels grow to the largest, once): after one run at 64

@@ -253,6 +253,8 @@ except (socket.timeout, ConnectionResetError):
     closed = False
 check("a silent client is dropped after --idle-timeout", closed and time.monotonic() - t0 < 8)
 s.close()
+st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "texts": dev * 5, "beam_size": 16})
+check("a request that decodes longer than --idle-timeout is answered", st == 200, st)
 check("exit 0", srv.stop() == 0)
 
 # ---- the queue: 503 with Retry-After when full ----
