@@ -13,10 +13,19 @@
 
 #include "core/error.h"
 
+// What one worker owns: a state per model (made on first use) and room
+// for the jobs of one batch.
+typedef struct worker_slot {
+    struct s2s_pool *pool;
+    s2s_state **states;  // (n_models)
+    s2s_job **batch;     // (max_batch)
+} worker_slot;
+
 struct s2s_pool {
     const s2s_model *const *models;
     int n_models, n_workers, queue_cap, max_batch;
     pthread_t *threads;
+    worker_slot *slots;  // (n_workers)
     int started_threads;
     pthread_mutex_t mu;
     pthread_cond_t work;  // a job was queued, or stopping
@@ -132,10 +141,11 @@ static int take_batch(s2s_pool *p, s2s_job **b) {
 }
 
 static void *worker(void *arg) {
-    s2s_pool *p = arg;
+    worker_slot *w = arg;
+    s2s_pool *p = w->pool;
+    s2s_state **states = w->states;
+    s2s_job **b = w->batch;
     s2s_set_threads(1);
-    s2s_state **states = calloc((size_t)p->n_models, sizeof *states);
-    s2s_job **b = malloc((size_t)p->max_batch * sizeof *b + sizeof *b);
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (!p->head && !p->stopping) pthread_cond_wait(&p->work, &p->mu);
@@ -144,8 +154,8 @@ static void *worker(void *arg) {
         pthread_mutex_unlock(&p->mu);
 
         int m = b[0]->model;
-        s2s_status st = states && b ? S2S_OK : S2S_ERR_NOMEM;
-        if (st == S2S_OK && !states[m]) st = s2s_state_new(&states[m], p->models[m]);
+        s2s_status st = S2S_OK;
+        if (!states[m]) st = s2s_state_new(&states[m], p->models[m]);
         char err[512] = "out of memory";
         if (st == S2S_OK) st = decode(states[m], b, nb, err, sizeof err);
         if (st != S2S_OK && nb > 1) {  // one bad job must not fail the others: each alone
@@ -170,10 +180,6 @@ static void *worker(void *arg) {
         pthread_cond_broadcast(&p->done);
     }
     pthread_mutex_unlock(&p->mu);
-    if (states)
-        for (int m = 0; m < p->n_models; m++) s2s_state_free(states[m]);
-    free(states);
-    free(b);
     return NULL;
 }
 
@@ -183,10 +189,7 @@ s2s_status s2s_pool_new(s2s_pool **out, const s2s_model *const *models, int n_mo
                         int workers, int queue, int max_batch) {
     *out = NULL;
     s2s_pool *p = calloc(1, sizeof *p);
-    if (!p || !(p->threads = calloc((size_t)workers, sizeof *p->threads))) {
-        free(p);
-        return s2s_fail(S2S_ERR_NOMEM, "out of memory for the worker pool");
-    }
+    if (!p) return s2s_fail(S2S_ERR_NOMEM, "out of memory for the worker pool");
     p->models = models;
     p->n_models = n_models;
     p->n_workers = workers;
@@ -199,8 +202,20 @@ s2s_status s2s_pool_new(s2s_pool **out, const s2s_model *const *models, int n_mo
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->done, &ca);
     pthread_condattr_destroy(&ca);
+    bool ok = (p->threads = calloc((size_t)workers, sizeof *p->threads)) &&
+              (p->slots = calloc((size_t)workers, sizeof *p->slots));
+    for (int k = 0; ok && k < workers; k++) {
+        p->slots[k].pool = p;
+        ok = (p->slots[k].states = calloc((size_t)n_models, sizeof(s2s_state *))) &&
+             (p->slots[k].batch = calloc((size_t)max_batch, sizeof(s2s_job *)));
+    }
+    if (!ok) {
+        s2s_pool_free(p);
+        return s2s_fail(S2S_ERR_NOMEM, "out of memory for the worker pool");
+    }
     for (; p->started_threads < workers; p->started_threads++) {
-        int e = pthread_create(&p->threads[p->started_threads], NULL, worker, p);
+        int e = pthread_create(&p->threads[p->started_threads], NULL, worker,
+                               &p->slots[p->started_threads]);
         if (e) {
             s2s_pool_free(p);
             return s2s_fail(S2S_ERR_NOMEM, "cannot start a worker thread: %s", strerror(e));
@@ -217,6 +232,13 @@ void s2s_pool_free(s2s_pool *p) {
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
     for (int k = 0; k < p->started_threads; k++) pthread_join(p->threads[k], NULL);
+    for (int k = 0; p->slots && k < p->n_workers; k++) {
+        for (int m = 0; p->slots[k].states && m < p->n_models; m++)
+            s2s_state_free(p->slots[k].states[m]);
+        free(p->slots[k].states);
+        free(p->slots[k].batch);
+    }
+    free(p->slots);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->done);
