@@ -1,5 +1,6 @@
 // One self-contained HTML page with the attention maps of several
-// sentences: the data as inline JSON, drawn by inline JS (no network).
+// sentences: the data as inline JSON, drawn by the viewer (viewer.js and
+// viewer.css, inline; no network), which also draws the page of `s2s serve`.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
