@@ -214,7 +214,7 @@ function post(path,body){
   if(!r.ok)throw new Error(j.message||('HTTP '+r.status));return j;});});
 }
 function livePage(){
- var q=new URLSearchParams(location.search),models={},seq=0,timer=null,cur=null;
+ var q=new URLSearchParams(location.search),models={},seq=0,timer=null,cur=null,viewSet=false;
  var want={layer:q.get('layer'),head:q.get('head'),map:q.get('map')};
  function status(t,bad){var e=$('status');e.textContent=t;e.className=bad?'bad':'';}
  function share(){var u=new URLSearchParams();u.set('model',$('model').value);
@@ -224,7 +224,7 @@ function livePage(){
   history.replaceState(null,'','?'+u.toString());}
  function redraw(){if(cur){draw(cur);share();}}
  function show(s){
-  var first=!cur;cur=s;S=[s];fillMaps(s);
+  var first=!viewSet;viewSet=true;cur=s;S=[s];fillMaps(s);
   if(first&&want.map)setSel($('map'),want.map);
   fillLayerHead(s);
   if(first){var m=models[$('model').value],c=m&&m.alignment_head;
@@ -253,7 +253,7 @@ function livePage(){
   }).catch(function(e){if(my===seq)status(e.message,true);});
  }
  function later(){clearTimeout(timer);timer=setTimeout(run,250);}
- $('text').oninput=later;$('ref').oninput=later;$('model').onchange=function(){cur=null;run();};
+ $('text').oninput=later;$('ref').oninput=later;$('model').onchange=function(){viewSet=false;want={layer:null,head:null,map:null};run();};
  $('map').onchange=function(){if(cur){fillLayerHead(cur);redraw();}};
  $('layer').onchange=$('head').onchange=$('noeos').onchange=redraw;
  fetch('/v1/models').then(function(r){return r.json();}).then(function(j){
