@@ -241,7 +241,7 @@ check("stops with SIGTERM: exit 0", srv.stop() == 0)
 
 # ---- a slow client is dropped; others are served meanwhile ----
 
-srv = Server("-m", ZH_EN, "--idle-timeout", "1")
+srv = Server("-m", ZH_EN, "--idle-timeout", "1", "--timeout", "300")
 s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
 s.sendall(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\n")  # and then nothing
 t0 = time.monotonic()
@@ -327,12 +327,12 @@ check("exit 0", srv.stop() == 0)
 
 # ---- SIGTERM drains: the request in progress is answered ----
 
-srv = Server("-m", ZH_EN, "--threads", "1")
+srv = Server("-m", ZH_EN, "--threads", "1", "--timeout", "300")
 res = {}
 
 
 def send(key, body):
-    res[key] = srv.request("POST", "/v1/translate", body)
+    res[key] = srv.request("POST", "/v1/translate", body, timeout=300)
 
 
 heavy = threading.Thread(target=send, args=("heavy", {"model": "zh-en", "texts": dev * 4, "beam_size": 4}))
