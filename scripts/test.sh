@@ -5,6 +5,7 @@
 #                                build-asan/, the whole suite
 #   scripts/test.sh --tsan       ThreadSanitizer (clang-14, LLVM's OpenMP) in
 #                                build-tsan/, the tests that decode on threads
+#                                (serve_api: the server's worker pool)
 # The gcc builds treat warnings as errors (-DS2S_WERROR=ON); the clang ones
 # (TSan here, tests/fuzz/run.sh) do not, as clang warns differently.
 set -euo pipefail
@@ -28,7 +29,7 @@ case "${1:-}" in
   # test_threads fails on such a report: the set-up checks itself.
   export OMP_TOOL_LIBRARIES=/usr/lib/llvm-14/lib/libarcher.so
   export TSAN_OPTIONS="ignore_noninstrumented_modules=1 halt_on_error=1 second_deadlock_stack=1"
-  ctest --test-dir build-tsan --output-on-failure -R '^(threads|cli|cli_align|shipped_models)$'
+  ctest --test-dir build-tsan --output-on-failure -R '^(threads|cli|cli_align|shipped_models|serve_api)$'
   ;;
 "")
   scripts/setup.sh build -DS2S_WERROR=ON

@@ -392,6 +392,9 @@ for s in S:
     assert len(s["self"]) == L * H * R * R and len(s["enc"]) == s["enc_layers"] * H * C * C
 ' "$tmp/r.html"
 check "--html: no temp file" bash -c "! ls '$tmp' | grep -q 'r.html.tmp'"
+printf 'der hund\tdie katze\t0-0 1p1\n' >"$tmp/gold.tsv"
+check "--html with gold: exit 0" run 0 "${A[@]}" --ref --html "$tmp/g.html" <"$tmp/gold.tsv"
+check "--html with gold: the sentence carries it" grep -q '"gold":"0-0 1p1"' "$tmp/g.html"
 check "--html with beam search: exit 0" run 0 "${A[@]}" --beam 3 --html "$tmp/b.html" "der hund" "die katze"
 check "--html with beam search: cross maps only" bash -c "[ \$(grep -o '\"self\":null' '$tmp/b.html' | wc -l) -eq 2 ]"
 check "--map self with beam search: exit 2" run 2 "${A[@]}" --beam 3 --map self "der hund"

@@ -1053,6 +1053,37 @@ static int count(const char *hay, const char *needle) {
     return n;
 }
 
+Test(align, html_report_appends_gold_and_coref_to_the_last_sentence) {
+    float cross[3 * 3] = {.5f, .25f, .25f, .1f, .8f, .1f, 0, 0, 1};
+    s2s_hypothesis h = {.n = 2, .n_out = 3, .cross_attn = cross, .layers = 1, .enc_layers = 1,
+                        .heads = 1, .n_src = 3};
+    const char *src[] = {"it", "cat"}, *tgt[] = {"es", "Katze"};
+    s2s_alignment gold = parse("0-0 1p1"), links = parse("0-1");
+    s2s_align_html *d;
+    cr_assert_eq(s2s_align_html_new(&d, NULL), S2S_OK);
+    cr_assert_eq(s2s_align_html_set_gold(d, &gold), S2S_ERR_INVALID, "before any sentence");
+    cr_assert_eq(s2s_align_html_add_coref(d, &links), S2S_ERR_INVALID, "before any sentence");
+    cr_assert_eq(s2s_align_html_add(d, src, 2, tgt, 2, &h, NULL), S2S_OK);
+    cr_assert_eq(s2s_align_html_add(d, src, 2, tgt, 2, &h, NULL), S2S_OK);
+    cr_assert_eq(s2s_align_html_set_gold(d, &gold), S2S_OK);
+    cr_assert_eq(s2s_align_html_add_coref(d, &links), S2S_OK);
+    s2s_align_html_set_enc_view(d, 1, S2S_ALIGN_AVG, true);
+    char dir[] = "/tmp/s2s_align_test_XXXXXX", path[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    cr_assert_eq(s2s_align_html_write(d, path), S2S_OK, "%s", s2s_last_error());
+    char *html = slurp(path);
+    cr_assert(strstr(html, "\"drop_specials\":false,\"enc\":[1,-1,true],\"sentences\":["), "the encoder view");
+    cr_assert_eq(count(html, "\"gold\":"), 1, "only the last sentence");
+    cr_assert(strstr(html, "\"enc\":null,\"gold\":\"0-0 1p1\",\"coref\":[[0,1]]}\n]}"), "appended in order");
+    free(html);
+    s2s_align_html_free(d);
+    s2s_alignment_free(&gold);
+    s2s_alignment_free(&links);
+    remove(path);
+    rmdir(dir);
+}
+
 Test(align, html_report_holds_every_sentence_and_escapes_tokens) {
     // A hand-made hypothesis: 1 layer, 2 heads, 2 targets + </s>, 2 sources + </s>.
     float cross[2 * 3 * 3] = {.5f, .25f, .25f, .1f, .8f, .1f, 0, 0, 1, 1, 0, 0, 0, 1, 0, .3f, .3f, .4f};

@@ -330,6 +330,12 @@ s2s_status s2s_align_html_add(s2s_align_html *d, const char *const *src_tokens, 
                               const char *const *tgt_tokens, int n_tgt,
                               const s2s_hypothesis *h, const char *alignment);
 
+// Attaches gold links (normalized, within the sentence) to the sentence
+// added last: the page marks each cell sure, possible, missed or wrong
+// against the links of the view selected. S2S_ERR_INVALID without a
+// sentence, S2S_ERR_NOMEM.
+s2s_status s2s_align_html_set_gold(s2s_align_html *d, const s2s_alignment *gold);
+
 // The view the page opens on: layer and head (an index or S2S_ALIGN_AVG;
 // the default is avg/avg) and whether </s> / <s> columns start hidden.
 void s2s_align_html_set_view(s2s_align_html *d, int layer, int head, bool drop_specials);

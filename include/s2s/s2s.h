@@ -35,6 +35,7 @@
 #include "s2s/tokenizer.h"
 #include "s2s/train.h"
 #include "s2s/align.h"
+#include "s2s/serve.h"
 
 #ifdef __cplusplus
 extern "C" {

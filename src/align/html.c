@@ -1,5 +1,6 @@
 // One self-contained HTML page with the attention maps of several
-// sentences: the data as inline JSON, drawn by inline JS (no network).
+// sentences: the data as inline JSON, drawn by the viewer (viewer.js and
+// viewer.css, inline; no network), which also draws the page of `s2s serve`.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "core/strbuf.h"
 #include "core/error.h"
 #include "core/safe_write.h"
+#include "align/viewer.h"
 #include "s2s/align.h"
 
 struct s2s_align_html {
@@ -169,171 +171,96 @@ s2s_status s2s_align_html_add(s2s_align_html *d, const char *const *src_tokens, 
     return S2S_OK;
 }
 
-s2s_status s2s_align_html_add_coref(s2s_align_html *d, const s2s_alignment *links) {
+// Reopens the object of the sentence added last, to append a field to it;
+// S2S_ERR_INVALID (naming `what`) before any sentence.
+static s2s_status reopen_last(s2s_align_html *d, const char *what) {
     s2s_buf *b = &d->sentences;
     if (!d->n || !b->len || b->s[b->len - 1] != '}')
-        return s2s_fail(S2S_ERR_INVALID, "HTML report: coreference links before any sentence");
-    b->len--;  // reopen the last sentence's object
+        return s2s_fail(S2S_ERR_INVALID, "HTML report: %s before any sentence", what);
+    b->len--;
+    return S2S_OK;
+}
+
+static s2s_status close_last(s2s_align_html *d) {
+    s2s_buf_putc(&d->sentences, '}');
+    return d->sentences.oom ? s2s_fail(S2S_ERR_NOMEM, "out of memory for the HTML report") : S2S_OK;
+}
+
+s2s_status s2s_align_html_add_coref(s2s_align_html *d, const s2s_alignment *links) {
+    s2s_status st = reopen_last(d, "coreference links");
+    if (st != S2S_OK) return st;
+    s2s_buf *b = &d->sentences;
     s2s_buf_puts(b, ",\"coref\":[");
     for (int i = 0; i < links->n; i++)
         s2s_buf_printf(b, "%s[%d,%d]", i ? "," : "", links->links[i].src, links->links[i].tgt);
-    s2s_buf_puts(b, "]}");
-    return b->oom ? s2s_fail(S2S_ERR_NOMEM, "out of memory for the HTML report") : S2S_OK;
+    s2s_buf_putc(b, ']');
+    return close_last(d);
+}
+
+s2s_status s2s_align_html_set_gold(s2s_align_html *d, const s2s_alignment *gold) {
+    char *text = s2s_alignment_format(gold);
+    if (!text) return s2s_fail(S2S_ERR_NOMEM, "out of memory for the HTML report");
+    s2s_status st = reopen_last(d, "gold links");
+    if (st != S2S_OK) {
+        free(text);
+        return st;
+    }
+    s2s_buf_puts(&d->sentences, ",\"gold\":");
+    put_json_string(&d->sentences, text);
+    free(text);
+    return close_last(d);
 }
 
 // ---- the page ----
 
-static const char CSS[] =
-    "body{font:14px/1.4 system-ui,-apple-system,'Segoe UI','Noto Sans','Noto Sans CJK SC',"
-    "sans-serif;margin:16px;color:#222;background:#fff}\n"
-    "h1{font-size:18px;margin:0 0 8px}\n"
-    "#controls{display:flex;flex-wrap:wrap;gap:12px;align-items:center;margin-bottom:8px}\n"
-    "#controls select{font:inherit}\n"
-    "#pair{margin:6px 0;color:#444}\n"
-    "#info{min-height:1.4em;margin:4px 0 10px;font-family:monospace;color:#333}\n"
-    "#maps{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}\n"
-    "figure{margin:0}\n"
-    "figcaption{font-weight:600;margin-bottom:4px}\n"
-    "table.hm{border-collapse:collapse}\n"
-    "table.hm td{width:28px;height:28px;padding:0;border:1px solid #fff}\n"
-    "table.hm.small td{width:12px;height:12px}\n"
-    "table.hm td.arg{outline:2px solid #e8590c;outline-offset:-2px}\n"
-    "table.hm td.ante{box-shadow:inset 0 0 0 3px #2b8a3e}\n"
-    "table.hm th.pron{font-weight:700;color:#2b8a3e}\n"
-    "table.hm th{font-weight:normal;padding:0 4px;white-space:nowrap}\n"
-    "table.hm th.row{text-align:right}\n"
-    "table.hm th.col{vertical-align:bottom;padding:4px 0}\n"
-    "table.hm th.col span{writing-mode:vertical-rl;display:inline-block}\n"
-    "table.hm.small th{font-size:10px}\n"
-    ".legend{display:inline-block;width:120px;height:10px;vertical-align:middle;"
-    "background:linear-gradient(to right,hsl(212,80%,97%),hsl(212,80%,25%))}\n"
-    "#errors{color:#c00}\n";
-
-static const char JS[] =
-    "'use strict';\n"
-    "window.onerror=function(msg,src,line){var e=document.getElementById('errors');"
-    "e.setAttribute('class','s2s-js-error');e.textContent='error: '+msg+' (line '+line+')';};\n"
-    "(function(){\n"
-    "var D=JSON.parse(document.getElementById('s2s-data').textContent);\n"
-    "var S=D.sentences;\n"
-    "function $(id){return document.getElementById(id);}\n"
-    "function opt(sel,value,text){var o=document.createElement('option');o.value=value;"
-    "o.textContent=text;sel.appendChild(o);}\n"
-    "var TYPES=[['cross','cross-attention'],['self','decoder self-attention'],"
-    "['enc','encoder self-attention']];\n"
-    // The geometry of one map type of sentence s.
-    "function geom(s,type){\n"
-    " if(type==='cross')return {maps:s.cross,L:s.layers,rl:s.tgt,cl:s.src,special:s.src.length-1};\n"
-    " if(type==='self')return {maps:s.self,L:s.layers,rl:s.dec_in,cl:s.dec_in,special:0};\n"
-    " return {maps:s.enc,L:s.enc_layers,rl:s.src,cl:s.src,special:s.src.length-1};\n"
-    "}\n"
-    // The (rows, cols) plane of layer l and head h (-1: the mean).
-    "function plane(s,g,l,h,noeos){\n"
-    " var R=g.rl.length,C=g.cl.length,H=s.heads,w=new Float64Array(R*C),n=0;\n"
-    " for(var a=0;a<g.L;a++){if(l>=0&&a!==l)continue;\n"
-    "  for(var b=0;b<H;b++){if(h>=0&&b!==h)continue;n++;var o=(a*H+b)*R*C;\n"
-    "   for(var e=0;e<R*C;e++)w[e]+=g.maps[o+e];}}\n"
-    " for(var e2=0;e2<R*C;e2++)w[e2]/=n;\n"
-    " var keep=[];for(var c=0;c<C;c++)if(!(noeos&&c===g.special))keep.push(c);\n"
-    " var out=[];\n"
-    " for(var r=0;r<R;r++){var row=[],sum=0,k;\n"
-    "  for(k=0;k<keep.length;k++)sum+=w[r*C+keep[k]];\n"
-    "  for(k=0;k<keep.length;k++){var x=w[r*C+keep[k]];row.push(noeos?(sum>0?x/sum:0):x);}\n"
-    "  out.push(row);}\n"
-    " return {w:out,rl:g.rl,cl:keep.map(function(c){return g.cl[c];})};\n"
-    "}\n"
-    "function name(x){return x<0?'avg':String(x);}\n"
-    "function table(p,caption,small,mark,coref){\n"
-    " var fig=document.createElement('figure'),cap=document.createElement('figcaption');\n"
-    " cap.textContent=caption;fig.appendChild(cap);\n"
-    " var t=document.createElement('table');t.className=small?'hm small':'hm';\n"
-    " var tr=document.createElement('tr');tr.appendChild(document.createElement('th'));\n"
-    " p.cl.forEach(function(c){var th=document.createElement('th');th.className='col';"
-    "var sp=document.createElement('span');sp.textContent=c;th.appendChild(sp);tr.appendChild(th);});\n"
-    " t.appendChild(tr);\n"
-    " p.w.forEach(function(row,r){\n"
-    "  var tr=document.createElement('tr'),th=document.createElement('th');th.className='row';\n"
-    // coref: the pronoun rows' antecedent columns (encoder map).
-    "  var ante=-1;(coref||[]).forEach(function(x){if(x[0]===r){ante=x[1];th.className='row pron';}});\n"
-    "  th.textContent=p.rl[r];tr.appendChild(th);var best=-1;\n"
-    "  row.forEach(function(x,c){if(best<0||x>row[best])best=c;});\n"
-    "  row.forEach(function(x,c){var td=document.createElement('td');\n"
-    "   td.style.background='hsl(212,80%,'+(97-72*x).toFixed(1)+'%)';\n"
-    "   var tip=p.rl[r]+' \\u2192 '+p.cl[c]+': '+x.toFixed(4);td.title=tip;\n"
-    "   td.onmouseover=function(){$('info').textContent=caption+'  |  '+tip;};\n"
-    "   if(mark&&c===best)td.className='arg';if(c===ante)td.className+=' ante';tr.appendChild(td);});\n"
-    "  t.appendChild(tr);});\n"
-    " fig.appendChild(t);return fig;\n"
-    "}\n"
-    "function fillLayerHead(){\n"
-    " var s=S[+$('sent').value],g=geom(s,$('map').value),ls=$('layer'),hs=$('head');\n"
-    " var lv=ls.value,hv=hs.value;ls.innerHTML='';hs.innerHTML='';\n"
-    " opt(ls,'-1','avg');opt(ls,'all','all');for(var l=0;l<g.L;l++)opt(ls,String(l),String(l));\n"
-    " opt(hs,'-1','avg');opt(hs,'all','all');for(var h=0;h<s.heads;h++)opt(hs,String(h),String(h));\n"
-    " if(lv&&[].some.call(ls.options,function(o){return o.value===lv;}))ls.value=lv;\n"
-    " if(hv&&[].some.call(hs.options,function(o){return o.value===hv;}))hs.value=hv;\n"
-    "}\n"
-    "function fillMaps(){\n"
-    " var s=S[+$('sent').value],ms=$('map'),v=ms.value;ms.innerHTML='';\n"
-    " TYPES.forEach(function(t){if(s[t[0]])opt(ms,t[0],t[1]);});\n"
-    " if(v&&s[v])ms.value=v;\n"
-    "}\n"
-    "function draw(){\n"
-    " var s=S[+$('sent').value],type=$('map').value,g=geom(s,type),noeos=$('noeos').checked;\n"
-    " $('pair').textContent=s.src.slice(0,-1).join(' ')+'  \\u2192  '+s.tgt.join(' ')+"
-    "(s.alignment!==null?'   [alignment: '+s.alignment+']':'');\n"
-    " var lv=$('layer').value,hv=$('head').value;\n"
-    " var ls=lv==='all'?[]:[+lv],hs=hv==='all'?[]:[+hv];\n"
-    " if(lv==='all'){for(var l=0;l<g.L;l++)ls.push(l);ls.push(-1);}\n"
-    " if(hv==='all'){for(var h=0;h<s.heads;h++)hs.push(h);hs.push(-1);}\n"
-    " var box=$('maps');box.innerHTML='';var small=ls.length*hs.length>1,count=0;\n"
-    " ls.forEach(function(l){hs.forEach(function(h){\n"
-    "  box.appendChild(table(plane(s,g,l,h,noeos),'layer '+name(l)+' \\u00b7 head '+name(h),"
-    "small,type!=='self',type==='enc'?s.coref:null));count++;});});\n"
-    " document.body.setAttribute('data-s2s-maps',String(count));\n"
-    "}\n"
-    "S.forEach(function(s,i){opt($('sent'),String(i),(i+1)+': '+s.src.slice(0,-1).join(' '));});\n"
-    "$('sent').onchange=function(){fillMaps();fillLayerHead();draw();};\n"
-    "function encView(){if(!D.enc)return;var e=$('map').value==='enc';"
-    "$('layer').value=String(e?D.enc[0]:D.default_layer);$('head').value=String(e?D.enc[1]:D.default_head);}\n"
-    "$('map').onchange=function(){fillLayerHead();encView();draw();};\n"
-    "$('layer').onchange=draw;$('head').onchange=draw;$('noeos').onchange=draw;\n"
-    "$('noeos').checked=!!D.drop_specials;\n"
-    "if(S.length){var dl=D.default_layer,dh=D.default_head;fillMaps();fillLayerHead();\n"
-    " $('layer').value=String(dl);$('head').value=String(dh);\n"
-    " if(D.enc&&D.enc[2]&&S[0].enc){$('map').value='enc';fillLayerHead();encView();}draw();}\n"
-    "else $('maps').textContent='(no sentences)';\n"
-    // #selftest (used by tests/html_render_test.sh): draw every sentence,
-    // map type, layer, head and </s> setting once, and count them.
-    "if(location.hash==='#selftest'){var n=0,each=function(sel,f){[].slice.call(sel.options)"
-    ".forEach(function(o){sel.value=o.value;f();});};\n"
-    " for(var i=0;i<S.length;i++){$('sent').value=String(i);fillMaps();\n"
-    "  each($('map'),function(){fillLayerHead();each($('layer'),function(){each($('head'),"
-    "function(){[false,true].forEach(function(ne){$('noeos').checked=ne;draw();n++;});});});});}\n"
-    " document.body.setAttribute('data-s2s-selftest',String(n));}\n"
-    "document.body.setAttribute('data-s2s-status','ok');\n"
-    "})();\n";
-
-s2s_status s2s_align_html_write(const s2s_align_html *d, const char *path) {
-    s2s_buf b = {0};
-    s2s_buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>");
-    put_html_text(&b, d->title);
-    s2s_buf_puts(&b, "</title>\n<style>\n");
-    s2s_buf_puts(&b, CSS);
-    s2s_buf_puts(&b, "</style>\n</head>\n<body>\n<h1>");
-    put_html_text(&b, d->title);
-    s2s_buf_puts(&b,
-                "</h1>\n<div id=\"controls\">\n"
-                "<label>sentence <select id=\"sent\"></select></label>\n"
+// The page up to its closing script: head, style, controls and the view's
+// boxes; live adds the input form of `s2s serve`.
+static void put_page(s2s_buf *b, const char *title, bool live) {
+    s2s_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                    "<meta name=\"viewport\" content=\"width=device-width\">\n"
+                    "<link rel=\"icon\" href=\"data:,\">\n<title>");
+    put_html_text(b, title);
+    s2s_buf_puts(b, "</title>\n<style>\n");
+    s2s_buf_puts(b, s2s_viewer_css);
+    s2s_buf_puts(b, "</style>\n</head>\n<body>\n<h1>");
+    put_html_text(b, title);
+    s2s_buf_puts(b, "</h1>\n");
+    if (live)
+        s2s_buf_puts(b,
+                    "<div id=\"live\">\n<div><label>direction <select id=\"model\"></select></label><br>\n"
+                    "<textarea id=\"text\" placeholder=\"type a sentence\" autofocus></textarea><br>\n"
+                    "<label>reference alignment <input id=\"ref\" placeholder=\"gold links: 0-0 1-2 2p3\">"
+                    "</label> <span id=\"aer\"></span></div>\n"
+                    "<div><div id=\"translation\"></div><ol id=\"nbest\"></ol>"
+                    "<div id=\"status\"></div></div>\n</div>\n");
+    s2s_buf_puts(b, "<div id=\"controls\">\n");
+    s2s_buf_puts(b, live ? "" : "<label>sentence <select id=\"sent\"></select></label>\n");
+    s2s_buf_puts(b,
                 "<label>map <select id=\"map\"></select></label>\n"
                 "<label>layer <select id=\"layer\"></select></label>\n"
                 "<label>head <select id=\"head\"></select></label>\n"
                 "<label><input type=\"checkbox\" id=\"noeos\"> leave out &lt;/s&gt; / &lt;s&gt; "
                 "and renormalise</label>\n"
                 "<span>0 <span class=\"legend\"></span> 1</span>\n</div>\n"
-                "<div id=\"pair\"></div>\n<div id=\"info\">hover over a cell to see its weight</div>\n"
-                "<div id=\"errors\"></div>\n<div id=\"maps\"></div>\n"
-                "<script type=\"application/json\" id=\"s2s-data\">\n");
+                "<div id=\"pair\"></div>\n<div id=\"links\"></div>\n"
+                "<div id=\"info\">hover over a cell to see its weight</div>\n"
+                "<div id=\"errors\"></div>\n<div id=\"views\"><div id=\"maps\"></div>"
+                "<div id=\"lines\"></div></div>\n");
+}
+
+char *s2s_align_live_page(void) {
+    s2s_buf b = {0};
+    put_page(&b, "s2s translate", /*live=*/true);
+    s2s_buf_puts(&b, "<script>\n");
+    s2s_buf_puts(&b, s2s_viewer_js);
+    s2s_buf_puts(&b, "</script>\n</body>\n</html>\n");
+    return s2s_buf_take(&b);
+}
+
+s2s_status s2s_align_html_write(const s2s_align_html *d, const char *path) {
+    s2s_buf b = {0};
+    put_page(&b, d->title, /*live=*/false);
+    s2s_buf_puts(&b, "<script type=\"application/json\" id=\"s2s-data\">\n");
     s2s_buf_printf(&b, "{\"default_layer\":%d,\"default_head\":%d,\"drop_specials\":%s,",
                   d->layer, d->head, d->drop_specials ? "true" : "false");
     if (d->enc_set)  // [layer, head, open on it]
@@ -342,7 +269,7 @@ s2s_status s2s_align_html_write(const s2s_align_html *d, const char *path) {
     s2s_buf_puts(&b, "\"sentences\":[\n");
     if (d->sentences.s) s2s_buf_append(&b, d->sentences.s, d->sentences.len);
     s2s_buf_puts(&b, "\n]}\n</script>\n<script>\n");
-    s2s_buf_puts(&b, JS);
+    s2s_buf_puts(&b, s2s_viewer_js);
     s2s_buf_puts(&b, "</script>\n</body>\n</html>\n");
     if (b.oom) {
         free(b.s);

@@ -29,6 +29,7 @@ int s2s_cmd_eval(int argc, char **argv);
 int s2s_cmd_align(int argc, char **argv);
 int s2s_cmd_eval_align(int argc, char **argv);
 int s2s_cmd_probe(int argc, char **argv);
+int s2s_cmd_serve(int argc, char **argv);
 
 // Prints "s2s: <message>" and returns the exit code for a status.
 int s2s_cli_fail(s2s_status st);

@@ -357,6 +357,7 @@ static int sentence(aligner *a, int k, const s2s_hypothesis *h, const s2s_alignm
             st = al ? s2s_align_html_add(a->html, s.src_lab, s.n_src, s.tgt_lab, s.n_tgt, h, al)
                     : S2S_ERR_NOMEM;
             if (st == S2S_OK && a->coref[k].n) st = s2s_align_html_add_coref(a->html, &a->coref[k]);
+            if (st == S2S_OK && s.gold) st = s2s_align_html_set_gold(a->html, s.gold);
             free(al);
         }
     }

@@ -24,6 +24,7 @@ static const char usage[] =
     "  eval -m MODEL TEST.tsv            BLEU, exact match, accuracy on a source<TAB>target file\n"
     "  align -m MODEL [SENTENCE...]      attention alignments, heatmaps, AER (eval-align)\n"
     "  probe coref -m MODEL GOLD.tsv     which encoder heads find pronouns' antecedents\n"
+    "  serve -m MODEL [-m MODEL...]      the translation demo and JSON API over HTTP\n"
     "\n"
     "options may stand anywhere after COMMAND; `--` ends them\n"
     "exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input,\n"
@@ -46,6 +47,7 @@ static const command commands[] = {
     {"align", s2s_cmd_align},
     {"eval-align", s2s_cmd_eval_align},
     {"probe", s2s_cmd_probe},
+    {"serve", s2s_cmd_serve},
 };
 
 // ---- standard output ----

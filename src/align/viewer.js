@@ -1,0 +1,291 @@
+// The attention viewer shared by `s2s align --html` (a static report: the
+// sentences are inline JSON in #s2s-data) and the page of `s2s serve` (live:
+// the page asks /v1/translate and /v1/align as the user types). Embedded in
+// the library at build time (cmake/embed.cmake); no network, no library.
+'use strict';
+window.onerror=function(msg,src,line){var e=document.getElementById('errors');
+e.setAttribute('class','s2s-js-error');e.textContent='error: '+msg+' (line '+line+')';};
+(function(){
+function $(id){return document.getElementById(id);}
+function opt(sel,value,text){var o=document.createElement('option');o.value=value;
+o.textContent=text;sel.appendChild(o);}
+function el(tag,cls,text){var e=document.createElement(tag);if(cls)e.className=cls;
+if(text!==undefined)e.textContent=text;return e;}
+var TYPES=[['cross','cross-attention'],['self','decoder self-attention'],
+['enc','encoder self-attention']];
+var S=[];  // the sentences: {layers,heads,enc_layers,src,tgt,dec_in,alignment,gold,cross,self,enc,coref}
+var EOS='</s>',LIVE=false;
+
+// ---- planes ----
+
+// The geometry of one map type of sentence s.
+function geom(s,type){
+ if(type==='cross')return {maps:s.cross,L:s.layers,rl:s.tgt,cl:s.src,special:s.src.length-1};
+ if(type==='self')return {maps:s.self,L:s.layers,rl:s.dec_in,cl:s.dec_in,special:0};
+ return {maps:s.enc,L:s.enc_layers,rl:s.src,cl:s.src,special:s.src.length-1};
+}
+// The (rows, cols) plane of layer l and head h (-1: the mean); with noeos
+// the special column is left out and rows renormalised. keep maps the
+// plane's columns back to the sentence's.
+function plane(s,g,l,h,noeos){
+ var R=g.rl.length,C=g.cl.length,H=s.heads,w=new Float64Array(R*C),n=0;
+ for(var a=0;a<g.L;a++){if(l>=0&&a!==l)continue;
+  for(var b=0;b<H;b++){if(h>=0&&b!==h)continue;n++;var o=(a*H+b)*R*C;
+   for(var e=0;e<R*C;e++)w[e]+=g.maps[o+e];}}
+ for(var e2=0;e2<R*C;e2++)w[e2]/=n;
+ var keep=[];for(var c=0;c<C;c++)if(!(noeos&&c===g.special))keep.push(c);
+ var out=[];
+ for(var r=0;r<R;r++){var row=[],sum=0,k;
+  for(k=0;k<keep.length;k++)sum+=w[r*C+keep[k]];
+  for(k=0;k<keep.length;k++){var x=w[r*C+keep[k]];row.push(noeos?(sum>0?x/sum:0):x);}
+  out.push(row);}
+ return {w:out,rl:g.rl,cl:keep.map(function(c){return g.cl[c];}),keep:keep};
+}
+function name(x){return x<0?'avg':String(x);}
+
+// ---- alignments ----
+
+// Target tokens without the final </s>.
+function nTgt(s){return s.tgt.length&&s.tgt[s.tgt.length-1]===EOS?s.tgt.length-1:s.tgt.length;}
+// Hard links of a cross plane, as s2s_hard_align: each target token to the
+// source token it attends to most; none when that is the source </s>.
+function argmaxLinks(s,p){
+ var links={},nsrc=s.src.length-1;
+ for(var r=0;r<nTgt(s);r++){var best=-1;
+  p.w[r].forEach(function(x,c){if(best<0||x>p.w[r][best])best=c;});
+  var sc=p.keep[best];if(best>=0&&sc<nsrc)links[sc+'-'+r]=true;}
+ return links;
+}
+// Pharaoh text -> {"i-j": 'sure'|'possible'}.
+function parseLinks(text){
+ var out={};(text||'').trim().split(/\s+/).forEach(function(t){
+  var m=/^(\d+)([-p?])(\d+)(p?)$/.exec(t);if(!m)return;
+  out[m[1]+'-'+m[3]]=(m[2]==='-'&&!m[4])?'sure':'possible';});
+ return out;
+}
+function linkText(links){return Object.keys(links).sort(function(a,b){
+ var x=a.split('-').map(Number),y=b.split('-').map(Number);return x[0]-y[0]||x[1]-y[1];}).join(' ');}
+// The mark of cell (source i, target j): predicted links against gold.
+function mark(pred,gold,key){
+ if(!gold)return pred[key]?'link':'';
+ if(pred[key])return gold[key]==='sure'?'sure':gold[key]==='possible'?'possible':'wrong';
+ return gold[key]==='sure'?'missed':'';
+}
+
+// ---- drawing ----
+
+// o: links (the cross plane's, marked against gold), arg (mark each row's
+// maximum), coref ([[pronoun,antecedent],...] on the encoder map: the
+// pronouns' rows and their antecedents' cells marked).
+function table(p,caption,small,o){
+ var links=o.links,gold=o.gold;
+ var fig=el('figure'),t=el('table',small?'hm small':'hm');fig.appendChild(el('figcaption','',caption));
+ var tr=el('tr');tr.appendChild(el('th'));
+ // Long column labels stand vertical; short ones (a CJK word) upright.
+ p.cl.forEach(function(c){var th=el('th','col');th.appendChild(el('span',c.length>2?'v':'',c));
+  tr.appendChild(th);});
+ t.appendChild(tr);
+ p.w.forEach(function(row,r){
+  var tr=el('tr'),th=el('th','row',p.rl[r]),ante=-1;tr.appendChild(th);var best=-1;
+  (o.coref||[]).forEach(function(x){if(x[0]===r){ante=x[1];th.className='row pron';}});
+  row.forEach(function(x,c){if(best<0||x>row[best])best=c;});
+  row.forEach(function(x,c){var td=el('td');
+   td.style.background='hsl(212,80%,'+(97-72*x).toFixed(1)+'%)';
+   var tip=p.rl[r]+' \u2192 '+p.cl[c]+': '+x.toFixed(4);td.title=tip;
+   td.setAttribute('data-w',x.toFixed(6));
+   td.onmouseover=function(){$('info').textContent=caption+'  |  '+tip;};
+   var cls=links?mark(links,gold,p.keep[c]+'-'+r):'';
+   if(o.arg&&c===best)cls+=' arg';if(p.keep[c]===ante)cls+=' ante';
+   td.className=cls.trim();tr.appendChild(td);});
+  t.appendChild(tr);});
+ fig.appendChild(t);return fig;
+}
+// bertviz-style: the columns' tokens left, the rows' right, joined by
+// lines as strong as the weight.
+function lineView(p,box){
+ var holder=el('div');holder.innerHTML='<svg></svg>';  // the SVG namespace, without a URL in the page
+ var NS=holder.firstChild.namespaceURI,rowH=22,W=360,n=Math.max(p.rl.length,p.cl.length);
+ var svg=document.createElementNS(NS,'svg');svg.setAttribute('width',W);
+ svg.setAttribute('height',n*rowH+10);svg.setAttribute('class','lines');
+ function text(x,y,t,anchor,side,i){var e=document.createElementNS(NS,'text');
+  e.setAttribute('x',x);e.setAttribute('y',y);e.setAttribute('text-anchor',anchor);
+  e.setAttribute('data-side',side);e.setAttribute('data-i',i);e.textContent=t;svg.appendChild(e);}
+ var lines=[];
+ p.w.forEach(function(row,r){row.forEach(function(x,c){if(x<0.02)return;
+  var l=document.createElementNS(NS,'line');l.setAttribute('x1',120);l.setAttribute('y1',c*rowH+16);
+  l.setAttribute('x2',W-120);l.setAttribute('y2',r*rowH+16);l.setAttribute('stroke','hsl(212,80%,35%)');
+  l.setAttribute('stroke-width',(1+3*x).toFixed(2));l.setAttribute('stroke-opacity',x.toFixed(3));
+  l.setAttribute('data-r',r);l.setAttribute('data-c',c);svg.appendChild(l);lines.push(l);});});
+ p.cl.forEach(function(t,c){text(112,c*rowH+20,t,'end','c',c);});
+ p.rl.forEach(function(t,r){text(W-112,r*rowH+20,t,'start','r',r);});
+ // Hovering a token shows only its lines.
+ svg.onmouseover=function(ev){var side=ev.target.getAttribute&&ev.target.getAttribute('data-side');
+  lines.forEach(function(l){l.style.display=!side||l.getAttribute('data-'+side)===ev.target.getAttribute('data-i')?'':'none';});};
+ svg.onmouseout=function(){lines.forEach(function(l){l.style.display='';});};
+ box.appendChild(svg);
+}
+function fillLayerHead(s){
+ var g=geom(s,$('map').value),ls=$('layer'),hs=$('head');
+ var lv=ls.value,hv=hs.value;ls.innerHTML='';hs.innerHTML='';
+ opt(ls,'-1','avg');opt(ls,'all','all');for(var l=0;l<g.L;l++)opt(ls,String(l),String(l));
+ opt(hs,'-1','avg');opt(hs,'all','all');for(var h=0;h<s.heads;h++)opt(hs,String(h),String(h));
+ if(lv&&[].some.call(ls.options,function(o){return o.value===lv;}))ls.value=lv;
+ if(hv&&[].some.call(hs.options,function(o){return o.value===hv;}))hs.value=hv;
+}
+function fillMaps(s){
+ var ms=$('map'),v=ms.value;ms.innerHTML='';
+ TYPES.forEach(function(t){if(s[t[0]])opt(ms,t[0],t[1]);});
+ if(v&&s[v])ms.value=v;
+}
+function setSel(sel,v){if([].some.call(sel.options,function(o){return o.value===v;}))sel.value=v;}
+// v: {def:[layer,head], enc:[layer,head] or null}, the view the page opens
+// on and the encoder map's own (a coreference head): on the encoder map the
+// selectors go to v.enc, on the others back to v.def.
+function mapView(v){if(!v.enc)return;var x=$('map').value==='enc'?v.enc:v.def;
+ setSel($('layer'),String(x[0]));setSel($('head'),String(x[1]));}
+// Draws sentence s in the selected view: its heatmaps, the alignment of
+// the selected cross plane (and gold against it), the line view.
+function draw(s){
+ var type=$('map').value,g=geom(s,type),noeos=$('noeos').checked;
+ $('pair').textContent=s.src.slice(0,-1).join(' ')+'  \u2192  '+s.tgt.slice(0,nTgt(s)).join(' ');
+ var lv=$('layer').value,hv=$('head').value;
+ var ls=lv==='all'?[]:[+lv],hs=hv==='all'?[]:[+hv];
+ if(lv==='all'){for(var l=0;l<g.L;l++)ls.push(l);ls.push(-1);}
+ if(hv==='all'){for(var h=0;h<s.heads;h++)hs.push(h);hs.push(-1);}
+ var gold=s.gold?parseLinks(s.gold):null,box=$('maps');box.innerHTML='';
+ var small=ls.length*hs.length>1,count=0,first=null,firstLinks=null;
+ ls.forEach(function(l){hs.forEach(function(h){
+  var p=plane(s,g,l,h,noeos),links=type==='cross'?argmaxLinks(s,p):null;
+  if(!first){first=p;firstLinks=links;}
+  box.appendChild(table(p,'layer '+name(l)+' \u00b7 head '+name(h),small,
+   {links:links,gold:gold,arg:type!=='self',coref:type==='enc'?s.coref:null}));count++;});});
+ // The live page shows the self-attention maps of the same plane beside.
+ if(LIVE&&type==='cross'&&ls.length===1&&hs.length===1)[['self','decoder'],['enc','encoder']].forEach(function(t){
+  var g2=geom(s,t[0]);if(!g2.maps||ls[0]>=g2.L)return;
+  box.appendChild(table(plane(s,g2,ls[0],hs[0],noeos),t[1]+' self-attention \u00b7 layer '+name(ls[0])+
+   ' \u00b7 head '+name(hs[0]),true,{arg:t[0]==='enc'}));});
+ document.body.setAttribute('data-s2s-maps',String(count));
+ var lb=$('links');lb.innerHTML='';
+ if(firstLinks){
+  lb.appendChild(el('span','','alignment (layer '+name(ls[0])+', head '+name(hs[0])+'): '));
+  lb.appendChild(el('code','',linkText(firstLinks)||'(none)'));
+  if(gold){var n={sure:0,possible:0,wrong:0,missed:0};
+   Object.keys(firstLinks).forEach(function(k){n[mark(firstLinks,gold,k)]++;});
+   Object.keys(gold).forEach(function(k){if(mark(firstLinks,gold,k)==='missed')n.missed++;});
+   ['sure','possible','wrong','missed'].forEach(function(k){
+    lb.appendChild(el('span','key '+k,' '+k+' '+n[k]));});}
+ }
+ var lv2=$('lines');lv2.innerHTML='';if(first)lineView(first,lv2);
+}
+
+// ---- the static report (s2s align --html) ----
+
+function staticReport(){
+ var D=JSON.parse($('s2s-data').textContent);S=D.sentences;
+ var V={def:[D.default_layer,D.default_head],enc:D.enc||null};
+ function cur(){return S[+$('sent').value];}
+ S.forEach(function(s,i){opt($('sent'),String(i),(i+1)+': '+s.src.slice(0,-1).join(' '));});
+ $('sent').onchange=function(){fillMaps(cur());fillLayerHead(cur());draw(cur());};
+ $('map').onchange=function(){fillLayerHead(cur());mapView(V);draw(cur());};
+ $('layer').onchange=$('head').onchange=$('noeos').onchange=function(){draw(cur());};
+ $('noeos').checked=!!D.drop_specials;
+ if(S.length){fillMaps(cur());fillLayerHead(cur());
+  setSel($('layer'),String(D.default_layer));setSel($('head'),String(D.default_head));
+  // D.enc[2]: open on the encoder map at its head.
+  if(D.enc&&D.enc[2]&&cur().enc){$('map').value='enc';fillLayerHead(cur());mapView(V);}
+  draw(cur());}
+ else $('maps').textContent='(no sentences)';
+ // #selftest (tests/html_render_test.sh): draw every sentence, map type,
+ // layer, head and </s> setting once, and count them.
+ if(location.hash==='#selftest'){var n=0,each=function(sel,f){[].slice.call(sel.options)
+  .forEach(function(o){sel.value=o.value;f();});};
+  for(var i=0;i<S.length;i++){$('sent').value=String(i);fillMaps(cur());
+   each($('map'),function(){fillLayerHead(cur());each($('layer'),function(){each($('head'),
+   function(){[false,true].forEach(function(ne){$('noeos').checked=ne;draw(cur());n++;});});});});}
+  document.body.setAttribute('data-s2s-selftest',String(n));}
+}
+
+// ---- the live page (s2s serve) ----
+
+// The reply of /v1/align (maps in the JSON of `s2s align --format json`)
+// as a sentence of the report's form.
+function fromApi(a){
+ var s={layers:0,heads:0,enc_layers:0,alignment:a.alignment||null,gold:a.gold||null,
+  src:null,tgt:null,dec_in:null,cross:null,self:null,enc:null};
+ a.maps.forEach(function(m){s.heads=Math.max(s.heads,m.head+1);
+  if(m.type==='enc')s.enc_layers=Math.max(s.enc_layers,m.layer+1);
+  else s.layers=Math.max(s.layers,m.layer+1);
+  if(m.type==='cross'){s.src=m.cols;s.tgt=m.rows;}
+  if(m.type==='self')s.dec_in=m.rows;});
+ a.maps.forEach(function(m){var L=m.type==='enc'?s.enc_layers:s.layers,R=m.rows.length,C=m.cols.length;
+  if(!s[m.type])s[m.type]=new Float64Array(L*s.heads*R*C);
+  var o=(m.layer*s.heads+m.head)*R*C;
+  m.weights.forEach(function(row,r){row.forEach(function(x,c){s[m.type][o+r*C+c]=x;});});});
+ if(!s.dec_in)s.dec_in=['<s>'].concat(s.tgt.slice(0,-1));
+ return s;
+}
+function post(path,body){
+ return fetch(path,{method:'POST',headers:{'Content-Type':'application/json'},
+  body:JSON.stringify(body)}).then(function(r){return r.json().then(function(j){
+  if(!r.ok)throw new Error(j.message||('HTTP '+r.status));return j;});});
+}
+function livePage(){
+ var q=new URLSearchParams(location.search),models={},seq=0,timer=null,cur=null,viewSet=false;
+ var want={layer:q.get('layer'),head:q.get('head'),map:q.get('map')};
+ function status(t,bad){var e=$('status');e.textContent=t;e.className=bad?'bad':'';}
+ function share(){var u=new URLSearchParams();u.set('model',$('model').value);
+  if($('text').value)u.set('text',$('text').value);
+  if(cur){u.set('map',$('map').value);u.set('layer',$('layer').value);u.set('head',$('head').value);}
+  if($('ref').value)u.set('ref',$('ref').value);
+  history.replaceState(null,'','?'+u.toString());}
+ function redraw(){if(cur){draw(cur);share();}}
+ // The model's calibrated heads (/v1/models) as mapView's views.
+ function views(){var m=models[$('model').value]||{};
+  function sel(c){return c?[c.layer==='avg'?-1:c.layer,c.head==='avg'?-1:c.head]:null;}
+  return {def:sel(m.alignment_head)||[-1,-1],enc:sel(m.coreference_head)};}
+ function show(s){
+  var first=!viewSet;viewSet=true;cur=s;S=[s];fillMaps(s);
+  if(first&&want.map)setSel($('map'),want.map);
+  fillLayerHead(s);
+  if(first){var v=views(),x=$('map').value==='enc'&&v.enc?v.enc:v.def;
+   setSel($('layer'),want.layer!==null?want.layer:String(x[0]));
+   setSel($('head'),want.head!==null?want.head:String(x[1]));}
+  redraw();
+ }
+ function run(){
+  var text=$('text').value,model=$('model').value,ref=$('ref').value.trim(),my=++seq;
+  if(!text.trim()){$('translation').textContent='';$('nbest').innerHTML='';$('maps').innerHTML='';
+   $('lines').innerHTML='';$('links').innerHTML='';cur=null;share();return;}
+  status('translating\u2026');
+  post('/v1/translate',{model:model,text:text,n_best:4}).then(function(t){
+   if(my!==seq)return null;var r=t.results[0];
+   $('translation').textContent=r.translation;
+   var nb=$('nbest');nb.innerHTML='';r.hypotheses.forEach(function(h){
+    var li=el('li');li.appendChild(el('span','',h.translation));
+    li.appendChild(el('span','score',' '+h.score.toFixed(3)));nb.appendChild(li);});
+   if(!r.target_tokens.length){status('');return null;}
+   return post('/v1/align',{model:model,source:text,target:r.translation,gold:ref||null,attention:true});
+  }).then(function(a){if(!a||my!==seq)return;
+   $('aer').textContent=a.aer!==undefined?'AER '+a.aer.toFixed(3)+' (precision '+a.precision.toFixed(3)+
+    ', recall '+a.recall.toFixed(3)+') at layer '+a.alignment_layer+', head '+a.alignment_head:'';
+   show(fromApi(a));status('');document.body.setAttribute('data-s2s-ready',String(my));
+  }).catch(function(e){if(my===seq)status(e.message,true);});
+ }
+ function later(){clearTimeout(timer);timer=setTimeout(run,250);}
+ $('text').oninput=later;$('ref').oninput=later;$('model').onchange=function(){viewSet=false;want={layer:null,head:null,map:null};run();};
+ $('map').onchange=function(){if(cur){fillLayerHead(cur);mapView(views());redraw();}};
+ $('layer').onchange=$('head').onchange=$('noeos').onchange=redraw;
+ fetch('/v1/models').then(function(r){return r.json();}).then(function(j){
+  j.models.forEach(function(m){models[m.name]=m;opt($('model'),m.name,m.name+' ('+m.source_language+
+   ' \u2192 '+m.target_language+')');});
+  if(q.get('model'))setSel($('model'),q.get('model'));
+  if(q.get('text'))$('text').value=q.get('text');
+  if(q.get('ref'))$('ref').value=q.get('ref');
+  document.body.setAttribute('data-s2s-status','ok');
+  run();
+ }).catch(function(e){status(e.message,true);});
+}
+
+if($('s2s-data')){staticReport();document.body.setAttribute('data-s2s-status','ok');}
+else{LIVE=true;livePage();}
+})();

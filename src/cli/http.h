@@ -1,0 +1,28 @@
+// The HTTP side of `s2s serve` (libmicrohttpd): reads requests, bounds
+// their bodies, and hands them to s2s_server_handle; serves the page at /.
+#ifndef S2S_CLI_HTTP_H
+#define S2S_CLI_HTTP_H
+
+#include <stddef.h>
+
+#include "s2s/serve.h"
+
+typedef struct s2s_http_opts {
+    const char *host;     // a numeric IPv4 or IPv6 address
+    int port;             // 0: any free port
+    size_t max_body;      // bytes; a longer body gets 413
+    int max_connections;  // at once; more are refused
+    int idle_timeout;     // seconds a connection may stay silent
+} s2s_http_opts;
+
+typedef struct s2s_http s2s_http;
+
+// Starts listening. NULL after a message on stderr.
+s2s_http *s2s_http_start(s2s_server *srv, const s2s_http_opts *o);
+// The port it listens on.
+int s2s_http_port(const s2s_http *h);
+// Stops accepting, lets the requests in progress finish (at most `grace`
+// seconds), closes every connection and frees h.
+void s2s_http_stop(s2s_http *h, double grace);
+
+#endif

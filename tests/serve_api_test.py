@@ -1,0 +1,383 @@
+#!/usr/bin/env python3
+"""`s2s serve` over HTTP on 127.0.0.1 (a free port): the JSON API against
+the s2s command line (translate, align --format json), every error code,
+the queue and timeout limits, hostile clients (slow, vanishing, garbage,
+invalid UTF-8, huge bodies), keep-alive, dynamic batching and SIGTERM.
+
+    python3 tests/serve_api_test.py build/s2s
+"""
+import atexit
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+S2S = os.path.abspath(sys.argv[1])
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ZH_EN = os.path.join(ROOT, "models", "zh-en.safetensors")
+EN_ZH = os.path.join(ROOT, "models", "en-zh.safetensors")
+passed = failed = 0
+running = []  # servers to kill should the test die half-way
+atexit.register(lambda: [p.kill() for p in running if p.poll() is None])
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {name} {detail}")
+
+
+class Server:
+    """s2s serve ARGS on --port 0; the port from its first line."""
+
+    def __init__(self, *args):
+        self.p = subprocess.Popen([S2S, "serve", "--port", "0", *args], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        running.append(self.p)
+        line = self.p.stdout.readline()
+        if not line.startswith("listening on http://127.0.0.1:"):
+            raise SystemExit(f"no listening line: {line!r} {self.p.stderr.read()}")
+        self.port = int(line.rsplit(":", 1)[1])
+
+    def request(self, method, path, body=None, headers=None, timeout=60):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body)
+        c.request(method, path, body=body, headers=headers or {})
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        try:
+            j = json.loads(data)
+        except ValueError:
+            j = None
+        return r.status, j, r
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        try:
+            return self.p.wait(timeout=60)
+        finally:
+            self.p.stdout.close()
+            self.p.stderr.close()
+
+
+def cli(*args, stdin=None):
+    return subprocess.run([S2S, *args], input=stdin, capture_output=True, text=True).stdout
+
+
+def error_is(name, got, status, code):
+    st, j, r = got
+    check(name, st == status and j is not None and j.get("error") == code and j.get("message"),
+          f"got {st} {j}")
+    return r
+
+
+srv = Server("-m", ZH_EN, "-m", EN_ZH)
+
+# ---- the API ----
+
+st, j, _ = srv.request("GET", "/healthz")
+check("healthz", st == 200 and j["status"] == "ok")
+st, j, _ = srv.request("GET", "/v1/models")
+names = [m["name"] for m in j["models"]]
+check("models: both, by stem", st == 200 and names == ["zh-en", "en-zh"], names)
+zh = j["models"][0]
+check("models: vocab sizes as inspect says",
+      f"source vocab: {zh['source_vocab_size']} tokens" in cli("inspect", ZH_EN) and
+      f"target vocab: {zh['target_vocab_size']} tokens" in cli("inspect", ZH_EN))
+check("models: calibrated head", zh["alignment_head"] == {"layer": 1, "head": 0}, zh["alignment_head"])
+check("models: config", zh["config"]["model"]["heads"] == 4 and "beam_size" in zh["config"]["decode"])
+
+st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我爱吃苹果"})
+r = j["results"][0]
+check("translate: text", st == 200 and r["translation"] == "I love to eat apples.", j)
+check("translate: tokens", r["source_tokens"] == ["我", "爱", "吃", "苹果"] and r["target_tokens"][3] == "eat")
+check("translate: alignment at the calibrated head", r["alignment"] == "0-0 1-1 2-3 3-4" and
+      r["alignment_layer"] == 1 and r["alignment_head"] == 0, r)
+
+# The same sentences through the command line: same text, same scores.
+with open(os.path.join(ROOT, "data", "corpus", "dev.zh-en.tsv"), encoding="utf-8") as f:
+    dev = [line.split("\t")[0] for line in f][:12]
+want = cli("translate", "-m", ZH_EN, "--beam", "3", "--n-best", "2", "--json", stdin="\n".join(dev) + "\n")
+want = [json.loads(line) for line in want.splitlines()]
+st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "texts": dev, "beam_size": 3, "n_best": 2})
+same = st == 200 and len(j["results"]) == len(dev)
+for got, w in zip(j["results"] if same else [], want):
+    for gh, wh in zip(got["hypotheses"], w["hypotheses"]):
+        same = same and gh["translation"] == wh["text"] and abs(gh["score"] - wh["score"]) < 1e-4
+    same = same and len(got["hypotheses"]) == len(w["hypotheses"]) == 2
+check("translate: texts with beam 3, n-best 2 as `s2s translate --json` gives", same)
+st, j, _ = srv.request("POST", "/v1/translate", {"model": "en-zh", "texts": ["", "i love apples ."]})
+check("translate: an empty text stays empty", st == 200 and j["results"][0]["translation"] == "" and
+      j["results"][0]["hypotheses"] == [] and j["results"][1]["translation"], j)
+
+# Attention maps against `s2s align --format json` (one plane, the CLI's own code).
+st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我爱吃苹果", "attention": True})
+maps = j["results"][0]["maps"]
+kinds = {k: [m for m in maps if m["type"] == k] for k in ("cross", "self", "enc")}
+check("attention: every layer and head of each map", all(len(v) == 8 for v in kinds.values()),
+      {k: len(v) for k, v in kinds.items()})
+ref = json.loads(cli("align", "-m", ZH_EN, "--format", "json", "--layer", "1", "--head", "2", "我爱吃苹果"))
+mine = next(m for m in kinds["cross"] if m["layer"] == 1 and m["head"] == 2)
+rm = ref["maps"][0]
+check("attention: cross plane equals s2s align's", mine["rows"] == rm["rows"] and mine["cols"] == rm["cols"]
+      and all(abs(a - b) < 2e-6 for ra, rb in zip(mine["weights"], rm["weights"]) for a, b in zip(ra, rb)))
+ref = json.loads(cli("align", "-m", ZH_EN, "--format", "json", "--map", "enc", "--layer", "0", "--head", "3",
+                     "我爱吃苹果"))
+mine = next(m for m in kinds["enc"] if m["layer"] == 0 and m["head"] == 3)
+check("attention: encoder plane equals s2s align's",
+      all(abs(a - b) < 2e-6 for ra, rb in zip(mine["weights"], ref["maps"][0]["weights"]) for a, b in zip(ra, rb)))
+check("attention: not in the other hypotheses", "maps" not in j["results"][0]["hypotheses"][0])
+
+# Forced alignment, with and without gold.
+body = {"model": "zh-en", "source": "我爱吃苹果", "target": "I love to eat apples."}
+st, j, _ = srv.request("POST", "/v1/align", body)
+check("align: links", st == 200 and j["alignment"] == "0-0 1-1 2-3 3-4" and "aer" not in j, j)
+score = json.loads(cli("align", "-m", ZH_EN, "--format", "json", "我爱吃苹果"))
+check("align: as s2s align", j["target_tokens"] == score["target_tokens"] and j["alignment"] == score["alignment"])
+st, j, _ = srv.request("POST", "/v1/align", dict(body, gold="0-0 1-1 2-3 3-4"))
+check("align: perfect gold, AER 0", st == 200 and j["aer"] == 0 and j["recall"] == 1, j)
+st, j, _ = srv.request("POST", "/v1/align", dict(body, gold="0-0 1-2 2p3"))
+# A = {0-0 1-1 2-3 3-4}, S = {0-0 1-2}, P = S + {2-3}: AER = 1 - (1 + 2) / (4 + 2) = 0.5
+check("align: AER by Och & Ney", st == 200 and abs(j["aer"] - 0.5) < 1e-9 and j["gold"] == "0-0 1-2 2p3", j)
+st, j, _ = srv.request("POST", "/v1/align", dict(body, attention=True))
+check("align: maps", st == 200 and len(j["maps"]) == 24, len(j.get("maps", [])))
+
+# ---- errors ----
+
+error_is("400 malformed JSON", srv.request("POST", "/v1/translate", '{"model": "zh-en", "text": '), 400, "bad_request")
+error_is("400 not an object", srv.request("POST", "/v1/translate", "[1, 2]"), 400, "bad_request")
+error_is("400 empty body", srv.request("POST", "/v1/translate", ""), 400, "bad_request")
+error_is("400 duplicate key", srv.request("POST", "/v1/translate", '{"text": "a", "text": "b"}'), 400, "bad_request")
+st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我", "beam_size": 0})
+check("400 bad option value, naming the key", st == 400 and j["message"].startswith("\"beam_size\": 0 is out of range"), j)
+st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我", "beam_szie": 2})
+check("400 unknown option, with a did-you-mean", st == 400 and "beam_size" in j["message"], j)
+error_is("400 option of a wrong type", srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我", "n_best": [2]}), 400, "bad_request")
+error_is("400 option as text out of range", srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我", "temperature": "-1"}), 400, "bad_request")
+error_is("400 text and texts", srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我", "texts": ["我"]}), 400, "bad_request")
+error_is("400 no text", srv.request("POST", "/v1/translate", {"model": "zh-en"}), 400, "bad_request")
+error_is("400 text a number", srv.request("POST", "/v1/translate", {"model": "zh-en", "text": 5}), 400, "bad_request")
+error_is("400 texts empty", srv.request("POST", "/v1/translate", {"model": "zh-en", "texts": []}), 400, "bad_request")
+error_is("400 texts over the limit", srv.request("POST", "/v1/translate", {"model": "zh-en", "texts": ["我"] * 65}), 400, "bad_request")
+error_is("400 a text longer than the model takes", srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我 " * 200}), 400, "bad_request")
+error_is("400 attention not a boolean", srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我", "attention": 1}), 400, "bad_request")
+error_is("400 invalid UTF-8", srv.request("POST", "/v1/translate", b'{"model": "zh-en", "text": "\xff\xfe"}'), 400, "bad_request")
+error_is("400 a lone surrogate", srv.request("POST", "/v1/translate", '{"model": "zh-en", "text": "\\ud800"}'), 400, "bad_request")
+error_is("400 bad gold", srv.request("POST", "/v1/align", dict(body, gold="0-x")), 400, "bad_request")
+error_is("400 gold outside the sentence", srv.request("POST", "/v1/align", dict(body, gold="9-0")), 400, "bad_request")
+error_is("400 align without a target", srv.request("POST", "/v1/align", {"model": "zh-en", "source": "我"}), 400, "bad_request")
+error_is("404 unknown model", srv.request("POST", "/v1/translate", {"model": "fr-en", "text": "x"}), 404, "unknown_model")
+error_is("400 model not a string", srv.request("POST", "/v1/translate", {"model": 1, "text": "x"}), 400, "bad_request")
+error_is("404 unknown path", srv.request("GET", "/v2/nothing"), 404, "not_found")
+r = error_is("405 GET /v1/translate", srv.request("GET", "/v1/translate"), 405, "method_not_allowed")
+check("405 says Allow: POST", r.getheader("Allow") == "POST")
+r = error_is("405 POST /healthz", srv.request("POST", "/healthz", "{}"), 405, "method_not_allowed")
+check("405 says Allow: GET", r.getheader("Allow") == "GET")
+error_is("405 DELETE /", srv.request("DELETE", "/"), 405, "method_not_allowed")
+st, _, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我" + " " * ((1 << 20) - 100)})
+check("a body just under 1 MB is read", st == 200, st)
+
+
+def raw(data, read=True, timeout=10):
+    """Sends bytes on a fresh connection; returns what came back."""
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=timeout)
+    s.sendall(data)
+    out = b""
+    if read:
+        try:
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                out += chunk
+        except socket.timeout:
+            pass
+    s.close()
+    return out
+
+
+# A body declared over 1 MB is refused before it is sent.
+got = raw(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (1 << 20 | 1))
+check("413 a body over 1 MB, refused from its Content-Length", got.startswith(b"HTTP/1.1 413") and
+      b'"error":"too_large"' in got, got[:200])
+# A chunked body over the limit (no Content-Length to refuse it by).
+chunk = b"%x\r\n%s\r\n" % (1 << 19, b"y" * (1 << 19))
+got = raw(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+          + chunk * 3 + b"0\r\n\r\n")
+check("413 a chunked body over the limit", got.startswith(b"HTTP/1.1 413"), got[:80])
+got = raw(b"GARBAGE \x00\xff\r\n\r\n")
+check("garbage gets 400 or a closed connection", got == b"" or got.startswith(b"HTTP/1.1 400"), got[:80])
+got = raw(b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: banana\r\n\r\n")
+check("a bad Content-Length gets 400", got == b"" or got.startswith(b"HTTP/1.1 400"), got[:80])
+# Clients that vanish: mid-headers, mid-body, and while their request decodes.
+raw(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Le", read=False)
+raw(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"model\":", read=False)
+req = json.dumps({"model": "zh-en", "texts": dev * 5, "beam_size": 4}).encode()
+raw(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(req), req), read=False)
+# Keep-alive: several requests on one connection.
+c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+ok = True
+for _ in range(3):
+    c.request("POST", "/v1/translate", json.dumps({"model": "zh-en", "text": "我爱吃苹果"}))
+    resp = c.getresponse()
+    ok = ok and resp.status == 200 and json.loads(resp.read())["results"][0]["translation"] == "I love to eat apples."
+c.close()
+check("keep-alive: three requests on one connection", ok)
+st, j, _ = srv.request("GET", "/healthz")
+check("still up after the hostile clients", st == 200)
+st, page, r = srv.request("GET", "/")
+check("GET / is the page", st == 200 and r.getheader("Content-Type").startswith("text/html"))
+check("stops with SIGTERM: exit 0", srv.stop() == 0)
+
+# ---- a model with a coreference head (s2s probe coref --calibrate) ----
+
+with tempfile.TemporaryDirectory() as tmp:
+    cal = os.path.join(tmp, "en-zh.safetensors")
+    subprocess.run([S2S, "probe", "coref", "-m", EN_ZH, os.path.join(ROOT, "tests", "data", "coref", "gold.en-zh.tsv"),
+                    "--calibrate", "-o", cal], capture_output=True, check=True)
+    m = re.search(r"^coreference head \(encoder\): layer (\S+), head (\S+)$", cli("inspect", cal), re.M)
+    want = {"layer": m[1] if m[1] == "avg" else int(m[1]), "head": m[2] if m[2] == "avg" else int(m[2])} if m else None
+    srv = Server("-m", cal, "-m", ZH_EN)
+    st, j, _ = srv.request("GET", "/v1/models")
+    got = [x.get("coreference_head", "missing") for x in j["models"]]
+    check("models: coreference head as inspect says, null without", want is not None and got == [want, None], got)
+    check("exit 0", srv.stop() == 0)
+
+# ---- a slow client is dropped; others are served meanwhile ----
+
+srv = Server("-m", ZH_EN, "--idle-timeout", "1", "--timeout", "300")
+s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+s.sendall(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\n")  # and then nothing
+t0 = time.monotonic()
+st, _, _ = srv.request("GET", "/healthz")
+check("served while a slow client hangs", st == 200)
+try:
+    closed = s.recv(100) == b""
+except (socket.timeout, ConnectionResetError):
+    closed = False
+check("a silent client is dropped after --idle-timeout", closed and time.monotonic() - t0 < 8)
+s.close()
+st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "texts": dev * 5, "beam_size": 16})
+check("a request that decodes longer than --idle-timeout is answered", st == 200, st)
+check("exit 0", srv.stop() == 0)
+
+# ---- the queue: 503 with Retry-After when full ----
+
+
+def burst(server, bodies):
+    """Sends the bodies at once from threads; the (status, json, response) of each."""
+    out = [None] * len(bodies)
+
+    def one(i):
+        out[i] = server.request("POST", "/v1/translate", bodies[i])
+    ts = [threading.Thread(target=one, args=(i,)) for i in range(len(bodies))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return out
+
+
+srv = Server("-m", ZH_EN, "--threads", "1", "--queue", "1", "--max-batch", "1")
+full = None
+for work in (2, 4, 8):  # more work when the machine outran the burst
+    heavy = {"model": "zh-en", "texts": dev * work, "beam_size": 4}
+    got = burst(srv, [heavy] * 6)
+    full = [g for g in got if g[0] == 503]
+    if full and all(g[0] in (200, 503) for g in got):
+        break
+check("503 when the queue is full", bool(full), [g[0] for g in got])
+if full:
+    check("503: error overloaded, Retry-After", full[0][1]["error"] == "overloaded" and
+          int(full[0][2].getheader("Retry-After")) > 0)
+check("exit 0", srv.stop() == 0)
+
+# ---- timeout: a request not answered in time gets 503 "timeout" ----
+
+srv = Server("-m", ZH_EN, "--threads", "1", "--timeout", "1")
+timed_out = None
+for work in (1, 2, 4):
+    t0 = time.monotonic()
+    got = burst(srv, [{"model": "zh-en", "texts": dev * 5, "beam_size": 8 * work}] * 3)
+    timed_out = [g for g in got if g[0] == 503]
+    if timed_out:
+        break  # else the machine did it all within a second: redo with more work
+check("503 timeout", bool(timed_out) and timed_out[0][1]["error"] == "timeout", [g[0] for g in got])
+# The worker may still be finishing the abandoned requests: ask until it is free.
+deadline = time.monotonic() + 120
+while True:
+    st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我爱吃苹果"})
+    if st == 200 or time.monotonic() > deadline:
+        break
+    time.sleep(0.5)
+check("served after timeouts", st == 200, st)
+check("exit 0", srv.stop() == 0)
+
+# ---- dynamic batching: requests that wait together are decoded together ----
+
+srv = Server("-m", ZH_EN, "--threads", "1")
+for attempt in range(3):
+    got = burst(srv, [{"model": "zh-en", "text": s} for s in dev * 2])
+    st, h, _ = srv.request("GET", "/healthz")
+    if h["batches"] < h["requests_decoded"]:
+        break
+check("all answered", all(g[0] == 200 for g in got))
+check("batched across requests: fewer batches than requests", h["batches"] < h["requests_decoded"], h)
+same = all(g[1]["results"][0]["translation"] == w["hypotheses"][0]["text"]
+           for g, w in zip(got, [json.loads(x) for x in cli("translate", "-m", ZH_EN, "--json",
+                                                                 stdin="\n".join(dev * 2) + "\n").splitlines()]))
+check("batched translations equal the CLI's", same)
+check("exit 0", srv.stop() == 0)
+
+# ---- SIGTERM drains: the request in progress is answered ----
+
+srv = Server("-m", ZH_EN, "--threads", "1", "--timeout", "300")
+res = {}
+
+
+def send(key, body):
+    res[key] = srv.request("POST", "/v1/translate", body, timeout=300)
+
+
+heavy = threading.Thread(target=send, args=("heavy", {"model": "zh-en", "texts": dev * 4, "beam_size": 4}))
+heavy.start()
+light = None
+for _ in range(200):  # the light one is sent once the heavy one runs, and SIGTERM once it waits
+    st, h, _ = srv.request("GET", "/healthz")
+    if light is None and h["queued"] == 0 and "heavy" not in res:
+        light = threading.Thread(target=send, args=("light", {"model": "zh-en", "text": "我爱吃苹果"}))
+        light.start()
+    if h["queued"] >= 1 or "heavy" in res:
+        break
+    time.sleep(0.01)
+rc = srv.stop()
+heavy.join()
+if light:
+    light.join()
+check("SIGTERM: the request in progress is answered", res["heavy"][0] == 200, res["heavy"][0])
+check("SIGTERM: the queued request is answered", light is None or res["light"][0] == 200)
+check("SIGTERM: exit 0", rc == 0)
+
+# ---- bad command lines ----
+
+for args, why in ((["serve"], "no model"), (["serve", "-m", ZH_EN, "--port", "70000"], "port"),
+                  (["serve", "-m", "/nonexistent.safetensors", "--port", "0"], "missing model"),
+                  (["serve", "-m", ZH_EN, "-m", ZH_EN, "--port", "0"], "two models of one name"),
+                  (["serve", "-m", ZH_EN, "--host", "localhost", "--port", "0"], "host not numeric")):
+    p = subprocess.run([S2S, *args], capture_output=True, text=True, timeout=60)
+    check(f"exit 2: {why}", p.returncode == 2 and p.stderr.count("\n") == 1, (p.returncode, p.stderr))
+
+print(f"serve_api: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)

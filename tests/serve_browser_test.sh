@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The page of `s2s serve` in a real browser: Debian's headless Chromium,
+# driven over the DevTools protocol by puppeteer-core (tests/serve_browser_test.js).
+# puppeteer-core is installed from npm into a cache folder outside the
+# repository (its own browser download is never used). Skipped (exit 77)
+# when the npm registry can't be reached; without chromium, node or a CJK
+# font it is skipped too, except under CI (CI=true), where scripts/setup.sh
+# has installed them and their absence is a failure.
+#
+#     bash tests/serve_browser_test.sh build/s2s
+#     SCREENSHOT_OUT=docs/serve-screenshot.png bash tests/serve_browser_test.sh build/s2s
+set -u
+S2S=${1:?usage: serve_browser_test.sh PATH/TO/s2s}
+case $S2S in /*) ;; *) S2S=$PWD/$S2S ;; esac
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+PKG=puppeteer-core@24.40.0  # 25.x needs node 22; Debian 12 has node 18
+CACHE=${S2S_NPM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/s2s-tests}/$PKG
+
+missing() {
+  if [ "${CI:-}" = true ]; then echo "FAIL: $1 (scripts/setup.sh installs it)"; exit 1; fi
+  echo "SKIP: $1 (scripts/setup.sh installs it)"
+  exit 77
+}
+[ -x "$CHROMIUM" ] || missing "$CHROMIUM not found"
+command -v node >/dev/null && command -v npm >/dev/null || missing "node and npm are needed"
+fc-list :lang=zh | grep -q . || missing "no CJK font: Chinese would show as empty boxes"
+
+TMP=$(mktemp -d)
+server=
+cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$TMP"; }
+trap cleanup EXIT
+if [ ! -f "$CACHE/node_modules/puppeteer-core/package.json" ]; then
+  mkdir -p "$CACHE"
+  if ! (cd "$CACHE" && PUPPETEER_SKIP_DOWNLOAD=1 npm install --prefix "$CACHE" --no-save --no-audit \
+          --no-fund --ignore-scripts --loglevel=error "$PKG" >"$TMP/npm.log" 2>&1); then
+    if grep -qE 'SELF_SIGNED_CERT|UNABLE_TO_GET_ISSUER|CERT_|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ENETUNREACH' "$TMP/npm.log"; then
+      echo "SKIP: the npm registry is unreachable from here, so $PKG can't be installed:"
+      grep -m 3 'npm ERR!' "$TMP/npm.log"
+      exit 77
+    fi
+    echo "FAIL: npm install $PKG"
+    tail -20 "$TMP/npm.log"
+    exit 1
+  fi
+fi
+
+# en-zh with a coreference head (zh-en has none): its encoder map turns to it.
+"$S2S" probe coref -m "$ROOT/models/en-zh.safetensors" "$ROOT/tests/data/coref/gold.en-zh.tsv" \
+  --calibrate -o "$TMP/en-zh.safetensors" >/dev/null || { echo "FAIL: s2s probe coref --calibrate"; exit 1; }
+COREF_CAPTION=$("$S2S" inspect "$TMP/en-zh.safetensors" |
+  sed -n 's/^coreference head (encoder): layer \(.*\), head \(.*\)$/layer \1 · head \2/p')
+[ -n "$COREF_CAPTION" ] || { echo "FAIL: no coreference head in s2s inspect"; exit 1; }
+export COREF_CAPTION
+"$S2S" serve -m "$ROOT/models/zh-en.safetensors" -m "$TMP/en-zh.safetensors" --port 0 \
+  >"$TMP/serve.out" 2>"$TMP/serve.err" &
+server=$!
+for _ in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" && break; sleep 0.1; done
+url=$(sed -n 's/^listening on //p' "$TMP/serve.out")
+[ -n "$url" ] || { echo "FAIL: the server did not start"; cat "$TMP/serve.err"; exit 1; }
+timeout 300 node "$ROOT/tests/serve_browser_test.js" "$CACHE/node_modules/puppeteer-core" "$CHROMIUM" \
+  "$url" "$TMP/profile" "${SCREENSHOT_OUT:-}"
