@@ -58,6 +58,20 @@ const s2s_config *s2s_model_get_config(const s2s_model *m);
 const s2s_vocab *s2s_model_src_vocab(const s2s_model *m);
 const s2s_vocab *s2s_model_tgt_vocab(const s2s_model *m);
 
+// What compute type t means on this CPU: t itself, or for
+// S2S_COMPUTE_AUTO int8 where the CPU has VNNI, else bf16 where it has
+// AVX512_BF16, else fp32 (docs/benchmarks.md has the measurements).
+s2s_compute_type s2s_compute_type_resolve(s2s_compute_type t);
+
+// The number type of m's decoding products: the resolved decode.compute_type
+// of its config at load, or as last set. Never S2S_COMPUTE_AUTO.
+s2s_compute_type s2s_model_compute_type(const s2s_model *m);
+
+// Decodes from now on in type t (resolved as above); the int8 or bf16
+// copy of the weights is made on the next decode. Fails with S2S_ERR_BUSY
+// while the model is decoded, S2S_ERR_INVALID for an unknown t.
+s2s_status s2s_model_set_compute_type(s2s_model *m, s2s_compute_type t);
+
 // A read-only view of one tensor, for inspection and for independent
 // re-computation. Taking views never changes the model, so any thread may
 // take and read them while others decode; data stays valid, and shows the

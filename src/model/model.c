@@ -190,6 +190,7 @@ static s2s_status build(s2s_model *m, const s2s_st_file *file, const char *where
     L = (layout){.m = m, .where = where};
     walk(&L);
     s2s_positional_table(m->pe, c->max_len, c->d_model);
+    m->compute = s2s_compute_type_resolve(m->cfg.decode.compute_type);
     return S2S_OK;
 }
 
@@ -456,6 +457,30 @@ s2s_status s2s_model_set_tensor(s2s_model *m, const char *name, const float *dat
                         p->name);
     memcpy(p->data, data, n * sizeof(float));
     s2s_model_touch(m);
+    pthread_rwlock_unlock(&m->use);
+    return S2S_OK;
+}
+
+// ---- compute type ----
+
+s2s_compute_type s2s_compute_type_resolve(s2s_compute_type t) {
+    if (t != S2S_COMPUTE_AUTO) return t;
+    if (s2s_cpu_has(S2S_COMPUTE_INT8)) return S2S_COMPUTE_INT8;
+    if (s2s_cpu_has(S2S_COMPUTE_BF16)) return S2S_COMPUTE_BF16;
+    return S2S_COMPUTE_FP32;
+}
+
+s2s_compute_type s2s_model_compute_type(const s2s_model *m) { return m->compute; }
+
+s2s_status s2s_model_set_compute_type(s2s_model *m, s2s_compute_type t) {
+    if ((unsigned)t >= S2S_COMPUTE_COUNT)
+        return s2s_fail(S2S_ERR_INVALID, "s2s_model_set_compute_type: no compute type %d", (int)t);
+    t = s2s_compute_type_resolve(t);
+    if (t == m->compute) return S2S_OK;
+    if (pthread_rwlock_trywrlock(&m->use) != 0)
+        return s2s_fail(S2S_ERR_BUSY, "s2s_model_set_compute_type: the model is being decoded "
+                                      "(set it once s2s_translate and s2s_score have returned)");
+    m->compute = t;  // the decoding copy is made again on next use
     pthread_rwlock_unlock(&m->use);
     return S2S_OK;
 }
