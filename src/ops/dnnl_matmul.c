@@ -34,7 +34,7 @@
     } while (0)
 
 #define RT DNNL_RUNTIME_DIM_VAL
-#define MAX_PRIMS 32
+#define MAX_PRIMS 64
 
 // ---- primitive cache ----
 
@@ -46,6 +46,10 @@ typedef struct prim_key {
     s2s_mm_act act;
     float alpha;
     dnnl_data_type_t src, wei, dst;  // f32, f32, f32; s8, s8, s32 (int8); bf16, bf16, f32
+    // OpenMP threads: oneDNN fixes them when the primitive is made (its
+    // gemm forks that many on every call, however small the product), so
+    // the one-thread products get primitives of their own.
+    int threads;
 } prim_key;
 
 typedef struct prim_entry {
@@ -73,7 +77,8 @@ static _Thread_local int tl_threads;  // s2s_set_num_threads; 0 = all cores
 static bool key_eq(const prim_key *a, const prim_key *b) {
     return a->ndims == b->ndims && a->a_trans == b->a_trans && a->b_trans == b->b_trans &&
            a->bias == b->bias && a->accumulate == b->accumulate && a->act == b->act &&
-           a->alpha == b->alpha && a->src == b->src && a->wei == b->wei && a->dst == b->dst;
+           a->alpha == b->alpha && a->src == b->src && a->wei == b->wei && a->dst == b->dst &&
+           a->threads == b->threads;
 }
 
 static void md_dims(dnnl_dims_t d, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
@@ -303,6 +308,9 @@ static s2s_status mm_typed(void *c, const void *a, const void *b, const s2s_mm_a
         .alpha = p->alpha,
         .src = t.src, .wei = t.wei, .dst = t.dst,
     };
+    double flops = 2.0 * (double)(p->b0 * p->b1) * (double)(p->m * p->n) * (double)p->k;
+    key.threads = flops < PARALLEL_MIN_FLOPS ? 1 : s2s_get_num_threads();
+    if (omp_get_max_threads() != key.threads) omp_set_num_threads(key.threads);
     S2S_ASSERT(key.ndims == 2 || !key.bias);
     S2S_ASSERT((p->sa[3] == 1 || p->sa[2] == 1) && p->sc[3] == 1 &&
                (p->sb[3] == 1 || p->sb[2] == 1));
@@ -333,9 +341,6 @@ static s2s_status mm_typed(void *c, const void *a, const void *b, const s2s_mm_a
         S2S_TRY(get_mem(&mbias, 3, 2, dnnl_f32, d, s, p->bias));
         args[n_args++].memory = mbias;
     }
-    double flops = 2.0 * (double)(p->b0 * p->b1) * (double)(p->m * p->n) * (double)p->k;
-    int threads = flops < PARALLEL_MIN_FLOPS ? 1 : s2s_get_num_threads();
-    if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
     DNNL_CHECK(dnnl_primitive_execute(prim, tl->stream, n_args, args));
 done:
     return st;
