@@ -154,9 +154,27 @@ static inline int8_t q8(float v, float inv) {
     return (int8_t)(r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r);
 }
 
+// max |x| over n values, in LANES partial maxima (vectorised; fmaxf is a
+// libm call). NaN is skipped.
+static float abs_max(const float *x, int64_t n) {
+    float acc[LANES] = {0};
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++) {
+            float a = fabsf(x[i + j]);
+            acc[j] = a > acc[j] ? a : acc[j];
+        }
+    for (; i < n; i++) {
+        float a = fabsf(x[i]);
+        acc[0] = a > acc[0] ? a : acc[0];
+    }
+    float m = acc[0];
+    for (int j = 1; j < LANES; j++) m = acc[j] > m ? acc[j] : m;
+    return m;
+}
+
 float s2s_quantize_row_int8(int8_t *q, const float *x, int64_t k) {
-    float amax = 0.0f;
-    for (int64_t i = 0; i < k; i++) amax = fmaxf(amax, fabsf(x[i]));
+    float amax = abs_max(x, k);
     float scale = amax > 0.0f ? amax / 127.0f : 1.0f, inv = 1.0f / scale;
     for (int64_t i = 0; i < k; i++) q[i] = q8(x[i], inv);
     return scale;
