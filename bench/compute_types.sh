@@ -12,6 +12,8 @@
 # added as the first columns and every figure divided by them. Runs are
 # interleaved (each run takes every column once) so that a change in the
 # machine's load hits them all; each figure is the median of RUNS runs.
+# Each build's programs run with its own libs2s (LD_LIBRARY_PATH), so a
+# copy of a build directory measures what was copied.
 #
 # Environment: RUNS [3]  THREADS [1]  REPEAT [1] (passes of bench_decode)
 #   TYPES ["fp32 int8 bf16"]  MIN_LEN, MAX_LEN (given to both sides when set)
@@ -38,7 +40,7 @@ for r in $(seq "$runs"); do
       ct=(--compute-type "$t")
       [ "$t" != base ] || ct=()
       # the engine: bench_decode prints its four rows; its stderr the tokens
-      "$b/bench_decode" -m "$model" -i "$input" --threads "$threads" --beam 4 \
+      LD_LIBRARY_PATH=$b "$b/bench_decode" -m "$model" -i "$input" --threads "$threads" --beam 4 \
         --repeat "$repeat" "${len[@]}" "${ct[@]}" --no-matmul >"$out/e" 2>"$out/tok"
       grep '^| \(greedy\|beam\) ' "$out/e" | awk -F'|' -v t="$t" \
         '{gsub(/ /,"",$2); print t, "engine", NR, $5}' >>"$out/figures"
@@ -46,7 +48,7 @@ for r in $(seq "$runs"); do
         set -- ${rows[$k]}
         tokens=$(sed -n "$((k + 1))s/.*: //p" "$out/tok")
         start=$(date +%s.%N)
-        "$b/s2s" translate -m "$model" --threads "$threads" --beam "$1" --batch "$2" \
+        LD_LIBRARY_PATH=$b "$b/s2s" translate -m "$model" --threads "$threads" --beam "$1" --batch "$2" \
           "${len[@]}" "${ct[@]}" <"$input" >/dev/null 2>&1
         end=$(date +%s.%N)
         echo "$t cli $((k + 1)) $(echo "$tokens / ($end - $start)" | bc -l)" >>"$out/figures"

@@ -52,6 +52,13 @@ s2s_status s2s_model_load(s2s_model **out, const char *path);
 // Writes the model atomically (temp file, fsync, rename).
 s2s_status s2s_model_save(const s2s_model *m, const char *path);
 
+// Writes m with the matrices decoding multiplies (self-attention, feed-
+// forward, an untied generator) stored as I8 with one F32 scale per row
+// (tensor NAME_scale) or as BF16, atomically (docs/model-format.md).
+// s2s_model_load reads such a file back, dequantised; quantising it again
+// to the same type gives the same bytes. t is S2S_COMPUTE_INT8 or _BF16.
+s2s_status s2s_model_save_quantized(const s2s_model *m, const char *path, s2s_compute_type t);
+
 void s2s_model_free(s2s_model *m);
 
 const s2s_config *s2s_model_get_config(const s2s_model *m);

@@ -260,6 +260,12 @@ s2s_status s2s_model_save(const s2s_model *m, const char *path) {
 
 s2s_status s2s_model_save_extra(const s2s_model *m, const char *path, const s2s_st_tensor *extra,
                                 int n_extra, const s2s_st_meta *extra_meta, int n_extra_meta) {
+    return s2s_model_save_as(m, path, NULL, extra, n_extra, extra_meta, n_extra_meta);
+}
+
+s2s_status s2s_model_save_as(const s2s_model *m, const char *path, const s2s_st_tensor *own,
+                             const s2s_st_tensor *extra, int n_extra,
+                             const s2s_st_meta *extra_meta, int n_extra_meta) {
     // model: and decode: only; the vocabularies travel inside the file.
     char *yaml = s2s_config_model_to_yaml(&m->cfg);
     char *sv = s2s_vocab_to_string(m->src_vocab);
@@ -273,7 +279,7 @@ s2s_status s2s_model_save_extra(const s2s_model *m, const char *path, const s2s_
     }
     for (int i = 0; i < m->n_tensors; i++) {
         const s2s_param *p = &m->tensors[i];
-        ts[i] = (s2s_st_tensor){.name = p->name, .ndim = p->ndim, .data = p->data};
+        ts[i] = own ? own[i] : (s2s_st_tensor){.name = p->name, .ndim = p->ndim, .data = p->data};
         ts[i].shape[0] = p->shape[0];
         ts[i].shape[1] = p->shape[1];
     }
@@ -317,10 +323,45 @@ static s2s_status load_alignment_head(s2s_model *m, const s2s_st_file *f, const 
 }
 
 // p's values from t (of the same shape), refusing values that are not
-// finite: decoding would turn them into NaN log-probabilities.
-static s2s_status copy_weights(const s2s_param *p, const s2s_st_tensor *t, const char *path) {
+// finite: decoding would turn them into NaN log-probabilities. A quantised
+// t (docs/model-format.md) is dequantised: BF16 widened, I8 times the scale
+// of its row from NAME_scale in f, which is marked used.
+static s2s_status copy_weights(const s2s_param *p, const s2s_st_tensor *t, const s2s_st_file *f,
+                               bool *used, const char *path) {
     size_t n = numel(p);
-    memcpy(p->data, t->data, n * sizeof(float));
+    if (t->dtype == S2S_ST_F32) memcpy(p->data, t->data, n * sizeof(float));
+    if (t->dtype == S2S_ST_BF16)
+        for (size_t j = 0; j < n; j++) {
+            uint16_t h;
+            memcpy(&h, (const char *)t->raw + 2 * j, sizeof h);
+            s2s_from_bf16(&p->data[j], &h, 1);
+        }
+    if (t->dtype == S2S_ST_I8) {
+        char name[96];
+        snprintf(name, sizeof name, "%s_scale", p->name);
+        int k = s2s_st_index(f, name);
+        const s2s_st_tensor *sc = k >= 0 ? s2s_st_get(f, k) : NULL;
+        if (p->ndim != 2)
+            return s2s_fail(S2S_ERR_FORMAT, "%s: tensor '%s' is I8; only matrices may be", path,
+                            p->name);
+        if (!sc)
+            return s2s_fail(S2S_ERR_FORMAT, "%s: tensor '%s' is I8 but its scales '%s' are missing",
+                            path, p->name, name);
+        if (sc->dtype != S2S_ST_F32 || sc->ndim != 1 || sc->shape[0] != p->shape[0])
+            return s2s_fail(S2S_ERR_FORMAT, "%s: '%s' must be F32 of shape [%lld], one scale per "
+                            "row of '%s'", path, name, (long long)p->shape[0], p->name);
+        used[k] = true;
+        int64_t cols = p->shape[1];
+        for (int64_t r = 0; r < p->shape[0]; r++) {
+            float s;
+            memcpy(&s, (const char *)sc->raw + 4 * r, sizeof s);
+            if (!(isfinite(s) && s > 0))
+                return s2s_fail(S2S_ERR_FORMAT, "%s: '%s' holds %g at index %lld; scales must be "
+                                "finite and positive", path, name, (double)s, (long long)r);
+            const int8_t *q = (const int8_t *)t->raw + r * cols;
+            for (int64_t j = 0; j < cols; j++) p->data[r * cols + j] = (float)q[j] * s;
+        }
+    }
     for (size_t j = 0; j < n; j++)
         if (!isfinite(p->data[j]))
             return s2s_fail(S2S_ERR_FORMAT,
@@ -363,11 +404,11 @@ static s2s_status load_from(s2s_model *m, const s2s_st_file *f, const char *path
     for (int i = 0; i < m->n_tensors && st == S2S_OK; i++) {
         int k = s2s_st_index(f, m->tensors[i].name);
         used[k] = true;
-        st = copy_weights(&m->tensors[i], s2s_st_get(f, k), path);
+        st = copy_weights(&m->tensors[i], s2s_st_get(f, k), f, used, path);
     }
     // Names are unique in both: extra tensors in the file are the unused ones,
     // but for train.*, a training checkpoint's optimizer state (s2s_model_save_extra).
-    for (int k = 0; k < n_file && st == S2S_OK && n_file != m->n_tensors; k++)
+    for (int k = 0; k < n_file && st == S2S_OK; k++)
         if (!used[k] && strncmp(s2s_st_get(f, k)->name, "train.", 6) != 0) {
             const char *tn = s2s_st_get(f, k)->name;
             st = s2s_fail(S2S_ERR_FORMAT, "%s: unexpected tensor '%s' for this config", path,

@@ -109,6 +109,12 @@ void s2s_model_release(const s2s_model *m);
 s2s_status s2s_model_save_extra(const s2s_model *m, const char *path, const s2s_st_tensor *extra,
                                 int n_extra, const s2s_st_meta *extra_meta, int n_extra_meta);
 
+// s2s_model_save_extra with the model's own tensors given as `own`
+// (n_tensors, in m's order; NULL: m's F32 weights): a quantised copy.
+s2s_status s2s_model_save_as(const s2s_model *m, const char *path, const s2s_st_tensor *own,
+                             const s2s_st_tensor *extra, int n_extra,
+                             const s2s_st_meta *extra_meta, int n_extra_meta);
+
 // The weights as decoding reads them (src/model/decode_weights.c): the
 // self-attention, feed-forward and generator matrices transposed to
 // (in, out), which oneDNN multiplies faster than nn.Linear's (out, in)
