@@ -66,8 +66,8 @@ const s2s_vocab *s2s_model_src_vocab(const s2s_model *m);
 const s2s_vocab *s2s_model_tgt_vocab(const s2s_model *m);
 
 // What compute type t means on this CPU: t itself, or for
-// S2S_COMPUTE_AUTO int8 where the CPU has VNNI, else bf16 where it has
-// AVX512_BF16, else fp32 (docs/benchmarks.md has the measurements).
+// S2S_COMPUTE_AUTO bf16 where the CPU has AVX512_BF16, else int8 where it
+// has VNNI, else fp32 (docs/benchmarks.md has the measurements).
 s2s_compute_type s2s_compute_type_resolve(s2s_compute_type t);
 
 // The number type of m's decoding products: the resolved decode.compute_type

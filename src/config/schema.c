@@ -153,8 +153,8 @@ static const s2s_cfg_key decode_keys[] = {
      .def = "fp32", .names = compute_type_names,
      .help = "Number type of decoding's matrix products (CTranslate2's `compute_type`): "
              "`fp32`; `int8` (weights s8 with a scale per output channel, activations "
-             "quantised per row, sums in int32); `bf16` (sums in fp32); `auto` picks int8 "
-             "where the CPU has VNNI, else bf16 where it has AVX512_BF16, else fp32. "
+             "quantised per row, sums in int32); `bf16` (sums in fp32); `auto` picks bf16 "
+             "where the CPU has AVX512_BF16, else int8 where it has VNNI, else fp32. "
              "Training always runs in fp32."},
 };
 
