@@ -55,13 +55,15 @@ int main(int argc, char **argv) {
             for (int64_t i = 0; i < m * k; i++) x[i] = (float)(i % 13) * 0.1f - 0.6f;
             for (int64_t i = 0; i < k * n; i++) w[i] = (float)(i % 7) * 0.01f - 0.03f;
             s2s_quantize_cols_int8(q, scale, w, k, n);
+            int32_t *comp = malloc(sizeof(int32_t) * (size_t)n);
+            s2s_int8_compensation(comp, q, k, n);
             s2s_to_bf16(h, w, (size_t)(k * n));
-            s2s_wmat ws[3] = {{S2S_COMPUTE_FP32, w, NULL}, {S2S_COMPUTE_INT8, q, scale},
-                              {S2S_COMPUTE_BF16, h, NULL}};
+            s2s_wmat ws[3] = {{S2S_COMPUTE_FP32, w, NULL, NULL}, {S2S_COMPUTE_INT8, q, scale, comp},
+                              {S2S_COMPUTE_BF16, h, NULL, NULL}};
             printf("| %lld x %lld -> %lld |", (long long)m, (long long)k, (long long)n);
             for (int t = 0; t < 3; t++) printf(" %.2f |", time_call(y, x, &ws[t], b, m, k, n));
             printf("\n");
-            free(x), free(w), free(y), free(b), free(scale), free(q), free(h);
+            free(x), free(w), free(y), free(b), free(scale), free(q), free(h), free(comp);
         }
     s2s_shutdown();
     return 0;

@@ -125,7 +125,14 @@ ParameterizedTest(shape *s, matmul, quantised_linear_matches_dequantised_referen
     ref_fill(want, m * n, 14, 1.0f);
     ref_mm(want, xd, wd, &p);
     ref_fill(y, m * n, 14, 1.0f);
-    s2s_wmat wi = {S2S_COMPUTE_INT8, qw, scale};
+    int32_t *comp = malloc(sizeof(int32_t) * n);
+    s2s_int8_compensation(comp, qw, k, n);
+    for (int64_t j = 0; j < n; j++) {  // against a plain sum
+        int32_t sum = 0;
+        for (int64_t i = 0; i < k; i++) sum += qw[i * n + j];
+        cr_assert_eq(comp[j], 128 * sum);
+    }
+    s2s_wmat wi = {S2S_COMPUTE_INT8, qw, scale, comp};
     cr_assert_eq(s2s_linear_w(y, x, &wi, bias, m, k, n, act, s->accumulate), S2S_OK);
     cr_assert_lt(ref_max_diff(y, want, m * n), 1e-4f, "int8 m=%d k=%d n=%d", s->m, s->k, s->n);
     // and near the fp32 product: an error of a few per cent of a sum's size
@@ -142,17 +149,17 @@ ParameterizedTest(shape *s, matmul, quantised_linear_matches_dequantised_referen
     ref_fill(want, m * n, 14, 1.0f);
     ref_mm(want, xd, wd, &p);
     ref_fill(y, m * n, 14, 1.0f);
-    s2s_wmat wb = {S2S_COMPUTE_BF16, bw, NULL};
+    s2s_wmat wb = {S2S_COMPUTE_BF16, bw, NULL, NULL};
     cr_assert_eq(s2s_linear_w(y, x, &wb, bias, m, k, n, act, s->accumulate), S2S_OK);
     cr_assert_lt(ref_max_diff(y, want, m * n), 1e-4f, "bf16 m=%d k=%d n=%d", s->m, s->k, s->n);
 
     // fp32 through the same entry point
     ref_fill(y, m * n, 14, 1.0f);
-    s2s_wmat wf = {S2S_COMPUTE_FP32, w, NULL};
+    s2s_wmat wf = {S2S_COMPUTE_FP32, w, NULL, NULL};
     cr_assert_eq(s2s_linear_w(y, x, &wf, bias, m, k, n, act, s->accumulate), S2S_OK);
     cr_assert_lt(ref_max_diff(y, exact, m * n), 1e-4f);
     free(x), free(w), free(b), free(y), free(want), free(exact), free(xd), free(wd);
-    free(qw), free(qx), free(bw), free(scale);
+    free(qw), free(qx), free(bw), free(scale), free(comp);
 }
 
 Test(matmul, quantisers_edge_cases) {

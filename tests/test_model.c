@@ -1265,6 +1265,7 @@ Test(model, compute_type_makes_the_decoding_copy_in_that_type) {
     const s2s_ffn_weights *ffn = &w->dec[0].ffn;
     int64_t d = 8, f = 12;
     cr_assert_eq(ffn->m1.type, S2S_COMPUTE_INT8);
+    cr_assert_not_null(ffn->m1.comp);
     cr_assert_eq(ffn->w1, m->dec[0].ffn.w1);  // fp32 pointers: the model's own
     const int8_t *q = ffn->m1.w;
     for (int64_t n = 0; n < f; n++) {

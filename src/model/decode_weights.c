@@ -17,6 +17,7 @@ typedef struct cursor {
     s2s_compute_type type;
     char *dst;      // next matrix
     float *scales;  // next column scales (int8)
+    int32_t *comps; // next column compensations (int8)
     float *tmp;     // (K, N) fp32, the largest matrix: the transpose before conversion
 } cursor;
 
@@ -32,8 +33,9 @@ static s2s_wmat transposed(cursor *c, const float *src, int64_t n, int64_t k) {
     s2s_wmat w = {.type = c->type, .w = c->dst};
     if (c->type == S2S_COMPUTE_INT8) {
         s2s_quantize_cols_int8((int8_t *)c->dst, c->scales, t, k, n);
-        w.scale = c->scales;
-        c->scales += n;
+        s2s_int8_compensation(c->comps, (const int8_t *)c->dst, k, n);
+        w.scale = c->scales, w.comp = c->comps;
+        c->scales += n, c->comps += n;
     } else if (c->type == S2S_COMPUTE_BF16) {
         s2s_to_bf16((uint16_t *)c->dst, t, (size_t)(n * k));
     }
@@ -67,6 +69,7 @@ void s2s_decode_weights_free(s2s_decode_weights *w) {
     free(w->dec);
     free(w->block);
     free(w->scales);
+    free(w->comps);
     free(w);
 }
 
@@ -90,15 +93,16 @@ static s2s_status make(s2s_decode_weights **out, const s2s_model *m) {
         w->dec = s2s_calloc((size_t)c->decoder_layers, sizeof *w->dec);
         w->block = s2s_calloc(elems, elem_size(type));
         w->scales = type == S2S_COMPUTE_INT8 ? s2s_calloc(cols, sizeof(float)) : NULL;
+        w->comps = type == S2S_COMPUTE_INT8 ? s2s_calloc(cols, sizeof(int32_t)) : NULL;
         tmp = lp ? s2s_calloc(largest, sizeof(float)) : NULL;
     }
-    if (!w || !w->enc || !w->dec || !w->block || (type == S2S_COMPUTE_INT8 && !w->scales) ||
+    if (!w || !w->enc || !w->dec || !w->block || (type == S2S_COMPUTE_INT8 && (!w->scales || !w->comps)) ||
         (lp && !tmp)) {
         s2s_decode_weights_free(w);
         free(tmp);
         return s2s_fail(S2S_ERR_NOMEM, "out of memory for the decoding copy of the weights");
     }
-    cursor cur = {type, w->block, w->scales, tmp};
+    cursor cur = {type, w->block, w->scales, w->comps, tmp};
     for (int l = 0; l < c->encoder_layers; l++) {
         w->enc[l] = m->enc[l];
         attn_in_out(&w->enc[l].self_attn, &cur, d);

@@ -135,6 +135,7 @@ typedef struct s2s_decode_weights {
     s2s_wmat gen;              // (D, Vt) in the compute type
     void *block;               // the transposed matrices, in the compute type
     float *scales;             // int8: every matrix's column scales
+    int32_t *comps;            // int8: and column compensations
     uint64_t generation;       // of the weights they were made from
     s2s_compute_type compute;  // FP32, INT8 or BF16
 } s2s_decode_weights;

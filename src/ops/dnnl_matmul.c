@@ -397,8 +397,12 @@ static inline float act_apply(float v, s2s_mm_act act) {
 }
 
 // y (R, N) (+)= act(x · W + bias) with W int8: each row of x quantised to
-// s8 with its own scale (max |x| / 127), the s8 x s8 product summed in s32
-// by oneDNN (VNNI where the CPU has it), then dequantised here.
+// s8 with its own scale (max |x| / 127) and shifted to u8 (+128), the
+// u8 x s8 product summed in s32 by oneDNN (VNNI's vpdpbusd where the CPU
+// has it), then the shift's share (w->comp, made with the weights) taken
+// off and the sums dequantised here. With s8 activations oneDNN shifts
+// them itself and sums the weights' columns on every call: as much work
+// as a one-row product (K = 512 at one row took twice as long).
 static s2s_status linear_int8(float *y, const float *x, const s2s_wmat *w, const float *bias,
                               int64_t rows, int64_t k, int64_t n, s2s_mm_act act,
                               bool accumulate) {
@@ -407,20 +411,24 @@ static s2s_status linear_int8(float *y, const float *x, const s2s_wmat *w, const
     if (!buf) return s2s_fail(S2S_ERR_NOMEM, "out of memory (int8 product scratch)");
     int32_t *acc = (int32_t *)buf;
     float *row_scale = (float *)(buf + sums);
+    S2S_ASSERT(w->scale && w->comp);
     int8_t *qx = (int8_t *)(buf + sums + scales);
-    for (int64_t r = 0; r < rows; r++)
+    uint8_t *ux = (uint8_t *)qx;
+    for (int64_t r = 0; r < rows; r++) {
         row_scale[r] = s2s_quantize_row_int8(qx + r * k, x + r * k, k);
+        for (int64_t i = 0; i < k; i++) ux[r * k + i] = (uint8_t)(qx[r * k + i] + 128);
+    }
     s2s_mm_args a = {
         .b0 = 1, .b1 = 1, .m = rows, .k = k, .n = n,
         .sa = {0, 0, k, 1}, .sb = {0, 0, n, 1}, .sc = {0, 0, n, 1}, .alpha = 1.0f,
     };
-    S2S_TRY(mm_typed(acc, qx, w->w, &a, (mm_types){dnnl_s8, dnnl_s8, dnnl_s32}));
+    S2S_TRY(mm_typed(acc, ux, w->w, &a, (mm_types){dnnl_u8, dnnl_s8, dnnl_s32}));
     const float *ws = w->scale;
     for (int64_t r = 0; r < rows; r++) {
         const int32_t *ar = acc + r * n;
         float *yr = y + r * n, rs = row_scale[r];
         for (int64_t j = 0; j < n; j++) {
-            float v = (float)ar[j] * (rs * ws[j]) + (bias ? bias[j] : 0.0f);
+            float v = (float)(ar[j] - w->comp[j]) * (rs * ws[j]) + (bias ? bias[j] : 0.0f);
             if (accumulate) v += yr[j];
             yr[j] = act_apply(v, act);
         }

@@ -50,6 +50,7 @@ typedef struct s2s_wmat {
     s2s_compute_type type;  // S2S_COMPUTE_FP32, _INT8 or _BF16
     const void *w;          // (K, N): float, int8_t or uint16_t
     const float *scale;     // (N) int8 only
+    const int32_t *comp;    // (N) int8 only: 128 * sum over K of w (s2s_int8_compensation)
 } s2s_wmat;
 
 // y (rows, N) (+)= act(x (rows, K) · W + bias) with W in w's type. int8

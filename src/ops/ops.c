@@ -190,6 +190,12 @@ void s2s_quantize_cols_int8(int8_t *q, float *scale, const float *w, int64_t k, 
         for (int64_t j = 0; j < n; j++) q[i * n + j] = q8(w[i * n + j], 1.0f / scale[j]);
 }
 
+void s2s_int8_compensation(int32_t *comp, const int8_t *q, int64_t k, int64_t n) {
+    for (int64_t j = 0; j < n; j++) comp[j] = 0;
+    for (int64_t i = 0; i < k; i++)
+        for (int64_t j = 0; j < n; j++) comp[j] += 128 * q[i * n + j];
+}
+
 void s2s_to_bf16(uint16_t *dst, const float *src, size_t n) {
     for (size_t i = 0; i < n; i++) {
         uint32_t u;

@@ -44,6 +44,11 @@ float s2s_quantize_row_int8(int8_t *q, const float *x, int64_t k);
 // s2s_quantize_row_int8 does a row, so that W[k][n] ~ q[k][n] * scale[n].
 void s2s_quantize_cols_int8(int8_t *q, float *scale, const float *w, int64_t k, int64_t n);
 
+// comp (N) = 128 * sum over K of q (K, N): what int8 products subtract
+// after running on activations shifted to u8 (q + 128), the form VNNI's
+// u8 x s8 instruction takes without oneDNN adding a compensation per call.
+void s2s_int8_compensation(int32_t *comp, const int8_t *q, int64_t k, int64_t n);
+
 // dst (n) = src rounded to bf16 (nearest even; NaN stays NaN), and back.
 void s2s_to_bf16(uint16_t *dst, const float *src, size_t n);
 void s2s_from_bf16(float *dst, const uint16_t *src, size_t n);
