@@ -505,10 +505,10 @@ s2s_status s2s_model_set_tensor(s2s_model *m, const char *name, const float *dat
 // ---- compute type ----
 
 s2s_compute_type s2s_compute_type_resolve(s2s_compute_type t) {
-    // bf16 first: on an AVX-512 BF16 + VNNI EPYC it was never slower than
-    // fp32 at decoding's shapes, where int8 lost at one to four rows (its
-    // per-call quantisation and s8 compensation cost as much as a
-    // one-row product) and won only from 32 rows on (docs/benchmarks.md).
+    // bf16 first: on an AVX-512 BF16 + VNNI EPYC it was at least as fast
+    // as fp32 at decoding's one-row shapes, where int8 lost (quantising
+    // the activations and dequantising the sums cost as much as a one-row
+    // product), and level with int8 from 32 rows on (docs/benchmarks.md).
     if (t != S2S_COMPUTE_AUTO) return t;
     if (s2s_cpu_has(S2S_COMPUTE_BF16)) return S2S_COMPUTE_BF16;
     if (s2s_cpu_has(S2S_COMPUTE_INT8)) return S2S_COMPUTE_INT8;
