@@ -3,10 +3,14 @@
 // shapes. A program that prints figures, not a timed test.
 //
 //   bench_decode -m MODEL -i FILE [--threads N] [--max-len N] [--min-len N]
-//                [--beam K] [--repeat N] [--dump FILE]
+//                [--beam K] [--repeat N] [--dump FILE] [--compute-type T]
+//                [--no-matmul]
 //
+// --compute-type decodes in fp32, int8, bf16 or auto (s2s/model.h);
+// --no-matmul leaves out the matmul table and the roofline.
 // --min-len forces every sentence to run that many steps (random models
 // rarely emit </s>); --dump writes the greedy translations as tokens.
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,8 +93,14 @@ static double flops_per_token(const s2s_config *c, int64_t V, double t, double S
 int main(int argc, char **argv) {
     const char *model = NULL, *input = NULL;
     int threads = 1, max_len = 0, min_len = 0, beam = 4, repeat = 3;
-    const char *dump_path = NULL;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    const char *dump_path = NULL, *compute = NULL;
+    bool matmul_table = true;
+    for (int i = 1; i < argc; i += 2) {
+        if (!strcmp(argv[i], "--no-matmul")) {
+            matmul_table = false, i--;
+            continue;
+        }
+        if (i + 1 == argc) break;
         if (!strcmp(argv[i], "-m")) model = argv[i + 1];
         else if (!strcmp(argv[i], "-i")) input = argv[i + 1];
         else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
@@ -99,10 +109,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--beam")) beam = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--dump")) dump_path = argv[i + 1];
         else if (!strcmp(argv[i], "--repeat")) repeat = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--compute-type")) compute = argv[i + 1];
     }
     if (!model || !input || threads < 1 || repeat < 1 || beam < 1) {
         fprintf(stderr, "usage: bench_decode -m MODEL -i FILE [--threads N] [--max-len N] "
-                        "[--min-len N] [--beam K] [--repeat N] [--dump FILE]\n");
+                        "[--min-len N] [--beam K] [--repeat N] [--dump FILE] "
+                        "[--compute-type fp32|int8|bf16|auto] [--no-matmul]\n");
         return 2;
     }
     s2s_set_threads(threads);
@@ -110,6 +122,15 @@ int main(int argc, char **argv) {
     s2s_state *st;
     if (s2s_model_load(&m, model) != S2S_OK) die(model);
     if (s2s_state_new(&st, m) != S2S_OK) die("state");
+    if (compute) {
+        static const char *const names[] = {"fp32", "int8", "bf16", "auto"};
+        int t = 0;
+        while (t < S2S_COMPUTE_COUNT && strcmp(names[t], compute)) t++;
+        if (t == S2S_COMPUTE_COUNT || s2s_model_set_compute_type(m, (s2s_compute_type)t) != S2S_OK) {
+            fprintf(stderr, "bench_decode: --compute-type %s: fp32, int8, bf16 or auto\n", compute);
+            return 2;
+        }
+    }
 
     FILE *f = fopen(input, "r");
     if (!f) {
@@ -147,8 +168,9 @@ int main(int argc, char **argv) {
            c->model.d_model, c->model.heads, c->model.encoder_layers, c->model.decoder_layers,
            c->model.ffn_dim, s2s_vocab_size(s2s_model_src_vocab(m)),
            s2s_vocab_size(s2s_model_tgt_vocab(m)));
-    printf("machine: %ld cores online; oneDNN threads: %d\n", sysconf(_SC_NPROCESSORS_ONLN),
-           threads);
+    static const char *const type_names[] = {"fp32", "int8", "bf16", "auto"};
+    printf("machine: %ld cores online; oneDNN threads: %d; compute type %s\n",
+           sysconf(_SC_NPROCESSORS_ONLN), threads, type_names[s2s_model_compute_type(m)]);
     printf("input %s: %d sentences, %ld source tokens; max_len %d, min_len %d\n\n", input, n,
            src_tokens, p.max_len, p.min_len);
 
@@ -161,11 +183,11 @@ int main(int argc, char **argv) {
     run(st, p, src, len, n < 4 ? n : 4, 1, NULL, tv);  // warm up: primitives, buffers
     printf("| search | batch | sentences/s | target tokens/s | ms/sentence |\n");
     printf("|---|---:|---:|---:|---:|\n");
-    struct { const char *name; int beam, batch; } rows[3] = {
-        {"greedy", 1, 1}, {"greedy", 1, 32}, {"beam", beam, 1}};
-    double ms_of[3] = {0}, token_s = 0;
+    struct { const char *name; int beam, batch; } rows[4] = {
+        {"greedy", 1, 1}, {"greedy", 1, 32}, {"beam", beam, 1}, {"beam", beam, 32}};
+    double ms_of[4] = {0}, token_s = 0;
     long tokens_b1 = 0;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         p.beam_size = rows[k].beam;
         p.max_batch = rows[k].batch;
         result r = run(st, p, src, len, n, repeat, k == 0 ? dump : NULL, tv);
@@ -174,9 +196,12 @@ int main(int argc, char **argv) {
         if (k == 0) token_s = r.seconds / r.tokens, tokens_b1 = r.tokens / r.sentences;
         printf("| %s %d | %d | %.1f | %.0f | %.3f |\n", rows[k].name, rows[k].beam, rows[k].batch,
                r.sentences / r.seconds, r.tokens / r.seconds, ms);
+        fprintf(stderr, "tokens per pass: %s %d x %d: %ld\n", rows[k].name, rows[k].beam,
+                rows[k].batch, r.tokens / repeat);
     }
     if (dump) fclose(dump);
     printf("\nbeam %d / greedy time per sentence at batch 1: %.2fx\n", beam, ms_of[2] / ms_of[0]);
+    if (!matmul_table) return 0;
 
     int64_t d = c->model.d_model, ff = c->model.ffn_dim, V = s2s_vocab_size(s2s_model_tgt_vocab(m));
     printf("\n| matmul (M x K -> N) | GFLOP/s |\n|---|---:|\n");

@@ -63,4 +63,34 @@ PY
   check "the message names the file ($change)" err_has "big.safetensors"
   check "in one line ($change)" one_line
 done
+# Quantised files (s2s quantize): a missing scale, an unknown dtype and a
+# bad scale are each refused in one line naming the tensor.
+check "quantize writes an int8 copy" run 0 "$S2S" quantize "$tmp/small.safetensors" -o "$tmp/q8.safetensors" --type int8
+check "the copy translates" run 0 "$S2S" translate -m "$tmp/q8.safetensors" --compute-type int8 "a b"
+check "quantize refuses another type" run 2 "$S2S" quantize "$tmp/small.safetensors" -o "$tmp/x.safetensors" --type fp16
+check "naming the choices" err_has "int8 or bf16"
+for edit in scale-missing dtype-f16 scale-negative; do
+  python3 - "$tmp/q8.safetensors" "$tmp/bad.safetensors" "$edit" <<'PY'
+import json, struct, sys
+src, dst, edit = sys.argv[1], sys.argv[2], sys.argv[3]
+raw = bytearray(open(src, "rb").read())
+n = struct.unpack("<Q", raw[:8])[0]
+header = json.loads(raw[8:8 + n])
+name = "encoder.layers.0.ffn.fc1.weight"
+if edit == "scale-missing":  # renamed: the I8 matrix has no scales, the file a stray tensor
+    header[name + "_scal"] = header.pop(name + "_scale")
+elif edit == "dtype-f16":
+    header["encoder.layers.0.ffn.fc1.bias"]["dtype"] = "F16"
+else:
+    b, e = header[name + "_scale"]["data_offsets"]
+    raw[8 + n + b:8 + n + b + 4] = struct.pack("<f", -1.0)
+text = json.dumps(header, separators=(",", ":")).encode()
+text += b" " * (-len(text) % 8)
+open(dst, "wb").write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
+PY
+  check "a quantised file with $edit is refused" run 2 fast 10 "$S2S" translate -m "$tmp/bad.safetensors" "a b"
+  check "in one line ($edit)" one_line
+  check "naming the file ($edit)" err_has "bad.safetensors"
+done
+check "scale-negative names the scale" err_has "encoder.layers.0.ffn.fc1.weight_scale' holds -1"
 finish cli_hostile_model

@@ -5,10 +5,13 @@
 // thread.
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ops/matmul.h"
+#include "ops/ops.h"
 #include "reference.h"
 #include "s2s/s2s.h"
 
@@ -55,6 +58,128 @@ ParameterizedTest(shape *s, matmul, linear_matches_reference) {
                  S2S_OK);
     cr_assert_lt(ref_max_diff(y, want, m * n), 1e-4f, "in_out: m=%d k=%d n=%d", s->m, s->k, s->n);
     free(x), free(w), free(wt), free(b), free(y), free(want);
+}
+
+// ---- int8 and bf16 products against dequantise-then-fp32 loops ----
+
+// The reference quantiser, written out plainly: s = max |v| / 127,
+// q = round-half-even(v / s). Returns s.
+static float ref_quant(int8_t *q, const float *v, int64_t n, int64_t stride) {
+    double amax = 0;
+    for (int64_t i = 0; i < n; i++) amax = fmax(amax, fabs(v[i * stride]));
+    float s = amax > 0 ? (float)amax / 127.0f : 1.0f;
+    for (int64_t i = 0; i < n; i++) q[i * stride] = (int8_t)nearbyintf(v[i * stride] * (1.0f / s));
+    return s;
+}
+
+// A bf16 value as a float: the nearest with 8 mantissa bits, ties to even.
+static float ref_bf16(float v) {
+    int e;
+    double f = frexp(v, &e);                  // v = f * 2^e, 0.5 <= |f| < 1
+    double r = nearbyint(ldexp(f, 8));        // 8 significant bits
+    return (float)ldexp(r, e - 8);
+}
+
+ParameterizedTestParameters(matmul, quantised_linear_matches_dequantised_reference) {
+    static shape shapes[] = {
+        {1, 128, 384, S2S_MM_NONE, 1, 0}, {4, 128, 512, S2S_MM_RELU, 1, 0},
+        {7, 512, 128, S2S_MM_NONE, 1, 1}, {32, 128, 500, S2S_MM_NONE, 1, 0},
+        {3, 33, 65, S2S_MM_GELU, 0, 1},   {1, 1, 1, S2S_MM_NONE, 0, 0},
+    };
+    return cr_make_param_array(shape, shapes, sizeof shapes / sizeof shapes[0]);
+}
+
+ParameterizedTest(shape *s, matmul, quantised_linear_matches_dequantised_reference) {
+    int64_t m = s->m, k = s->k, n = s->n;
+    float *x = malloc(sizeof(float) * m * k), *w = malloc(sizeof(float) * k * n);
+    float *b = malloc(sizeof(float) * n), *y = malloc(sizeof(float) * m * n);
+    float *want = malloc(sizeof(float) * m * n), *exact = malloc(sizeof(float) * m * n);
+    float *xd = malloc(sizeof(float) * m * k), *wd = malloc(sizeof(float) * k * n);
+    int8_t *qw = malloc((size_t)(k * n)), *qx = malloc((size_t)(m * k));
+    uint16_t *bw = malloc(sizeof(uint16_t) * k * n);
+    float *scale = malloc(sizeof(float) * n);
+    ref_fill(x, m * k, 11, 1.0f);
+    ref_fill(w, k * n, 12, 0.1f);  // W^T (K, N), as decoding's copy holds it
+    ref_fill(b, n, 13, 1.0f);
+    const float *bias = s->bias ? b : NULL;
+    s2s_mm_act act = (s2s_mm_act)s->act;
+    s2s_mm_args p = {1, 1, m, k, n, {0, 0, k, 1}, {0, 0, n, 1}, {0, 0, n, 1},
+                     1.0f, bias, s->accumulate, act};
+    ref_fill(exact, m * n, 14, 1.0f);
+    ref_mm(exact, x, w, &p);
+
+    // int8: the weights by the library's quantiser, checked against the
+    // reference one; activations per row in the kernel
+    s2s_quantize_cols_int8(qw, scale, w, k, n);
+    int8_t *rq = malloc((size_t)(k * n));
+    for (int64_t j = 0; j < n; j++) {
+        cr_assert_float_eq(ref_quant(rq + j, w + j, k, n), scale[j], 1e-9f, "column %lld", (long long)j);
+    }
+    cr_assert_eq(memcmp(rq, qw, (size_t)(k * n)), 0);
+    free(rq);
+    for (int64_t i = 0; i < k * n; i++) wd[i] = (float)qw[i] * scale[i % n];
+    for (int64_t r = 0; r < m; r++) {
+        float sx = ref_quant(qx + r * k, x + r * k, k, 1);
+        for (int64_t i = 0; i < k; i++) xd[r * k + i] = (float)qx[r * k + i] * sx;
+    }
+    ref_fill(want, m * n, 14, 1.0f);
+    ref_mm(want, xd, wd, &p);
+    ref_fill(y, m * n, 14, 1.0f);
+    int32_t *comp = malloc(sizeof(int32_t) * n);
+    s2s_int8_compensation(comp, qw, k, n);
+    for (int64_t j = 0; j < n; j++) {  // against a plain sum
+        int32_t sum = 0;
+        for (int64_t i = 0; i < k; i++) sum += qw[i * n + j];
+        cr_assert_eq(comp[j], 128 * sum);
+    }
+    s2s_wmat wi = {S2S_COMPUTE_INT8, qw, scale, comp};
+    cr_assert_eq(s2s_linear_w(y, x, &wi, bias, m, k, n, act, s->accumulate), S2S_OK);
+    cr_assert_lt(ref_max_diff(y, want, m * n), 1e-4f, "int8 m=%d k=%d n=%d", s->m, s->k, s->n);
+    // and near the fp32 product: an error of a few per cent of a sum's size
+    float tol = 0.03f * sqrtf((float)k) * 0.1f + 1e-3f;
+    cr_assert_lt(ref_max_diff(y, exact, m * n), tol, "int8 vs fp32 m=%d", s->m);
+
+    // bf16: both operands rounded, sums in fp32
+    s2s_to_bf16(bw, w, (size_t)(k * n));
+    for (int64_t i = 0; i < k * n; i++) {
+        s2s_from_bf16(&wd[i], &bw[i], 1);
+        cr_assert_eq(wd[i], ref_bf16(w[i]), "bf16 of %g", (double)w[i]);
+    }
+    for (int64_t i = 0; i < m * k; i++) xd[i] = ref_bf16(x[i]);
+    ref_fill(want, m * n, 14, 1.0f);
+    ref_mm(want, xd, wd, &p);
+    ref_fill(y, m * n, 14, 1.0f);
+    s2s_wmat wb = {S2S_COMPUTE_BF16, bw, NULL, NULL};
+    cr_assert_eq(s2s_linear_w(y, x, &wb, bias, m, k, n, act, s->accumulate), S2S_OK);
+    cr_assert_lt(ref_max_diff(y, want, m * n), 1e-4f, "bf16 m=%d k=%d n=%d", s->m, s->k, s->n);
+
+    // fp32 through the same entry point
+    ref_fill(y, m * n, 14, 1.0f);
+    s2s_wmat wf = {S2S_COMPUTE_FP32, w, NULL, NULL};
+    cr_assert_eq(s2s_linear_w(y, x, &wf, bias, m, k, n, act, s->accumulate), S2S_OK);
+    cr_assert_lt(ref_max_diff(y, exact, m * n), 1e-4f);
+    free(x), free(w), free(b), free(y), free(want), free(exact), free(xd), free(wd);
+    free(qw), free(qx), free(bw), free(scale), free(comp);
+}
+
+Test(matmul, quantisers_edge_cases) {
+    // an all-zero row has scale 1 and zeros; the largest |v| maps to +-127
+    float z[4] = {0, 0, 0, 0}, v[4] = {0.5f, -2.0f, 1.0f, 0.0f};
+    int8_t q[4];
+    cr_assert_eq(s2s_quantize_row_int8(q, z, 4), 1.0f);
+    for (int i = 0; i < 4; i++) cr_assert_eq(q[i], 0);
+    cr_assert_float_eq(s2s_quantize_row_int8(q, v, 4), 2.0f / 127.0f, 1e-9f);
+    cr_assert_eq(q[1], -127);
+    cr_assert_eq(q[0], 32);  // 0.5 * 63.5 = 31.75
+    // bf16: ties to even, NaN stays NaN, infinities stay infinite
+    float in[4] = {1.0f + 1.0f / 256.0f, 1.0f + 3.0f / 256.0f, NAN, -INFINITY}, out[4];
+    uint16_t h[4];
+    s2s_to_bf16(h, in, 4);
+    s2s_from_bf16(out, h, 4);
+    cr_assert_eq(out[0], 1.0f);
+    cr_assert_eq(out[1], 1.0f + 4.0f / 256.0f);
+    cr_assert(isnan(out[2]));
+    cr_assert(isinf(out[3]) && out[3] < 0);
 }
 
 Test(matmul, strided_heads_batched) {

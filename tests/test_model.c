@@ -1218,3 +1218,108 @@ Test(model, writes_while_threads_decode_are_refused_never_corrupting) {
     free(same);
     s2s_model_free(r.m);
 }
+
+// ---- quantised files and compute types ----
+
+// The reference int8 rule, written out: per row s = max |w| / 127,
+// q = round-half-even(w / s).
+static float ref_row_scale(const float *w, int64_t n) {
+    float amax = 0;
+    for (int64_t j = 0; j < n; j++) amax = fabsf(w[j]) > amax ? fabsf(w[j]) : amax;
+    return amax > 0 ? amax / 127.0f : 1.0f;
+}
+
+static bool is_decoding_matrix(const char *name) {
+    return strstr(name, "self_attn.") || strstr(name, ".fc1.") || strstr(name, ".fc2.") ||
+           strstr(name, "generator.");
+}
+
+Test(model, quantized_files_round_trip) {
+    s2s_model *m = new_model(S2S_NORM_PRE, false, 8, 2, 3);
+    scramble(m);
+    const char *p8 = tmp_path("q8.safetensors"), *p8b = tmp_path("q8b.safetensors");
+    const char *pb = tmp_path("qb.safetensors");
+    cr_assert_eq(s2s_model_save_quantized(m, p8, S2S_COMPUTE_INT8), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(s2s_model_save_quantized(m, pb, S2S_COMPUTE_BF16), S2S_OK, "%s", s2s_last_error());
+    cr_assert_neq(s2s_model_save_quantized(m, pb, S2S_COMPUTE_FP32), S2S_OK);
+    // the file: decoding matrices I8 with F32 scales per row, the rest F32
+    s2s_st_file *f;
+    cr_assert_eq(s2s_st_open(&f, p8), S2S_OK, "%s", s2s_last_error());
+    int n_i8 = 0;
+    for (int i = 0; i < s2s_model_tensor_count(m); i++) {
+        s2s_tensor_info t = s2s_model_tensor(m, i);
+        const s2s_st_tensor *ft = s2s_st_find(f, t.name);
+        bool q = t.ndim == 2 && is_decoding_matrix(t.name);
+        cr_assert_eq(ft->dtype, q ? S2S_ST_I8 : S2S_ST_F32, "%s", t.name);
+        char sn[96];
+        snprintf(sn, sizeof sn, "%s_scale", t.name);
+        const s2s_st_tensor *sc = s2s_st_find(f, sn);
+        cr_assert_eq(sc != NULL, q, "%s", sn);
+        if (q) cr_assert(sc->dtype == S2S_ST_F32 && sc->ndim == 1 && sc->shape[0] == t.shape[0]);
+        n_i8 += q;
+    }
+    cr_assert_eq(n_i8, 2 * 2 * 6 + 1);  // 2+2 layers x (q, k, v, out, fc1, fc2), generator
+    s2s_st_close(f);
+
+    s2s_model *l8 = NULL, *lb = NULL;
+    cr_assert_eq(s2s_model_load(&l8, p8), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(s2s_model_load(&lb, pb), S2S_OK, "%s", s2s_last_error());
+    for (int i = 0; i < s2s_model_tensor_count(m); i++) {
+        s2s_tensor_info t = s2s_model_tensor(m, i), a = s2s_model_tensor(l8, i),
+                        b = s2s_model_tensor(lb, i);
+        int64_t rows = t.shape[0], cols = t.ndim == 2 ? t.shape[1] : 1;
+        bool q = t.ndim == 2 && is_decoding_matrix(t.name);
+        for (int64_t r = 0; r < rows; r++) {
+            float s = ref_row_scale(t.data + r * cols, cols);
+            for (int64_t j = 0; j < cols; j++) {
+                float w = t.data[r * cols + j];
+                float want8 = q ? nearbyintf(w / s) * s : w;
+                cr_assert_float_eq(a.data[r * cols + j], want8, 1e-6f * s + 1e-30f, "%s", t.name);
+                if (!q) cr_assert_eq(b.data[r * cols + j], w, "%s", t.name);
+                else cr_assert_float_eq(b.data[r * cols + j], w, fabsf(w) / 256.0f, "%s", t.name);
+            }
+        }
+    }
+    // quantising the dequantised model again writes the same bytes
+    cr_assert_eq(s2s_model_save_quantized(l8, p8b, S2S_COMPUTE_INT8), S2S_OK);
+    size_t n1, n2;
+    unsigned char *b1 = slurp(p8, &n1), *b2 = slurp(p8b, &n2);
+    cr_assert(n1 == n2 && memcmp(b1, b2, n1) == 0);
+    free(b1), free(b2);
+    s2s_model_free(l8), s2s_model_free(lb), s2s_model_free(m);
+}
+
+Test(model, compute_type_makes_the_decoding_copy_in_that_type) {
+    s2s_model *m = new_model(S2S_NORM_PRE, true, 8, 1, 5);
+    scramble(m);
+    cr_assert_eq(s2s_model_compute_type(m), S2S_COMPUTE_FP32);
+    cr_assert_neq(s2s_model_set_compute_type(m, S2S_COMPUTE_COUNT), S2S_OK);
+    cr_assert_eq(s2s_model_set_compute_type(m, S2S_COMPUTE_INT8), S2S_OK);
+    const s2s_decode_weights *w;
+    cr_assert_eq(s2s_model_decode_weights(m, &w), S2S_OK);
+    cr_assert_eq(w->compute, S2S_COMPUTE_INT8);
+    // fc1 (F, D): the copy holds W1^T (D, F) in s8, one scale per column
+    const s2s_ffn_weights *ffn = &w->dec[0].ffn;
+    int64_t d = 8, f = 12;
+    cr_assert_eq(ffn->m1.type, S2S_COMPUTE_INT8);
+    cr_assert_not_null(ffn->m1.comp);
+    cr_assert_eq(ffn->w1, m->dec[0].ffn.w1);  // fp32 pointers: the model's own
+    const int8_t *q = ffn->m1.w;
+    for (int64_t n = 0; n < f; n++) {
+        const float *row = m->dec[0].ffn.w1 + n * d;
+        float s = ref_row_scale(row, d);
+        cr_assert_float_eq(ffn->m1.scale[n], s, 1e-9f);
+        for (int64_t k = 0; k < d; k++) cr_assert_eq(q[k * f + n], (int8_t)nearbyintf(row[k] / s));
+    }
+    cr_assert_eq(w->gen.type, S2S_COMPUTE_INT8);
+    cr_assert_null(w->gen_w);
+    cr_assert_eq(s2s_model_set_compute_type(m, S2S_COMPUTE_BF16), S2S_OK);
+    cr_assert_eq(s2s_model_decode_weights(m, &w), S2S_OK);
+    cr_assert_eq(w->compute, S2S_COMPUTE_BF16);
+    cr_assert_eq(w->enc[0].self_attn.qkv.type, S2S_COMPUTE_BF16);
+    // auto: what this CPU runs fastest (s2s_compute_type_resolve)
+    cr_assert_eq(s2s_model_set_compute_type(m, S2S_COMPUTE_AUTO), S2S_OK);
+    cr_assert_neq(s2s_model_compute_type(m), S2S_COMPUTE_AUTO);
+    cr_assert_eq(s2s_model_compute_type(m), s2s_compute_type_resolve(S2S_COMPUTE_AUTO));
+    s2s_model_free(m);
+}

@@ -263,7 +263,33 @@ Test(safetensors, data_shorter_than_offsets) {
 Test(safetensors, wrong_dtype) {
     const char *path = tmp_path("t.safetensors");
     write_raw(path, "{\"x\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4);
-    expect_format_error(path, "tensor 'x' has dtype F16; s2s reads F32 only");
+    expect_format_error(path, "tensor 'x' has dtype F16; s2s reads F32, I8 and BF16");
+}
+
+Test(safetensors, i8_and_bf16_sized_by_their_element) {
+    const char *path = tmp_path("t.safetensors");
+    // 4 I8 elements take 4 bytes, where 4 F32 would take 16
+    write_raw(path, "{\"x\":{\"dtype\":\"I8\",\"shape\":[4],\"data_offsets\":[0,16]}}", 16);
+    expect_format_error(path, "tensor 'x'");
+    int8_t q[4] = {-127, -1, 0, 127};
+    uint16_t h[3] = {0x3f80, 0xc000, 0x7f80};  // 1, -2, +inf
+    float f[2] = {0.5f, -0.25f};
+    s2s_st_tensor ts[3] = {
+        {.name = "q", .ndim = 2, .shape = {2, 2}, .raw = q, .dtype = S2S_ST_I8},
+        {.name = "h", .ndim = 1, .shape = {3}, .raw = h, .dtype = S2S_ST_BF16},
+        {.name = "f", .ndim = 1, .shape = {2}, .data = f},
+    };
+    cr_assert_eq(s2s_st_write(path, ts, 3, NULL, 0), S2S_OK, "%s", s2s_last_error());
+    s2s_st_file *file;
+    cr_assert_eq(s2s_st_open(&file, path), S2S_OK, "%s", s2s_last_error());
+    const s2s_st_tensor *a = s2s_st_find(file, "q"), *b = s2s_st_find(file, "h"),
+                        *c = s2s_st_find(file, "f");
+    cr_assert(a->dtype == S2S_ST_I8 && b->dtype == S2S_ST_BF16 && c->dtype == S2S_ST_F32);
+    cr_assert_eq(memcmp(a->raw, q, sizeof q), 0);
+    cr_assert_eq(memcmp(b->raw, h, sizeof h), 0);
+    cr_assert_eq(memcmp(c->raw, f, sizeof f), 0);
+    cr_assert_str_eq(s2s_st_dtype_name(a->dtype), "I8");
+    s2s_st_close(file);
 }
 
 Test(safetensors, shape_disagrees_with_offsets) {
@@ -496,20 +522,20 @@ typedef struct {
 static const float some_data[8];
 
 static const bad_write bad_writes[] = {
-        {{{"a", 0, {0}, some_data}}, 1, {{0}}, 0, "0 dims"},
-        {{{"a", 5, {1, 1, 1, 1}, some_data}}, 1, {{0}}, 0, "5 dims"},
-        {{{"a", 1, {-2}, some_data}}, 1, {{0}}, 0, "negative"},
-        {{{"a", 4, {INT64_MAX, INT64_MAX, 2, 2}, some_data}}, 1, {{0}}, 0, "too large"},
-        {{{"a", 1, {2}, some_data}, {"a", 1, {1}, some_data}}, 2, {{0}}, 0,
+        {{{"a", 0, {0}, {some_data}, S2S_ST_F32}}, 1, {{0}}, 0, "0 dims"},
+        {{{"a", 5, {1, 1, 1, 1}, {some_data}, S2S_ST_F32}}, 1, {{0}}, 0, "5 dims"},
+        {{{"a", 1, {-2}, {some_data}, S2S_ST_F32}}, 1, {{0}}, 0, "negative"},
+        {{{"a", 4, {INT64_MAX, INT64_MAX, 2, 2}, {some_data}, S2S_ST_F32}}, 1, {{0}}, 0, "too large"},
+        {{{"a", 1, {2}, {some_data}, S2S_ST_F32}, {"a", 1, {1}, {some_data}, S2S_ST_F32}}, 2, {{0}}, 0,
          "duplicate tensor name 'a'"},
-        {{{NULL, 1, {2}, some_data}}, 1, {{0}}, 0, "no name"},
-        {{{"a", 1, {2}, NULL}}, 1, {{0}}, 0, "no data"},
-        {{{"__metadata__", 1, {2}, some_data}}, 1, {{0}}, 0, "reserved"},
-        {{{"\xff", 1, {2}, some_data}}, 1, {{0}}, 0, "UTF-8"},
-        {{{"a", 1, {2}, some_data}}, 1, {{"k", "1"}, {"k", "2"}}, 2, "duplicate metadata key"},
-        {{{"a", 1, {2}, some_data}}, 1, {{"k", NULL}}, 1, "metadata"},
-        {{{"a", 1, {2}, some_data}}, 1, {{"k", "\xc3"}}, 1, "UTF-8"},
-        {{{"a", 1, {2}, some_data}}, -1, {{0}}, 0, "tensor list"},
+        {{{NULL, 1, {2}, {some_data}, S2S_ST_F32}}, 1, {{0}}, 0, "no name"},
+        {{{"a", 1, {2}, {NULL}, S2S_ST_F32}}, 1, {{0}}, 0, "no data"},
+        {{{"__metadata__", 1, {2}, {some_data}, S2S_ST_F32}}, 1, {{0}}, 0, "reserved"},
+        {{{"\xff", 1, {2}, {some_data}, S2S_ST_F32}}, 1, {{0}}, 0, "UTF-8"},
+        {{{"a", 1, {2}, {some_data}, S2S_ST_F32}}, 1, {{"k", "1"}, {"k", "2"}}, 2, "duplicate metadata key"},
+        {{{"a", 1, {2}, {some_data}, S2S_ST_F32}}, 1, {{"k", NULL}}, 1, "metadata"},
+        {{{"a", 1, {2}, {some_data}, S2S_ST_F32}}, 1, {{"k", "\xc3"}}, 1, "UTF-8"},
+        {{{"a", 1, {2}, {some_data}, S2S_ST_F32}}, -1, {{0}}, 0, "tensor list"},
 };
 #define N_BAD_WRITES ((int)(sizeof bad_writes / sizeof bad_writes[0]))
 

@@ -59,6 +59,17 @@ typedef struct s2s_vocab_config {
     char tgt[S2S_PATH_MAX];
 } s2s_vocab_config;
 
+// The number type of decoding's matrix products (CTranslate2's
+// compute_type): weights int8 or bf16 made at load, activations quantised
+// per product; auto picks the fastest the CPU runs well (s2s/model.h).
+typedef enum s2s_compute_type {
+    S2S_COMPUTE_FP32,
+    S2S_COMPUTE_INT8,
+    S2S_COMPUTE_BF16,
+    S2S_COMPUTE_AUTO,
+    S2S_COMPUTE_COUNT
+} s2s_compute_type;
+
 typedef struct s2s_decode_config {
     int max_len;          // most target tokens generated (</s> included)
     int beam_size;        // 1 = greedy
@@ -73,6 +84,7 @@ typedef struct s2s_decode_config {
     float repetition_penalty;  // 1 = off; > 1 penalises tokens already generated
     int no_repeat_ngram_size;  // 0 = off; n = no n-gram twice in a hypothesis
     bool replace_unknowns;     // <unk> in the output becomes the attended source word
+    s2s_compute_type compute_type;  // decoding's matrix products
 } s2s_decode_config;
 
 typedef enum s2s_schedule {

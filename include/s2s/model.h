@@ -52,11 +52,32 @@ s2s_status s2s_model_load(s2s_model **out, const char *path);
 // Writes the model atomically (temp file, fsync, rename).
 s2s_status s2s_model_save(const s2s_model *m, const char *path);
 
+// Writes m with the matrices decoding multiplies (self-attention, feed-
+// forward, an untied generator) stored as I8 with one F32 scale per row
+// (tensor NAME_scale) or as BF16, atomically (docs/model-format.md).
+// s2s_model_load reads such a file back, dequantised; quantising it again
+// to the same type gives the same bytes. t is S2S_COMPUTE_INT8 or _BF16.
+s2s_status s2s_model_save_quantized(const s2s_model *m, const char *path, s2s_compute_type t);
+
 void s2s_model_free(s2s_model *m);
 
 const s2s_config *s2s_model_get_config(const s2s_model *m);
 const s2s_vocab *s2s_model_src_vocab(const s2s_model *m);
 const s2s_vocab *s2s_model_tgt_vocab(const s2s_model *m);
+
+// What compute type t means on this CPU: t itself, or for
+// S2S_COMPUTE_AUTO bf16 where the CPU has AVX512_BF16, else int8 where it
+// has VNNI, else fp32 (docs/benchmarks.md has the measurements).
+s2s_compute_type s2s_compute_type_resolve(s2s_compute_type t);
+
+// The number type of m's decoding products: the resolved decode.compute_type
+// of its config at load, or as last set. Never S2S_COMPUTE_AUTO.
+s2s_compute_type s2s_model_compute_type(const s2s_model *m);
+
+// Decodes from now on in type t (resolved as above); the int8 or bf16
+// copy of the weights is made on the next decode. Fails with S2S_ERR_BUSY
+// while the model is decoded, S2S_ERR_INVALID for an unknown t.
+s2s_status s2s_model_set_compute_type(s2s_model *m, s2s_compute_type t);
 
 // A read-only view of one tensor, for inspection and for independent
 // re-computation. Taking views never changes the model, so any thread may

@@ -22,6 +22,7 @@ int s2s_cmd_init(int argc, char **argv);
 int s2s_cmd_translate(int argc, char **argv);
 int s2s_cmd_score(int argc, char **argv);
 int s2s_cmd_inspect(int argc, char **argv);
+int s2s_cmd_quantize(int argc, char **argv);
 int s2s_cmd_train(int argc, char **argv);
 int s2s_cmd_vocab(int argc, char **argv);
 int s2s_cmd_config(int argc, char **argv);

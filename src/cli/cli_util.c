@@ -156,6 +156,7 @@ const s2s_opt s2s_cli_decode_table[] = {
     FLAG("--repetition-penalty", "X", "decode.repetition_penalty"),
     FLAG("--no-repeat-ngram-size", "N", "decode.no_repeat_ngram_size"),
     FLAG("--replace-unknowns", NULL, "decode.replace_unknowns"),
+    FLAG("--compute-type", "TYPE", "decode.compute_type"),
     {0},
 };
 #undef FLAG
@@ -262,6 +263,13 @@ int s2s_cli_open(const char *cmd, const s2s_decode_opts *o, s2s_model **m, s2s_s
         s2s_model_free(*m);
         *m = NULL, *st = NULL;
         return rc;
+    }
+    s = s2s_model_set_compute_type(*m, cfg.decode.compute_type);
+    if (s != S2S_OK) {
+        s2s_state_free(*st);
+        s2s_model_free(*m);
+        *m = NULL, *st = NULL;
+        return s2s_cli_fail(s);
     }
     // n_best above beam_size raises the beam (s2s_decode_params_from_config).
     *p = s2s_decode_params_from_config(&cfg);

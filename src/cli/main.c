@@ -17,6 +17,7 @@ static const char usage[] =
     "  translate -m MODEL [SENTENCE...]  translate arguments, or stdin line by line\n"
     "  score -m MODEL                    log-probs of source<TAB>target lines on stdin\n"
     "  inspect MODEL                     config, vocab sizes, tensors, parameter count\n"
+    "  quantize MODEL -o OUT --type int8|bf16  store the decoding matrices as I8 or BF16\n"
     "  train CONFIG -o OUT               train a model (--init MODEL, --resume CKPT, --quiet)\n"
     "  vocab build TSV --column src|tgt -o VOCAB  write a vocab file from a corpus\n"
     "  config check|show|diff|reference|schema|init|explain\n"
@@ -40,6 +41,7 @@ static const command commands[] = {
     {"translate", s2s_cmd_translate},
     {"score", s2s_cmd_score},
     {"inspect", s2s_cmd_inspect},
+    {"quantize", s2s_cmd_quantize},
     {"train", s2s_cmd_train},
     {"vocab", s2s_cmd_vocab},
     {"config", s2s_cmd_config},

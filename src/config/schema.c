@@ -22,6 +22,9 @@ _Static_assert(sizeof(s2s_best_metric) == sizeof(int), "enum fields must be int-
 
 static const char *const activation_names[] = {
     [S2S_ACT_RELU] = "relu", [S2S_ACT_GELU] = "gelu", [S2S_ACT_COUNT] = NULL};
+static const char *const compute_type_names[] = {
+    [S2S_COMPUTE_FP32] = "fp32", [S2S_COMPUTE_INT8] = "int8", [S2S_COMPUTE_BF16] = "bf16",
+    [S2S_COMPUTE_AUTO] = "auto", [S2S_COMPUTE_COUNT] = NULL};
 static const char *const norm_names[] = {
     [S2S_NORM_PRE] = "pre", [S2S_NORM_POST] = "post", [S2S_NORM_COUNT] = NULL};
 static const char *const schedule_names[] = {
@@ -164,6 +167,13 @@ static const s2s_cfg_key decode_keys[] = {
      .help = "Each `<unk>` in a translation is printed as the source word (as typed, after "
              "normalisation) that the model's alignment head attends to most at that step "
              "(CTranslate2's `replace_unknowns`); `false` prints `<unk>`."},
+    {.name = "compute_type", .type = S2S_CFG_ENUM, FIELD(s2s_decode_config, compute_type),
+     .def = "fp32", .names = compute_type_names,
+     .help = "Number type of decoding's matrix products (CTranslate2's `compute_type`): "
+             "`fp32`; `int8` (weights s8 with a scale per output channel, activations "
+             "quantised per row, sums in int32); `bf16` (sums in fp32); `auto` picks bf16 "
+             "where the CPU has AVX512_BF16, else int8 where it has VNNI, else fp32. "
+             "Training always runs in fp32."},
 };
 
 static const s2s_cfg_key data_keys[] = {

@@ -201,6 +201,5 @@ s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos,
                       c->layer_norm_eps);
         h = st->scratch.h;
     }
-    return s2s_linear(st->logits, h, st->w->gen_w, true, m->gen_b, rows, d, V, S2S_MM_NONE,
-                      false);
+    return s2s_linear_w(st->logits, h, &st->w->gen, m->gen_b, rows, d, V, S2S_MM_NONE, false);
 }

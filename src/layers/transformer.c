@@ -23,6 +23,15 @@ static s2s_mm_act ffn_act(const s2s_model *m) {
 
 static bool pre_norm(const s2s_model *m) { return s2s_recipe_pre_norm(&m->cfg.model); }
 
+// y (R, N) (+)= act(x (R, K) · W^T + b): the decoding copy's W in its
+// compute type when there is one (s2s_decode_weights), else the fp32 w.
+static s2s_status linear(float *y, const float *x, const s2s_wmat *wm, const float *w,
+                         bool in_out, const float *b, int64_t rows, int64_t k, int64_t n,
+                         s2s_mm_act act, bool accumulate) {
+    if (wm->w) return s2s_linear_w(y, x, wm, b, rows, k, n, act, accumulate);
+    return s2s_linear(y, x, w, in_out, b, rows, k, n, act, accumulate);
+}
+
 // Input of a sublayer: LN(x) into scratch for pre-norm, x itself for post.
 static const float *sublayer_in(float *x, s2s_scratch *s, const s2s_model *m,
                                 const s2s_norm_weights *n, int64_t rows) {
@@ -44,9 +53,9 @@ static s2s_status ffn(float *x, s2s_scratch *s, const s2s_model *m, const s2s_ff
                       const s2s_norm_weights *n, int64_t rows) {
     int64_t d = m->cfg.model.d_model, f = m->cfg.model.ffn_dim;
     const float *in = sublayer_in(x, s, m, n, rows);
-    S2S_TRY(s2s_linear(s->ffn, in, w->w1, w->in_out, w->b1, rows, d, f, ffn_act(m), false));
-    S2S_TRY(s2s_linear(x, s->ffn, w->w2, w->in_out, w->b2, rows, f, d, S2S_MM_NONE,
-                       /*accumulate=*/true));
+    S2S_TRY(linear(s->ffn, in, &w->m1, w->w1, w->in_out, w->b1, rows, d, f, ffn_act(m), false));
+    S2S_TRY(linear(x, s->ffn, &w->m2, w->w2, w->in_out, w->b2, rows, f, d, S2S_MM_NONE,
+                   /*accumulate=*/true));
     sublayer_out(x, m, n, rows);
     return S2S_OK;
 }
@@ -55,8 +64,8 @@ static s2s_status ffn(float *x, s2s_scratch *s, const s2s_model *m, const s2s_ff
 static s2s_status attn_out(float *x, s2s_scratch *s, const s2s_model *m,
                            const s2s_attn_weights *w, int64_t rows) {
     int64_t d = m->cfg.model.d_model;
-    return s2s_linear(x, s->ctx, w->w_out, w->in_out, w->b_out, rows, d, d, S2S_MM_NONE,
-                      /*accumulate=*/true);
+    return linear(x, s->ctx, &w->out, w->w_out, w->in_out, w->b_out, rows, d, d, S2S_MM_NONE,
+                  /*accumulate=*/true);
 }
 
 s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
@@ -64,8 +73,9 @@ s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
                              const int *src_len, float *probs) {
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, rows = B * S;
     const float *in = sublayer_in(x, s, m, &w->norm1, rows);
-    S2S_TRY(s2s_linear(s->q, in, w->self_attn.w_qkv, w->self_attn.in_out, w->self_attn.b_qkv,
-                       rows, d, 3 * d, S2S_MM_NONE, false));
+    const s2s_attn_weights *sa = &w->self_attn;
+    S2S_TRY(linear(s->q, in, &sa->qkv, sa->w_qkv, sa->in_out, sa->b_qkv, rows, d, 3 * d,
+                   S2S_MM_NONE, false));
     s2s_attn_shape shape = {B, H, d / H, S, S, src_len, -1};
     s2s_qkv a = s2s_recipe_self_qkv(s->q, S, d);
     S2S_TRY(s2s_attention(s->ctx, probs ? probs : s->probs, a.q, a.k, a.v, &shape));
@@ -170,8 +180,8 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     // rows copied into the cache
     const float *in = sublayer_in(x, s, m, &w->norm1, rows);
     const s2s_attn_weights *a = &w->self_attn;
-    S2S_TRY(s2s_linear(s->q, in, a->w_qkv, a->in_out, a->b_qkv, rows, d, 3 * d, S2S_MM_NONE,
-                       false));
+    S2S_TRY(linear(s->q, in, &a->qkv, a->w_qkv, a->in_out, a->b_qkv, rows, d, 3 * d,
+                   S2S_MM_NONE, false));
     for (int64_t i = 0; i < seqs; i++)
         for (int64_t t = 0; t < tq; t++)
             memcpy(self_kv + (i * pos.t_alloc + pos.t0 + t) * 2 * d, s->q + (i * tq + t) * 3 * d + d,

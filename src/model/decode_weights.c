@@ -7,27 +7,59 @@
 #include "core/error.h"
 #include "core/util.h"
 #include "model/model_internal.h"
+#include "ops/ops.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-// dst (K, N) = src (N, K)^T, advancing *dst past it.
-static float *transposed(float **dst, const float *src, int64_t n, int64_t k) {
-    float *t = *dst;
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t j = 0; j < k; j++) t[j * n + i] = src[i * k + j];
-    *dst += n * k;
-    return t;
+// The matrices are laid out one after another in a block of the compute
+// type's elements (and, for int8, a block of column scales).
+typedef struct cursor {
+    s2s_compute_type type;
+    char *dst;      // next matrix
+    float *scales;  // next column scales (int8)
+    int32_t *comps; // next column compensations (int8)
+    float *tmp;     // (K, N) fp32, the largest matrix: the transpose before conversion
+} cursor;
+
+static size_t elem_size(s2s_compute_type t) {
+    return t == S2S_COMPUTE_INT8 ? 1 : t == S2S_COMPUTE_BF16 ? 2 : sizeof(float);
 }
 
-static void attn_in_out(s2s_attn_weights *a, float **dst, int64_t d) {
-    a->w_qkv = transposed(dst, a->w_qkv, 3 * d, d);
-    a->w_out = transposed(dst, a->w_out, d, d);
+// W^T (K, N) from src (N, K) in the cursor's type, advancing it.
+static s2s_wmat transposed(cursor *c, const float *src, int64_t n, int64_t k) {
+    float *t = c->type == S2S_COMPUTE_FP32 ? (float *)c->dst : c->tmp;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < k; j++) t[j * n + i] = src[i * k + j];
+    s2s_wmat w = {.type = c->type, .w = c->dst};
+    if (c->type == S2S_COMPUTE_INT8) {
+        s2s_quantize_cols_int8((int8_t *)c->dst, c->scales, t, k, n);
+        s2s_int8_compensation(c->comps, (const int8_t *)c->dst, k, n);
+        w.scale = c->scales, w.comp = c->comps;
+        c->scales += n, c->comps += n;
+    } else if (c->type == S2S_COMPUTE_BF16) {
+        s2s_to_bf16((uint16_t *)c->dst, t, (size_t)(n * k));
+    }
+    c->dst += (size_t)(n * k) * elem_size(c->type);
+    return w;
+}
+
+// The fp32 pointers of a copy stay the model's own (N, K) matrices unless
+// the copy is fp32, whose transposed matrices they then are.
+static void attn_in_out(s2s_attn_weights *a, cursor *c, int64_t d) {
+    a->qkv = transposed(c, a->w_qkv, 3 * d, d);
+    a->out = transposed(c, a->w_out, d, d);
+    if (c->type != S2S_COMPUTE_FP32) return;
+    a->w_qkv = (float *)a->qkv.w;
+    a->w_out = (float *)a->out.w;
     a->in_out = true;
 }
 
-static void ffn_in_out(s2s_ffn_weights *w, float **dst, int64_t d, int64_t f) {
-    w->w1 = transposed(dst, w->w1, f, d);
-    w->w2 = transposed(dst, w->w2, d, f);
+static void ffn_in_out(s2s_ffn_weights *w, cursor *c, int64_t d, int64_t f) {
+    w->m1 = transposed(c, w->w1, f, d);
+    w->m2 = transposed(c, w->w2, d, f);
+    if (c->type != S2S_COMPUTE_FP32) return;
+    w->w1 = (float *)w->m1.w;
+    w->w2 = (float *)w->m2.w;
     w->in_out = true;
 }
 
@@ -36,41 +68,56 @@ void s2s_decode_weights_free(s2s_decode_weights *w) {
     free(w->enc);
     free(w->dec);
     free(w->block);
+    free(w->scales);
+    free(w->comps);
     free(w);
 }
 
 static s2s_status make(s2s_decode_weights **out, const s2s_model *m) {
     const s2s_model_config *c = &m->cfg.model;
     int64_t d = c->d_model, f = c->ffn_dim, V = s2s_vocab_size(m->tgt_vocab);
-    // Fewer floats than the weights (within S2S_MAX_WEIGHTS), in checked
+    s2s_compute_type type = m->compute;
+    bool lp = type != S2S_COMPUTE_FP32;
+    // Fewer elements than the weights (within S2S_MAX_WEIGHTS), in checked
     // arithmetic all the same: the sizes come from the config.
+    size_t layers = (size_t)c->encoder_layers + (size_t)c->decoder_layers;
     size_t per_layer = s2s_size_add(S2S_SIZE(4, d, d), S2S_SIZE(2, d, f));
-    size_t floats = s2s_size_add(
-        s2s_size_mul((size_t)c->encoder_layers + (size_t)c->decoder_layers, per_layer),
-        S2S_SIZE(d, V));
+    size_t elems = s2s_size_add(s2s_size_mul(layers, per_layer), S2S_SIZE(d, V));
+    size_t cols = s2s_size_add(s2s_size_mul(layers, (size_t)(5 * d + f)), (size_t)V);
+    int64_t widest = 3 * d > f ? 3 * d : f;
+    size_t largest = S2S_SIZE(d, widest > V ? widest : V);
     s2s_decode_weights *w = s2s_calloc(1, sizeof *w);
+    float *tmp = NULL;
     if (w) {
         w->enc = s2s_calloc((size_t)c->encoder_layers, sizeof *w->enc);
         w->dec = s2s_calloc((size_t)c->decoder_layers, sizeof *w->dec);
-        w->block = s2s_calloc(floats, sizeof(float));
+        w->block = s2s_calloc(elems, elem_size(type));
+        w->scales = type == S2S_COMPUTE_INT8 ? s2s_calloc(cols, sizeof(float)) : NULL;
+        w->comps = type == S2S_COMPUTE_INT8 ? s2s_calloc(cols, sizeof(int32_t)) : NULL;
+        tmp = lp ? s2s_calloc(largest, sizeof(float)) : NULL;
     }
-    if (!w || !w->enc || !w->dec || !w->block) {
+    if (!w || !w->enc || !w->dec || !w->block || (type == S2S_COMPUTE_INT8 && (!w->scales || !w->comps)) ||
+        (lp && !tmp)) {
         s2s_decode_weights_free(w);
+        free(tmp);
         return s2s_fail(S2S_ERR_NOMEM, "out of memory for the decoding copy of the weights");
     }
-    float *dst = w->block;
+    cursor cur = {type, w->block, w->scales, w->comps, tmp};
     for (int l = 0; l < c->encoder_layers; l++) {
         w->enc[l] = m->enc[l];
-        attn_in_out(&w->enc[l].self_attn, &dst, d);
-        ffn_in_out(&w->enc[l].ffn, &dst, d, f);
+        attn_in_out(&w->enc[l].self_attn, &cur, d);
+        ffn_in_out(&w->enc[l].ffn, &cur, d, f);
     }
     for (int l = 0; l < c->decoder_layers; l++) {
         w->dec[l] = m->dec[l];
-        attn_in_out(&w->dec[l].self_attn, &dst, d);
-        ffn_in_out(&w->dec[l].ffn, &dst, d, f);
+        attn_in_out(&w->dec[l].self_attn, &cur, d);
+        ffn_in_out(&w->dec[l].ffn, &cur, d, f);
     }
-    w->gen_w = transposed(&dst, m->gen_w, V, d);
+    w->gen = transposed(&cur, m->gen_w, V, d);
+    w->gen_w = lp ? NULL : w->gen.w;
+    free(tmp);
     w->generation = m->generation;
+    w->compute = type;
     *out = w;
     return S2S_OK;
 }
@@ -79,7 +126,8 @@ s2s_status s2s_model_decode_weights(const s2s_model *m, const s2s_decode_weights
     s2s_status st = S2S_OK;
     pthread_mutex_lock(&lock);
     s2s_model *mm = (s2s_model *)m;  // the copy is a cache: const to callers
-    if (!mm->decode || mm->decode->generation != mm->generation) {
+    if (!mm->decode || mm->decode->generation != mm->generation ||
+        mm->decode->compute != mm->compute) {
         s2s_decode_weights *w = NULL;
         st = make(&w, m);
         if (st == S2S_OK) {

@@ -190,6 +190,7 @@ static s2s_status build(s2s_model *m, const s2s_st_file *file, const char *where
     L = (layout){.m = m, .where = where};
     walk(&L);
     s2s_positional_table(m->pe, c->max_len, c->d_model);
+    m->compute = s2s_compute_type_resolve(m->cfg.decode.compute_type);
     return S2S_OK;
 }
 
@@ -259,6 +260,12 @@ s2s_status s2s_model_save(const s2s_model *m, const char *path) {
 
 s2s_status s2s_model_save_extra(const s2s_model *m, const char *path, const s2s_st_tensor *extra,
                                 int n_extra, const s2s_st_meta *extra_meta, int n_extra_meta) {
+    return s2s_model_save_as(m, path, NULL, extra, n_extra, extra_meta, n_extra_meta);
+}
+
+s2s_status s2s_model_save_as(const s2s_model *m, const char *path, const s2s_st_tensor *own,
+                             const s2s_st_tensor *extra, int n_extra,
+                             const s2s_st_meta *extra_meta, int n_extra_meta) {
     // model: and decode: only; the vocabularies travel inside the file.
     char *yaml = s2s_config_model_to_yaml(&m->cfg);
     char *sv = s2s_vocab_to_string(m->src_vocab);
@@ -272,7 +279,7 @@ s2s_status s2s_model_save_extra(const s2s_model *m, const char *path, const s2s_
     }
     for (int i = 0; i < m->n_tensors; i++) {
         const s2s_param *p = &m->tensors[i];
-        ts[i] = (s2s_st_tensor){.name = p->name, .ndim = p->ndim, .data = p->data};
+        ts[i] = own ? own[i] : (s2s_st_tensor){.name = p->name, .ndim = p->ndim, .data = p->data};
         ts[i].shape[0] = p->shape[0];
         ts[i].shape[1] = p->shape[1];
     }
@@ -327,10 +334,45 @@ static s2s_status load_head(s2s_model *m, const s2s_st_file *f, const char *path
 }
 
 // p's values from t (of the same shape), refusing values that are not
-// finite: decoding would turn them into NaN log-probabilities.
-static s2s_status copy_weights(const s2s_param *p, const s2s_st_tensor *t, const char *path) {
+// finite: decoding would turn them into NaN log-probabilities. A quantised
+// t (docs/model-format.md) is dequantised: BF16 widened, I8 times the scale
+// of its row from NAME_scale in f, which is marked used.
+static s2s_status copy_weights(const s2s_param *p, const s2s_st_tensor *t, const s2s_st_file *f,
+                               bool *used, const char *path) {
     size_t n = numel(p);
-    memcpy(p->data, t->data, n * sizeof(float));
+    if (t->dtype == S2S_ST_F32) memcpy(p->data, t->data, n * sizeof(float));
+    if (t->dtype == S2S_ST_BF16)
+        for (size_t j = 0; j < n; j++) {
+            uint16_t h;
+            memcpy(&h, (const char *)t->raw + 2 * j, sizeof h);
+            s2s_from_bf16(&p->data[j], &h, 1);
+        }
+    if (t->dtype == S2S_ST_I8) {
+        char name[96];
+        snprintf(name, sizeof name, "%s_scale", p->name);
+        int k = s2s_st_index(f, name);
+        const s2s_st_tensor *sc = k >= 0 ? s2s_st_get(f, k) : NULL;
+        if (p->ndim != 2)
+            return s2s_fail(S2S_ERR_FORMAT, "%s: tensor '%s' is I8; only matrices may be", path,
+                            p->name);
+        if (!sc)
+            return s2s_fail(S2S_ERR_FORMAT, "%s: tensor '%s' is I8 but its scales '%s' are missing",
+                            path, p->name, name);
+        if (sc->dtype != S2S_ST_F32 || sc->ndim != 1 || sc->shape[0] != p->shape[0])
+            return s2s_fail(S2S_ERR_FORMAT, "%s: '%s' must be F32 of shape [%lld], one scale per "
+                            "row of '%s'", path, name, (long long)p->shape[0], p->name);
+        used[k] = true;
+        int64_t cols = p->shape[1];
+        for (int64_t r = 0; r < p->shape[0]; r++) {
+            float s;
+            memcpy(&s, (const char *)sc->raw + 4 * r, sizeof s);
+            if (!(isfinite(s) && s > 0))
+                return s2s_fail(S2S_ERR_FORMAT, "%s: '%s' holds %g at index %lld; scales must be "
+                                "finite and positive", path, name, (double)s, (long long)r);
+            const int8_t *q = (const int8_t *)t->raw + r * cols;
+            for (int64_t j = 0; j < cols; j++) p->data[r * cols + j] = (float)q[j] * s;
+        }
+    }
     for (size_t j = 0; j < n; j++)
         if (!isfinite(p->data[j]))
             return s2s_fail(S2S_ERR_FORMAT,
@@ -374,11 +416,11 @@ static s2s_status load_from(s2s_model *m, const s2s_st_file *f, const char *path
     for (int i = 0; i < m->n_tensors && st == S2S_OK; i++) {
         int k = s2s_st_index(f, m->tensors[i].name);
         used[k] = true;
-        st = copy_weights(&m->tensors[i], s2s_st_get(f, k), path);
+        st = copy_weights(&m->tensors[i], s2s_st_get(f, k), f, used, path);
     }
     // Names are unique in both: extra tensors in the file are the unused ones,
     // but for train.*, a training checkpoint's optimizer state (s2s_model_save_extra).
-    for (int k = 0; k < n_file && st == S2S_OK && n_file != m->n_tensors; k++)
+    for (int k = 0; k < n_file && st == S2S_OK; k++)
         if (!used[k] && strncmp(s2s_st_get(f, k)->name, "train.", 6) != 0) {
             const char *tn = s2s_st_get(f, k)->name;
             st = s2s_fail(S2S_ERR_FORMAT, "%s: unexpected tensor '%s' for this config", path,
@@ -487,6 +529,34 @@ s2s_status s2s_model_set_tensor(s2s_model *m, const char *name, const float *dat
                         p->name);
     memcpy(p->data, data, n * sizeof(float));
     s2s_model_touch(m);
+    pthread_rwlock_unlock(&m->use);
+    return S2S_OK;
+}
+
+// ---- compute type ----
+
+s2s_compute_type s2s_compute_type_resolve(s2s_compute_type t) {
+    // bf16 first: on an AVX-512 BF16 + VNNI EPYC it was at least as fast
+    // as fp32 at decoding's one-row shapes, where int8 lost (quantising
+    // the activations and dequantising the sums cost as much as a one-row
+    // product), and level with int8 from 32 rows on (docs/benchmarks.md).
+    if (t != S2S_COMPUTE_AUTO) return t;
+    if (s2s_cpu_has(S2S_COMPUTE_BF16)) return S2S_COMPUTE_BF16;
+    if (s2s_cpu_has(S2S_COMPUTE_INT8)) return S2S_COMPUTE_INT8;
+    return S2S_COMPUTE_FP32;
+}
+
+s2s_compute_type s2s_model_compute_type(const s2s_model *m) { return m->compute; }
+
+s2s_status s2s_model_set_compute_type(s2s_model *m, s2s_compute_type t) {
+    if ((unsigned)t >= S2S_COMPUTE_COUNT)
+        return s2s_fail(S2S_ERR_INVALID, "s2s_model_set_compute_type: no compute type %d", (int)t);
+    t = s2s_compute_type_resolve(t);
+    if (t == m->compute) return S2S_OK;
+    if (pthread_rwlock_trywrlock(&m->use) != 0)
+        return s2s_fail(S2S_ERR_BUSY, "s2s_model_set_compute_type: the model is being decoded "
+                                      "(set it once s2s_translate and s2s_score have returned)");
+    m->compute = t;  // the decoding copy is made again on next use
     pthread_rwlock_unlock(&m->use);
     return S2S_OK;
 }

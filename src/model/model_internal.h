@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "model/safetensors.h"
+#include "ops/matmul.h"
 #include "s2s/model.h"
 
 typedef struct s2s_attn_weights {
@@ -20,6 +21,9 @@ typedef struct s2s_attn_weights {
     float *w_out;  // (D, D)
     float *b_out;  // (D)
     bool in_out;   // w_qkv and w_out transposed, (D, 3D) and (D, D): s2s_decode_weights
+    // s2s_decode_weights: W_qkv^T and W_out^T in the compute type (the
+    // transposed fp32 copy above for fp32); w NULL in the model's own.
+    s2s_wmat qkv, out;
 } s2s_attn_weights;
 
 typedef struct s2s_norm_weights {
@@ -30,6 +34,7 @@ typedef struct s2s_ffn_weights {
     float *w1, *b1;  // (F, D), (F)
     float *w2, *b2;  // (D, F), (D)
     bool in_out;     // w1 and w2 transposed, (D, F) and (F, D): s2s_decode_weights
+    s2s_wmat m1, m2; // s2s_decode_weights: W1^T, W2^T in the compute type, as for attention
 } s2s_ffn_weights;
 
 typedef struct s2s_encoder_weights {
@@ -85,6 +90,7 @@ struct s2s_model {
 
     uint64_t generation;                // bumped whenever the weights change
     struct s2s_decode_weights *decode;  // made from some generation, or NULL
+    s2s_compute_type compute;           // of decoding's products; never AUTO
 
     // Held for reading by every running decode (s2s_model_acquire), for
     // writing by s2s_model_set_tensor, which therefore fails instead of
@@ -105,18 +111,35 @@ void s2s_model_release(const s2s_model *m);
 s2s_status s2s_model_save_extra(const s2s_model *m, const char *path, const s2s_st_tensor *extra,
                                 int n_extra, const s2s_st_meta *extra_meta, int n_extra_meta);
 
+// s2s_model_save_extra with the model's own tensors given as `own`
+// (n_tensors, in m's order; NULL: m's F32 weights): a quantised copy.
+s2s_status s2s_model_save_as(const s2s_model *m, const char *path, const s2s_st_tensor *own,
+                             const s2s_st_tensor *extra, int n_extra,
+                             const s2s_st_meta *extra_meta, int n_extra_meta);
+
 // The weights as decoding reads them (src/model/decode_weights.c): the
 // self-attention, feed-forward and generator matrices transposed to
 // (in, out), which oneDNN multiplies faster than nn.Linear's (out, in)
 // when a product has few rows, as a decoding step's have (greedy batch 1
 // about 7% faster, beams of 4 about 18%: docs/benchmarks.md). Every other
 // pointer, cross-attention's included, is the model's own.
+//
+// With an int8 or bf16 compute type the products of self-attention, the
+// feed-forward blocks and the generator read s2s_wmat copies in that type
+// (made from the transposed fp32 matrices, which are then dropped, and
+// the fp32 pointers point back at the model's own matrices).
+// Cross-attention stays fp32: its K/V are made once per sentence and
+// folded into per-step products that no longer read its weights.
 typedef struct s2s_decode_weights {
     s2s_encoder_weights *enc;  // (encoder_layers)
     s2s_decoder_weights *dec;  // (decoder_layers)
-    const float *gen_w;        // (D, Vt)
-    float *block;              // the transposed matrices
+    const float *gen_w;        // (D, Vt) fp32: with an int8 or bf16 copy, unused
+    s2s_wmat gen;              // (D, Vt) in the compute type
+    void *block;               // the transposed matrices, in the compute type
+    float *scales;             // int8: every matrix's column scales
+    int32_t *comps;            // int8: and column compensations
     uint64_t generation;       // of the weights they were made from
+    s2s_compute_type compute;  // FP32, INT8 or BF16
 } s2s_decode_weights;
 
 // The decoding copy of m's weights, made on first use and made again when

@@ -48,9 +48,17 @@ struct s2s_st_file {
 
 // ---- helpers ----
 
-// Bytes of an F32 tensor of this shape; false when they do not fit in size_t.
-static bool tensor_bytes(uint64_t *out, const int64_t *shape, int ndim) {
-    int64_t factors[S2S_ST_MAX_DIMS + 1] = {sizeof(float)};
+static const char *const dtype_names[] = {
+    [S2S_ST_F32] = "F32", [S2S_ST_I8] = "I8", [S2S_ST_BF16] = "BF16"};
+static const int dtype_sizes[] = {[S2S_ST_F32] = 4, [S2S_ST_I8] = 1, [S2S_ST_BF16] = 2};
+
+const char *s2s_st_dtype_name(s2s_st_dtype t) {
+    return (unsigned)t < S2S_ST_DTYPE_COUNT ? dtype_names[t] : "?";
+}
+
+// Bytes of a tensor of this type and shape; false when they do not fit in size_t.
+static bool tensor_bytes(uint64_t *out, s2s_st_dtype dtype, const int64_t *shape, int ndim) {
+    int64_t factors[S2S_ST_MAX_DIMS + 1] = {dtype_sizes[dtype]};
     memcpy(factors + 1, shape, (size_t)ndim * sizeof *shape);
     size_t n = s2s_size_prod(ndim + 1, factors);
     *out = n;
@@ -99,8 +107,11 @@ static s2s_status validate_write_args(const char *path, const s2s_st_tensor *ten
         if (t->ndim < 1 || t->ndim > S2S_ST_MAX_DIMS)
             return s2s_fail(S2S_ERR_INVALID, "%s: tensor '%s' has %d dims; s2s writes 1..%d",
                             path, t->name, t->ndim, S2S_ST_MAX_DIMS);
+        if ((unsigned)t->dtype >= S2S_ST_DTYPE_COUNT)
+            return s2s_fail(S2S_ERR_INVALID, "%s: tensor '%s' has no dtype %d", path, t->name,
+                            (int)t->dtype);
         uint64_t bytes;
-        if (!tensor_bytes(&bytes, t->shape, t->ndim))
+        if (!tensor_bytes(&bytes, t->dtype, t->shape, t->ndim))
             return s2s_fail(S2S_ERR_INVALID, "%s: tensor '%s' has a negative or too large shape",
                             path, t->name);
         if (bytes > 0 && !t->data)
@@ -160,7 +171,7 @@ static s2s_status build_header(char **out, const char *path, const s2s_st_tensor
     for (int i = 0; i < n_tensors; i++) {
         const s2s_st_tensor *t = &tensors[i];
         uint64_t bytes;
-        S2S_ASSERT(tensor_bytes(&bytes, t->shape, t->ndim));  // checked by validate
+        S2S_ASSERT(tensor_bytes(&bytes, t->dtype, t->shape, t->ndim));  // checked by validate
         if (bytes > (uint64_t)INT64_MAX - offset) {
             st = s2s_fail(S2S_ERR_INVALID, "%s: tensors total more than 2^63 bytes", path);
             goto done;
@@ -172,7 +183,7 @@ static s2s_status build_header(char **out, const char *path, const s2s_st_tensor
         // "o" steals shape, also when json_pack fails.
         json_t *entry = NULL;
         if (ok)
-            entry = json_pack("{s:s, s:o, s:[I,I]}", "dtype", "F32", "shape", shape,
+            entry = json_pack("{s:s, s:o, s:[I,I]}", "dtype", dtype_names[t->dtype], "shape", shape,
                               "data_offsets", (json_int_t)offset, (json_int_t)(offset + bytes));
         else
             json_decref(shape);
@@ -227,8 +238,8 @@ s2s_status s2s_st_write(const char *path, const s2s_st_tensor *tensors, int n_te
     free(header);
     for (int i = 0; i < n_tensors; i++) {
         uint64_t bytes;
-        S2S_ASSERT(tensor_bytes(&bytes, tensors[i].shape, tensors[i].ndim));
-        if (!s2s_safe_write(&f, tensors[i].data, (size_t)bytes)) break;
+        S2S_ASSERT(tensor_bytes(&bytes, tensors[i].dtype, tensors[i].shape, tensors[i].ndim));
+        if (!s2s_safe_write(&f, tensors[i].raw, (size_t)bytes)) break;
     }
     return s2s_safe_commit(&f);
 }
@@ -302,9 +313,13 @@ static s2s_status parse_tensor(s2s_st_tensor *t, span *sp, const char *path, con
     if (!json_is_string(dtype))
         return s2s_fail(S2S_ERR_FORMAT, "%s: tensor '%s' has a dtype that is not a string",
                         path, name);
-    if (strcmp(json_string_value(dtype), "F32") != 0) {
+    t->dtype = S2S_ST_F32;
+    while (t->dtype < S2S_ST_DTYPE_COUNT &&
+           strcmp(json_string_value(dtype), dtype_names[t->dtype]) != 0)
+        t->dtype++;
+    if (t->dtype == S2S_ST_DTYPE_COUNT) {
         char d[S2S_QUOTE_SIZE];
-        return s2s_fail(S2S_ERR_FORMAT, "%s: tensor '%s' has dtype %s; s2s reads F32 only",
+        return s2s_fail(S2S_ERR_FORMAT, "%s: tensor '%s' has dtype %s; s2s reads F32, I8 and BF16",
                         path, name, QUOTED(d, json_string_value(dtype)));
     }
     if (!json_is_array(shape))
@@ -324,7 +339,7 @@ static s2s_status parse_tensor(s2s_st_tensor *t, span *sp, const char *path, con
         t->shape[d] = (int64_t)dim;  // fits: it came from a non-negative json_int_t
     }
     uint64_t bytes;
-    if (!tensor_bytes(&bytes, t->shape, t->ndim))
+    if (!tensor_bytes(&bytes, t->dtype, t->shape, t->ndim))
         return s2s_fail(S2S_ERR_FORMAT, "%s: tensor '%s' has a shape too large to address",
                         path, name);
 

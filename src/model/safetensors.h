@@ -14,12 +14,23 @@
 
 #define S2S_ST_MAX_DIMS 4
 
+// Element types: F32, and the I8 and BF16 of quantised models
+// (docs/model-format.md). The zero value is F32.
+typedef enum s2s_st_dtype { S2S_ST_F32, S2S_ST_I8, S2S_ST_BF16, S2S_ST_DTYPE_COUNT } s2s_st_dtype;
+
 typedef struct s2s_st_tensor {
     const char *name;
     int ndim;
     int64_t shape[S2S_ST_MAX_DIMS];
-    const float *data;  // ndim product floats (F32 only); may be unaligned on read
+    union {
+        const float *data;  // F32: ndim product floats; may be unaligned on read
+        const void *raw;    // any dtype: the elements (int8_t, bf16 as uint16_t)
+    };
+    s2s_st_dtype dtype;
 } s2s_st_tensor;
+
+// "F32", "I8" or "BF16".
+const char *s2s_st_dtype_name(s2s_st_dtype t);
 
 typedef struct s2s_st_meta {
     const char *key;
@@ -35,7 +46,7 @@ typedef struct s2s_st_file s2s_st_file;
 
 // Reads and validates a whole file: header length within the file, the
 // header one JSON object ('{' to '}', then only space padding), every
-// tensor F32 with 1..4 dims, offsets matching its shape, and the tensors
+// tensor F32, I8 or BF16 with 1..4 dims, offsets matching its shape, and the tensors
 // covering the data section exactly (no overlap, no hole, no trailing
 // bytes), as the safetensors reference requires. Messages name the file
 // and the problem, with text from the file quoted safely (s2s_quote).

@@ -17,8 +17,10 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "core/util.h"
+#include "ops/ops.h"
 #include "s2s/s2s.h"
 
 #define DNNL_CHECK(call)                                                     \
@@ -32,7 +34,7 @@
     } while (0)
 
 #define RT DNNL_RUNTIME_DIM_VAL
-#define MAX_PRIMS 32
+#define MAX_PRIMS 64
 
 // ---- primitive cache ----
 
@@ -43,6 +45,11 @@ typedef struct prim_key {
     bool bias, accumulate;
     s2s_mm_act act;
     float alpha;
+    dnnl_data_type_t src, wei, dst;  // f32, f32, f32; s8, s8, s32 (int8); bf16, bf16, f32
+    // OpenMP threads: oneDNN fixes them when the primitive is made (its
+    // gemm forks that many on every call, however small the product), so
+    // the one-thread products get primitives of their own.
+    int threads;
 } prim_key;
 
 typedef struct prim_entry {
@@ -70,7 +77,8 @@ static _Thread_local int tl_threads;  // s2s_set_num_threads; 0 = all cores
 static bool key_eq(const prim_key *a, const prim_key *b) {
     return a->ndims == b->ndims && a->a_trans == b->a_trans && a->b_trans == b->b_trans &&
            a->bias == b->bias && a->accumulate == b->accumulate && a->act == b->act &&
-           a->alpha == b->alpha;
+           a->alpha == b->alpha && a->src == b->src && a->wei == b->wei && a->dst == b->dst &&
+           a->threads == b->threads;
 }
 
 static void md_dims(dnnl_dims_t d, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
@@ -93,12 +101,12 @@ static s2s_status create_prim(dnnl_primitive_t *out, const prim_key *key) {
     int nd = key->ndims;
     md_dims(d, RT, RT, RT, RT);
     md_dims(s, RT, RT, RT, 1);
-    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&c, nd, d, dnnl_f32, s + 4 - nd));
+    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&c, nd, d, key->dst, s + 4 - nd));
     if (key->a_trans) md_dims(s, RT, RT, 1, RT);
-    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&a, nd, d, dnnl_f32, s + 4 - nd));
+    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&a, nd, d, key->src, s + 4 - nd));
     md_dims(s, RT, RT, RT, 1);
     if (key->b_trans) md_dims(s, RT, RT, 1, RT);
-    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&b, nd, d, dnnl_f32, s + 4 - nd));
+    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&b, nd, d, key->wei, s + 4 - nd));
     md_dims(d, 1, RT, 0, 0);
     md_dims(s, RT, 1, 0, 0);
     DNNL_CHECK(dnnl_memory_desc_init_by_strides(&bias, 2, d, dnnl_f32, s));
@@ -161,6 +169,7 @@ done:
 typedef struct mem_entry {
     dnnl_memory_t mem;
     int nd;
+    dnnl_data_type_t dt;
     int64_t dims[4], strides[4];
 } mem_entry;
 
@@ -172,6 +181,8 @@ typedef mem_entry mem_cache[MEM_SLOTS][MEM_SETS][MEM_WAYS];
 typedef struct thread_cache {
     dnnl_stream_t stream;  // on be.engine, made on first use
     mem_cache *mems;       // allocated on first use
+    void *scratch;         // quantised activations and int32 sums (s2s_linear_w)
+    size_t scratch_size;
     struct thread_cache *prev, *next;
 } thread_cache;
 
@@ -190,6 +201,9 @@ static void release_thread_cache(thread_cache *c) {
     }
     if (c->stream) dnnl_stream_destroy(c->stream);
     c->stream = NULL;
+    free(c->scratch);
+    c->scratch = NULL;
+    c->scratch_size = 0;
 }
 
 static void thread_exit(void *p) {
@@ -234,8 +248,8 @@ static uint64_t mem_hash(const int64_t *dims, const int64_t *strides) {
 }
 
 // A memory object for the last nd of the four dims given, pointing at p.
-static s2s_status get_mem(dnnl_memory_t *m, int slot, int nd, const dnnl_dims_t dims4,
-                          dnnl_dims_t strides4, const float *p) {
+static s2s_status get_mem(dnnl_memory_t *m, int slot, int nd, dnnl_data_type_t dt,
+                          const dnnl_dims_t dims4, dnnl_dims_t strides4, const void *p) {
     s2s_status st = S2S_OK;
     if (!tl->mems && !(tl->mems = calloc(1, sizeof *tl->mems)))
         return s2s_fail(S2S_ERR_NOMEM, "out of memory (oneDNN memory cache)");
@@ -245,7 +259,7 @@ static s2s_status get_mem(dnnl_memory_t *m, int slot, int nd, const dnnl_dims_t 
         if (dims4[i] == 1 && strides4[i] == 0) strides4[i] = strides4[i + 1] * (dims4[i + 1] > 0 ? dims4[i + 1] : 1);
     mem_entry *set = (*tl->mems)[slot][mem_hash(dims4, strides4) % MEM_SETS];
     int w = 0;
-    while (w < MEM_WAYS && !(set[w].mem && set[w].nd == nd &&
+    while (w < MEM_WAYS && !(set[w].mem && set[w].nd == nd && set[w].dt == dt &&
                              !memcmp(set[w].dims, dims4, sizeof set[w].dims) &&
                              !memcmp(set[w].strides, strides4, sizeof set[w].strides)))
         w++;
@@ -257,11 +271,11 @@ static s2s_status get_mem(dnnl_memory_t *m, int slot, int nd, const dnnl_dims_t 
         w = MEM_WAYS - 1;  // evict the least recently used
         if (set[w].mem) dnnl_memory_destroy(set[w].mem);
         set[w].mem = NULL;
-        hit = (mem_entry){.nd = nd};
+        hit = (mem_entry){.nd = nd, .dt = dt};
         memcpy(hit.dims, dims4, sizeof hit.dims);
         memcpy(hit.strides, strides4, sizeof hit.strides);
         dnnl_memory_desc_t md;
-        DNNL_CHECK(dnnl_memory_desc_init_by_strides(&md, nd, dims4 + 4 - nd, dnnl_f32,
+        DNNL_CHECK(dnnl_memory_desc_init_by_strides(&md, nd, dims4 + 4 - nd, dt,
                                                     strides4 + 4 - nd));
         DNNL_CHECK(dnnl_memory_create(&hit.mem, &md, be.engine, (void *)p));
     }
@@ -272,7 +286,15 @@ done:
     return st;
 }
 
-s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p) {
+typedef struct mm_types {
+    dnnl_data_type_t src, wei, dst;
+} mm_types;
+
+static const mm_types f32_types = {dnnl_f32, dnnl_f32, dnnl_f32};
+
+// s2s_mm on operands of the given types (bias, when given, is f32).
+static s2s_status mm_typed(void *c, const void *a, const void *b, const s2s_mm_args *p,
+                           mm_types t) {
     s2s_status st = S2S_OK;
     if (p->b0 == 0 || p->b1 == 0 || p->m == 0 || p->n == 0) return S2S_OK;
     S2S_ASSERT(p->k > 0);
@@ -284,7 +306,11 @@ s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p
         .accumulate = p->accumulate,
         .act = p->act,
         .alpha = p->alpha,
+        .src = t.src, .wei = t.wei, .dst = t.dst,
     };
+    double flops = 2.0 * (double)(p->b0 * p->b1) * (double)(p->m * p->n) * (double)p->k;
+    key.threads = flops < PARALLEL_MIN_FLOPS ? 1 : s2s_get_num_threads();
+    if (omp_get_max_threads() != key.threads) omp_set_num_threads(key.threads);
     S2S_ASSERT(key.ndims == 2 || !key.bias);
     S2S_ASSERT((p->sa[3] == 1 || p->sa[2] == 1) && p->sc[3] == 1 &&
                (p->sb[3] == 1 || p->sb[2] == 1));
@@ -299,28 +325,29 @@ s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p
     md_dims(d, p->b0, p->b1, p->m, p->k);
     md_dims(s, p->sa[0], p->sa[1], p->sa[2], p->sa[3]);
     int nd = key.ndims;
-    S2S_TRY(get_mem(&ma, 0, nd, d, s, a));
+    S2S_TRY(get_mem(&ma, 0, nd, t.src, d, s, a));
     md_dims(d, p->b0, p->b1, p->k, p->n);
     md_dims(s, p->sb[0], p->sb[1], p->sb[2], p->sb[3]);
-    S2S_TRY(get_mem(&mb, 1, nd, d, s, b));
+    S2S_TRY(get_mem(&mb, 1, nd, t.wei, d, s, b));
     md_dims(d, p->b0, p->b1, p->m, p->n);
     md_dims(s, p->sc[0], p->sc[1], p->sc[2], p->sc[3]);
-    S2S_TRY(get_mem(&mc, 2, nd, d, s, c));
+    S2S_TRY(get_mem(&mc, 2, nd, t.dst, d, s, c));
     dnnl_exec_arg_t args[4] = {
         {DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_BIAS, NULL}};
     int n_args = 3;
     if (p->bias) {
         md_dims(d, 1, 1, 1, p->n);
         md_dims(s, p->n, p->n, p->n, 1);
-        S2S_TRY(get_mem(&mbias, 3, 2, d, s, p->bias));
+        S2S_TRY(get_mem(&mbias, 3, 2, dnnl_f32, d, s, p->bias));
         args[n_args++].memory = mbias;
     }
-    double flops = 2.0 * (double)(p->b0 * p->b1) * (double)(p->m * p->n) * (double)p->k;
-    int threads = flops < PARALLEL_MIN_FLOPS ? 1 : s2s_get_num_threads();
-    if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
     DNNL_CHECK(dnnl_primitive_execute(prim, tl->stream, n_args, args));
 done:
     return st;
+}
+
+s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p) {
+    return mm_typed(c, a, b, p, f32_types);
 }
 
 s2s_status s2s_linear(float *y, const float *x, const float *w, bool in_out, const float *bias,
@@ -347,6 +374,105 @@ s2s_status s2s_matmul(float *y, const float *x, const float *w, const float *bia
     }
     return s2s_linear(y, x, w, /*in_out=*/true, bias, m, k, n, S2S_MM_NONE,
                       /*accumulate=*/false);
+}
+
+// ---- low-precision products ----
+
+// This thread's scratch, at least `bytes` long (contents not kept).
+static void *scratch_get(size_t bytes) {
+    thread_cache *c = thread_cache_get();
+    if (!c) return NULL;
+    if (c->scratch_size < bytes) {
+        free(c->scratch);
+        c->scratch = malloc(bytes);
+        c->scratch_size = c->scratch ? bytes : 0;
+    }
+    return c->scratch;
+}
+
+static inline float act_apply(float v, s2s_mm_act act) {
+    if (act == S2S_MM_RELU) return v > 0 ? v : 0;
+    if (act == S2S_MM_GELU) return 0.5f * v * (1.0f + erff(v * 0.70710678f));
+    return v;
+}
+
+// y (R, N) (+)= act(x · W + bias) with W int8: each row of x quantised to
+// s8 with its own scale (max |x| / 127) and shifted to u8 (+128), the
+// u8 x s8 product summed in s32 by oneDNN (VNNI's vpdpbusd where the CPU
+// has it), then the shift's share (w->comp, made with the weights) taken
+// off and the sums dequantised here. With s8 activations oneDNN shifts
+// them itself and sums the weights' columns on every call: as much work
+// as a one-row product (K = 512 at one row took twice as long).
+static s2s_status linear_int8(float *y, const float *x, const s2s_wmat *w, const float *bias,
+                              int64_t rows, int64_t k, int64_t n, s2s_mm_act act,
+                              bool accumulate) {
+    size_t sums = S2S_SIZE(rows, n, sizeof(int32_t)), scales = S2S_SIZE(rows, sizeof(float));
+    char *buf = scratch_get(s2s_size_add(s2s_size_add(sums, scales), S2S_SIZE(rows, k)));
+    if (!buf) return s2s_fail(S2S_ERR_NOMEM, "out of memory (int8 product scratch)");
+    int32_t *acc = (int32_t *)buf;
+    float *row_scale = (float *)(buf + sums);
+    S2S_ASSERT(w->scale && w->comp);
+    int8_t *qx = (int8_t *)(buf + sums + scales);
+    uint8_t *ux = (uint8_t *)qx;
+    for (int64_t r = 0; r < rows; r++) {
+        row_scale[r] = s2s_quantize_row_int8(qx + r * k, x + r * k, k);
+        for (int64_t i = 0; i < k; i++) ux[r * k + i] = (uint8_t)(qx[r * k + i] + 128);
+    }
+    s2s_mm_args a = {
+        .b0 = 1, .b1 = 1, .m = rows, .k = k, .n = n,
+        .sa = {0, 0, k, 1}, .sb = {0, 0, n, 1}, .sc = {0, 0, n, 1}, .alpha = 1.0f,
+    };
+    S2S_TRY(mm_typed(acc, ux, w->w, &a, (mm_types){dnnl_u8, dnnl_s8, dnnl_s32}));
+    const float *ws = w->scale;
+    for (int64_t r = 0; r < rows; r++) {
+        const int32_t *ar = acc + r * n;
+        float *yr = y + r * n, rs = row_scale[r];
+        for (int64_t j = 0; j < n; j++) {
+            float v = (float)(ar[j] - w->comp[j]) * (rs * ws[j]) + (bias ? bias[j] : 0.0f);
+            if (accumulate) v += yr[j];
+            yr[j] = act_apply(v, act);
+        }
+    }
+    return S2S_OK;
+}
+
+// The same with W bf16: x rounded to bf16, the product summed in f32.
+static s2s_status linear_bf16(float *y, const float *x, const s2s_wmat *w, const float *bias,
+                              int64_t rows, int64_t k, int64_t n, s2s_mm_act act,
+                              bool accumulate) {
+    uint16_t *xb = scratch_get(S2S_SIZE(rows, k, sizeof(uint16_t)));
+    if (!xb) return s2s_fail(S2S_ERR_NOMEM, "out of memory (bf16 product scratch)");
+    s2s_to_bf16(xb, x, (size_t)(rows * k));
+    s2s_mm_args a = {
+        .b0 = 1, .b1 = 1, .m = rows, .k = k, .n = n,
+        .sa = {0, 0, k, 1}, .sb = {0, 0, n, 1}, .sc = {0, 0, n, 1},
+        .alpha = 1.0f, .bias = bias, .accumulate = accumulate, .act = act,
+    };
+    return mm_typed(y, xb, w->w, &a, (mm_types){dnnl_bf16, dnnl_bf16, dnnl_f32});
+}
+
+s2s_status s2s_linear_w(float *y, const float *x, const s2s_wmat *w, const float *bias,
+                        int64_t rows, int64_t k, int64_t n, s2s_mm_act act, bool accumulate) {
+    if (rows == 0 || n == 0) return S2S_OK;
+    switch (w->type) {
+    case S2S_COMPUTE_INT8: return linear_int8(y, x, w, bias, rows, k, n, act, accumulate);
+    case S2S_COMPUTE_BF16: return linear_bf16(y, x, w, bias, rows, k, n, act, accumulate);
+    default:
+        return s2s_linear(y, x, w->w, /*in_out=*/true, bias, rows, k, n, act, accumulate);
+    }
+}
+
+bool s2s_cpu_has(s2s_compute_type t) {
+    // ISA values are bit sets: each includes the ones below it.
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+#define HAS(x) ((isa & (unsigned)(x)) == (unsigned)(x))
+    switch (t) {
+    case S2S_COMPUTE_INT8:  // VNNI: four s8 products summed per instruction
+        return HAS(dnnl_cpu_isa_avx512_core_vnni) || HAS(dnnl_cpu_isa_avx2_vnni);
+    case S2S_COMPUTE_BF16: return HAS(dnnl_cpu_isa_avx512_core_bf16);
+    default: return true;
+    }
+#undef HAS
 }
 
 // ---- threads and shutdown ----

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "s2s/config.h"
 #include "s2s/status.h"
 
 typedef enum s2s_mm_act {
@@ -41,6 +42,26 @@ s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *a
 // model_internal.h). Rows are contiguous.
 s2s_status s2s_linear(float *y, const float *x, const float *w, bool in_out, const float *bias,
                       int64_t rows, int64_t k, int64_t n, s2s_mm_act act, bool accumulate);
+
+// A weight matrix as decoding multiplies it: W^T (K, N) row-major, in fp32,
+// int8 (s8 with one scale per output column N: W[k][n] ~ w[k][n] * scale[n])
+// or bf16 (the high 16 bits of the fp32 values, rounded to nearest even).
+typedef struct s2s_wmat {
+    s2s_compute_type type;  // S2S_COMPUTE_FP32, _INT8 or _BF16
+    const void *w;          // (K, N): float, int8_t or uint16_t
+    const float *scale;     // (N) int8 only
+    const int32_t *comp;    // (N) int8 only: 128 * sum over K of w (s2s_int8_compensation)
+} s2s_wmat;
+
+// y (rows, N) (+)= act(x (rows, K) · W + bias) with W in w's type. int8
+// quantises each row of x to s8 with its own scale (max |x| / 127), sums
+// in s32 and dequantises in f32; bf16 rounds x to bf16 and sums in f32.
+s2s_status s2s_linear_w(float *y, const float *x, const s2s_wmat *w, const float *bias,
+                        int64_t rows, int64_t k, int64_t n, s2s_mm_act act, bool accumulate);
+
+// Whether oneDNN runs type t on this CPU with its fast instructions: int8
+// with VNNI (AVX-512 or AVX2), bf16 with AVX512_BF16; fp32 always.
+bool s2s_cpu_has(s2s_compute_type t);
 
 // Threads that large products on this thread may use from now on (<= 0:
 // all cores). Small products always run on one thread.

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 // Reductions run in LANES independent partial sums (or maxima), combined
 // at the end: gcc vectorises such loops without reordering float
@@ -142,4 +143,71 @@ void s2s_log_softmax_row(float *x, int64_t n) {
     float mx = lane_max(x, n);
     float lse = mx + logf(exp_sum(NULL, x, mx, n, false));
     for (int64_t j = 0; j < n; j++) x[j] -= lse;
+}
+
+// ---- low precision ----
+
+// One value of a row quantised with 1/scale: round half to even, as rintf
+// does in the default rounding mode, clamped for the values NaN never reach.
+static inline int8_t q8(float v, float inv) {
+    float r = rintf(v * inv);
+    return (int8_t)(r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r);
+}
+
+// max |x| over n values, in LANES partial maxima (vectorised; fmaxf is a
+// libm call). NaN is skipped.
+static float abs_max(const float *x, int64_t n) {
+    float acc[LANES] = {0};
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++) {
+            float a = fabsf(x[i + j]);
+            acc[j] = a > acc[j] ? a : acc[j];
+        }
+    for (; i < n; i++) {
+        float a = fabsf(x[i]);
+        acc[0] = a > acc[0] ? a : acc[0];
+    }
+    float m = acc[0];
+    for (int j = 1; j < LANES; j++) m = acc[j] > m ? acc[j] : m;
+    return m;
+}
+
+float s2s_quantize_row_int8(int8_t *q, const float *x, int64_t k) {
+    float amax = abs_max(x, k);
+    float scale = amax > 0.0f ? amax / 127.0f : 1.0f, inv = 1.0f / scale;
+    for (int64_t i = 0; i < k; i++) q[i] = q8(x[i], inv);
+    return scale;
+}
+
+void s2s_quantize_cols_int8(int8_t *q, float *scale, const float *w, int64_t k, int64_t n) {
+    for (int64_t j = 0; j < n; j++) {
+        float amax = 0.0f;
+        for (int64_t i = 0; i < k; i++) amax = fmaxf(amax, fabsf(w[i * n + j]));
+        scale[j] = amax > 0.0f ? amax / 127.0f : 1.0f;
+    }
+    for (int64_t i = 0; i < k; i++)
+        for (int64_t j = 0; j < n; j++) q[i * n + j] = q8(w[i * n + j], 1.0f / scale[j]);
+}
+
+void s2s_int8_compensation(int32_t *comp, const int8_t *q, int64_t k, int64_t n) {
+    for (int64_t j = 0; j < n; j++) comp[j] = 0;
+    for (int64_t i = 0; i < k; i++)
+        for (int64_t j = 0; j < n; j++) comp[j] += 128 * q[i * n + j];
+}
+
+void s2s_to_bf16(uint16_t *dst, const float *src, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &src[i], sizeof u);
+        if ((u & 0x7fffffffu) > 0x7f800000u) dst[i] = (uint16_t)((u >> 16) | 0x40);  // quiet NaN
+        else dst[i] = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    }
+}
+
+void s2s_from_bf16(float *dst, const uint16_t *src, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = (uint32_t)src[i] << 16;
+        memcpy(&dst[i], &u, sizeof u);
+    }
 }

@@ -6,6 +6,7 @@
 #ifndef S2S_OPS_OPS_H
 #define S2S_OPS_OPS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 // In place, per row of length n: x[:valid] = softmax(x[:valid]),
@@ -32,5 +33,24 @@ void s2s_embed_row(float *y, const float *emb, int id, float scale, const float 
 
 // x (n) = log_softmax(x), in place.
 void s2s_log_softmax_row(float *x, int64_t n);
+
+// ---- low precision (ops/matmul.h s2s_wmat) ----
+
+// q (K) = round(x / s) in [-127, 127] with s = max |x| / 127; returns s
+// (1 when x is all zeros). The one rounding rule of every int8 quantiser.
+float s2s_quantize_row_int8(int8_t *q, const float *x, int64_t k);
+
+// q (K, N) and scale (N) from w (K, N): each column quantised as
+// s2s_quantize_row_int8 does a row, so that W[k][n] ~ q[k][n] * scale[n].
+void s2s_quantize_cols_int8(int8_t *q, float *scale, const float *w, int64_t k, int64_t n);
+
+// comp (N) = 128 * sum over K of q (K, N): what int8 products subtract
+// after running on activations shifted to u8 (q + 128), the form VNNI's
+// u8 x s8 instruction takes without oneDNN adding a compensation per call.
+void s2s_int8_compensation(int32_t *comp, const int8_t *q, int64_t k, int64_t n);
+
+// dst (n) = src rounded to bf16 (nearest even; NaN stays NaN), and back.
+void s2s_to_bf16(uint16_t *dst, const float *src, size_t n);
+void s2s_from_bf16(float *dst, const uint16_t *src, size_t n);
 
 #endif
