@@ -184,14 +184,20 @@ int s2s_cmd_train(int argc, char **argv) {
     tp.on_step = on_step;
     tp.user = &pg;
 
-    s2s_train_summary sum;
-    s2s_status st = s2s_train(&cfg, &tp, &sum);
+    s2s_train_summary sum = {0};
+    // Under mpirun: one training across the ranks, rank 0 alone talking.
+    s2s_status st = s2s_dist_init();
+    pg.quiet |= s2s_dist_rank() > 0;
+    if (st == S2S_OK) st = s2s_train(&cfg, &tp, &sum);
     free(config_dir);
     if (pg.live) fputc('\n', stderr);
     if (st != S2S_OK) {
         rc = s2s_cli_fail(st);
-        return sum.write_failed ? S2S_EXIT_FAILURE : rc;
+        rc = sum.write_failed ? S2S_EXIT_FAILURE : rc;
+        s2s_dist_abort(rc);  // the other ranks would wait for this one forever
+        return rc;
     }
+    s2s_dist_finalize();
     const char *out = tp.output ? tp.output : cfg.train.output;
     if (!pg.quiet) {
         if (sum.interrupted)
