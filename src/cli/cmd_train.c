@@ -180,6 +180,7 @@ int s2s_cmd_train(int argc, char **argv) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);  // what mpirun forwards (it turns SIGINT into SIGTERM)
     tp.stop = &stop_flag;
     tp.on_step = on_step;
     tp.user = &pg;
