@@ -11,7 +11,8 @@
 // Progress goes to stderr: on a terminal one live line redrawn with \r,
 // otherwise a plain line every --log-every steps (default 100); validation
 // results always get their own line. SIGINT/SIGTERM finish the current
-// step, write a checkpoint and exit 130.
+// step, write a checkpoint and exit 130; so does SIGUSR1, which mpirun forwards
+// to every rank (it turns SIGINT into SIGTERM and exits 1 itself).
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -101,7 +102,9 @@ static const s2s_cmd_spec train_spec = {
     ".train.log (JSON lines, appended). The config's train.output and train.log\n"
     "must stay in its folder unless --allow-outside; an output that is the\n"
     "--init model needs --overwrite.\n"
-    "Ctrl-C finishes the step, writes a checkpoint and exits 130.",
+    "Ctrl-C finishes the step, writes a checkpoint and exits 130.\n"
+    "mpirun -np N s2s train CONFIG trains one model on N processes, the\n"
+    "batches shared among them (docs/training.md).",
     train_opts, /*decode=*/false};
 
 int s2s_cmd_train(int argc, char **argv) {
