@@ -33,6 +33,8 @@ if [ "$mpi" != ON ]; then
 fi
 command -v mpirun >/dev/null || { echo "skipped: no mpirun (install openmpi-bin)"; exit 77; }
 mpirun=(mpirun --allow-run-as-root --oversubscribe -np 2)
+# In the sanitizer build: OpenMPI's runtime keeps some memory to the end.
+export LSAN_OPTIONS="suppressions=$here/lsan_mpi.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
 # max over tensors of |a - b| / |a| (Euclidean norms); exit 1 above tol.
 # (Element by element, a weight that gets little gradient drifts further:
