@@ -148,8 +148,6 @@ s2s_status s2s_train(const s2s_config *cfg, const s2s_train_params *p, s2s_train
 // s2s_train and s2s_dist_finalize after it; s2s_dist_abort ends every rank
 // after an error on one (the others would wait for it forever).
 
-// Whether this build has MPI (the S2S_MPI CMake option).
-bool s2s_dist_built(void);
 // Joins the launcher's processes; nothing without a launcher. A build
 // without MPI started as several processes gets S2S_ERR_CONFIG (they would
 // train alone, each writing the same files).

@@ -2,7 +2,6 @@
 // errors returned rather than fatal so that a failed call becomes an
 // s2s_status naming the operation. MPI is initialised only under a
 // launcher: a plain `s2s train` makes no MPI call at all.
-#include <limits.h>
 #include <mpi.h>
 #include <string.h>
 
@@ -19,8 +18,6 @@ static s2s_status check(int rc, const char *what) {
     MPI_Error_string(rc, msg, &len);
     return s2s_fail(S2S_ERR_IO, "rank %d: %s failed: %s", rank_, what, msg);
 }
-
-bool s2s_dist_built(void) { return true; }
 
 s2s_status s2s_dist_init(void) {
     int want = s2s_dist_launched_size();

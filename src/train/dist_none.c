@@ -7,8 +7,6 @@
 #include "core/error.h"
 #include "train/dist.h"
 
-bool s2s_dist_built(void) { return false; }
-
 s2s_status s2s_dist_init(void) {
     int n = s2s_dist_launched_size();
     if (n > 1)

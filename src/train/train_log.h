@@ -32,8 +32,9 @@ typedef struct s2s_train_log_guided {
 // Appends p's line: {"step", "loss", ["guided" when guided_on], ["coref"
 // when coref_on], "lr", "tokens", "grad_norm", ["valid": {...}]};
 // non-finite numbers as null. With p->ranks > 1 also "rank_tokens": [min,
-// max] and "allreduce_ms", and on the run's first line "ranks". S2S_ERR_IO (naming the file and the error)
-// when the write fails.
+// max] and "allreduce_ms", and on the run's first line "ranks". A log never
+// opened (ranks other than 0) takes nothing. S2S_ERR_IO (naming the file
+// and the error) when the write fails.
 s2s_status s2s_train_log_step(s2s_train_log *log, const s2s_train_progress *p,
                               const s2s_train_log_guided *g);
 
