@@ -5,12 +5,14 @@
 # coreference and <unk> replacement on; the log's "ranks" and per-rank
 # token counts; --resume from two processes into one; a killed rank names
 # itself and leaves the checkpoint whole; SIGUSR1 (which mpirun forwards)
-# and SIGINT write one checkpoint. A build without MPI instead checks that it
+# and SIGINT write one checkpoint; a rank put out of step (mpi_skew.c) is
+# caught by the weight hash after the next validation. A build without MPI instead checks that it
 # refuses to run under a launcher, then skips (exit 77).
-#   mpi_train_test.sh PATH_TO_s2s ON|OFF
+#   mpi_train_test.sh PATH_TO_s2s ON|OFF [PATH_TO_mpi_skew.so]
 set -u
 s2s=$1
 mpi=$2
+skew=${3:-none}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 . "$here/lib.sh"
@@ -158,6 +160,16 @@ check "dead rank: the checkpoint loads" run 0 "$s2s" inspect "$tmp/k.ckpt.safete
 check "dead rank: --resume goes on" run 0 "${mpirun[@]}" "$s2s" train "$reverse" \
   -o "$tmp/k.safetensors" --resume "$tmp/k.safetensors" --quiet --threads 1 \
   --set train.max_steps=$(($(ckpt_step "$tmp/k.ckpt.safetensors") + 2))
+
+if [ "$skew" != none ]; then
+  check "out of step: the run stops" run 2 "${mpirun[@]}" -x LD_PRELOAD="$skew" \
+    -x S2S_FAULT_SKEW_RANK=1 -x ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" \
+    "$s2s" train "$reverse" -o "$tmp/o.safetensors" --set train.max_steps=20 \
+    --set train.valid_every=5 --threads 1 --quiet
+  check "out of step: the message names the rank" \
+    err_has "after step 5 the weights of rank 1 differ from rank 0's"
+  check "out of step: nothing trained past it" test ! -e "$tmp/o.safetensors"
+fi
 
 for sig in USR1 INT; do
   rm -f "$tmp/s.train.log"
