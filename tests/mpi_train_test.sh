@@ -6,8 +6,8 @@
 # token counts; --resume from two processes into one; a killed rank names
 # itself and leaves the checkpoint whole; SIGUSR1 (which mpirun forwards)
 # and SIGINT write one checkpoint; a rank put out of step (mpi_skew.c) is
-# caught by the weight hash after the next validation. A build without MPI instead checks that it
-# refuses to run under a launcher, then skips (exit 77).
+# caught by the weight hash after the next validation. A build without MPI
+# instead checks that it refuses to run under a launcher, then skips (77).
 #   mpi_train_test.sh PATH_TO_s2s ON|OFF [PATH_TO_mpi_skew.so]
 set -u
 s2s=$1
@@ -43,8 +43,9 @@ export LSAN_OPTIONS="suppressions=$here/lsan_mpi.supp${LSAN_OPTIONS:+:$LSAN_OPTI
 # Adam divides its rounding noise by the gradient's own small size.) The key
 # projections' biases are left out: softmax ignores a shift common to every
 # key, so their true gradient is 0 and what they get is rounding noise, which
-# Adam scales to steps of the learning rate's size whatever the noise's size
-# (in one process as much as in two). They change no output.
+# Adam scales to steps of the learning rate's size whatever the noise's size;
+# two processes order the sums differently, so their noise differs. They
+# change no output.
 same_weights() {  # same_weights A B TOL
   python3 - "$@" <<'PY'
 import array, json, struct, sys
