@@ -35,8 +35,11 @@ if [ "$mpi" != ON ]; then
 fi
 command -v mpirun >/dev/null || { echo "skipped: no mpirun (install openmpi-bin)"; exit 77; }
 mpirun=(mpirun --allow-run-as-root --oversubscribe -np 2)
-# In the sanitizer build: OpenMPI's runtime keeps some memory to the end.
+# In the sanitizer build: OpenMPI's runtime keeps some memory to the end
+# (suppressed by library; frame-pointer unwinding loses its frames, which
+# were built without them, so malloc's stacks are unwound the slow way).
 export LSAN_OPTIONS="suppressions=$here/lsan_mpi.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:fast_unwind_on_malloc=0"
 
 # max over tensors of |a - b| / |a| (Euclidean norms); exit 1 above tol.
 # (Element by element, a weight that gets little gradient drifts further:
