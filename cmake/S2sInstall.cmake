@@ -3,7 +3,7 @@
 #   pkg-config:    pkg-config --cflags --libs s2s
 #   CMake:         find_package(s2s) ... target_link_libraries(app s2s::s2s)
 #
-# oneDNN, OpenMP, libyaml, jansson and OpenCC are private: no public header includes
+# oneDNN, OpenMP, libyaml, jansson, OpenCC (and MPI) are private: no public header includes
 # them. A program linked with libs2s.so never names them; one linked with
 # libs2s.a needs them on its link line, which s2s.pc's Libs.private and
 # Requires.private and s2sConfig.cmake's find_dependency calls provide for
@@ -58,5 +58,9 @@ else()
   set(S2S_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
 string(REPLACE ";" " " S2S_PC_OPENMP "${OpenMP_C_FLAGS}")
+set(S2S_PC_MPI "")
+if(S2S_MPI)  # the MPI libraries, by full path (MPI implementations name their .pc files apart)
+  string(REPLACE ";" " " S2S_PC_MPI "${MPI_C_LIBRARIES}")
+endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/s2s.pc.in ${CMAKE_CURRENT_BINARY_DIR}/s2s.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/s2s.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

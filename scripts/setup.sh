@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
           libyaml-dev libcriterion-dev libjansson-dev python3 python3-numpy python3-yaml
-          libopencc-dev libopencc-data libmicrohttpd-dev
+          libopencc-dev libopencc-data libmicrohttpd-dev libopenmpi-dev openmpi-bin
           chromium fonts-wqy-zenhei wrk)  # s2s serve; its browser test and load bench
 command -v npm >/dev/null || packages+=(npm)  # tests/yaml_ls_test.sh; nodesource's node has its own
 clang=0

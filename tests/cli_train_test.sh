@@ -105,11 +105,11 @@ sig_run() {  # sig_run NAME: a long run in the background, pid in $pid
     sleep 0.1
   done
 }
-masks() {  # masks PID: a line per thread, 1 if it blocks both SIGINT and SIGTERM, else 0
+masks() {  # masks PID: a line per thread, 1 if it blocks SIGINT, SIGTERM and SIGUSR1, else 0
   local f m
   for f in /proc/"$1"/task/*/status; do
     m=$(awk '/^SigBlk:/ { print $2 }' "$f")
-    echo $(( (0x$m & 0x4002) == 0x4002 ))
+    echo $(( (0x$m & 0x4202) == 0x4202 ))
   done
 }
 one_checkpoint() {  # one_checkpoint NAME: one interruption; a whole checkpoint of the last step

@@ -1567,3 +1567,48 @@ Test(graph, bad_batches_are_refused_with_a_message) {
     s2s_graph_free(g);
     s2s_model_free(m);
 }
+
+// Data-parallel training's premise: shares of a batch whose loss terms are
+// averaged over the whole batch's counts (norm_*) give gradients, losses
+// and guided terms that add up to the whole batch's, with label smoothing,
+// guided alignment and guided coreference on; each share has rows of both.
+Test(graph, shares_with_the_whole_batchs_counts_add_up_to_the_whole) {
+    const arch a = {16, 4, 24, 2, 2, S2S_NORM_PRE, S2S_ACT_GELU, 1, 0.1f};
+    s2s_model *m = make_model(&a, 9100);
+    s2s_batch whole, first, rest;
+    make_batch(&whole, &THREE_COREF, 0, 3);
+    make_batch(&first, &THREE_COREF, 0, 1);
+    make_batch(&rest, &THREE_COREF, 1, 2);
+    cr_assert(first.n_guided > 0 && rest.n_guided > 0 && first.n_coref > 0 && rest.n_coref > 0);
+    s2s_graph *g;
+    cr_assert_eq(s2s_graph_new(&g, m), S2S_OK);
+    size_t n = m->n_params;
+    float *gw = malloc(sizeof(float) * n), *g1 = malloc(sizeof(float) * n),
+          *g2 = malloc(sizeof(float) * n);
+    s2s_train_opts o = {.label_smoothing = a.smoothing, .guided_weight = 0.4f, .guided_layer = 1,
+                        .guided_head = 2, .coref_weight = 0.6f, .coref_layer = 0, .coref_head = 1};
+    s2s_loss_stats sw, s1, s2;
+    cr_assert_eq(s2s_forward_backward(g, &whole, &o, NULL, gw, &sw), S2S_OK, "%s", s2s_last_error());
+    o.norm_tokens = whole.n_tokens;
+    o.norm_guided = whole.n_guided;
+    o.norm_coref = whole.n_coref;
+    cr_assert_eq(s2s_forward_backward(g, &first, &o, NULL, g1, &s1), S2S_OK);
+    cr_assert_eq(s2s_forward_backward(g, &rest, &o, NULL, g2, &s2), S2S_OK);
+    cr_assert(fabs(s1.loss + s2.loss - sw.loss) <= 1e-6 * sw.loss, "loss %.9g + %.9g, whole %.9g",
+              s1.loss, s2.loss, sw.loss);
+    cr_assert(fabs(s1.guided + s2.guided - sw.guided) <= 1e-6 * sw.guided && sw.guided > 0);
+    cr_assert(fabs(s1.coref + s2.coref - sw.coref) <= 1e-6 * sw.coref && sw.coref > 0);
+    double big = 0, worst = 0;
+    for (size_t i = 0; i < n; i++) big = fmax(big, fabs(gw[i]));
+    for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs((double)g1[i] + g2[i] - gw[i]));
+    cr_assert(big > 1e-3 && worst <= 1e-5 * big, "largest difference %g of %g", worst, big);
+    // Without the whole batch's counts each share is its own mean: not a sum.
+    o = (s2s_train_opts){.label_smoothing = a.smoothing};
+    cr_assert_eq(s2s_forward_backward(g, &first, &o, NULL, g1, &s1), S2S_OK);
+    cr_assert_eq(s2s_forward_backward(g, &rest, &o, NULL, g2, &s2), S2S_OK);
+    cr_assert_gt(fabs(s1.loss + s2.loss - sw.loss), 0.1 * sw.loss);
+    free(gw), free(g1), free(g2);
+    s2s_graph_free(g);
+    free_batch(&whole), free_batch(&first), free_batch(&rest);
+    s2s_model_free(m);
+}

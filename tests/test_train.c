@@ -264,6 +264,55 @@ Test(data, batches_cover_the_epoch_within_the_budget) {
     s2s_vocab_free(v);
 }
 
+// Data-parallel shares (s2s_batch_share): for 1 to 5 ranks and every batch
+// of an epoch, the shares are contiguous, in rank order, cover the batch
+// once, and each is within one sentence of an equal share of the tokens.
+Test(data, rank_shares_partition_each_batch_and_balance_tokens) {
+    s2s_vocab *v = digits();
+    s2s_dataset *d;
+    cr_assert_eq(s2s_dataset_load(&d, FIX("reverse_train.tsv"), v, v, 16, 0), S2S_OK);
+    s2s_batch_plan p = {0};
+    cr_assert_eq(s2s_batch_plan_make(&p, d, 300, true, 3, 1), S2S_OK);
+    for (int size = 1; size <= 5; size++) {
+        for (int b = 0; b < p.n_batches; b++) {
+            const int *idx = p.order + p.start[b];
+            int n = p.start[b + 1] - p.start[b], next = 0, widest = 0;
+            long total = 0;
+            for (int i = 0; i < n; i++) {
+                int w = d->ex[idx[i]].src_len + d->ex[idx[i]].tgt_len + 2;
+                total += w;
+                widest = w > widest ? w : widest;
+            }
+            for (int r = 0; r < size; r++) {
+                int lo, hi;
+                s2s_batch_share(d, idx, n, r, size, &lo, &hi);
+                cr_assert_eq(lo, next, "batch %d, rank %d of %d: starts at %d, not %d", b, r,
+                             size, lo, next);
+                cr_assert_geq(hi, lo);
+                long tokens = 0;
+                for (int i = lo; i < hi; i++)
+                    tokens += d->ex[idx[i]].src_len + d->ex[idx[i]].tgt_len + 2;
+                cr_assert_leq(labs(tokens * size - total), (long)widest * size,
+                              "batch %d, rank %d of %d: %ld of %ld tokens", b, r, size, tokens,
+                              total);
+                next = hi;
+            }
+            cr_assert_eq(next, n, "batch %d, %d ranks: the shares end at %d of %d", b, size,
+                         next, n);
+        }
+    }
+    // Fewer sentences than ranks: some shares are empty, none overlap.
+    int lo, hi, covered = 0;
+    for (int r = 0; r < 4; r++) {
+        s2s_batch_share(d, p.order, 2, r, 4, &lo, &hi);
+        covered += hi - lo;
+    }
+    cr_assert_eq(covered, 2);
+    s2s_batch_plan_free(&p);
+    s2s_dataset_free(d);
+    s2s_vocab_free(v);
+}
+
 Test(data, no_shuffle_keeps_file_order) {
     s2s_vocab *v = digits();
     s2s_dataset *d;

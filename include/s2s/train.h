@@ -66,6 +66,11 @@ typedef struct s2s_train_progress {
     const s2s_valid_result *valid;  // non-NULL on validation steps
     bool best;             // this validation improved the best metric
     bool saved;            // a checkpoint was written after this step
+    // Data-parallel training (s2s_dist_size() processes; tokens and
+    // sentences above are the global batch's):
+    int ranks;
+    int rank_tokens_min, rank_tokens_max;  // the smallest and largest rank's share of tokens
+    double allreduce_sec;  // the step's gradient sum across ranks (0 with one process)
 } s2s_train_progress;
 
 typedef void (*s2s_train_callback)(const s2s_train_progress *p, void *user);
@@ -129,7 +134,33 @@ typedef struct s2s_train_summary {
 // "token_accuracy", "bleu", "exact_match", "sentences", "best"}}. A new run
 // appends its lines after an earlier run's (its steps start again at 1); a
 // resumed run first drops the last run's lines after its checkpoint's step.
+// Under MPI (several ranks) "tokens" is the global batch's, every line adds
+// "rank_tokens": [smallest, largest rank's share] and "allreduce_ms", and a
+// run's first line "ranks": N.
 s2s_status s2s_train(const s2s_config *cfg, const s2s_train_params *p, s2s_train_summary *out);
+
+// ---- data-parallel training (MPI) ----
+//
+// Under a launcher (`mpirun -np N s2s train CONFIG`), s2s_train runs one
+// synchronous data-parallel training across the N processes: every rank
+// starts from rank 0's weights, takes its share of each global batch of
+// train.batch_tokens (so a config means the same training for any N) and
+// the gradients are summed before each update. Rank 0 alone validates and
+// writes the log and the model files; every rank must see the data files
+// (and --init's or --resume's file). A program calls s2s_dist_init before
+// s2s_train and s2s_dist_finalize after it; s2s_dist_abort ends every rank
+// after an error on one (the others would wait for it forever).
+
+// Joins the launcher's processes; nothing without a launcher. A build
+// without MPI started as several processes gets S2S_ERR_CONFIG (they would
+// train alone, each writing the same files).
+s2s_status s2s_dist_init(void);
+int s2s_dist_rank(void);  // from 0; 0 without a launcher
+int s2s_dist_size(void);  // processes; 1 without a launcher
+// Ends every process of the job with exit status code (MPI_Abort); nothing
+// with one process.
+void s2s_dist_abort(int code);
+void s2s_dist_finalize(void);
 
 // Evaluates m on a source<TAB>target TSV file as validation does: the
 // label-smoothed loss (train.label_smoothing of m's config) and token

@@ -11,7 +11,8 @@
 // Progress goes to stderr: on a terminal one live line redrawn with \r,
 // otherwise a plain line every --log-every steps (default 100); validation
 // results always get their own line. SIGINT/SIGTERM finish the current
-// step, write a checkpoint and exit 130.
+// step, write a checkpoint and exit 130; so does SIGUSR1, which mpirun forwards
+// to every rank (it turns SIGINT into SIGTERM and exits 1 itself).
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -31,9 +32,10 @@ static volatile sig_atomic_t stop_flag;
 // No signal handler ever runs: oneDNN 2.6's AVX-512 sgemm moves its stack
 // pointer into a malloc'd workspace when K > 84, and a handler's frame
 // pushed there overwrites the heap block below it (docs/reliability.md
-// "Signals"). So SIGINT and SIGTERM are blocked in the main thread before
-// any other thread exists (OpenMP's and oneDNN's inherit the mask), and one
-// thread of our own takes them with sigwait(), which runs no handler.
+// "Signals"). So SIGINT, SIGTERM and SIGUSR1 (what mpirun forwards) are
+// blocked in the main thread before any other thread exists (OpenMP's,
+// oneDNN's and OpenMPI's inherit the mask), and one thread of our own takes
+// them with sigwait(), which runs no handler.
 
 static void *wait_for_stop(void *arg) {
     const sigset_t *set = arg;
@@ -45,7 +47,7 @@ static void *wait_for_stop(void *arg) {
     return NULL;
 }
 
-// Blocks SIGINT and SIGTERM in the calling thread and in every thread it
+// Blocks SIGINT, SIGTERM and SIGUSR1 in the calling thread and in every thread it
 // starts later, and starts the thread that waits for them. Call it before
 // anything starts a thread.
 static bool stop_on_signals(void) {
@@ -53,6 +55,7 @@ static bool stop_on_signals(void) {
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1);
     int err = pthread_sigmask(SIG_BLOCK, &set, NULL);
     pthread_attr_t attr;
     if (!err) err = pthread_attr_init(&attr);
@@ -138,7 +141,9 @@ static const s2s_cmd_spec train_spec = {
     ".train.log (JSON lines, appended). The config's train.output and train.log\n"
     "must stay in its folder unless --allow-outside; an output that is the\n"
     "--init model needs --overwrite.\n"
-    "Ctrl-C or SIGTERM finishes the step, writes a checkpoint and exits 130.",
+    "Ctrl-C or SIGTERM finishes the step, writes a checkpoint and exits 130.\n"
+    "mpirun -np N s2s train CONFIG trains one model on N processes, the\n"
+    "batches shared among them (docs/training.md).",
     train_opts, /*decode=*/false};
 
 int s2s_cmd_train(int argc, char **argv) {
@@ -216,14 +221,20 @@ int s2s_cmd_train(int argc, char **argv) {
     tp.on_step = on_step;
     tp.user = &pg;
 
-    s2s_train_summary sum;
-    s2s_status st = s2s_train(&cfg, &tp, &sum);
+    s2s_train_summary sum = {0};
+    // Under mpirun: one training across the ranks, rank 0 alone talking.
+    s2s_status st = s2s_dist_init();
+    pg.quiet |= s2s_dist_rank() > 0;
+    if (st == S2S_OK) st = s2s_train(&cfg, &tp, &sum);
     free(config_dir);
     if (pg.live) fputc('\n', stderr);
     if (st != S2S_OK) {
         rc = s2s_cli_fail(st);
-        return sum.write_failed ? S2S_EXIT_FAILURE : rc;
+        rc = sum.write_failed ? S2S_EXIT_FAILURE : rc;
+        s2s_dist_abort(rc);  // the other ranks would wait for this one forever
+        return rc;
     }
+    s2s_dist_finalize();
     const char *out = tp.output ? tp.output : cfg.train.output;
     if (!pg.quiet) {
         if (sum.interrupted)

@@ -599,3 +599,27 @@ int s2s_batch_unk_replace(s2s_batch *b, const s2s_dataset *d, const int *idx,
     }
     return replaced;
 }
+
+static int64_t share_weight(const s2s_dataset *d, int i) {
+    return d->ex[i].src_len + d->ex[i].tgt_len + 2;
+}
+
+// Sentence i's rank is floor(size * (tokens before i + half its own) /
+// total), non-decreasing in i: lo is the first sentence of a rank >= rank,
+// hi the first of a rank > rank.
+void s2s_batch_share(const s2s_dataset *d, const int *idx, int n, int rank, int size, int *lo,
+                     int *hi) {
+    int64_t total = 0, before = 0;
+    for (int i = 0; i < n; i++) total += share_weight(d, idx[i]);
+    *lo = *hi = n;
+    for (int i = 0; i < n; i++) {
+        int64_t w = share_weight(d, idx[i]);
+        int64_t r = (int64_t)size * (2 * before + w) / (2 * total);  // in integers
+        if (r >= rank && *lo == n) *lo = i;
+        if (r > rank) {
+            *hi = i;
+            return;
+        }
+        before += w;
+    }
+}

@@ -96,6 +96,16 @@ s2s_status s2s_batch_plan_make(s2s_batch_plan *p, const s2s_dataset *d, int batc
                                bool shuffle, uint64_t seed, int epoch);
 void s2s_batch_plan_free(s2s_batch_plan *p);
 
+// Rank `rank`'s share of the global batch idx[0..n) among `size` ranks
+// (data-parallel training): idx[*lo..*hi). The shares are contiguous, in
+// rank order, cover the batch, and balance its tokens (source + target +
+// 2 per sentence): sentence i goes to the rank whose slice of the token
+// count holds the middle of its own tokens. A share may be empty (a batch
+// of fewer sentences than ranks). A pure function of the batch: every rank
+// computes every share alike.
+void s2s_batch_share(const s2s_dataset *d, const int *idx, int n, int rank, int size, int *lo,
+                     int *hi);
+
 // Reusable batch buffers.
 typedef struct s2s_batch_buf {
     s2s_batch b;

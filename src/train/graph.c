@@ -269,6 +269,9 @@ typedef struct pass {
     // Guided coreference, likewise with coreference rows.
     float coref_w;
     int coref_layer, coref_head;
+    // What the loss and the guided terms are averaged over (s2s_train_opts'
+    // norm_*, else the batch's own counts).
+    int norm_tokens, norm_guided, norm_coref;
 } pass;
 
 // The gradient of activation view v (into base) in dbase, laid out like base.
@@ -371,6 +374,7 @@ static s2s_status begin(pass *p, s2s_graph *g, const s2s_batch *b, float drop, f
         .V = s2s_vocab_size(m->tgt_vocab),
         .pre = s2s_recipe_pre_norm(c), .eps = c->layer_norm_eps,
         .drop = drop, .adrop = adrop, .rng = rng,
+        .norm_tokens = b->n_tokens, .norm_guided = b->n_guided, .norm_coref = b->n_coref,
     };
     return reserve(g, p->N, p->S, p->T, adrop > 0.0f);
 }
@@ -519,11 +523,12 @@ static s2s_status forward(pass *p) {
 // Label-smoothed cross-entropy over the real target rows, in double:
 //   (1-eps) (lse - x[gold]) + eps (lse - mean_v x[v]),  lse = log sum exp x.
 // With want_grad, logits become d(mean loss)/d logits =
-// (softmax - (1-eps) onehot - eps/V) / n_tokens, and 0 on pad rows.
+// (softmax - (1-eps) onehot - eps/V) / n_tokens, and 0 on pad rows;
+// n_tokens is p->norm_tokens (the global batch's, for a share of one).
 static void loss(pass *p, float eps, bool want_grad, s2s_loss_stats *st) {
     const s2s_batch *b = p->b;
     int64_t V = p->V;
-    double sum = 0.0, nll_sum = 0.0, inv_n = 1.0 / (double)b->n_tokens;
+    double sum = 0.0, nll_sum = 0.0, inv_n = 1.0 / (double)p->norm_tokens;
     int correct = 0;
     for (int64_t s = 0; s < p->N; s++) {
         for (int64_t i = 0; i < p->T; i++) {
@@ -590,13 +595,13 @@ static void guided_losses(pass *p, s2s_loss_stats *st) {
     if (p->guided_w > 0.0f) {
         st->guided = guide_loss(g->dguided, b->align,
                                 g->dec[3 * p->guided_layer + 1].probs, p->N, p->H,
-                                p->guided_head, p->T, p->S, p->guided_w, b->n_guided);
+                                p->guided_head, p->T, p->S, p->guided_w, p->norm_guided);
         st->n_guided = b->n_guided;
     }
     if (p->coref_w > 0.0f) {
         st->coref = guide_loss(g->dcoref, b->coref,
                                g->enc[2 * p->coref_layer].probs, p->N, p->H, p->coref_head,
-                               p->S, p->S, p->coref_w, b->n_coref);
+                               p->S, p->S, p->coref_w, p->norm_coref);
         st->n_coref = b->n_coref;
     }
 }
@@ -789,6 +794,9 @@ s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_trai
     pass p;
     S2S_TRY(begin(&p, g, b, o->dropout, o->attention_dropout, rng));
     p.grads = grads;
+    if (o->norm_tokens > 0) p.norm_tokens = o->norm_tokens;
+    if (o->norm_guided > 0) p.norm_guided = o->norm_guided;
+    if (o->norm_coref > 0) p.norm_coref = o->norm_coref;
     if (o->guided_weight > 0.0f && b->align && b->n_guided > 0) {
         p.guided_w = o->guided_weight;
         p.guided_layer = o->guided_layer;

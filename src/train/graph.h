@@ -36,10 +36,16 @@ typedef struct s2s_train_opts {
     float coref_weight;
     int coref_layer;          // from 0, < encoder_layers
     int coref_head;           // from 0, < heads
+    // What the loss, the guided alignment and the guided coreference terms
+    // are averaged over instead of the batch's n_tokens, n_guided and
+    // n_coref; 0 (the default) is the batch's own. Data-parallel training
+    // gives each rank's share of a global batch the global batch's counts,
+    // so that the ranks' gradients add up to the global batch's gradient.
+    int norm_tokens, norm_guided, norm_coref;
 } s2s_train_opts;
 
 typedef struct s2s_loss_stats {
-    double loss;      // mean over the batch's n_tokens target positions
+    double loss;      // mean over the batch's n_tokens target positions (or norm_tokens)
     double nll;       // mean -log p[gold] (no smoothing), for perplexity
     int n_tokens;
     int n_correct;    // argmax == gold

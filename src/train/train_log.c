@@ -49,6 +49,7 @@ static s2s_status io_error(const char *path, const char *what) {
 s2s_status s2s_train_log_open(s2s_train_log *log, const char *path, int resume_step) {
     log->f = NULL;
     log->path = path;
+    log->wrote = false;
     if (resume_step >= 0 && access(path, F_OK) == 0) {
         char *text = NULL;
         size_t len = 0;
@@ -67,16 +68,23 @@ s2s_status s2s_train_log_open(s2s_train_log *log, const char *path, int resume_s
 // A JSON number, or null for NaN and infinities (JSON has neither).
 static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
-static json_t *step_object(const s2s_train_progress *p, const s2s_train_log_guided *g) {
+static json_t *step_object(const s2s_train_progress *p, const s2s_train_log_guided *g,
+                           bool first) {
     json_t *o = json_object();
     if (!o) return NULL;
     json_object_set_new(o, "step", json_integer(p->step));
+    if (p->ranks > 1 && first) json_object_set_new(o, "ranks", json_integer(p->ranks));
     json_object_set_new(o, "loss", num(p->loss));
     if (g->guided_on) json_object_set_new(o, "guided", num(g->guided));
     if (g->coref_on) json_object_set_new(o, "coref", num(g->coref));
     json_object_set_new(o, "lr", num(p->lr));
     json_object_set_new(o, "tokens", json_integer(p->tokens));
     json_object_set_new(o, "grad_norm", num(p->grad_norm));
+    if (p->ranks > 1) {
+        json_object_set_new(o, "rank_tokens", json_pack("[ii]", p->rank_tokens_min,
+                                                        p->rank_tokens_max));
+        json_object_set_new(o, "allreduce_ms", num(1e3 * p->allreduce_sec));
+    }
     if (p->valid) {
         const s2s_valid_result *v = p->valid;
         json_t *vo = json_object();
@@ -98,7 +106,9 @@ static json_t *step_object(const s2s_train_progress *p, const s2s_train_log_guid
 
 s2s_status s2s_train_log_step(s2s_train_log *log, const s2s_train_progress *p,
                               const s2s_train_log_guided *g) {
-    json_t *o = step_object(p, g);
+    if (!log->f) return S2S_OK;  // not rank 0
+    json_t *o = step_object(p, g, !log->wrote);
+    log->wrote = true;
     // One line, ", " and ": " separators, 9 significant digits.
     char *text = o ? json_dumps(o, JSON_REAL_PRECISION(9)) : NULL;
     json_decref(o);

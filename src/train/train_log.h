@@ -12,6 +12,7 @@
 typedef struct s2s_train_log {
     FILE *f;
     const char *path;  // borrowed
+    bool wrote;        // this run has written a line
 } s2s_train_log;
 
 // Opens path for appending (created if missing): a new run's lines go after
@@ -30,8 +31,10 @@ typedef struct s2s_train_log_guided {
 
 // Appends p's line: {"step", "loss", ["guided" when guided_on], ["coref"
 // when coref_on], "lr", "tokens", "grad_norm", ["valid": {...}]};
-// non-finite numbers as null. S2S_ERR_IO (naming the file and the error)
-// when the write fails.
+// non-finite numbers as null. With p->ranks > 1 also "rank_tokens": [min,
+// max] and "allreduce_ms", and on the run's first line "ranks". A log never
+// opened (ranks other than 0) takes nothing. S2S_ERR_IO (naming the file
+// and the error) when the write fails.
 s2s_status s2s_train_log_step(s2s_train_log *log, const s2s_train_progress *p,
                               const s2s_train_log_guided *g);
 

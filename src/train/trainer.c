@@ -10,6 +10,16 @@
 // the dropout generator's state, the epoch and the batch index within it,
 // the Adam moments and the step, so a resumed run takes exactly the steps
 // the uninterrupted run would have taken.
+//
+// Data parallelism (dist.h): every rank holds the whole model and the
+// same plan of global batches; it trains on its share of each batch
+// (s2s_batch_share), with the loss averaged over the global batch's
+// counts, so the sum of the ranks' gradients is the global batch's
+// gradient up to rounding. After that sum every rank clips and steps Adam
+// alike, and the weights stay equal without being sent again. Rank 0
+// alone validates and writes files. Dropout masks come, with several
+// ranks, from one draw of the shared generator per step mixed with the
+// rank: they differ from a one-process run's (equal runs need dropout 0).
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +35,7 @@
 #include "s2s/train.h"
 #include "train/checkpoint.h"
 #include "train/data.h"
+#include "train/dist.h"
 #include "train/evaluate.h"
 #include "train/graph.h"
 #include "train/optim.h"
@@ -32,6 +43,8 @@
 #include "train/train_log.h"
 
 s2s_train_params s2s_train_default_params(void) { return (s2s_train_params){0}; }
+
+enum { SHARE_K = 5 };  // counts per rank gathered each step (share_counts)
 
 typedef struct trainer {
     const s2s_config *cfg;
@@ -49,6 +62,8 @@ typedef struct trainer {
     s2s_train_log log;
     uint8_t *unk_src, *unk_tgt;  // train.unk_replace's candidate words (s2s_unk_words)
     bool write_failed;  // a log or model write failed
+    int rank, ranks;    // s2s_dist_rank(), s2s_dist_size()
+    double *gather;     // (ranks, SHARE_K) every rank's counts (s2s_dist_allgather_f64)
 } trainer;
 
 static double now_sec(void) {
@@ -78,6 +93,7 @@ static s2s_status wrote(trainer *t, s2s_status st) {
 // kill between the two leaves OUT a checkpoint behind; --resume reads the
 // checkpoint file, never OUT's weights.
 static s2s_status save_checkpoint(trainer *t) {
+    if (t->rank != 0) return S2S_OK;
     t->ls.train_pairs = t->train->n;
     S2S_TRY(wrote(t, s2s_checkpoint_save(t->files.ckpt, t->m, t->am, t->av, &t->ls)));
     return wrote(t, s2s_model_save(t->m, t->files.out));
@@ -124,6 +140,8 @@ static s2s_status unk_setup(trainer *t) {
 
 static s2s_status setup(trainer *t, const s2s_config *cfg, const s2s_train_params *p) {
     t->cfg = cfg;
+    t->rank = s2s_dist_rank();
+    t->ranks = s2s_dist_size();
     t->ls.best = NAN;
     if (!cfg->data.train[0])
         return s2s_fail(S2S_ERR_CONFIG, "data.train is not set: training needs a TSV file");
@@ -167,12 +185,13 @@ static s2s_status setup(trainer *t, const s2s_config *cfg, const s2s_train_param
         st = s2s_dataset_load(&t->train, cfg->data.train, t->m->src_vocab, t->m->tgt_vocab,
                               max_len, keep);
     if (st == S2S_OK && tc->unk_replace > 0.0f) st = unk_setup(t);
-    if (st == S2S_OK && cfg->data.dev[0])
+    if (st == S2S_OK && cfg->data.dev[0] && t->rank == 0)
         st = s2s_dataset_load(&t->dev, cfg->data.dev, t->m->src_vocab, t->m->tgt_vocab, max_len,
                               S2S_DATA_REFS);
     if (st == S2S_OK) {
         t->block = s2s_calloc(3 * t->n, sizeof(float));
-        if (!t->block) st = S2S_ERR_NOMEM;
+        t->gather = s2s_calloc(SHARE_K * (size_t)t->ranks, sizeof(double));
+        if (!t->block || !t->gather) st = S2S_ERR_NOMEM;
     }
     if (st == S2S_OK) {
         t->grads = t->block;
@@ -188,6 +207,8 @@ static s2s_status setup(trainer *t, const s2s_config *cfg, const s2s_train_param
                           "%s: the checkpoint was trained on %d sentence pairs, data.train has "
                           "%d (resuming needs the same data)", ckpt, t->ls.train_pairs,
                           t->train->n);
+        // Rank 0's weights and moments: equal on every rank from the start.
+        if (st == S2S_OK) st = s2s_dist_bcast(t->am, 2 * t->n * sizeof(float));
     } else if (st == S2S_OK) {
         t->ls.epoch = 1;
         // Its own stream: dropout masks must not repeat the init's numbers.
@@ -199,8 +220,11 @@ static s2s_status setup(trainer *t, const s2s_config *cfg, const s2s_train_param
     if (st == S2S_OK && t->ls.batch > t->plan.n_batches)
         st = s2s_fail(S2S_ERR_FORMAT, "%s: batch %d of an epoch of %d batches (was "
                       "train.batch_tokens changed?)", ckpt, t->ls.batch, t->plan.n_batches);
+    if (st == S2S_OK) st = s2s_dist_bcast(t->m->params, t->n * sizeof(float));
+    if (st == S2S_OK) s2s_model_touch(t->m);
     free(ckpt);
     S2S_TRY(st);
+    if (t->rank != 0) return S2S_OK;
     return s2s_train_log_open(&t->log, t->files.log, p->resume ? t->ls.step : -1);
 }
 
@@ -211,6 +235,7 @@ static s2s_status teardown(trainer *t) {
     s2s_graph_free(t->g);
     s2s_state_free(t->st);
     free(t->block);
+    free(t->gather);
     s2s_dataset_free(t->train);
     s2s_dataset_free(t->dev);
     free(t->unk_src);
@@ -218,6 +243,68 @@ static s2s_status teardown(trainer *t) {
     s2s_model_free(t->m);
     s2s_train_outputs_free(&t->files);
     return st;
+}
+
+// ---- across ranks ----
+
+// The global batch's counts, from every rank's share.
+typedef struct share {
+    int n_tokens, n_guided, n_coref;  // what the loss terms average over
+    int tokens, sentences;            // source + target tokens (no </s>), sentences
+    int tokens_min, tokens_max;       // the smallest and largest rank's tokens
+} share;
+
+static s2s_status share_counts(trainer *t, const s2s_batch *b, share *sh) {
+    const double mine[SHARE_K] = {b->n_tokens, b->n_guided, b->n_coref,
+                                  b->src_tokens + b->n_tokens - b->n, b->n};
+    S2S_TRY(s2s_dist_allgather_f64(t->gather, mine, SHARE_K));
+    double sum[SHARE_K] = {0}, lo = INFINITY, hi = 0;
+    for (int r = 0; r < t->ranks; r++) {
+        const double *x = t->gather + SHARE_K * r;
+        for (int k = 0; k < SHARE_K; k++) sum[k] += x[k];
+        lo = fmin(lo, x[3]);
+        hi = fmax(hi, x[3]);
+    }
+    *sh = (share){.n_tokens = (int)sum[0], .n_guided = (int)sum[1], .n_coref = (int)sum[2],
+                  .tokens = (int)sum[3], .sentences = (int)sum[4], .tokens_min = (int)lo,
+                  .tokens_max = (int)hi};
+    return S2S_OK;
+}
+
+// The gradients, the loss terms (each rank's part of the global means)
+// and the stop flags summed over the ranks. *sec: the gradient sum alone,
+// after a barrier, so that waiting for the slowest rank is not counted.
+static s2s_status sum_ranks(trainer *t, s2s_loss_stats *ls, bool *interrupted, double *sec) {
+    double x[5] = {ls->loss, ls->nll, ls->guided, ls->coref, *interrupted};
+    S2S_TRY(s2s_dist_barrier());
+    double t0 = now_sec();
+    S2S_TRY(s2s_dist_allreduce_sum_f32(t->grads, t->n));
+    *sec = now_sec() - t0;
+    S2S_TRY(s2s_dist_allreduce_sum_f64(x, 5));
+    ls->loss = x[0];
+    ls->nll = x[1];
+    ls->guided = x[2];
+    ls->coref = x[3];
+    *interrupted = x[4] > 0;
+    return S2S_OK;
+}
+
+// After a validation: every rank's weights hash as rank 0's, and rank 0's
+// early-stopping verdict becomes everyone's.
+static s2s_status check_ranks(trainer *t, int step, bool *stop_early) {
+    uint64_t h = s2s_fnv1a(S2S_FNV1A_INIT, t->m->params, t->n * sizeof *t->m->params);
+    const double mine[3] = {(double)(h >> 32), (double)(h & 0xffffffffu), *stop_early};
+    S2S_TRY(s2s_dist_allgather_f64(t->gather, mine, 3));
+    *stop_early = t->gather[2] != 0;
+    const double *g = t->gather;
+    for (int r = 1; r < t->ranks; r++)
+        if (g[3 * r] != g[0] || g[3 * r + 1] != g[1])
+            return s2s_fail(S2S_ERR_INVALID, "after step %d the weights of rank %d differ from "
+                            "rank 0's (FNV-1a %08llx%08llx against %08llx%08llx): the ranks no "
+                            "longer train one model", step, r, (unsigned long long)g[3 * r],
+                            (unsigned long long)g[3 * r + 1], (unsigned long long)g[0],
+                            (unsigned long long)g[1]);
+    return S2S_OK;
 }
 
 // ---- the loop ----
@@ -230,9 +317,12 @@ static s2s_status next_batch(trainer *t) {
                                     t->cfg->train.shuffle,
                                     (uint64_t)(uint32_t)t->cfg->train.seed, t->ls.epoch));
     }
-    int b = t->ls.batch++;
+    int b = t->ls.batch++, lo, hi;
     const int *idx = t->plan.order + t->plan.start[b];
-    S2S_TRY(s2s_batch_fill(&t->bb, t->train, idx, t->plan.start[b + 1] - t->plan.start[b]));
+    s2s_batch_share(t->train, idx, t->plan.start[b + 1] - t->plan.start[b], t->rank, t->ranks,
+                    &lo, &hi);
+    idx += lo;
+    S2S_TRY(s2s_batch_fill(&t->bb, t->train, idx, hi - lo));
     if (t->unk_src) {
         s2s_unk_replace u = {.rate = t->cfg->train.unk_replace,
                              .seed = (uint64_t)(uint32_t)t->cfg->train.seed,
@@ -275,7 +365,24 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
         double lr = s2s_lr_at(tc->schedule, tc->lr, step, tc->warmup_steps,
                               t->m->cfg.model.d_model, tc->max_steps);
         s2s_loss_stats ls = {0};
-        S2S_TRY(s2s_forward_backward(t->g, b, &opts, &t->ls.rng, t->grads, &ls));
+        share sh;
+        S2S_TRY(share_counts(t, b, &sh));
+        s2s_train_opts o = opts;
+        o.norm_tokens = sh.n_tokens;
+        o.norm_guided = sh.n_guided;
+        o.norm_coref = sh.n_coref;
+        s2s_rng rank_rng, *rng = &t->ls.rng;
+        if (t->ranks > 1) {
+            s2s_rng_seed(&rank_rng, s2s_rng_next(rng) ^ (0x9e3779b97f4a7c15ULL * (uint64_t)t->rank));
+            rng = &rank_rng;
+        }
+        if (b->n > 0) S2S_TRY(s2s_forward_backward(t->g, b, &o, rng, t->grads, &ls));
+        else memset(t->grads, 0, t->n * sizeof *t->grads);
+        // Read once: the handler may set it any time. Every rank stops at
+        // the same step: the flags are summed with the losses.
+        bool interrupted = p->stop && *p->stop;
+        double allreduce_sec = 0;
+        if (t->ranks > 1) S2S_TRY(sum_ranks(t, &ls, &interrupted, &allreduce_sec));
         if (!isfinite(ls.loss + ls.guided + ls.coref))
             return s2s_fail(S2S_ERR_INVALID, "step %d: the loss is %g; try a lower train.lr "
                             "or set train.clip_norm", step, ls.loss + ls.guided + ls.coref);
@@ -283,34 +390,39 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
         s2s_adam_step(t->m->params, t->am, t->av, t->grads, t->n, lr, &adam, step);
         s2s_model_touch(t->m);
 
-        int tokens = b->src_tokens + b->n_tokens - b->n;
+        int tokens = sh.tokens;
         tokens_run += tokens;
         double now = now_sec(), el = now - t0;
         step_time += now - ts;
         s2s_train_progress pr = {
             .step = step, .max_steps = tc->max_steps, .loss = ls.loss, .lr = lr,
-            .grad_norm = norm, .tokens = tokens, .sentences = b->n, .epoch = t->ls.epoch,
+            .grad_norm = norm, .tokens = tokens, .sentences = sh.sentences, .epoch = t->ls.epoch,
             .elapsed = el, .tokens_per_sec = step_time > 0 ? (double)tokens_run / step_time : 0,
+            .ranks = t->ranks, .rank_tokens_min = sh.tokens_min, .rank_tokens_max = sh.tokens_max,
+            .allreduce_sec = allreduce_sec,
         };
         s2s_valid_result vr;
         bool stop_early = false;
-        if (t->dev && tc->valid_every > 0 && step % tc->valid_every == 0) {
-            S2S_TRY(validate(t, &vr));
-            double score = metric_of(&vr, tc->best_metric);
-            bool better = isnan(t->ls.best) || (higher_is_better(tc->best_metric)
-                                                    ? score > t->ls.best : score < t->ls.best);
-            if (better) {
-                t->ls.best = score;
-                t->ls.best_step = step;
-                t->ls.bad = 0;
-                S2S_TRY(wrote(t, s2s_model_save(t->m, t->files.best)));
-            } else {
-                t->ls.bad++;
-                stop_early = tc->patience > 0 && t->ls.bad >= tc->patience;
+        if (t->cfg->data.dev[0] && tc->valid_every > 0 && step % tc->valid_every == 0) {
+            if (t->rank == 0) {
+                S2S_TRY(validate(t, &vr));
+                double score = metric_of(&vr, tc->best_metric);
+                bool better = isnan(t->ls.best) || (higher_is_better(tc->best_metric)
+                                                        ? score > t->ls.best : score < t->ls.best);
+                if (better) {
+                    t->ls.best = score;
+                    t->ls.best_step = step;
+                    t->ls.bad = 0;
+                    S2S_TRY(wrote(t, s2s_model_save(t->m, t->files.best)));
+                } else {
+                    t->ls.bad++;
+                    stop_early = tc->patience > 0 && t->ls.bad >= tc->patience;
+                }
+                pr.valid = &vr;
+                pr.best = better;
+                sum->last_valid = vr;
             }
-            pr.valid = &vr;
-            pr.best = better;
-            sum->last_valid = vr;
+            if (t->ranks > 1) S2S_TRY(check_ranks(t, step, &stop_early));
         }
         // The log line goes first: a run killed before the checkpoint below
         // leaves extra lines, which a resume drops (s2s_train_log_open).
@@ -318,7 +430,6 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
                                    .coref_on = tc->guided_coref.layer >= 0,
                                    .guided = ls.guided, .coref = ls.coref};
         S2S_TRY(wrote(t, s2s_train_log_step(&t->log, &pr, &lg)));
-        bool interrupted = p->stop && *p->stop;  // read once: the handler may set it any time
         saved = false;
         if ((tc->save_every > 0 && step % tc->save_every == 0) || interrupted || stop_early ||
             step == tc->max_steps) {
