@@ -458,6 +458,23 @@ static void sentence_fields(json_t *o, const s2s_model *m, const s2s_tokens *src
     free_labels(&lb);
 }
 
+// A job of n sentences for model mi with the request's decoding options p
+// (and their batching key, owned by the job from now on); NULL after a 500
+// reply when memory runs out.
+static s2s_job *new_job(int mi, int n, bool forced, s2s_decode_params p, char *key,
+                        s2s_server_reply *r) {
+    s2s_job *j = s2s_job_new(n, p.n_best, forced);
+    if (!j) {
+        free(key);
+        s2s_server_error_reply(r, 500, "internal", "out of memory");
+        return NULL;
+    }
+    j->p = p;
+    j->key = key;
+    j->model = mi;
+    return j;
+}
+
 // ---- POST /v1/translate ----
 
 static void translate(s2s_server *s, json_t *o, s2s_server_reply *r) {
@@ -481,14 +498,8 @@ static void translate(s2s_server *s, json_t *o, s2s_server_reply *r) {
     if (!decode_options(m, o, TRANSLATE_KEYS, &p, &key, r)) return;
     p.want_attention = true;  // the alignment comes from it
     p.want_self_attention = json_is_true(att);
-    s2s_job *j = s2s_job_new(n, p.n_best, /*forced=*/false);
-    if (!j) {
-        free(key);
-        return s2s_server_error_reply(r, 500, "internal", "out of memory");
-    }
-    j->p = p;
-    j->key = key;
-    j->model = mi;
+    s2s_job *j = new_job(mi, n, /*forced=*/false, p, key, r);
+    if (!j) return;
     for (int i = 0; i < n; i++) {
         char what[32];
         snprintf(what, sizeof what, texts ? "texts[%d]" : "text", i);
@@ -558,14 +569,8 @@ static void align(s2s_server *s, json_t *o, s2s_server_reply *r) {
     p.n_best = p.beam_size = 1;  // scoring: one hypothesis per sentence
     p.want_attention = true;
     p.want_self_attention = json_is_true(att);
-    s2s_job *j = s2s_job_new(1, 1, /*forced=*/true);
-    if (!j) {
-        free(key);
-        return s2s_server_error_reply(r, 500, "internal", "out of memory");
-    }
-    j->p = p;
-    j->key = key;
-    j->model = mi;
+    s2s_job *j = new_job(mi, 1, /*forced=*/true, p, key, r);
+    if (!j) return;
     s2s_alignment g = {0}, a = {0};
     bool has_gold = json_is_string(gold) && json_string_length(gold) > 0;
     if (!tokenize(m, s2s_model_src_vocab(m), "source", json_string_value(src), &j->src[0], r) ||
