@@ -118,6 +118,13 @@ for got, w in zip(j["results"] if same else [], want):
         same = same and gh["translation"] == wh["text"] and abs(gh["score"] - wh["score"]) < 1e-4
     same = same and len(got["hypotheses"]) == len(w["hypotheses"]) == 2
 check("translate: texts with beam 3, n-best 2 as `s2s translate --json` gives", same)
+# Unknown words are put back as the command line puts them (replace_unknowns).
+oov = ["我想吃巧克力。", "小明喜欢企鹅。"]
+want = [json.loads(line) for line in cli("translate", "-m", ZH_EN, "-q", "--json", stdin="\n".join(oov) + "\n").splitlines()]
+st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "texts": oov})
+got = [(r["translation"], r["target_tokens"]) for r in j["results"]] if st == 200 else None
+check("translate: unknown words put back as `s2s translate --json` does",
+      got == [(w["hypotheses"][0]["text"], w["hypotheses"][0]["tokens"]) for w in want] and "巧克力" in got[0][1], (got, want))
 st, j, _ = srv.request("POST", "/v1/translate", {"model": "en-zh", "texts": ["", "i love apples ."]})
 check("translate: an empty text stays empty", st == 200 and j["results"][0]["translation"] == "" and
       j["results"][0]["hypotheses"] == [] and j["results"][1]["translation"], j)

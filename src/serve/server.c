@@ -458,6 +458,16 @@ static void sentence_fields(json_t *o, const s2s_model *m, const s2s_tokens *src
     free_labels(&lb);
 }
 
+// The target tokens of h with each replaced <unk> as its source word, as
+// the translation and `s2s translate --json` give them.
+static void put_unknowns(json_t *tokens, const s2s_hypothesis *h, const s2s_tokens *src) {
+    for (int x = 0; h->unk_src && x < h->n && x < (int)json_array_size(tokens); x++) {
+        char *w = h->ids[x] == S2S_UNK && h->unk_src[x] >= 0 ? s2s_token_text(src, h->unk_src[x]) : NULL;
+        if (w) json_array_set_new(tokens, (size_t)x, json_string(w));
+        free(w);
+    }
+}
+
 // A job of n sentences for model mi with the request's decoding options p
 // (and their batching key, owned by the job from now on); NULL after a 500
 // reply when memory runs out.
@@ -519,10 +529,12 @@ static void translate(s2s_server *s, json_t *o, s2s_server_reply *r) {
         for (int k = 0; k < p.n_best; k++) {
             const s2s_hypothesis *h = &j->out[i * p.n_best + k];
             if (!h->ids && (k > 0 || j->src[i].n == 0)) continue;  // fewer than asked for
-            char *t = s2s_detokenize(tv, h->ids, h->n);
+            // replace_unknowns: each <unk> printed as the source word it came from
+            char *t = s2s_detokenize_replacing(tv, h->ids, h->n, h->unk_src, &j->src[i]);
             json_t *hj = json_object();
             json_object_set_new(hj, "translation", json_string(t ? t : ""));
             sentence_fields(hj, m, &j->src[i], NULL, h, k == 0 && p.want_self_attention, &a);
+            put_unknowns(json_object_get(hj, "target_tokens"), h, &j->src[i]);
             json_object_del(hj, "source_tokens");
             if (k == 0) {  // the best one's fields on the result itself
                 json_object_update(res, hj);
