@@ -1,6 +1,7 @@
 // Tests for src/decoding: properties every correct Transformer decoder has
 // (causal masking, permutation-equivariant encoder without positions,
-// padding-independence of batches, KV-cached steps equal to the full causal
+// padding-independence of batches (finished sentences leaving one
+// included), KV-cached steps equal to the full causal
 // pass, attention rows that are distributions), the cross-attention of a
 // tiny model recomputed with plain loops, input validation, and what greedy
 // search may emit. Models are small and random (s2s_model_init).
