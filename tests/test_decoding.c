@@ -1,6 +1,7 @@
 // Tests for src/decoding: properties every correct Transformer decoder has
 // (causal masking, permutation-equivariant encoder without positions,
-// padding-independence of batches, KV-cached steps equal to the full causal
+// padding-independence of batches (finished sentences leaving one
+// included), KV-cached steps equal to the full causal
 // pass, attention rows that are distributions), the cross-attention of a
 // tiny model recomputed with plain loops, input validation, and what greedy
 // search may emit. Models are small and random (s2s_model_init).
@@ -313,6 +314,108 @@ Test(decoding, padded_batch_equals_sentences_alone) {
         cr_assert_gt(distinct, 0, "arch %d: every sentence translated alike", a);
         for (int i = 0; i < NB; i++) s2s_hypothesis_free(&batch[i]);
         s2s_state_free(st);
+        s2s_model_free(m);
+    }
+}
+
+// Greedy search drops finished sentences from the batch (s2s_state_keep).
+// 32 sentences whose length limits (max_len_ratio) end them anywhere from
+// step 2 to step 25, with both kinds of maps, greedy and sampling with the
+// repetition guard, plain and folded cross-attention: each sentence must
+// come out as it does alone (batch 1) and as in a batch that keeps its
+// finished rows (st->no_shrink), maps and scores included.
+enum { NS = 32 };
+
+static void assert_same_maps(const float *x, const float *y, int64_t n, int i, const char *what) {
+    cr_assert(x && y, "sentence %d: %s missing", i, what);
+    float e = max_abs_diff(x, y, n);
+    cr_assert_leq(e, 1e-5f, "sentence %d: %s differ by %g", i, what, e);
+}
+
+static void assert_same_full(const s2s_hypothesis *x, const s2s_hypothesis *y, int i) {
+    assert_same_hyp(x, y, i);
+    cr_assert_float_eq(x->score, y->score, 1e-5, "sentence %d: scores %g vs %g", i, x->score,
+                       y->score);
+    int64_t lh = (int64_t)x->layers * x->heads;
+    assert_same_maps(x->cross_attn, y->cross_attn, lh * x->n_out * x->n_src, i, "cross maps");
+    assert_same_maps(x->self_attn, y->self_attn, lh * x->n_out * x->n_out, i, "self maps");
+    assert_same_maps(x->enc_attn, y->enc_attn,
+                     (int64_t)x->enc_layers * x->heads * x->n_src * x->n_src, i, "encoder maps");
+}
+
+Test(decoding, greedy_dropping_finished_rows_equals_keeping_them_and_alone) {
+    for (int a = 0; a < N_ARCHS; a++) {
+        s2s_model *m = make_model(&ARCHS[a], 370 + (uint64_t)a);
+        scramble_vectors(m);
+        int src[NS][24], len[NS];
+        const int *s[NS];
+        for (int i = 0; i < NS; i++) {
+            len[i] = 1 + (int)(rnd() % 24);
+            fill_ids(src[i], len[i], vs_of(m));
+            s[i] = src[i];
+        }
+        // A random model says </s> always or never: raise its bias until
+        // greedy search ends some sentences with </s> and some at their limit.
+        bool spread = false;
+        for (int k = 0; k < 40 && !spread; k++) {
+            tensor_add(m, "generator.bias", S2S_EOS, 0.1f);
+            s2s_decode_params p = params(m, NS, false);
+            p.max_len = MAX_LEN - 1, p.max_len_ratio = 1.0f;
+            s2s_state *st;
+            s2s_hypothesis h[NS];
+            cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+            cr_assert_eq(s2s_translate(st, &p, s, len, NS, h), S2S_OK);
+            int eos = 0, lo = MAX_LEN, hi = 0;
+            for (int i = 0; i < NS; i++) {
+                eos += h[i].n_out > h[i].n;
+                lo = h[i].n_out < lo ? h[i].n_out : lo;
+                hi = h[i].n_out > hi ? h[i].n_out : hi;
+                s2s_hypothesis_free(&h[i]);
+            }
+            s2s_state_free(st);
+            spread = eos >= 4 && eos <= NS - 4 && hi - lo >= 10;
+        }
+        cr_assert(spread, "arch %d: no </s> bias spreads the sentence ends", a);
+        for (int mode = 0; mode < 4; mode++) {
+            s2s_decode_params p = params(m, NS, true), p1;
+            p.want_self_attention = true;
+            p.threads = 1;
+            p.max_len = MAX_LEN - 1;
+            p.max_len_ratio = 1.0f;  // limits 2..25 by source length
+            if (mode & 1) {  // sampling with the repetition guard
+                p.temperature = 0.8f, p.sampling_topk = 0, p.seed = 7;
+                p.repetition_penalty = 1.3f, p.no_repeat_ngram_size = 2;
+            }
+            p1 = p, p1.max_batch = 1;
+            s2s_hypothesis h[3][NS];  // dropping, keeping, alone
+            int64_t steps[2];
+            for (int r = 0; r < 3; r++) {
+                s2s_state *st;
+                cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+                st->fold_mode = mode & 2 ? S2S_FOLD_ALWAYS : S2S_FOLD_NEVER;
+                st->no_shrink = r == 1;
+                cr_assert_eq(s2s_translate(st, r == 2 ? &p1 : &p, s, len, NS, h[r]), S2S_OK,
+                             "%s", s2s_last_error());
+                if (r < 2) steps[r] = st->row_steps;
+                s2s_state_free(st);
+            }
+            int lo = MAX_LEN, hi = 0, eos = 0;
+            for (int i = 0; i < NS; i++) {
+                eos += h[0][i].n_out > h[0][i].n;
+                assert_same_full(&h[0][i], &h[1][i], i);
+                assert_same_full(&h[0][i], &h[2][i], i);
+                lo = h[0][i].n_out < lo ? h[0][i].n_out : lo;
+                hi = h[0][i].n_out > hi ? h[0][i].n_out : hi;
+            }
+            cr_assert_geq(hi - lo, 10, "sentences end at steps %d..%d only", lo, hi);
+            cr_assert(eos > 0 && eos < NS, "%d of %d sentences end with </s>", eos, NS);
+            // the rows did leave: fewer row-steps than 32 per step
+            cr_assert_eq(steps[1], (int64_t)NS * hi);
+            cr_assert_lt(steps[0], steps[1] * 3 / 4, "%lld of %lld row-steps",
+                         (long long)steps[0], (long long)steps[1]);
+            for (int r = 0; r < 3; r++)
+                for (int i = 0; i < NS; i++) s2s_hypothesis_free(&h[r][i]);
+        }
         s2s_model_free(m);
     }
 }

@@ -97,17 +97,32 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
         for (int j = 0; j < src_len[i]; j++) key = s2s_fnv1a_word(key, (uint64_t)src[i][j]);
         s2s_rng_seed(&rngs[b], key);
     }
-    int remaining = B;
+    // live[k]: which sentence row k of the state holds. Finished rows leave
+    // the state once they are a quarter of it (s2s_state_keep), so later
+    // steps run on fewer rows; everything per sentence stays indexed by b.
+    int *live = s2s_calloc((size_t)B, sizeof(int)), *keep = s2s_calloc((size_t)B, sizeof(int));
+    if ((!live || !keep) && status == S2S_OK) status = S2S_ERR_NOMEM;
+    for (int b = 0; b < B && live; b++) live[b] = b;
+    int n = B, remaining = B;
     for (int64_t t = 0; t < T && remaining > 0 && status == S2S_OK; t++) {
-        memcpy(st->ids, prev, (size_t)B * sizeof(int));
+        if (!st->no_shrink && (n - remaining) * 4 >= n) {
+            int kept = 0;
+            for (int k = 0; k < n; k++)
+                if (!done[live[k]]) keep[kept] = k, live[kept++] = live[k];
+            s2s_state_keep(st, keep, kept, n, S, t, T);
+            n = kept;
+        }
+        for (int k = 0; k < n; k++) st->ids[k] = prev[live[k]];
+        st->row_steps += n;
         s2s_dec_pos pos = {.t0 = t, .tq = 1, .t_alloc = T, .beams = 1};
-        status = s2s_decode_rows(st, B, S, pos, maps);
-        s2s_map_src cross = {st->cross_probs, c->decoder_layers, B, c->heads, 1, S};
-        s2s_map_src self = {st->self_probs, c->decoder_layers, B, c->heads, 1, t + 1};
-        for (int b = 0; b < B && status == S2S_OK; b++) {
+        status = s2s_decode_rows(st, n, S, pos, maps);
+        s2s_map_src cross = {st->cross_probs, c->decoder_layers, n, c->heads, 1, S};
+        s2s_map_src self = {st->self_probs, c->decoder_layers, n, c->heads, 1, t + 1};
+        for (int k = 0; k < n && status == S2S_OK; k++) {
+            int b = live[k];
             if (done[b]) continue;
             s2s_hypothesis *h = &out[order[b].index * p->n_best];
-            float *row = st->logits + b * V;
+            float *row = st->logits + k * V;
             if (s2s_guard_on(p)) s2s_guard_row(row, h->ids, t, p);  // h->n == t while live
             s2s_log_softmax_row(row, V);
             s2s_mask_row(row, V, t, p->min_len);
@@ -118,8 +133,8 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
             int next = sampling(p) ? sample(row, V, p, &rngs[b], work) : argmax(row, V);
             h->token_logprobs[t] = row[next];
             h->logprob += row[next];
-            if (h->cross_attn) s2s_copy_maps(h->cross_attn, T, h->n_src, t, cross, b, 0, 1);
-            if (h->self_attn) s2s_copy_maps(h->self_attn, T, T, t, self, b, 0, 1);
+            if (h->cross_attn) s2s_copy_maps(h->cross_attn, T, h->n_src, t, cross, k, 0, 1);
+            if (h->self_attn) s2s_copy_maps(h->self_attn, T, T, t, self, k, 0, 1);
             h->n_out = (int)t + 1;
             if (next == S2S_EOS || t + 1 >= limit[b]) {
                 done[b] = true;
@@ -129,6 +144,7 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
             prev[b] = next;
         }
     }
+    free(live), free(keep);
     for (int b = 0; b < B && status == S2S_OK; b++) {
         s2s_hypothesis *h = &out[order[b].index * p->n_best];
         h->score = h->logprob / powf((float)h->n_out, p->length_penalty);

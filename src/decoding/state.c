@@ -116,6 +116,33 @@ void s2s_state_reorder(s2s_state *st, const int *parent, int64_t n_seqs, int64_t
     }
 }
 
+// Entries of `planes` blocks of B entries of `size` floats become blocks of
+// n: entry i of block k takes entry keep[i]. Destinations never pass their
+// sources (keep[i] >= i), so going up in place is safe.
+static void keep_entries(float *p, int64_t planes, int64_t B, const int *keep, int64_t n,
+                         int64_t size, int64_t used) {
+    for (int64_t k = 0; k < planes; k++)
+        for (int64_t i = 0; i < n; i++)
+            if (k * n + i != k * B + keep[i])
+                memmove(p + (k * n + i) * size, p + (k * B + keep[i]) * size,
+                        (size_t)used * sizeof(float));
+}
+
+void s2s_state_keep(s2s_state *st, const int *keep, int64_t n, int64_t B, int64_t S, int64_t t,
+                    int64_t t_alloc) {
+    const s2s_model_config *c = &st->m->cfg.model;
+    int64_t d = c->d_model, H = c->heads, L = c->decoder_layers;
+    keep_entries(st->self_kv, L, B, keep, n, t_alloc * 2 * d, t * 2 * d);
+    keep_entries(st->cross_kv, L, B, keep, n, S * 2 * d, S * 2 * d);
+    if (st->folded)
+        for (int64_t l = 0; l < L; l++) {  // each layer's arrays stay where they are
+            keep_entries(st->fold[l].qk, 1, B, keep, n, H * S * d, H * S * d);
+            keep_entries(st->fold[l].vo, 1, B, keep, n, H * S * d, H * S * d);
+            keep_entries(st->fold[l].qb, H, B, keep, n, S, S);
+        }
+    for (int64_t i = 0; i < n; i++) st->src_len[i] = st->src_len[keep[i]];
+}
+
 // x (B, Tq, D) = E[ids] * sqrt(D) + PE[t0 + i]
 static void embed(float *x, const s2s_model *m, const float *table, const int *ids, int64_t B,
                   int64_t tq, int64_t t0) {

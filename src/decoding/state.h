@@ -23,6 +23,8 @@ struct s2s_state {
     float *cross_kv;   // (L, B, S, 2D)
     // cross-attention folded ahead (layers/transformer.h), when it pays
     s2s_fold_mode fold_mode;       // S2S_FOLD_AUTO unless a test forces a path
+    bool no_shrink;                // greedy keeps finished rows (a test's reference path)
+    int64_t row_steps;             // decoder rows run by greedy steps, summed (a counter)
     bool folded;                   // whether the last s2s_encode folded
     s2s_cross_folded *fold;        // (L) views into fold_block
     float *fold_block;
@@ -63,5 +65,12 @@ s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos,
 // cache of sequence parent[i] (B*K entries), as beam search needs.
 void s2s_state_reorder(s2s_state *st, const int *parent, int64_t n_seqs, int64_t t,
                        int64_t t_alloc);
+
+// Keeps sentences keep[0..n) (increasing) of the B in the state, K = 1,
+// as sentences 0..n: their self-attention caches (positions < t of
+// t_alloc), cross-attention K/V (folded too) and source lengths move down
+// in place, so that later passes run on n rows.
+void s2s_state_keep(s2s_state *st, const int *keep, int64_t n, int64_t B, int64_t S, int64_t t,
+                    int64_t t_alloc);
 
 #endif
