@@ -7,15 +7,10 @@
 set -u
 s2s=$1
 py=${2:-python3}
-root=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
 probe="$root/scripts/probe.py"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() {  # check WHAT CONDITION...
-  local what=$1; shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
-}
+. "$here/lib.sh"
 
 # ---- the probe set on the shipped models ----
 "$py" "$probe" --s2s "$s2s" --models "$root/models" --failures --require >"$tmp/out" 2>&1
@@ -44,7 +39,7 @@ chmod +x "$tmp/echo-s2s"
 echo ok >"$tmp/echo-s2s.mode"
 mkdir -p "$tmp/models" "$tmp/data"
 touch "$tmp/models/zh-en.safetensors" "$tmp/models/en-zh.safetensors"
-run() {  # run [ARGS...]: probe.py on the stand-in; output in $tmp/run, exit code in $rc
+probe_run() {  # probe_run [ARGS...]: probe.py on the stand-in; output in $tmp/run, exit code in $rc
   "$py" "$probe" --s2s "$tmp/echo-s2s" --models "$tmp/models" --data "$tmp/data" "$@" >"$tmp/run" 2>&1
   rc=$?
 }
@@ -52,7 +47,7 @@ for g in worked natural read oov; do
   printf '# a comment\na b .\ta b .\n\n' >"$tmp/data/$g.zh-en.tsv"
   printf 'c d\tc d\n' >"$tmp/data/$g.en-zh.tsv"
 done
-run --require
+probe_run --require
 check "all exact, no loop: --require exits 0 (got $rc)" [ "$rc" -eq 0 ]
 check "all exact, no loop: 'all targets met'" grep -qx "probe: all targets met" "$tmp/run"
 
@@ -63,9 +58,9 @@ printf 'n\tN\n' >"$tmp/data/natural.en-zh.tsv"
 for i in $(seq 18); do printf 'r%d\tr%d\n' "$i" "$i"; done >"$tmp/data/read.zh-en.tsv"
 printf 'r\tR\nr r\tr\n' >"$tmp/data/read.en-zh.tsv"
 printf 'x x x\tx x x\n y \ty\n' >"$tmp/data/oov.zh-en.tsv"
-run
+probe_run
 check "targets missed, no --require: exit 0 (got $rc)" [ "$rc" -eq 0 ]
-run --require
+probe_run --require
 cat "$tmp/run"
 check "targets missed, --require: exit 1 (got $rc)" [ "$rc" -eq 1 ]
 check "natural at 95% meets its target" bash -c "! grep -q 'target missed: natural' '$tmp/run'"
@@ -77,25 +72,24 @@ check "oov: its loop misses the target" grep -qx "probe: target missed: oov: 1 o
 
 # ---- errors: exit 2 with the reason ----
 printf 'no tab here\n' >"$tmp/data/worked.en-zh.tsv"
-run
+probe_run
 check "a line without a tab: exit 2 (got $rc)" [ "$rc" -eq 2 ]
 check "... naming file:line" grep -q "worked.en-zh.tsv:1: expected 'source<TAB>reference'" "$tmp/run"
 rm "$tmp/data/worked.en-zh.tsv"
-run
+probe_run
 check "a missing group file: exit 2 (got $rc)" [ "$rc" -eq 2 ]
 check "... naming it" grep -q "worked.en-zh.tsv: missing" "$tmp/run"
 printf 'c d\tc d\n' >"$tmp/data/worked.en-zh.tsv"
 rm "$tmp/models/en-zh.safetensors"
-run
+probe_run
 check "a missing model: exit 2 (got $rc)" [ "$rc" -eq 2 ]
 touch "$tmp/models/en-zh.safetensors"
 echo --fail >"$tmp/echo-s2s.mode"
-run
+probe_run
 check "s2s failing: exit 2 (got $rc)" [ "$rc" -eq 2 ]
 check "... with its message" grep -q "failing on purpose" "$tmp/run"
 "$py" "$probe" --s2s "$tmp/no-such-s2s" --models "$tmp/models" --data "$tmp/data" >"$tmp/run" 2>&1
 rc=$?
 check "no s2s binary: exit 2 (got $rc)" [ "$rc" -eq 2 ]
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish probe
