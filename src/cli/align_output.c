@@ -131,8 +131,6 @@ typedef struct planes {
 
 // ---- formats ----
 
-static json_t *json_sel(int x) { return x < 0 ? json_string("avg") : json_integer(x); }
-
 static json_t *json_strings(const char **s, int n) {
     json_t *a = json_array();
     for (int i = 0; i < n; i++) json_array_append_new(a, json_string(s[i] ? s[i] : ""));
@@ -154,8 +152,8 @@ static json_t *json_map(const s2s_cli_align_view *o, const s2s_cli_align_sent *s
     if (make_shown(&v, o, s, layer, head) != S2S_OK) return NULL;
     json_t *m = json_object(), *rows = json_array();
     json_object_set_new(m, "type", json_string(s2s_cli_align_map_names[o->map]));
-    json_object_set_new(m, "layer", json_sel(layer));
-    json_object_set_new(m, "head", json_sel(head));
+    json_object_set_new(m, "layer", s2s_cli_json_sel(layer));
+    json_object_set_new(m, "head", s2s_cli_json_sel(head));
     json_object_set_new(m, "rows", json_strings(v.rl, v.rows));
     json_object_set_new(m, "cols", json_strings(v.cl, v.cols));
     for (int r = 0; r < v.rows; r++) {
@@ -184,8 +182,8 @@ static int print_json(const s2s_cli_align_view *o, const s2s_cli_align_sent *s, 
     json_object_set_new(j, "source_tokens", json_strings(s->src_lab, s->n_src));
     json_object_set_new(j, "target_tokens", json_strings(s->tgt_lab, s->n_tgt));
     json_links(j, "alignment", s->final);
-    json_object_set_new(j, "alignment_layer", json_sel(o->align_layer));
-    json_object_set_new(j, "alignment_head", json_sel(o->align_head));
+    json_object_set_new(j, "alignment_layer", s2s_cli_json_sel(o->align_layer));
+    json_object_set_new(j, "alignment_head", s2s_cli_json_sel(o->align_head));
     if (o->reverse) {
         json_links(j, "forward_alignment", s->fwd);
         json_object_set_new(j, "symmetrize", json_string(s2s_symmetrize_name(o->sym)));

@@ -34,6 +34,8 @@ bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, in
     return true;
 }
 
+json_t *s2s_cli_json_sel(int x) { return x < 0 ? json_string("avg") : json_integer(x); }
+
 int s2s_cli_print_json(json_t *o, int precision) {
     char *out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(precision));
     json_decref(o);
