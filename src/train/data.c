@@ -10,7 +10,6 @@
 #include "core/util.h"
 #include "s2s/align.h"
 #include "s2s/io.h"
-#include "tokenizer/utf8.h"
 
 // ---- growable arrays ----
 
@@ -549,12 +548,9 @@ s2s_status s2s_unk_words(uint8_t **word, const s2s_vocab *v, const s2s_dataset *
                 one[ids[x]]++;
         }
     }
-    for (int id = S2S_NUM_SPECIALS; id < V; id++) {
-        const char *piece = s2s_vocab_token(v, id);
-        uint32_t c;
-        s2s_utf8_decode(piece, strlen(piece), &c);
-        (*word)[id] = !s2s_is_punct(c) && one[id] > 0 && 2 * one[id] >= count[id];
-    }
+    for (int id = S2S_NUM_SPECIALS; id < V; id++)
+        (*word)[id] = !s2s_token_is_punct(s2s_vocab_token(v, id)) && one[id] > 0 &&
+                      2 * one[id] >= count[id];
     free(count);
     return S2S_OK;
 }
