@@ -1144,6 +1144,7 @@ typedef struct race {
     const char *written_name;
     volatile int stop;
     int decodes, busy, written;
+    int running;  // decode threads not yet done
 } race;
 
 static void *decode_loop(void *arg) {
@@ -1154,7 +1155,9 @@ static void *decode_loop(void *arg) {
     p.threads = 1;
     int src[4] = {5, 9, 6, 7}, len = 4;
     const int *srcs[1] = {src};
-    for (int i = 0; i < 40; i++) {
+    // 40 decodes each, and on until the writer has met one (a busy machine
+    // may not let a write and a decode overlap sooner), at most 20,000.
+    for (int i = 0; i < 40 || (!__atomic_load_n(&r->busy, __ATOMIC_RELAXED) && i < 20000); i++) {
         s2s_hypothesis h;
         cr_assert_eq(s2s_translate(st, &p, srcs, &len, 1, &h), S2S_OK, "%s", s2s_last_error());
         cr_assert_eq(h.n, r->ref_n);
@@ -1163,6 +1166,7 @@ static void *decode_loop(void *arg) {
         __atomic_add_fetch(&r->decodes, 1, __ATOMIC_RELAXED);
     }
     s2s_state_free(st);
+    __atomic_sub_fetch(&r->running, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -1202,14 +1206,16 @@ Test(model, writes_while_threads_decode_are_refused_never_corrupting) {
     memcpy(same, w.data, n * sizeof *same);
     r.written_name = w.name;
     pthread_t dec[2], rd;
+    r.running = 2;
     for (int i = 0; i < 2; i++) cr_assert_eq(pthread_create(&dec[i], NULL, decode_loop, &r), 0);
     cr_assert_eq(pthread_create(&rd, NULL, read_loop, &r), 0);
-    while (__atomic_load_n(&r.decodes, __ATOMIC_RELAXED) < 80) {
+    while (__atomic_load_n(&r.running, __ATOMIC_ACQUIRE) > 0) {  // writes while they decode
         s2s_status s = s2s_model_set_tensor(r.m, w.name, same, n);
         cr_assert(s == S2S_OK || s == S2S_ERR_BUSY, "status %d: %s", s, s2s_last_error());
         if (s == S2S_OK) r.written++;
-        else r.busy++;
+        else __atomic_add_fetch(&r.busy, 1, __ATOMIC_RELAXED);
     }
+    cr_assert_geq(r.decodes, 80);
     for (int i = 0; i < 2; i++) pthread_join(dec[i], NULL);
     __atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
     pthread_join(rd, NULL);
