@@ -7,16 +7,29 @@
 #include <stdint.h>
 #include <string.h>
 
+// The hot loops below are compiled three times, for AVX-512, AVX2 and
+// x86-64's baseline (4-float vectors), and the CPU's best is picked when
+// the library loads (gcc's target_clones, an ifunc). C11 mode contracts no
+// a*b+c into an FMA (-ffp-contract=off), so every clone gives the same bits.
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef VECTOR_CLONES
+#define VECTOR_CLONES
+#endif
+
 // Reductions run in LANES independent partial sums (or maxima), combined
 // at the end: gcc vectorises such loops without reordering float
 // operations itself, so results are the same on every machine.
 #define LANES 8
 
-static float lane_combine(const float acc[LANES]) {
+static inline float lane_combine(const float acc[LANES]) {
     return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
-static float lane_max(const float *x, int64_t n) {
+static inline float lane_max(const float *x, int64_t n) {
     float acc[LANES];
     for (int j = 0; j < LANES; j++) acc[j] = x[0];
     int64_t i = 0;
@@ -29,7 +42,7 @@ static float lane_max(const float *x, int64_t n) {
 }
 
 // sum of (x - shift)^power, power 1 or 2
-static float lane_sum(const float *x, float shift, int power, int64_t n) {
+static inline float lane_sum(const float *x, float shift, int power, int64_t n) {
     float acc[LANES] = {0};
     int64_t i = 0;
     for (; i + LANES <= n; i += LANES)
@@ -67,7 +80,7 @@ static inline float exp_nonpositive(float x) {
 // Sum of exp(x[j] - shift), also stored in y[j] when store (y may alias
 // x). Two loops rather than a test inside one, which would stop gcc
 // vectorising it.
-static float exp_sum(float *y, const float *x, float shift, int64_t n, bool store) {
+static inline float exp_sum(float *y, const float *x, float shift, int64_t n, bool store) {
     float acc[LANES] = {0};
     int64_t i = 0, full = n / LANES * LANES;
     if (store) {
@@ -85,14 +98,14 @@ static float exp_sum(float *y, const float *x, float shift, int64_t n, bool stor
     return lane_combine(acc);
 }
 
-void s2s_softmax_row(float *x, int64_t valid, int64_t n) {
+VECTOR_CLONES void s2s_softmax_row(float *x, int64_t valid, int64_t n) {
     float mx = lane_max(x, valid);  // largest term is exp(0): never overflows
     float inv = 1.0f / exp_sum(x, x, mx, valid, true);
     for (int64_t j = 0; j < valid; j++) x[j] *= inv;
     for (int64_t j = valid; j < n; j++) x[j] = 0.0f;
 }
 
-void s2s_layernorm_fwd(float *y, float *xhat, float *rstd, const float *x, const float *w,
+VECTOR_CLONES void s2s_layernorm_fwd(float *y, float *xhat, float *rstd, const float *x, const float *w,
                        const float *b, int64_t rows, int64_t d, float eps) {
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * d;
@@ -119,7 +132,7 @@ void s2s_layernorm(float *y, const float *x, const float *w, const float *b,
     s2s_layernorm_fwd(y, NULL, NULL, x, w, b, rows, d, eps);
 }
 
-void s2s_add(float *y, const float *x, const float *r, int64_t n) {
+VECTOR_CLONES void s2s_add(float *y, const float *x, const float *r, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] = x[i] + r[i];
 }
 
@@ -134,12 +147,12 @@ void s2s_positional_table(float *out, int64_t positions, int64_t d) {
     }
 }
 
-void s2s_embed_row(float *y, const float *emb, int id, float scale, const float *pe, int64_t d) {
+VECTOR_CLONES void s2s_embed_row(float *y, const float *emb, int id, float scale, const float *pe, int64_t d) {
     const float *e = emb + (int64_t)id * d;
     for (int64_t i = 0; i < d; i++) y[i] = e[i] * scale + pe[i];
 }
 
-void s2s_log_softmax_row(float *x, int64_t n) {
+VECTOR_CLONES void s2s_log_softmax_row(float *x, int64_t n) {
     float mx = lane_max(x, n);
     float lse = mx + logf(exp_sum(NULL, x, mx, n, false));
     for (int64_t j = 0; j < n; j++) x[j] -= lse;
@@ -147,16 +160,21 @@ void s2s_log_softmax_row(float *x, int64_t n) {
 
 // ---- low precision ----
 
-// One value of a row quantised with 1/scale: round half to even, as rintf
-// does in the default rounding mode, clamped for the values NaN never reach.
+// One value of a row quantised with 1/scale, clamped to [-127, 127] (NaN
+// to -127) and rounded half to even, as rintf does in the default rounding
+// mode, by adding and taking off 1.5 * 2^23 (rintf is a libm call on
+// x86-64's baseline ISA, which keeps the loops from vectorising).
 static inline int8_t q8(float v, float inv) {
-    float r = rintf(v * inv);
-    return (int8_t)(r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r);
+    const float round = 12582912.0f;
+    float c = v * inv;
+    c = c >= -127.0f ? c : -127.0f;
+    c = c <= 127.0f ? c : 127.0f;
+    return (int8_t)((c + round) - round);
 }
 
 // max |x| over n values, in LANES partial maxima (vectorised; fmaxf is a
 // libm call). NaN is skipped.
-static float abs_max(const float *x, int64_t n) {
+static inline float abs_max(const float *x, int64_t n) {
     float acc[LANES] = {0};
     int64_t i = 0;
     for (; i + LANES <= n; i += LANES)
@@ -173,7 +191,7 @@ static float abs_max(const float *x, int64_t n) {
     return m;
 }
 
-float s2s_quantize_row_int8(int8_t *q, const float *x, int64_t k) {
+VECTOR_CLONES float s2s_quantize_row_int8(int8_t *q, const float *x, int64_t k) {
     float amax = abs_max(x, k);
     float scale = amax > 0.0f ? amax / 127.0f : 1.0f, inv = 1.0f / scale;
     for (int64_t i = 0; i < k; i++) q[i] = q8(x[i], inv);
@@ -183,7 +201,10 @@ float s2s_quantize_row_int8(int8_t *q, const float *x, int64_t k) {
 void s2s_quantize_cols_int8(int8_t *q, float *scale, const float *w, int64_t k, int64_t n) {
     for (int64_t j = 0; j < n; j++) {
         float amax = 0.0f;
-        for (int64_t i = 0; i < k; i++) amax = fmaxf(amax, fabsf(w[i * n + j]));
+        for (int64_t i = 0; i < k; i++) {
+            float a = fabsf(w[i * n + j]);
+            amax = a > amax ? a : amax;
+        }
         scale[j] = amax > 0.0f ? amax / 127.0f : 1.0f;
     }
     for (int64_t i = 0; i < k; i++)
@@ -196,7 +217,7 @@ void s2s_int8_compensation(int32_t *comp, const int8_t *q, int64_t k, int64_t n)
         for (int64_t j = 0; j < n; j++) comp[j] += 128 * q[i * n + j];
 }
 
-void s2s_to_bf16(uint16_t *dst, const float *src, size_t n) {
+VECTOR_CLONES void s2s_to_bf16(uint16_t *dst, const float *src, size_t n) {
     for (size_t i = 0; i < n; i++) {
         uint32_t u;
         memcpy(&u, &src[i], sizeof u);
