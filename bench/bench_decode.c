@@ -7,7 +7,9 @@
 //                [--no-matmul]
 //
 // --compute-type decodes in fp32, int8, bf16 or auto (s2s/model.h);
-// --no-matmul leaves out the matmul table and the roofline.
+// --no-matmul leaves out the matmul table and the roofline: the decoder's
+// matrix FLOPs per target token (K rows of them for a beam of K) at the
+// best fp32 GFLOP/s of the table, beside each row's measured tokens/s.
 // --min-len forces every sentence to run that many steps (random models
 // rarely emit </s>); --dump writes the greedy translations as tokens.
 #include <stdbool.h>
@@ -185,7 +187,7 @@ int main(int argc, char **argv) {
     printf("|---|---:|---:|---:|---:|\n");
     struct { const char *name; int beam, batch; } rows[4] = {
         {"greedy", 1, 1}, {"greedy", 1, 32}, {"beam", beam, 1}, {"beam", beam, 32}};
-    double ms_of[4] = {0}, token_s = 0;
+    double ms_of[4] = {0}, tok_s[4] = {0}, token_s = 0;
     long tokens_b1 = 0;
     for (int k = 0; k < 4; k++) {
         p.beam_size = rows[k].beam;
@@ -193,6 +195,7 @@ int main(int argc, char **argv) {
         result r = run(st, p, src, len, n, repeat, k == 0 ? dump : NULL, tv);
         double ms = 1e3 * r.seconds / r.sentences;
         ms_of[k] = ms;
+        tok_s[k] = r.tokens / r.seconds;
         if (k == 0) token_s = r.seconds / r.tokens, tokens_b1 = r.tokens / r.sentences;
         printf("| %s %d | %d | %.1f | %.0f | %.3f |\n", rows[k].name, rows[k].beam, rows[k].batch,
                r.sentences / r.seconds, r.tokens / r.seconds, ms);
@@ -223,6 +226,13 @@ int main(int argc, char **argv) {
            peak, fl / (peak * 1e3));
     printf("measured greedy batch 1: %.2f us per target token (encoder included): %.1fx the "
            "roofline\n", token_s * 1e6, token_s * 1e6 / (fl / (peak * 1e3)));
+    // Per row: a beam of K runs K decoder rows per target token.
+    printf("\n| search | batch | roofline tokens/s | measured | fraction |\n|---|---:|---:|---:|---:|\n");
+    for (int k = 0; k < 4; k++) {
+        double roof = peak * 1e9 / (fl * rows[k].beam);
+        printf("| %s %d | %d | %.0f | %.0f | %.3f |\n", rows[k].name, rows[k].beam, rows[k].batch,
+               roof, tok_s[k], tok_s[k] / roof);
+    }
 
     for (int i = 0; i < n; i++) s2s_tokens_free(&toks[i]);
     free(toks), free(src), free(len);

@@ -15,13 +15,18 @@
 # Each build's programs run with its own libs2s (LD_LIBRARY_PATH), so a
 # copy of a build directory measures what was copied.
 #
+# Beside each row: the roofline (the decoder's matrix FLOPs per target
+# token at the best fp32 GFLOP/s bench_decode measures, see there) and the
+# fastest engine column's fraction of it. THREADS may list several counts
+# ("1 2"): a table for each.
+#
 # Environment: RUNS [3]  THREADS [1]  REPEAT [1] (passes of bench_decode)
 #   TYPES ["fp32 int8 bf16"]  MIN_LEN, MAX_LEN (given to both sides when set)
 #   OMP_WAIT_POLICY [PASSIVE], as bench/compare.sh.
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: bench/compute_types.sh MODEL INPUT [BUILD]" >&2; exit 2; }
 model=$1 input=$2 build=${3:-build}
-runs=${RUNS:-3} threads=${THREADS:-1} repeat=${REPEAT:-1} types=${TYPES:-fp32 int8 bf16}
+runs=${RUNS:-3} thread_list=${THREADS:-1} repeat=${REPEAT:-1} types=${TYPES:-fp32 int8 bf16}
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 len=()
 [ -z "${MIN_LEN:-}" ] || len+=(--min-len "$MIN_LEN")
@@ -32,6 +37,12 @@ rows=("1 1" "1 32" "4 1" "4 32")  # beam batch
 
 builds=("$build")
 [ -z "${BASE:-}" ] || builds=("$BASE" "$build")
+for threads in $thread_list; do
+: >"$out/figures"
+# the roofline of each row, from one run with the matmul table
+LD_LIBRARY_PATH=$build "$build/bench_decode" -m "$model" -i "$input" --threads "$threads" --beam 4 \
+  --repeat 1 "${len[@]}" 2>/dev/null | awk -F'|' '/^\| (greedy|beam) [0-9]+ \| [0-9]+ \| [0-9]+ \| [0-9]+ \| [0-9.]+ \|$/ {
+    gsub(/ /, "", $4); print "roof", "engine", ++n, $4 }' >>"$out/figures"
 for r in $(seq "$runs"); do
   for b in "${builds[@]}"; do
     tlist=$types
@@ -66,18 +77,22 @@ for line in open(sys.argv[1]):
 types = (["base"] if sys.argv[3] else []) + sys.argv[2].split()
 names = ["greedy x 1", "greedy x 32", "beam 4 x 1", "beam 4 x 32"]
 cols = [(t, s) for t in types for s in ("engine", "cli")]
-print("| config | " + " | ".join(f"{t} {s}" for t, s in cols) + " |")
-print("|---|" + "---:|" * len(cols))
+print("| config | " + " | ".join(f"{t} {s}" for t, s in cols) + " | roofline | best engine / roofline |")
+print("|---|" + "---:|" * (len(cols) + 2))
 for r in range(1, 5):
     cells = []
     for t, s in cols:
         m = statistics.median(fig[t, s, r])
         ref = statistics.median(fig[types[0], s, r])
         cells.append(f"{m:,.0f}" + ("" if t == types[0] else f" ({m / ref:.2f}x)"))
+    roof = fig["roof", "engine", r][0]
+    best = max(statistics.median(fig[t, "engine", r]) for t in types)
+    cells += [f"{roof:,.0f}", f"{best / roof:.3f}"]
     print(f"| {names[r - 1]} | " + " | ".join(cells) + " |")
 PY
 echo
 echo "target tokens/s, median of $runs interleaved runs, $threads thread(s); model $model, input $input"
+done
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); flags:" \
   $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512_vnni|avx512_bf16|amx_bf16|amx_int8)$' | tr '\n' ' ')
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
