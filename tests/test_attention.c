@@ -35,7 +35,7 @@ ParameterizedTest(case_ *c, attention, matches_reference) {
     ref_fill(q, B * tq * 3 * d, 1, 2.0f);
     ref_fill(kv, B * tk * 2 * d, 2, 2.0f);
     for (int64_t b = 0; b < B; b++) klen[b] = (int)(tk - b % tk);  // padding differs per sentence
-    s2s_attn_shape s = {B, H, dh, tq, tk, klen, c->causal ? c->pos0 : -1};
+    s2s_attn_shape s = {B, H, dh, tq, tk, klen, c->causal ? c->pos0 : -1, false};
     s2s_view qv = {q, tq * 3 * d, 3 * d}, kview = {kv, tk * 2 * d, 2 * d},
              vview = {kv + d, tk * 2 * d, 2 * d};
     cr_assert_eq(s2s_attention(ctx, probs, qv, kview, vview, &s), S2S_OK);

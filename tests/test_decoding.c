@@ -1002,3 +1002,68 @@ Test(decoding, non_finite_weights_fail_every_search_cleanly) {
         s2s_model_free(m);
     }
 }
+
+// Compute type bf16 runs every product of more than one row in bf16 (the
+// encoder's attention, cross-attention K/V and Q, the fold, beams'
+// cross-attention, forced decoding's self-attention; ops/matmul.h):
+// forced-decoding log-probs stay within bf16's rounding of fp32's, and are
+// not fp32's (the products did change), folded or not; beam search runs.
+Test(decoding, bf16_products_stay_near_fp32) {
+    for (int a = 0; a < N_ARCHS; a++) {
+        s2s_model *m = make_model(&ARCHS[a], 610 + (uint64_t)a);
+        scramble_vectors(m);
+        int src[NS][20], tgt[NS][12], slen[NS], tlen[NS];
+        const int *s[NS], *t[NS];
+        for (int i = 0; i < NS; i++) {
+            slen[i] = 2 + (int)(rnd() % 18), tlen[i] = 2 + (int)(rnd() % 10);
+            fill_ids(src[i], slen[i], vs_of(m));
+            fill_ids(tgt[i], tlen[i], vt_of(m));
+            s[i] = src[i], t[i] = tgt[i];
+        }
+        for (int fold = 0; fold < 2; fold++) {
+            s2s_hypothesis h[2][NS];
+            s2s_decode_params p = params(m, NS, true);
+            for (int type = 0; type < 2; type++) {
+                cr_assert_eq(s2s_model_set_compute_type(m, type ? S2S_COMPUTE_BF16 : S2S_COMPUTE_FP32),
+                             S2S_OK);
+                s2s_state *st;
+                cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+                st->fold_mode = fold ? S2S_FOLD_ALWAYS : S2S_FOLD_NEVER;
+                cr_assert_eq(s2s_score(st, &p, s, slen, t, tlen, NS, h[type]), S2S_OK, "%s",
+                             s2s_last_error());
+                if (type) {  // beams, with their cross-attention of K rows
+                    s2s_decode_params pb = p;
+                    pb.beam_size = 4;
+                    s2s_hypothesis hb[NS];
+                    cr_assert_eq(s2s_translate(st, &pb, s, slen, NS, hb), S2S_OK, "%s",
+                                 s2s_last_error());
+                    for (int i = 0; i < NS; i++) {
+                        cr_assert_gt(hb[i].n_out, 0);
+                        cr_assert(isfinite(hb[i].score));
+                        s2s_hypothesis_free(&hb[i]);
+                    }
+                }
+                s2s_state_free(st);
+            }
+            float worst = 0, most = 0;
+            for (int i = 0; i < NS; i++) {
+                for (int j = 0; j < h[0][i].n_out; j++) {
+                    float x = h[0][i].token_logprobs[j], y = h[1][i].token_logprobs[j];
+                    cr_assert_leq(fabsf(x - y), 0.05f + 0.02f * fabsf(x),
+                                  "arch %d fold %d sentence %d token %d: %g vs %g", a, fold, i, j,
+                                  (double)x, (double)y);
+                    worst = fabsf(x - y) > worst ? fabsf(x - y) : worst;
+                }
+                int64_t n = (int64_t)h[0][i].layers * h[0][i].heads * h[0][i].n_out * h[0][i].n_src;
+                float e = max_abs_diff(h[0][i].cross_attn, h[1][i].cross_attn, n);
+                most = e > most ? e : most;
+                s2s_hypothesis_free(&h[0][i]);
+                s2s_hypothesis_free(&h[1][i]);
+            }
+            cr_assert_gt(worst, 1e-6f, "arch %d fold %d: bf16 gave fp32's log-probs", a, fold);
+            cr_assert_leq(most, 0.05f, "arch %d fold %d: cross-attention maps differ by %g", a,
+                          fold, (double)most);
+        }
+        s2s_model_free(m);
+    }
+}

@@ -44,7 +44,7 @@ ParameterizedTest(shape *s, matmul, linear_matches_reference) {
     const float *bias = s->bias ? b : NULL;
     // W is (N, K) row-major as in nn.Linear: B(k, n) = W[n*K + k].
     s2s_mm_args ref = {1, 1, m, k, n, {0, 0, k, 1}, {0, 0, 1, k}, {0, 0, n, 1},
-                       1.0f, bias, s->accumulate, (s2s_mm_act)s->act};
+                       1.0f, bias, s->accumulate, (s2s_mm_act)s->act, false};
     ref_mm(want, x, w, &ref);
     cr_assert_eq(s2s_linear(y, x, w, false, bias, m, k, n, (s2s_mm_act)s->act, s->accumulate),
                  S2S_OK);
@@ -104,7 +104,7 @@ ParameterizedTest(shape *s, matmul, quantised_linear_matches_dequantised_referen
     const float *bias = s->bias ? b : NULL;
     s2s_mm_act act = (s2s_mm_act)s->act;
     s2s_mm_args p = {1, 1, m, k, n, {0, 0, k, 1}, {0, 0, n, 1}, {0, 0, n, 1},
-                     1.0f, bias, s->accumulate, act};
+                     1.0f, bias, s->accumulate, act, false};
     ref_fill(exact, m * n, 14, 1.0f);
     ref_mm(exact, x, w, &p);
 
@@ -221,6 +221,43 @@ Test(matmul, strided_output_into_concatenated_heads) {
     free(probs), free(kv), free(got), free(want);
 }
 
+// s2s_mm with .bf16 against the plain loop on bf16-rounded operands, for
+// the views decoding uses: K^T read in place, a strided output, broadcast
+// B with accumulate.
+Test(matmul, bf16_products_match_reference_on_rounded_operands) {
+    int64_t B = 3, H = 4, dh = 8, d = H * dh, T = 11;
+    size_t n_qkv = (size_t)(B * T * 3 * d), n_out = (size_t)(B * H * T * d);
+    float *qkv = malloc(sizeof(float) * n_qkv), *rounded = malloc(sizeof(float) * n_qkv);
+    float *got = malloc(sizeof(float) * n_out), *want = malloc(sizeof(float) * n_out);
+    ref_fill(qkv, (int64_t)n_qkv, 21, 1.0f);
+    for (size_t i = 0; i < n_qkv; i++) rounded[i] = ref_bf16(qkv[i]);
+    s2s_mm_args cases[3] = {
+        {.b0 = B, .b1 = H, .m = T, .k = dh, .n = T,  // scores, K^T in place
+         .sa = {T * 3 * d, dh, 3 * d, 1}, .sb = {T * 3 * d, dh, 1, 3 * d},
+         .sc = {H * T * T, T * T, T, 1}, .alpha = 0.25f},
+        {.b0 = B, .b1 = H, .m = T, .k = T, .n = dh,  // context into (B, T, D)
+         .sa = {T * 3 * d, 0, 3 * d, 1}, .sb = {T * 3 * d, dh, 3 * d, 1},
+         .sc = {T * d, dh, d, 1}, .alpha = 1.0f},
+        {.b0 = B, .b1 = 1, .m = T, .k = d, .n = 2 * d,  // broadcast B, accumulating
+         .sa = {T * 3 * d, 0, 3 * d, 1}, .sb = {0, 0, 3 * d, 1},
+         .sc = {T * 2 * d, 0, 2 * d, 1}, .alpha = 1.0f, .accumulate = true},
+    };
+    for (int c = 0; c < 3; c++) {
+        s2s_mm_args p = cases[c];
+        p.bf16 = true;
+        ref_fill(want, (int64_t)n_out, 22, 1.0f);
+        ref_fill(got, (int64_t)n_out, 22, 1.0f);
+        ref_mm(want, rounded, rounded + d, &p);
+        cr_assert_eq(s2s_mm(got, qkv, qkv + d, &p), S2S_OK, "%s", s2s_last_error());
+        cr_assert_lt(ref_max_diff(got, want, (int64_t)n_out), 1e-4f, "case %d", c);
+        // and not the fp32 product: the rounding did happen
+        ref_fill(want, (int64_t)n_out, 22, 1.0f);
+        ref_mm(want, qkv, qkv + d, &p);
+        cr_assert_gt(ref_max_diff(got, want, (int64_t)n_out), 1e-4f, "case %d", c);
+    }
+    free(qkv), free(rounded), free(got), free(want);
+}
+
 Test(matmul, threads_give_the_same_result) {
     int64_t m = 64, k = 96, n = 80;
     float *x = malloc(sizeof(float) * m * k), *w = malloc(sizeof(float) * n * k);
@@ -248,7 +285,7 @@ Test(matmul, transposed_a_read_in_place) {
     ref_fill(got, n * k, 33, 1.0f);
     ref_fill(want, n * k, 33, 1.0f);
     s2s_mm_args p = {1, 1, n, r, k, {0, 0, 1, n}, {0, 0, k, 1}, {0, 0, k, 1},
-                     1.0f, NULL, /*accumulate=*/true, S2S_MM_NONE};
+                     1.0f, NULL, /*accumulate=*/true, S2S_MM_NONE, false};
     ref_mm(want, dy, x, &p);
     cr_assert_eq(s2s_mm(got, dy, x, &p), S2S_OK);
     cr_assert_lt(ref_max_diff(got, want, n * k), 1e-4f);

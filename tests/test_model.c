@@ -21,6 +21,7 @@
 
 #include "model/model_internal.h"
 #include "model/safetensors.h"
+#include "ops/ops.h"
 #include "support.h"
 #include "s2s/s2s.h"
 
@@ -1319,10 +1320,28 @@ Test(model, compute_type_makes_the_decoding_copy_in_that_type) {
     }
     cr_assert_eq(w->gen.type, S2S_COMPUTE_INT8);
     cr_assert_null(w->gen_w);
+    cr_assert_null(w->dec[0].cross_attn.kv.w);  // cross-attention stays fp32 in int8
     cr_assert_eq(s2s_model_set_compute_type(m, S2S_COMPUTE_BF16), S2S_OK);
     cr_assert_eq(s2s_model_decode_weights(m, &w), S2S_OK);
     cr_assert_eq(w->compute, S2S_COMPUTE_BF16);
     cr_assert_eq(w->enc[0].self_attn.qkv.type, S2S_COMPUTE_BF16);
+    // bf16 only: cross-attention's W_q^T (D, D), W_kv^T (D, 2D), W_out^T (D, D)
+    const s2s_attn_weights *ca = &w->dec[0].cross_attn, *mc = &m->dec[0].cross_attn;
+    const s2s_wmat *cross[3] = {&ca->qkv, &ca->kv, &ca->out};
+    const float *src[3] = {mc->w_qkv, mc->w_qkv + d * d, mc->w_out};
+    int64_t cols[3] = {d, 2 * d, d};
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(cross[i]->type, S2S_COMPUTE_BF16);
+        const uint16_t *h = cross[i]->w;
+        for (int64_t n = 0; n < cols[i]; n++)
+            for (int64_t k = 0; k < d; k++) {
+                float v = src[i][n * d + k], got;
+                s2s_from_bf16(&got, &h[k * cols[i] + n], 1);
+                cr_assert_leq(fabsf(got - v), fabsf(v) / 256.0f, "part %d (%lld, %lld)", i,
+                              (long long)n, (long long)k);
+            }
+    }
+    cr_assert_eq(ca->w_qkv, mc->w_qkv);  // the fold still reads the fp32 matrices
     // auto: what this CPU runs fastest (s2s_compute_type_resolve)
     cr_assert_eq(s2s_model_set_compute_type(m, S2S_COMPUTE_AUTO), S2S_OK);
     cr_assert_neq(s2s_model_compute_type(m), S2S_COMPUTE_AUTO);

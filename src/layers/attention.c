@@ -24,6 +24,7 @@ s2s_status s2s_attention_probs(float *probs, s2s_view q, s2s_view k, const s2s_a
         .sb = {k.bs, dh, 1, k.rs},
         .sc = {H * tq * tk, tq * tk, tk, 1},
         .alpha = 1.0f / sqrtf((float)dh),
+        .bf16 = s->bf16,
     };
     S2S_TRY(s2s_mm(probs, q.p, k.p, &scores));
     for (int64_t b = 0; b < B; b++)
@@ -45,6 +46,7 @@ s2s_status s2s_attention_context(float *ctx, const float *weights, s2s_view v,
         .sb = {v.bs, dh, v.rs, 1},
         .sc = {tq * d, dh, d, 1},
         .alpha = 1.0f,
+        .bf16 = s->bf16,
     };
     return s2s_mm(ctx, weights, v.p, &context);
 }

@@ -6,6 +6,7 @@
 #ifndef S2S_LAYERS_ATTENTION_H
 #define S2S_LAYERS_ATTENTION_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "s2s/status.h"
@@ -21,6 +22,7 @@ typedef struct s2s_attn_shape {
     const int *k_len;  // (B) valid keys per sentence (key padding); NULL: all Tk
     int64_t causal_pos0;  // query i sits at position causal_pos0 + i and sees
                           // keys 0..causal_pos0+i; -1 for no causal mask
+    bool bf16;            // both products in bf16 (s2s_mm_args.bf16)
 } s2s_attn_shape;
 
 // ctx (B, Tq, D) contiguous = concat_h softmax(mask(Q_h·K_h^T / sqrt(Dh))) · V_h

@@ -23,6 +23,12 @@ static s2s_mm_act ffn_act(const s2s_model *m) {
 
 static bool pre_norm(const s2s_model *m) { return s2s_recipe_pre_norm(&m->cfg.model); }
 
+// Whether a decoding product of `rows` rows runs in bf16: in compute type
+// bf16 (the decoding copy's), when it has more than one row (matmul.h).
+static bool bf16_rows(const s2s_attn_weights *a, int64_t rows) {
+    return a->qkv.type == S2S_COMPUTE_BF16 && a->qkv.w && rows > 1;
+}
+
 // y (R, N) (+)= act(x (R, K) · W^T + b): the decoding copy's W in its
 // compute type when there is one (s2s_decode_weights), else the fp32 w.
 static s2s_status linear(float *y, const float *x, const s2s_wmat *wm, const float *w,
@@ -76,7 +82,7 @@ s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     const s2s_attn_weights *sa = &w->self_attn;
     S2S_TRY(linear(s->q, in, &sa->qkv, sa->w_qkv, sa->in_out, sa->b_qkv, rows, d, 3 * d,
                    S2S_MM_NONE, false));
-    s2s_attn_shape shape = {B, H, d / H, S, S, src_len, -1};
+    s2s_attn_shape shape = {B, H, d / H, S, S, src_len, -1, bf16_rows(sa, S)};
     s2s_qkv a = s2s_recipe_self_qkv(s->q, S, d);
     S2S_TRY(s2s_attention(s->ctx, probs ? probs : s->probs, a.q, a.k, a.v, &shape));
     S2S_TRY(attn_out(x, s, m, &w->self_attn, rows));
@@ -89,8 +95,10 @@ s2s_status s2s_cross_kv(float *kv, const float *memory, const s2s_model *m,
     int64_t d = m->cfg.model.d_model;
     const s2s_attn_weights *a = &w->cross_attn;
     S2S_ASSERT(!a->in_out);  // the K/V slice is rows of the untransposed weight
-    return s2s_linear(kv, memory, s2s_recipe_kv_weight(a->w_qkv, d), false,
-                      s2s_recipe_kv_bias(a->b_qkv, d), B * S, d, 2 * d, S2S_MM_NONE, false);
+    const float *bias = s2s_recipe_kv_bias(a->b_qkv, d);
+    if (a->kv.w) return s2s_linear_w(kv, memory, &a->kv, bias, B * S, d, 2 * d, S2S_MM_NONE, false);
+    return s2s_linear(kv, memory, s2s_recipe_kv_weight(a->w_qkv, d), false, bias, B * S, d,
+                      2 * d, S2S_MM_NONE, false);
 }
 
 bool s2s_cross_fold_pays(const s2s_model *m, int64_t B, int64_t S) {
@@ -124,6 +132,7 @@ s2s_status s2s_cross_fold(const s2s_cross_folded *f, const float *kv, const s2s_
         .sa = {0, dh, 2 * d, 1}, .sb = {0, dh * d, d, 1}, .sc = {0, S * d, d, 1},
         .alpha = scale,
     };
+    qk.bf16 = bf16_rows(&w->self_attn, S);
     s2s_mm_args vo = qk;
     vo.sb[1] = dh, vo.sb[2] = 1, vo.sb[3] = d, vo.alpha = 1.0f;
     for (int64_t b = 0; b < B; b++) {
@@ -142,12 +151,12 @@ s2s_status s2s_cross_fold(const s2s_cross_folded *f, const float *kv, const s2s_
 // are one product's inner dimension, and to probs (B, H, K*Tq, S) if asked.
 static s2s_status cross_folded(float *x, const float *in, float *scratch, float *probs,
                                const s2s_cross_folded *f, const s2s_model *m, int64_t B,
-                               int64_t tc, int64_t S, const int *src_len) {
+                               int64_t tc, int64_t S, const int *src_len, bool bf16) {
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, hs = H * S;
     s2s_mm_args scores = {
         .b0 = B, .b1 = 1, .m = tc, .k = d, .n = hs,
         .sa = {tc * d, 0, d, 1}, .sb = {hs * d, 0, 1, d}, .sc = {tc * hs, 0, hs, 1},
-        .alpha = 1.0f,
+        .alpha = 1.0f, .bf16 = bf16,
     };
     S2S_TRY(s2s_mm(scratch, in, f->qk, &scores));
     for (int64_t b = 0; b < B; b++)
@@ -163,7 +172,7 @@ static s2s_status cross_folded(float *x, const float *in, float *scratch, float 
     s2s_mm_args context = {
         .b0 = B, .b1 = 1, .m = tc, .k = hs, .n = d,
         .sa = {tc * hs, 0, hs, 1}, .sb = {hs * d, 0, d, 1}, .sc = {tc * d, 0, d, 1},
-        .alpha = 1.0f, .accumulate = true,
+        .alpha = 1.0f, .accumulate = true, .bf16 = bf16,
     };
     return s2s_mm(x, scratch, f->vo, &context);
 }
@@ -186,7 +195,7 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
         for (int64_t t = 0; t < tq; t++)
             memcpy(self_kv + (i * pos.t_alloc + pos.t0 + t) * 2 * d, s->q + (i * tq + t) * 3 * d + d,
                    (size_t)(2 * d) * sizeof(float));
-    s2s_attn_shape self = {seqs, H, d / H, tq, pos.t0 + tq, NULL, pos.t0};
+    s2s_attn_shape self = {seqs, H, d / H, tq, pos.t0 + tq, NULL, pos.t0, bf16_rows(a, tq)};
     s2s_qkv qkv = s2s_recipe_cached_qkv(s->q, 3, tq, self_kv, pos.t_alloc, d);
     S2S_TRY(s2s_attention(s->ctx, self_probs ? self_probs : s->probs, qkv.q, qkv.k, qkv.v,
                           &self));
@@ -197,13 +206,15 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     int64_t tc = pos.beams * tq;
     in = sublayer_in(x, s, m, &w->norm2, rows);
     if (folded) {
-        S2S_TRY(cross_folded(x, in, s->probs, cross_probs, folded, m, B, tc, S, src_len));
+        S2S_TRY(cross_folded(x, in, s->probs, cross_probs, folded, m, B, tc, S, src_len,
+                             bf16_rows(&w->self_attn, tc)));
         sublayer_out(x, m, &w->norm2, rows);
         return ffn(x, s, m, &w->ffn, &w->norm3, rows);
     }
     a = &w->cross_attn;
-    S2S_TRY(s2s_linear(s->q, in, a->w_qkv, false, a->b_qkv, rows, d, d, S2S_MM_NONE, false));
-    s2s_attn_shape cross = {B, H, d / H, tc, S, src_len, -1};
+    if (a->qkv.w) S2S_TRY(s2s_linear_w(s->q, in, &a->qkv, a->b_qkv, rows, d, d, S2S_MM_NONE, false));
+    else S2S_TRY(s2s_linear(s->q, in, a->w_qkv, false, a->b_qkv, rows, d, d, S2S_MM_NONE, false));
+    s2s_attn_shape cross = {B, H, d / H, tc, S, src_len, -1, bf16_rows(&w->self_attn, tc)};
     qkv = s2s_recipe_cached_qkv(s->q, 1, tc, cross_kv, S, d);
     S2S_TRY(s2s_attention(s->ctx, cross_probs ? cross_probs : s->probs, qkv.q, qkv.k, qkv.v,
                           &cross));

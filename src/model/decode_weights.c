@@ -54,6 +54,13 @@ static void attn_in_out(s2s_attn_weights *a, cursor *c, int64_t d) {
     a->in_out = true;
 }
 
+// Cross-attention's matrices in bf16: W_q^T, W_kv^T and W_out^T.
+static void cross_bf16(s2s_attn_weights *a, cursor *c, int64_t d) {
+    a->qkv = transposed(c, a->w_qkv, d, d);
+    a->kv = transposed(c, a->w_qkv + d * d, 2 * d, d);
+    a->out = transposed(c, a->w_out, d, d);
+}
+
 static void ffn_in_out(s2s_ffn_weights *w, cursor *c, int64_t d, int64_t f) {
     w->m1 = transposed(c, w->w1, f, d);
     w->m2 = transposed(c, w->w2, d, f);
@@ -83,6 +90,8 @@ static s2s_status make(s2s_decode_weights **out, const s2s_model *m) {
     size_t layers = (size_t)c->encoder_layers + (size_t)c->decoder_layers;
     size_t per_layer = s2s_size_add(S2S_SIZE(4, d, d), S2S_SIZE(2, d, f));
     size_t elems = s2s_size_add(s2s_size_mul(layers, per_layer), S2S_SIZE(d, V));
+    bool bf16 = type == S2S_COMPUTE_BF16;
+    if (bf16) elems = s2s_size_add(elems, S2S_SIZE(c->decoder_layers, 4, d, d));
     size_t cols = s2s_size_add(s2s_size_mul(layers, (size_t)(5 * d + f)), (size_t)V);
     int64_t widest = 3 * d > f ? 3 * d : f;
     size_t largest = S2S_SIZE(d, widest > V ? widest : V);
@@ -112,6 +121,7 @@ static s2s_status make(s2s_decode_weights **out, const s2s_model *m) {
         w->dec[l] = m->dec[l];
         attn_in_out(&w->dec[l].self_attn, &cur, d);
         ffn_in_out(&w->dec[l].ffn, &cur, d, f);
+        if (bf16) cross_bf16(&w->dec[l].cross_attn, &cur, d);
     }
     w->gen = transposed(&cur, m->gen_w, V, d);
     w->gen_w = lp ? NULL : w->gen.w;

@@ -23,7 +23,9 @@ typedef struct s2s_attn_weights {
     bool in_out;   // w_qkv and w_out transposed, (D, 3D) and (D, D): s2s_decode_weights
     // s2s_decode_weights: W_qkv^T and W_out^T in the compute type (the
     // transposed fp32 copy above for fp32); w NULL in the model's own.
-    s2s_wmat qkv, out;
+    // Cross-attention's in bf16 only: qkv then holds W_q^T (D, D) and kv
+    // W_kv^T (D, 2D).
+    s2s_wmat qkv, out, kv;
 } s2s_attn_weights;
 
 typedef struct s2s_norm_weights {
@@ -128,8 +130,10 @@ s2s_status s2s_model_save_as(const s2s_model *m, const char *path, const s2s_st_
 // feed-forward blocks and the generator read s2s_wmat copies in that type
 // (made from the transposed fp32 matrices, which are then dropped, and
 // the fp32 pointers point back at the model's own matrices).
-// Cross-attention stays fp32: its K/V are made once per sentence and
-// folded into per-step products that no longer read its weights.
+// Cross-attention stays fp32 but in bf16 (where every product of more
+// than one row runs in bf16: ops/matmul.h): its K/V are made once per
+// sentence and, at small batches, folded into per-step products that no
+// longer read its weights.
 typedef struct s2s_decode_weights {
     s2s_encoder_weights *enc;  // (encoder_layers)
     s2s_decoder_weights *dec;  // (decoder_layers)

@@ -346,8 +346,38 @@ done:
     return st;
 }
 
+// dst (B0, B1, R, C) dense = src read through strides s, rounded to bf16.
+static void pack_bf16(uint16_t *dst, const float *src, int64_t b0, int64_t b1, int64_t r,
+                      int64_t c, const int64_t s[4]) {
+    for (int64_t i = 0; i < b0; i++)
+        for (int64_t j = 0; j < b1; j++)
+            for (int64_t k = 0; k < r; k++, dst += c) {
+                const float *row = src + i * s[0] + j * s[1] + k * s[2];
+                if (s[3] == 1) {
+                    s2s_to_bf16(dst, row, (size_t)c);
+                    continue;
+                }
+                for (int64_t l = 0; l < c; l++) s2s_to_bf16(dst + l, row + l * s[3], 1);
+            }
+}
+
+static void *scratch_get(size_t bytes);
+
 s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p) {
-    return mm_typed(c, a, b, p, f32_types);
+    if (!p->bf16 || p->b0 == 0 || p->b1 == 0 || p->m == 0 || p->n == 0)
+        return mm_typed(c, a, b, p, f32_types);
+    size_t na = S2S_SIZE(p->b0, p->b1, p->m, p->k), nb = S2S_SIZE(p->b0, p->b1, p->k, p->n);
+    uint16_t *qa = scratch_get(s2s_size_mul(s2s_size_add(na, nb), sizeof(uint16_t)));
+    if (!qa) return s2s_fail(S2S_ERR_NOMEM, "out of memory (bf16 product scratch)");
+    uint16_t *qb = qa + na;
+    pack_bf16(qa, a, p->b0, p->b1, p->m, p->k, p->sa);
+    pack_bf16(qb, b, p->b0, p->b1, p->k, p->n, p->sb);
+    s2s_mm_args d = *p;
+    int64_t sa[4] = {p->b1 * p->m * p->k, p->m * p->k, p->k, 1};
+    int64_t sb[4] = {p->b1 * p->k * p->n, p->k * p->n, p->n, 1};
+    memcpy(d.sa, sa, sizeof sa);
+    memcpy(d.sb, sb, sizeof sb);
+    return mm_typed(c, qa, qb, &d, (mm_types){dnnl_bf16, dnnl_bf16, dnnl_f32});
 }
 
 s2s_status s2s_linear(float *y, const float *x, const float *w, bool in_out, const float *bias,

@@ -30,11 +30,17 @@ typedef struct s2s_mm_args {
     const float *bias;  // (N) added after the scale, or NULL; only when B0 = B1 = 1
     bool accumulate;    // C += (...) instead of C = (...)
     s2s_mm_act act;     // applied last
+    bool bf16;          // A and B rounded to bf16 (dense copies), summed in f32
 } s2s_mm_args;
 
 // C = act(alpha * A·B + bias [+ C]). Primitives are created on first use of
 // each (A layout, B layout, bias, accumulate, act, alpha) combination with
 // runtime sizes and strides, and reused for every shape after that.
+// With args->bf16 the product runs on oneDNN's bf16 kernels: decoding in
+// compute type bf16 does so for its products of more than one row, so
+// that oneDNN never generates its fp32 gemm kernels (about 30 ms, once per
+// process: docs/benchmarks.md); one-row products run on fp32 gemv kernels,
+// which cost little to make.
 s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *args);
 
 // nn.Linear: y (rows, N) (+)= act(x (rows, K) · W^T + bias), W (N, K)
