@@ -1003,9 +1003,9 @@ Test(decoding, non_finite_weights_fail_every_search_cleanly) {
     }
 }
 
-// Compute type bf16 runs every product of more than one row in bf16 (the
-// encoder's attention, cross-attention K/V and Q, the fold, beams'
-// cross-attention, forced decoding's self-attention; ops/matmul.h):
+// Compute type bf16 runs products of more than one row in bf16 (the
+// encoder's attention, cross-attention's K/V, Q and output, the fold,
+// forced decoding's self-attention; layers/transformer.c):
 // forced-decoding log-probs stay within bf16's rounding of fp32's, and are
 // not fp32's (the products did change), folded or not; beam search runs.
 Test(decoding, bf16_products_stay_near_fp32) {

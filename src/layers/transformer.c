@@ -25,6 +25,10 @@ static bool pre_norm(const s2s_model *m) { return s2s_recipe_pre_norm(&m->cfg.mo
 
 // Whether a decoding product of `rows` rows runs in bf16: in compute type
 // bf16 (the decoding copy's), when it has more than one row (matmul.h).
+// Not a step's cross-attention products: beams give them K rows, but
+// their other operand (K/V or the fold) is the same at every step, and
+// rounding it again at every step cost beam search at batch 1 a third of
+// its speed; beam search pays for oneDNN's fp32 gemm kernels instead.
 static bool bf16_rows(const s2s_attn_weights *a, int64_t rows) {
     return a->qkv.type == S2S_COMPUTE_BF16 && a->qkv.w && rows > 1;
 }
@@ -151,12 +155,12 @@ s2s_status s2s_cross_fold(const s2s_cross_folded *f, const float *kv, const s2s_
 // are one product's inner dimension, and to probs (B, H, K*Tq, S) if asked.
 static s2s_status cross_folded(float *x, const float *in, float *scratch, float *probs,
                                const s2s_cross_folded *f, const s2s_model *m, int64_t B,
-                               int64_t tc, int64_t S, const int *src_len, bool bf16) {
+                               int64_t tc, int64_t S, const int *src_len) {
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, hs = H * S;
     s2s_mm_args scores = {
         .b0 = B, .b1 = 1, .m = tc, .k = d, .n = hs,
         .sa = {tc * d, 0, d, 1}, .sb = {hs * d, 0, 1, d}, .sc = {tc * hs, 0, hs, 1},
-        .alpha = 1.0f, .bf16 = bf16,
+        .alpha = 1.0f,
     };
     S2S_TRY(s2s_mm(scratch, in, f->qk, &scores));
     for (int64_t b = 0; b < B; b++)
@@ -172,7 +176,7 @@ static s2s_status cross_folded(float *x, const float *in, float *scratch, float 
     s2s_mm_args context = {
         .b0 = B, .b1 = 1, .m = tc, .k = hs, .n = d,
         .sa = {tc * hs, 0, hs, 1}, .sb = {hs * d, 0, d, 1}, .sc = {tc * d, 0, d, 1},
-        .alpha = 1.0f, .accumulate = true, .bf16 = bf16,
+        .alpha = 1.0f, .accumulate = true,
     };
     return s2s_mm(x, scratch, f->vo, &context);
 }
@@ -206,15 +210,14 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     int64_t tc = pos.beams * tq;
     in = sublayer_in(x, s, m, &w->norm2, rows);
     if (folded) {
-        S2S_TRY(cross_folded(x, in, s->probs, cross_probs, folded, m, B, tc, S, src_len,
-                             bf16_rows(&w->self_attn, tc)));
+        S2S_TRY(cross_folded(x, in, s->probs, cross_probs, folded, m, B, tc, S, src_len));
         sublayer_out(x, m, &w->norm2, rows);
         return ffn(x, s, m, &w->ffn, &w->norm3, rows);
     }
     a = &w->cross_attn;
     if (a->qkv.w) S2S_TRY(s2s_linear_w(s->q, in, &a->qkv, a->b_qkv, rows, d, d, S2S_MM_NONE, false));
     else S2S_TRY(s2s_linear(s->q, in, a->w_qkv, false, a->b_qkv, rows, d, d, S2S_MM_NONE, false));
-    s2s_attn_shape cross = {B, H, d / H, tc, S, src_len, -1, bf16_rows(&w->self_attn, tc)};
+    s2s_attn_shape cross = {B, H, d / H, tc, S, src_len, -1, false};
     qkv = s2s_recipe_cached_qkv(s->q, 1, tc, cross_kv, S, d);
     S2S_TRY(s2s_attention(s->ctx, cross_probs ? cross_probs : s->probs, qkv.q, qkv.k, qkv.v,
                           &cross));
