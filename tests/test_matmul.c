@@ -44,7 +44,7 @@ ParameterizedTest(shape *s, matmul, linear_matches_reference) {
     const float *bias = s->bias ? b : NULL;
     // W is (N, K) row-major as in nn.Linear: B(k, n) = W[n*K + k].
     s2s_mm_args ref = {1, 1, m, k, n, {0, 0, k, 1}, {0, 0, 1, k}, {0, 0, n, 1},
-                       1.0f, bias, s->accumulate, (s2s_mm_act)s->act, false};
+                       1.0f, bias, s->accumulate, (s2s_mm_act)s->act, false, false};
     ref_mm(want, x, w, &ref);
     cr_assert_eq(s2s_linear(y, x, w, false, bias, m, k, n, (s2s_mm_act)s->act, s->accumulate),
                  S2S_OK);
@@ -104,7 +104,7 @@ ParameterizedTest(shape *s, matmul, quantised_linear_matches_dequantised_referen
     const float *bias = s->bias ? b : NULL;
     s2s_mm_act act = (s2s_mm_act)s->act;
     s2s_mm_args p = {1, 1, m, k, n, {0, 0, k, 1}, {0, 0, n, 1}, {0, 0, n, 1},
-                     1.0f, bias, s->accumulate, act, false};
+                     1.0f, bias, s->accumulate, act, false, false};
     ref_fill(exact, m * n, 14, 1.0f);
     ref_mm(exact, x, w, &p);
 
@@ -231,6 +231,8 @@ Test(matmul, bf16_products_match_reference_on_rounded_operands) {
     float *got = malloc(sizeof(float) * n_out), *want = malloc(sizeof(float) * n_out);
     ref_fill(qkv, (int64_t)n_qkv, 21, 1.0f);
     for (size_t i = 0; i < n_qkv; i++) rounded[i] = ref_bf16(qkv[i]);
+    uint16_t *qkv16 = malloc(sizeof(uint16_t) * n_qkv);
+    s2s_to_bf16(qkv16, qkv, n_qkv);
     s2s_mm_args cases[3] = {
         {.b0 = B, .b1 = H, .m = T, .k = dh, .n = T,  // scores, K^T in place
          .sa = {T * 3 * d, dh, 3 * d, 1}, .sb = {T * 3 * d, dh, 1, 3 * d},
@@ -250,12 +252,18 @@ Test(matmul, bf16_products_match_reference_on_rounded_operands) {
         ref_mm(want, rounded, rounded + d, &p);
         cr_assert_eq(s2s_mm(got, qkv, qkv + d, &p), S2S_OK, "%s", s2s_last_error());
         cr_assert_lt(ref_max_diff(got, want, (int64_t)n_out), 1e-4f, "case %d", c);
+        // B given in bf16 already, read through the same strides
+        s2s_mm_args pb = p;
+        pb.b_is_bf16 = true;
+        ref_fill(got, (int64_t)n_out, 22, 1.0f);
+        cr_assert_eq(s2s_mm(got, qkv, (const float *)(const void *)(qkv16 + d), &pb), S2S_OK);
+        cr_assert_lt(ref_max_diff(got, want, (int64_t)n_out), 1e-4f, "case %d, B in bf16", c);
         // and not the fp32 product: the rounding did happen
         ref_fill(want, (int64_t)n_out, 22, 1.0f);
         ref_mm(want, qkv, qkv + d, &p);
         cr_assert_gt(ref_max_diff(got, want, (int64_t)n_out), 1e-4f, "case %d", c);
     }
-    free(qkv), free(rounded), free(got), free(want);
+    free(qkv), free(rounded), free(got), free(want), free(qkv16);
 }
 
 Test(matmul, threads_give_the_same_result) {
@@ -285,7 +293,7 @@ Test(matmul, transposed_a_read_in_place) {
     ref_fill(got, n * k, 33, 1.0f);
     ref_fill(want, n * k, 33, 1.0f);
     s2s_mm_args p = {1, 1, n, r, k, {0, 0, 1, n}, {0, 0, k, 1}, {0, 0, k, 1},
-                     1.0f, NULL, /*accumulate=*/true, S2S_MM_NONE, false};
+                     1.0f, NULL, /*accumulate=*/true, S2S_MM_NONE, false, false};
     ref_mm(want, dy, x, &p);
     cr_assert_eq(s2s_mm(got, dy, x, &p), S2S_OK);
     cr_assert_lt(ref_max_diff(got, want, n * k), 1e-4f);

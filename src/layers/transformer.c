@@ -136,14 +136,22 @@ s2s_status s2s_cross_fold(const s2s_cross_folded *f, const float *kv, const s2s_
         .sa = {0, dh, 2 * d, 1}, .sb = {0, dh * d, d, 1}, .sc = {0, S * d, d, 1},
         .alpha = scale,
     };
-    qk.bf16 = bf16_rows(&w->self_attn, S);
     s2s_mm_args vo = qk;
     vo.sb[1] = dh, vo.sb[2] = 1, vo.sb[3] = d, vo.alpha = 1.0f;
+    const void *wq = a->w_qkv, *wo = a->w_out;
+    if (bf16_rows(&w->self_attn, S) && a->qkv.type == S2S_COMPUTE_BF16 && a->qkv.w) {
+        // the bf16 copy's W_q^T and W_out^T (D, D), read the other way round
+        wq = a->qkv.w, wo = a->out.w;
+        qk.bf16 = vo.bf16 = qk.b_is_bf16 = vo.b_is_bf16 = true;
+        int64_t sq[4] = {0, dh, 1, d}, so[4] = {0, dh * d, d, 1};
+        memcpy(qk.sb, sq, sizeof sq);
+        memcpy(vo.sb, so, sizeof so);
+    }
     for (int64_t b = 0; b < B; b++) {
         const float *kv_b = kv + b * S * 2 * d;
         float *qk_b = f->qk + b * H * S * d, *vo_b = f->vo + b * H * S * d;
-        S2S_TRY(s2s_mm(qk_b, kv_b, a->w_qkv, &qk));
-        S2S_TRY(s2s_mm(vo_b, kv_b + d, a->w_out, &vo));
+        S2S_TRY(s2s_mm(qk_b, kv_b, wq, &qk));
+        S2S_TRY(s2s_mm(vo_b, kv_b + d, wo, &vo));
         for (int64_t r = 0; r < H * S; r++)
             for (int64_t i = 0; i < d; i++) vo_b[r * d + i] += a->b_out[i] / (float)H;
     }

@@ -364,19 +364,24 @@ static void pack_bf16(uint16_t *dst, const float *src, int64_t b0, int64_t b1, i
 static void *scratch_get(size_t bytes);
 
 s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p) {
+    S2S_ASSERT(p->bf16 || !p->b_is_bf16);
     if (!p->bf16 || p->b0 == 0 || p->b1 == 0 || p->m == 0 || p->n == 0)
         return mm_typed(c, a, b, p, f32_types);
-    size_t na = S2S_SIZE(p->b0, p->b1, p->m, p->k), nb = S2S_SIZE(p->b0, p->b1, p->k, p->n);
+    size_t na = S2S_SIZE(p->b0, p->b1, p->m, p->k);
+    size_t nb = p->b_is_bf16 ? 0 : S2S_SIZE(p->b0, p->b1, p->k, p->n);
     uint16_t *qa = scratch_get(s2s_size_mul(s2s_size_add(na, nb), sizeof(uint16_t)));
     if (!qa) return s2s_fail(S2S_ERR_NOMEM, "out of memory (bf16 product scratch)");
-    uint16_t *qb = qa + na;
     pack_bf16(qa, a, p->b0, p->b1, p->m, p->k, p->sa);
-    pack_bf16(qb, b, p->b0, p->b1, p->k, p->n, p->sb);
     s2s_mm_args d = *p;
     int64_t sa[4] = {p->b1 * p->m * p->k, p->m * p->k, p->k, 1};
-    int64_t sb[4] = {p->b1 * p->k * p->n, p->k * p->n, p->n, 1};
     memcpy(d.sa, sa, sizeof sa);
-    memcpy(d.sb, sb, sizeof sb);
+    const void *qb = b;
+    if (!p->b_is_bf16) {
+        qb = qa + na;
+        pack_bf16(qa + na, b, p->b0, p->b1, p->k, p->n, p->sb);
+        int64_t sb[4] = {p->b1 * p->k * p->n, p->k * p->n, p->n, 1};
+        memcpy(d.sb, sb, sizeof sb);
+    }
     return mm_typed(c, qa, qb, &d, (mm_types){dnnl_bf16, dnnl_bf16, dnnl_f32});
 }
 

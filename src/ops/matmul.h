@@ -31,6 +31,7 @@ typedef struct s2s_mm_args {
     bool accumulate;    // C += (...) instead of C = (...)
     s2s_mm_act act;     // applied last
     bool bf16;          // A and B rounded to bf16 (dense copies), summed in f32
+    bool b_is_bf16;     // with bf16: B holds bf16 values already, read in place
 } s2s_mm_args;
 
 // C = act(alpha * A·B + bias [+ C]). Primitives are created on first use of
