@@ -28,8 +28,11 @@ static size_t elem_size(s2s_compute_type t) {
 // W^T (K, N) from src (N, K) in the cursor's type, advancing it.
 static s2s_wmat transposed(cursor *c, const float *src, int64_t n, int64_t k) {
     float *t = c->type == S2S_COMPUTE_FP32 ? (float *)c->dst : c->tmp;
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t j = 0; j < k; j++) t[j * n + i] = src[i * k + j];
+    enum { TILE = 16 };  // in tiles, so that neither side strides through memory
+    for (int64_t i0 = 0; i0 < n; i0 += TILE)
+        for (int64_t j0 = 0; j0 < k; j0 += TILE)
+            for (int64_t i = i0; i < i0 + TILE && i < n; i++)
+                for (int64_t j = j0; j < j0 + TILE && j < k; j++) t[j * n + i] = src[i * k + j];
     s2s_wmat w = {.type = c->type, .w = c->dst};
     if (c->type == S2S_COMPUTE_INT8) {
         s2s_quantize_cols_int8((int8_t *)c->dst, c->scales, t, k, n);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "core/checked.h"
@@ -43,6 +44,8 @@ struct s2s_st_file {
     s2s_st_meta *meta;       // (n_meta), in header order
     char *strings;           // one block holding every name, key and value
     unsigned char *data;     // the data section; tensors point into it
+    void *map;               // the whole file mapped read-only (data points into
+    size_t map_size;         // it), or NULL when data was read into a malloc'd block
     const s2s_st_tensor **by_name;  // (n_tensors) sorted by name, for s2s_st_index
 };
 
@@ -538,13 +541,22 @@ s2s_status s2s_st_open(s2s_st_file **out, const char *path) {
         st = s2s_fail(S2S_ERR_NOMEM, "%s: file too large for this machine", path);
         goto done;
     }
-    f->data = malloc(data_size > 0 ? (size_t)data_size : 1);
-    if (!f->data) {
+    // Mapped, the data is read from the page cache with no copy and no
+    // fresh pages to fault in: a third of a small model's load time.
+    if (data_size > 0) {
+        void *map = mmap(NULL, (size_t)file_size, PROT_READ, MAP_PRIVATE,
+                         fileno(fp), 0);
+        if (map != MAP_FAILED) {
+            f->map = map, f->map_size = (size_t)file_size;
+            f->data = (unsigned char *)map + 8 + header_len;
+        }
+    }
+    if (!f->map && !(f->data = malloc(data_size > 0 ? (size_t)data_size : 1))) {
         st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory for %llu bytes of tensor data", path,
                       (unsigned long long)data_size);
         goto done;
     }
-    if (fread(f->data, 1, (size_t)data_size, fp) != (size_t)data_size) {
+    if (!f->map && fread(f->data, 1, (size_t)data_size, fp) != (size_t)data_size) {
         st = s2s_fail(S2S_ERR_IO, "%s: cannot read: %s", path,
                       ferror(fp) ? strerror(errno) : "unexpected end of file");
         goto done;
@@ -594,7 +606,8 @@ void s2s_st_close(s2s_st_file *f) {
     free(f->tensors);
     free(f->meta);
     free(f->strings);
-    free(f->data);
+    if (f->map) munmap(f->map, f->map_size);
+    else free(f->data);
     free(f->by_name);
     free(f);
 }
