@@ -139,7 +139,7 @@ s2s_status s2s_cross_fold(const s2s_cross_folded *f, const float *kv, const s2s_
     s2s_mm_args vo = qk;
     vo.sb[1] = dh, vo.sb[2] = 1, vo.sb[3] = d, vo.alpha = 1.0f;
     const void *wq = a->w_qkv, *wo = a->w_out;
-    if (bf16_rows(&w->self_attn, S) && a->qkv.type == S2S_COMPUTE_BF16 && a->qkv.w) {
+    if (bf16_rows(a, S)) {
         // the bf16 copy's W_q^T and W_out^T (D, D), read the other way round
         wq = a->qkv.w, wo = a->out.w;
         qk.bf16 = vo.bf16 = qk.b_is_bf16 = vo.b_is_bf16 = true;

@@ -361,7 +361,17 @@ static void pack_bf16(uint16_t *dst, const float *src, int64_t b0, int64_t b1, i
             }
 }
 
-static void *scratch_get(size_t bytes);
+// This thread's scratch, at least `bytes` long (contents not kept).
+static void *scratch_get(size_t bytes) {
+    thread_cache *c = thread_cache_get();
+    if (!c) return NULL;
+    if (c->scratch_size < bytes) {
+        free(c->scratch);
+        c->scratch = malloc(bytes);
+        c->scratch_size = c->scratch ? bytes : 0;
+    }
+    return c->scratch;
+}
 
 s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p) {
     S2S_ASSERT(p->bf16 || !p->b_is_bf16);
@@ -412,18 +422,6 @@ s2s_status s2s_matmul(float *y, const float *x, const float *w, const float *bia
 }
 
 // ---- low-precision products ----
-
-// This thread's scratch, at least `bytes` long (contents not kept).
-static void *scratch_get(size_t bytes) {
-    thread_cache *c = thread_cache_get();
-    if (!c) return NULL;
-    if (c->scratch_size < bytes) {
-        free(c->scratch);
-        c->scratch = malloc(bytes);
-        c->scratch_size = c->scratch ? bytes : 0;
-    }
-    return c->scratch;
-}
 
 static inline float act_apply(float v, s2s_mm_act act) {
     if (act == S2S_MM_RELU) return v > 0 ? v : 0;
