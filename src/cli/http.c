@@ -3,9 +3,15 @@
 // s2s_server_handle on the connection's thread, which waits for the
 // decoding pool. libmicrohttpd does the HTTP/1.1 parsing, keep-alive,
 // idle timeouts and the connection limit.
+//
+// libmicrohttpd is opened when `s2s serve` starts (dlopen), not linked:
+// with the ten libraries it pulls in (gnutls and its own), loading it
+// cost every other command about 1.5 ms of start-up, a tenth of the time
+// to translate one short sentence (docs/benchmarks.md).
 #include "cli/http.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
@@ -15,6 +21,48 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+// The libmicrohttpd functions used, typed from its header.
+#define MHD_FN(name) __typeof__(&MHD_##name) name
+static struct mhd_api {
+    MHD_FN(start_daemon);
+    MHD_FN(get_daemon_info);
+    MHD_FN(quiesce_daemon);
+    MHD_FN(stop_daemon);
+    MHD_FN(lookup_connection_value);
+    MHD_FN(create_response_from_buffer);
+    MHD_FN(add_response_header);
+    MHD_FN(queue_response);
+    MHD_FN(destroy_response);
+} mhd;
+#undef MHD_FN
+
+// Fills mhd; false after a message on stderr.
+static bool mhd_open(void) {
+    static const char *const names[] = {"libmicrohttpd.so.12", "libmicrohttpd.so"};
+    void *lib = NULL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; i++)
+        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(stderr, "s2s serve: cannot load libmicrohttpd (apt-get install libmicrohttpd12): %s\n",
+                dlerror());
+        return false;
+    }
+    struct { void **fn; const char *name; } syms[] = {
+#define SYM(name) {(void **)&mhd.name, "MHD_" #name}
+        SYM(start_daemon), SYM(get_daemon_info), SYM(quiesce_daemon), SYM(stop_daemon),
+        SYM(lookup_connection_value), SYM(create_response_from_buffer), SYM(add_response_header),
+        SYM(queue_response), SYM(destroy_response),
+#undef SYM
+    };
+    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+        if (!(*syms[i].fn = dlsym(lib, syms[i].name))) {
+            fprintf(stderr, "s2s serve: libmicrohttpd has no %s: %s\n", syms[i].name, dlerror());
+            return false;
+        }
+    }
+    return true;
+}
 
 struct s2s_http {
     struct MHD_Daemon *d;
@@ -34,19 +82,19 @@ typedef struct request {
 static enum MHD_Result send_reply(struct MHD_Connection *c, int status, const char *type,
                                   const char *body, size_t len, bool copy,
                                   const s2s_server_reply *r) {
-    struct MHD_Response *res = MHD_create_response_from_buffer(
+    struct MHD_Response *res = mhd.create_response_from_buffer(
         len, (void *)body, copy ? MHD_RESPMEM_MUST_COPY : MHD_RESPMEM_PERSISTENT);
     if (!res) return MHD_NO;
-    MHD_add_response_header(res, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    MHD_add_response_header(res, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    mhd.add_response_header(res, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    mhd.add_response_header(res, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     if (r && r->retry_after > 0) {
         char ra[16];
         snprintf(ra, sizeof ra, "%d", r->retry_after);
-        MHD_add_response_header(res, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+        mhd.add_response_header(res, MHD_HTTP_HEADER_RETRY_AFTER, ra);
     }
-    if (r && r->allow) MHD_add_response_header(res, MHD_HTTP_HEADER_ALLOW, r->allow);
-    enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, res);
-    MHD_destroy_response(res);
+    if (r && r->allow) mhd.add_response_header(res, MHD_HTTP_HEADER_ALLOW, r->allow);
+    enum MHD_Result ok = mhd.queue_response(c, (unsigned)status, res);
+    mhd.destroy_response(res);
     return ok;
 }
 
@@ -75,7 +123,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!(rq = calloc(1, sizeof *rq))) return MHD_NO;
         *con_cls = rq;
         atomic_fetch_add(&h->in_flight, 1);
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+        const char *cl = mhd.lookup_connection_value(c, MHD_HEADER_KIND,
                                                      MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > h->max_body) {
             rq->too_big = true;
@@ -131,6 +179,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 }
 
 s2s_http *s2s_http_start(s2s_server *srv, const s2s_http_opts *o) {
+    if (!mhd.start_daemon && !mhd_open()) return NULL;
     s2s_http *h = calloc(1, sizeof *h);
     if (!h) return NULL;
     h->srv = srv;
@@ -148,7 +197,7 @@ s2s_http *s2s_http_start(s2s_server *srv, const s2s_http_opts *o) {
         addr = (const struct sockaddr *)&a6;
         flags |= MHD_USE_IPv6;
     }
-    h->d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, on_request, h,
+    h->d = mhd.start_daemon(flags, (uint16_t)o->port, NULL, NULL, on_request, h,
                             MHD_OPTION_SOCK_ADDR, addr,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->idle_timeout,
@@ -161,7 +210,7 @@ s2s_http *s2s_http_start(s2s_server *srv, const s2s_http_opts *o) {
         free(h);
         return NULL;
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+    const union MHD_DaemonInfo *info = mhd.get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
     h->port = info ? info->port : o->port;
     return h;
 }
@@ -169,11 +218,11 @@ s2s_http *s2s_http_start(s2s_server *srv, const s2s_http_opts *o) {
 int s2s_http_port(const s2s_http *h) { return h->port; }
 
 void s2s_http_stop(s2s_http *h, double grace) {
-    MHD_socket fd = MHD_quiesce_daemon(h->d);  // no new connections
+    MHD_socket fd = mhd.quiesce_daemon(h->d);  // no new connections
     if (fd != MHD_INVALID_SOCKET) close(fd);
     struct timespec tick = {0, 10 * 1000 * 1000};
     for (double waited = 0; atomic_load(&h->in_flight) > 0 && waited < grace; waited += 0.01)
         nanosleep(&tick, NULL);
-    MHD_stop_daemon(h->d);
+    mhd.stop_daemon(h->d);
     free(h);
 }
