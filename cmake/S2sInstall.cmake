@@ -3,7 +3,7 @@
 #   pkg-config:    pkg-config --cflags --libs s2s
 #   CMake:         find_package(s2s) ... target_link_libraries(app s2s::s2s)
 #
-# oneDNN, OpenMP, libyaml, jansson, OpenCC (and MPI) are private: no public header includes
+# oneDNN, OpenMP, libyaml, jansson and OpenCC are private: no public header includes
 # them. A program linked with libs2s.so never names them; one linked with
 # libs2s.a needs them on its link line, which s2s.pc's Libs.private and
 # Requires.private and s2sConfig.cmake's find_dependency calls provide for
@@ -22,6 +22,9 @@ install(TARGETS s2s EXPORT s2sTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS s2s_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(S2S_MPI)  # the module libs2s opens under mpirun (src/train/dist_mpi.h), beside libs2s
+  install(TARGETS s2s_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/s2s DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 set(S2S_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/s2s)
@@ -58,9 +61,5 @@ else()
   set(S2S_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
 string(REPLACE ";" " " S2S_PC_OPENMP "${OpenMP_C_FLAGS}")
-set(S2S_PC_MPI "")
-if(S2S_MPI)  # the MPI libraries, by full path (MPI implementations name their .pc files apart)
-  string(REPLACE ";" " " S2S_PC_MPI "${MPI_C_LIBRARIES}")
-endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/s2s.pc.in ${CMAKE_CURRENT_BINARY_DIR}/s2s.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/s2s.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,8 +1,9 @@
 // Data-parallel training across processes (internal): the few collective
-// operations the trainer needs. dist_mpi.c runs them on MPI_COMM_WORLD
-// (the S2S_MPI build), dist_none.c is the one-process stand-in with the
-// same interface, so the trainer has no #ifdef. The public part (init,
-// rank, size, abort, finalize) is declared in s2s/train.h.
+// operations the trainer needs (dist.c): on one process a copy or
+// nothing, under a launcher on MPI_COMM_WORLD through the module
+// libs2s_mpi.so (dist_mpi.h, the S2S_MPI build), so the trainer has no
+// #ifdef. The public part (init, rank, size, abort, finalize) is declared
+// in s2s/train.h.
 //
 // Every call here is collective: all ranks make it, in the same order,
 // with the same sizes. With one process each is a copy or nothing.
