@@ -41,9 +41,9 @@ int main(int argc, char **argv) {
     int64_t d = argc > 3 ? atoll(argv[1]) : 128, f = argc > 3 ? atoll(argv[2]) : 512;
     int64_t v = argc > 3 ? atoll(argv[3]) : 500;
     s2s_set_num_threads(1);
-    int64_t rows[] = {1, 4, 32, 128}, kn[][2] = {{d, 3 * d}, {d, f}, {f, d}, {d, v}};
+    int64_t rows[] = {1, 2, 4, 8, 16, 32, 128}, kn[][2] = {{d, 3 * d}, {d, f}, {f, d}, {d, v}};
     printf("| M x K -> N | fp32 us | int8 us | bf16 us |\n|---|---:|---:|---:|\n");
-    for (int a = 0; a < 4; a++)
+    for (int a = 0; a < (int)(sizeof rows / sizeof rows[0]); a++)
         for (int s = 0; s < 4; s++) {
             int64_t m = rows[a], k = kn[s][0], n = kn[s][1];
             float *x = malloc(sizeof(float) * (size_t)(m * k));
