@@ -110,15 +110,15 @@ void s2s_state_reorder(s2s_state *st, const int *parent, int64_t n_seqs, int64_t
     int64_t d = c->d_model, row = t_alloc * 2 * d;
     size_t bytes = (size_t)(t * 2 * d) * sizeof(float);
     // Only sequences that take another's cache change. A source that is
-    // also a destination is overwritten, so those sources go to kv_tmp
-    // first (slot = their own index); every other source is read in place.
-    // kv_tmp[i] is marked by parent[parent[j]] != parent[j] for j reading i.
+    // itself overwritten (parent[p] != p) is first saved to its own slot of
+    // kv_tmp, once; the other sources are read in place. No order of the
+    // copies then matters, cycles included.
     for (int l = 0; l < c->decoder_layers; l++) {
         float *kv = st->self_kv + (int64_t)l * n_seqs * row;
         for (int64_t i = 0; i < n_seqs; i++) {
             int p = parent[i];
             if (p == i || parent[p] == p) continue;
-            // p is a destination read by i; save it once (the first reader).
+            // p is overwritten and read by i: saved by its first reader only
             int64_t j = 0;
             while (parent[j] != p) j++;
             if (j < i) continue;
