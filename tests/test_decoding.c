@@ -332,6 +332,46 @@ static void assert_same_maps(const float *x, const float *y, int64_t n, int i, c
     cr_assert_leq(e, 1e-5f, "sentence %d: %s differ by %g", i, what, e);
 }
 
+// NS random sources of 1 to 24 tokens.
+typedef struct sources {
+    int src[NS][24], len[NS];
+    const int *s[NS];
+} sources;
+
+static void random_sources(sources *x, const s2s_model *m) {
+    for (int i = 0; i < NS; i++) {
+        x->len[i] = 1 + (int)(rnd() % 24);
+        fill_ids(x->src[i], x->len[i], vs_of(m));
+        x->s[i] = x->src[i];
+    }
+}
+
+// A random model says </s> always or never: raises its bias until search
+// with a beam of K (1: greedy) ends some sentences with </s> and some at
+// their limit (max_len_ratio 1), at steps at least 10 apart. Returns
+// whether it got there.
+static bool ends_spread(s2s_model *m, const sources *x, int K) {
+    for (int k = 0; k < 40; k++) {
+        tensor_add(m, "generator.bias", S2S_EOS, 0.1f);
+        s2s_decode_params p = params(m, NS, false);
+        p.max_len = MAX_LEN - 1, p.max_len_ratio = 1.0f, p.beam_size = K, p.n_best = 1;
+        s2s_state *st;
+        s2s_hypothesis h[NS];
+        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+        cr_assert_eq(s2s_translate(st, &p, x->s, x->len, NS, h), S2S_OK, "%s", s2s_last_error());
+        int eos = 0, lo = MAX_LEN, hi = 0;
+        for (int i = 0; i < NS; i++) {
+            eos += h[i].n_out > h[i].n;
+            lo = h[i].n_out < lo ? h[i].n_out : lo;
+            hi = h[i].n_out > hi ? h[i].n_out : hi;
+            s2s_hypothesis_free(&h[i]);
+        }
+        s2s_state_free(st);
+        if (eos >= 4 && eos <= NS - 4 && hi - lo >= 10) return true;
+    }
+    return false;
+}
+
 static void assert_same_full(const s2s_hypothesis *x, const s2s_hypothesis *y, int i) {
     assert_same_hyp(x, y, i);
     cr_assert_float_eq(x->score, y->score, 1e-5, "sentence %d: scores %g vs %g", i, x->score,
@@ -347,35 +387,10 @@ Test(decoding, greedy_dropping_finished_rows_equals_keeping_them_and_alone) {
     for (int a = 0; a < N_ARCHS; a++) {
         s2s_model *m = make_model(&ARCHS[a], 370 + (uint64_t)a);
         scramble_vectors(m);
-        int src[NS][24], len[NS];
-        const int *s[NS];
-        for (int i = 0; i < NS; i++) {
-            len[i] = 1 + (int)(rnd() % 24);
-            fill_ids(src[i], len[i], vs_of(m));
-            s[i] = src[i];
-        }
-        // A random model says </s> always or never: raise its bias until
-        // greedy search ends some sentences with </s> and some at their limit.
-        bool spread = false;
-        for (int k = 0; k < 40 && !spread; k++) {
-            tensor_add(m, "generator.bias", S2S_EOS, 0.1f);
-            s2s_decode_params p = params(m, NS, false);
-            p.max_len = MAX_LEN - 1, p.max_len_ratio = 1.0f;
-            s2s_state *st;
-            s2s_hypothesis h[NS];
-            cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
-            cr_assert_eq(s2s_translate(st, &p, s, len, NS, h), S2S_OK);
-            int eos = 0, lo = MAX_LEN, hi = 0;
-            for (int i = 0; i < NS; i++) {
-                eos += h[i].n_out > h[i].n;
-                lo = h[i].n_out < lo ? h[i].n_out : lo;
-                hi = h[i].n_out > hi ? h[i].n_out : hi;
-                s2s_hypothesis_free(&h[i]);
-            }
-            s2s_state_free(st);
-            spread = eos >= 4 && eos <= NS - 4 && hi - lo >= 10;
-        }
-        cr_assert(spread, "arch %d: no </s> bias spreads the sentence ends", a);
+        sources x;
+        random_sources(&x, m);
+        const int *const *s = x.s, *len = x.len;
+        cr_assert(ends_spread(m, &x, 1), "arch %d: no </s> bias spreads the sentence ends", a);
         for (int mode = 0; mode < 4; mode++) {
             s2s_decode_params p = params(m, NS, true), p1;
             p.want_self_attention = true;
@@ -466,40 +481,14 @@ Test(decoding, folded_cross_attention_equals_the_plain_one) {
 // plain and folded cross-attention, beams of 4 and 3: every hypothesis
 // must come out as it does alone (batch 1) and as in a batch that keeps
 // its finished sentences and runs every beam at step 0 (st->no_shrink).
-static int beam_ends_spread(s2s_model *m, const int *const *s, const int *len, int K) {
-    for (int k = 0; k < 40; k++) {
-        tensor_add(m, "generator.bias", S2S_EOS, 0.1f);
-        s2s_decode_params p = params(m, NS, false);
-        p.max_len = MAX_LEN - 1, p.max_len_ratio = 1.0f, p.beam_size = K, p.n_best = 1;
-        s2s_state *st;
-        s2s_hypothesis h[NS];
-        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
-        cr_assert_eq(s2s_translate(st, &p, s, len, NS, h), S2S_OK, "%s", s2s_last_error());
-        int eos = 0, lo = MAX_LEN, hi = 0;
-        for (int i = 0; i < NS; i++) {
-            eos += h[i].n_out > h[i].n;
-            lo = h[i].n_out < lo ? h[i].n_out : lo;
-            hi = h[i].n_out > hi ? h[i].n_out : hi;
-            s2s_hypothesis_free(&h[i]);
-        }
-        s2s_state_free(st);
-        if (eos >= 4 && eos <= NS - 4 && hi - lo >= 10) return 1;
-    }
-    return 0;
-}
-
 Test(decoding, beam_dropping_finished_sentences_equals_keeping_them_and_alone) {
     for (int a = 0; a < N_ARCHS; a++) {
         s2s_model *m = make_model(&ARCHS[a], 390 + (uint64_t)a);
         scramble_vectors(m);
-        int src[NS][24], len[NS];
-        const int *s[NS];
-        for (int i = 0; i < NS; i++) {
-            len[i] = 1 + (int)(rnd() % 24);
-            fill_ids(src[i], len[i], vs_of(m));
-            s[i] = src[i];
-        }
-        cr_assert(beam_ends_spread(m, s, len, 4), "arch %d: no </s> bias spreads the ends", a);
+        sources x;
+        random_sources(&x, m);
+        const int *const *s = x.s, *len = x.len;
+        cr_assert(ends_spread(m, &x, 4), "arch %d: no </s> bias spreads the sentence ends", a);
         for (int mode = 0; mode < 4; mode++) {
             enum { NBEST = 3 };
             s2s_decode_params p = params(m, NS, true), p1;
