@@ -3,8 +3,10 @@
 // padding-independence of batches (finished sentences leaving one
 // included), KV-cached steps equal to the full causal
 // pass, attention rows that are distributions), the cross-attention of a
-// tiny model recomputed with plain loops, input validation, and what greedy
-// search may emit. Models are small and random (s2s_model_init).
+// tiny model recomputed with plain loops, input validation, what greedy
+// search may emit, and beam search's pieces against plain references (its
+// top-k, cache reorder, attention maps rebuilt from parents, and dropping
+// finished sentences). Models are small and random (s2s_model_init).
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -12,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoding/state.h"
+#include "decoding/search.h"
 #include "model/model_internal.h"
 #include "reference.h"
 #include "s2s/s2s.h"
@@ -535,6 +537,45 @@ Test(decoding, beam_dropping_finished_sentences_equals_keeping_them_and_alone) {
                 for (int i = 0; i < NS * NBEST; i++) s2s_hypothesis_free(&h[r][i]);
         }
         s2s_model_free(m);
+    }
+}
+
+// s2s_keep_best_row (one pass, chunks skipped) against sorting every
+// finite offer, stable, by score: rows with many ties, -inf and NaN-free
+// runs, lengths around the 32-token chunks, several beams into one list.
+static int by_offer(const void *a, const void *b) {
+    const s2s_beam_cand *x = a, *y = b;
+    if (x->score != y->score) return x->score < y->score ? 1 : -1;
+    return x->seq != y->seq ? x->seq - y->seq : x->token - y->token;
+}
+
+Test(decoding, beam_top_k_equals_sorting_every_offer) {
+    enum { MAXV = 300, BEAMS = 4 };
+    static float rows[BEAMS][MAXV];
+    static s2s_beam_cand all[BEAMS * MAXV];
+    for (int c = 0; c < 400; c++) {
+        int V = 1 + (int)(rnd() % MAXV), cap = 1 + (int)(rnd() % 10), beams = 1 + c % BEAMS;
+        int levels = c % 3 == 0 ? 3 : 1000;  // few distinct values: ties everywhere
+        float base[BEAMS];
+        int n_all = 0, n = 0;
+        s2s_beam_cand list[10];
+        for (int k = 0; k < beams; k++) {
+            base[k] = k == 1 && c % 4 == 0 ? 0.0f : -(float)(rnd() % 3);  // equal bases too
+            for (int v = 0; v < V; v++) {
+                rows[k][v] = -(float)(rnd() % (uint64_t)levels) * 0.25f;
+                if (rnd() % 5 == 0 || (c % 7 == 0 && v < V / 2)) rows[k][v] = -INFINITY;
+                if (rows[k][v] > -INFINITY) all[n_all++] = (s2s_beam_cand){base[k] + rows[k][v], k, v};
+            }
+            s2s_keep_best_row(list, &n, cap, rows[k], V, base[k], k);
+        }
+        qsort(all, (size_t)n_all, sizeof *all, by_offer);
+        int want = n_all < cap ? n_all : cap;
+        cr_assert_eq(n, want, "case %d: %d of %d kept", c, n, want);
+        for (int i = 0; i < n; i++)
+            cr_assert(list[i].score == all[i].score && list[i].seq == all[i].seq &&
+                          list[i].token == all[i].token,
+                      "case %d entry %d: (%g, %d, %d) vs (%g, %d, %d)", c, i, list[i].score,
+                      list[i].seq, list[i].token, all[i].score, all[i].seq, all[i].token);
     }
 }
 

@@ -25,11 +25,6 @@
 #include "decoding/search.h"
 #include "ops/ops.h"
 
-typedef struct beam_cand {
-    float score;  // total log-prob with this token
-    int seq, token;
-} beam_cand;
-
 // Sequence buffers of all B*K beams, indexed by sentence (b*K + k): (seqs,
 // T) tokens and log-probs, (seqs) total log-probs.
 typedef struct beams {
@@ -55,7 +50,7 @@ typedef struct search {
     // With maps: at step t, each seq's cross-attention row, (T, seqs, L*H, S).
     // A hypothesis's maps are rebuilt by walking anc back from its last step.
     float *hist;
-    beam_cand *cands;     // (2K)
+    s2s_beam_cand *cands;     // (2K)
 } search;
 
 static s2s_status beams_alloc(beams *b, int64_t seqs, int64_t T) {
@@ -69,7 +64,7 @@ static void beams_free(beams *b) { free(b->tok), free(b->lps), free(b->score); }
 
 // Inserts c into the sorted list of the best `cap` candidates (after those
 // of equal score: earlier seqs and tokens first).
-static void keep_best(beam_cand *list, int *n, int cap, beam_cand c) {
+static void keep_best(s2s_beam_cand *list, int *n, int cap, s2s_beam_cand c) {
     if (*n == cap && c.score <= list[cap - 1].score) return;
     int i = *n < cap ? (*n)++ : cap - 1;
     while (i > 0 && list[i - 1].score < c.score) {
@@ -79,11 +74,9 @@ static void keep_best(beam_cand *list, int *n, int cap, beam_cand c) {
     list[i] = c;
 }
 
-// keep_best of base + row[v] for every finite row[v], v ascending, in one
-// pass: once the list is full, a chunk none of whose scores beats its last
-// entry is skipped after a comparison that vectorises. The same list as
-// calling keep_best on every entry.
-static void keep_best_row(beam_cand *list, int *n, int cap, const float *row, int64_t V,
+// Once the list is full, a chunk none of whose scores beats its last entry
+// is skipped after a comparison that vectorises.
+void s2s_keep_best_row(s2s_beam_cand *list, int *n, int cap, const float *row, int64_t V,
                           float base, int seq) {
     enum { CHUNK = 32 };
     for (int64_t v0 = 0; v0 < V; v0 += CHUNK) {
@@ -95,7 +88,7 @@ static void keep_best_row(beam_cand *list, int *n, int cap, const float *row, in
             if (!any) continue;
         }
         for (int64_t v = v0; v < end; v++)
-            if (row[v] > -INFINITY) keep_best(list, n, cap, (beam_cand){base + row[v], seq, (int)v});
+            if (row[v] > -INFINITY) keep_best(list, n, cap, (s2s_beam_cand){base + row[v], seq, (int)v});
     }
 }
 
@@ -172,13 +165,13 @@ static s2s_status step_sentence(search *s, int b, int64_t t, int limit, bool *do
         s2s_log_softmax_row(row, V);
         s2s_mask_row(row, V, t, s->p->min_len);
         s2s_finite_row(row, V);
-        keep_best_row(s->cands, &n, 2 * K, row, V, base, seq);
+        s2s_keep_best_row(s->cands, &n, 2 * K, row, V, base, seq);
     }
     // A live beam always has a finite continuation unless the model is not finite.
     if (n == 0) return s2s_not_finite(s->order[b].index + 1, t);
     int kept = 0;
     for (int r = 0; r < n && kept < K; r++) {
-        beam_cand c = s->cands[r];
+        s2s_beam_cand c = s->cands[r];
         float lp = logits_of(s, b, c.seq - b * K)[c.token];
         if (c.token == S2S_EOS) {
             if (r < K) S2S_TRY(finish(s, b, &s->cur, c.seq, (int)t, lp));
@@ -241,7 +234,7 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
     s.n_fin = s2s_calloc((size_t)B, sizeof(int));
     s.anc = s2s_calloc((size_t)(s.T * seqs), sizeof(int));
     s.row = s2s_calloc((size_t)B, sizeof(int));
-    s.cands = s2s_calloc((size_t)(2 * K), sizeof(beam_cand));
+    s.cands = s2s_calloc((size_t)(2 * K), sizeof(s2s_beam_cand));
     int *live = s2s_calloc((size_t)B, sizeof(int)), *keep = s2s_calloc((size_t)B, sizeof(int));
     int *parent = s2s_calloc((size_t)seqs, sizeof(int));  // in state rows, for reorder
     if (p->want_attention) s.hist = s2s_calloc((size_t)(s.T * seqs * s.lh * s.S), sizeof(float));
