@@ -40,7 +40,7 @@ typedef struct search {
     const s2s_decode_params *p;
     const s2s_order *order;  // (B) the batch's sentences
     int B, K;
-    int64_t S, T, V, lh;      // lh: layers * heads
+    int64_t S, T, V, lh;  // lh: layers * heads
     beams cur, next;
     s2s_hypothesis *fin;  // (B, 3K) finished hypotheses
     int *n_fin;
@@ -50,7 +50,7 @@ typedef struct search {
     // With maps: at step t, each seq's cross-attention row, (T, seqs, L*H, S).
     // A hypothesis's maps are rebuilt by walking anc back from its last step.
     float *hist;
-    s2s_beam_cand *cands;     // (2K)
+    s2s_beam_cand *cands;  // (2K)
 } search;
 
 static s2s_status beams_alloc(beams *b, int64_t seqs, int64_t T) {
@@ -77,7 +77,7 @@ static void keep_best(s2s_beam_cand *list, int *n, int cap, s2s_beam_cand c) {
 // Once the list is full, a chunk none of whose scores beats its last entry
 // is skipped after a comparison that vectorises.
 void s2s_keep_best_row(s2s_beam_cand *list, int *n, int cap, const float *row, int64_t V,
-                          float base, int seq) {
+                       float base, int seq) {
     enum { CHUNK = 32 };
     for (int64_t v0 = 0; v0 < V; v0 += CHUNK) {
         int64_t end = v0 + CHUNK < V ? v0 + CHUNK : V;
@@ -97,17 +97,12 @@ static float *logits_of(const search *s, int b, int k) {
     return s->st->logits + ((int64_t)s->row[b] * s->kr + k) * s->V;
 }
 
-// Rows u = n-1..0 of the maps of the sequence that was seq `seq` after
-// step n-1, into h's (L, H, n_out, n_src) maps.
-static void rebuild_maps(const search *s, s2s_hypothesis *h, int seq, int n) {
-    int64_t seqs = (int64_t)s->B * s->K;
-    for (int u = n - 1; u >= 0; u--) {
-        seq = s->anc[u * seqs + seq];
-        const float *src = s->hist + (u * seqs + seq) * s->lh * s->S;
-        for (int64_t lh = 0; lh < s->lh; lh++)
-            memcpy(h->cross_attn + (lh * h->n_out + u) * h->n_src, src + lh * s->S,
-                   (size_t)h->n_src * sizeof(float));
-    }
+// Row u of h's (L, H, n_out, n_src) maps: seq's map at step u.
+static void copy_step_maps(const search *s, s2s_hypothesis *h, int u, int seq) {
+    const float *src = s->hist + ((int64_t)u * s->B * s->K + seq) * s->lh * s->S;
+    for (int64_t lh = 0; lh < s->lh; lh++)
+        memcpy(h->cross_attn + (lh * h->n_out + u) * h->n_src, src + lh * s->S,
+               (size_t)h->n_src * sizeof(float));
 }
 
 // A finished hypothesis of sentence b from sequence `seq` of `from`, whose
@@ -127,13 +122,11 @@ static s2s_status finish(search *s, int b, const beams *from, int seq, int n, fl
     for (int t = 0; t < n_out; t++) h->logprob += h->token_logprobs[t];
     h->score = h->logprob / powf((float)n_out, s->p->length_penalty);
     if (h->cross_attn) {
-        rebuild_maps(s, h, seq, n);
-        if (eos) {
-            int64_t seqs = (int64_t)s->B * s->K;
-            const float *src = s->hist + (n * seqs + seq) * s->lh * s->S;
-            for (int64_t lh = 0; lh < s->lh; lh++)
-                memcpy(h->cross_attn + (lh * n_out + n) * n_src, src + lh * s->S,
-                       (size_t)n_src * sizeof(float));
+        if (eos) copy_step_maps(s, h, n, seq);  // this step's row of seq
+        // rows n-1..0: walk back from the sequence seq was after step n-1
+        for (int u = n - 1; u >= 0; u--) {
+            seq = s->anc[(int64_t)u * s->B * s->K + seq];
+            copy_step_maps(s, h, u, seq);
         }
     }
     return S2S_OK;
