@@ -275,8 +275,16 @@ except (socket.timeout, ConnectionResetError):
     closed = False
 check("a silent client is dropped after --idle-timeout", closed and time.monotonic() - t0 < 8)
 s.close()
-st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "texts": dev * 5, "beam_size": 16})
-check("a request that decodes longer than --idle-timeout is answered", st == 200, st)
+# min_len makes every sentence run 40 steps or more; the beam grows until
+# the request does take longer than the idle timeout (beam search got fast).
+for beam in (16, 32, 64):
+    t0 = time.monotonic()
+    st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "texts": dev * 5, "beam_size": beam,
+                                                     "min_len": 40})
+    took = time.monotonic() - t0
+    if st != 200 or took > 1.5:
+        break
+check("a request that decodes longer than --idle-timeout is answered", st == 200 and took > 1, (st, took))
 check("exit 0", srv.stop() == 0)
 
 # ---- the queue: 503 with Retry-After when full ----
@@ -316,7 +324,7 @@ srv = Server("-m", ZH_EN, "--threads", "1", "--timeout", "1")
 timed_out = None
 for work in (1, 2, 4):
     t0 = time.monotonic()
-    got = burst(srv, [{"model": "zh-en", "texts": dev * 5, "beam_size": 8 * work}] * 3)
+    got = burst(srv, [{"model": "zh-en", "texts": dev * 5, "beam_size": 8 * work, "min_len": 40}] * 3)
     timed_out = [g for g in got if g[0] == 503]
     if timed_out:
         break  # else the machine did it all within a second: redo with more work

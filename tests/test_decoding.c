@@ -3,8 +3,10 @@
 // padding-independence of batches (finished sentences leaving one
 // included), KV-cached steps equal to the full causal
 // pass, attention rows that are distributions), the cross-attention of a
-// tiny model recomputed with plain loops, input validation, and what greedy
-// search may emit. Models are small and random (s2s_model_init).
+// tiny model recomputed with plain loops, input validation, what greedy
+// search may emit, and beam search's pieces against plain references (its
+// top-k, cache reorder, attention maps rebuilt from parents, and dropping
+// finished sentences). Models are small and random (s2s_model_init).
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -12,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoding/state.h"
+#include "decoding/search.h"
 #include "model/model_internal.h"
 #include "reference.h"
 #include "s2s/s2s.h"
@@ -332,6 +334,46 @@ static void assert_same_maps(const float *x, const float *y, int64_t n, int i, c
     cr_assert_leq(e, 1e-5f, "sentence %d: %s differ by %g", i, what, e);
 }
 
+// NS random sources of 1 to 24 tokens.
+typedef struct sources {
+    int src[NS][24], len[NS];
+    const int *s[NS];
+} sources;
+
+static void random_sources(sources *x, const s2s_model *m) {
+    for (int i = 0; i < NS; i++) {
+        x->len[i] = 1 + (int)(rnd() % 24);
+        fill_ids(x->src[i], x->len[i], vs_of(m));
+        x->s[i] = x->src[i];
+    }
+}
+
+// A random model says </s> always or never: raises its bias until search
+// with a beam of K (1: greedy) ends some sentences with </s> and some at
+// their limit (max_len_ratio 1), at steps at least 10 apart. Returns
+// whether it got there.
+static bool ends_spread(s2s_model *m, const sources *x, int K) {
+    for (int k = 0; k < 40; k++) {
+        tensor_add(m, "generator.bias", S2S_EOS, 0.1f);
+        s2s_decode_params p = params(m, NS, false);
+        p.max_len = MAX_LEN - 1, p.max_len_ratio = 1.0f, p.beam_size = K, p.n_best = 1;
+        s2s_state *st;
+        s2s_hypothesis h[NS];
+        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+        cr_assert_eq(s2s_translate(st, &p, x->s, x->len, NS, h), S2S_OK, "%s", s2s_last_error());
+        int eos = 0, lo = MAX_LEN, hi = 0;
+        for (int i = 0; i < NS; i++) {
+            eos += h[i].n_out > h[i].n;
+            lo = h[i].n_out < lo ? h[i].n_out : lo;
+            hi = h[i].n_out > hi ? h[i].n_out : hi;
+            s2s_hypothesis_free(&h[i]);
+        }
+        s2s_state_free(st);
+        if (eos >= 4 && eos <= NS - 4 && hi - lo >= 10) return true;
+    }
+    return false;
+}
+
 static void assert_same_full(const s2s_hypothesis *x, const s2s_hypothesis *y, int i) {
     assert_same_hyp(x, y, i);
     cr_assert_float_eq(x->score, y->score, 1e-5, "sentence %d: scores %g vs %g", i, x->score,
@@ -347,35 +389,10 @@ Test(decoding, greedy_dropping_finished_rows_equals_keeping_them_and_alone) {
     for (int a = 0; a < N_ARCHS; a++) {
         s2s_model *m = make_model(&ARCHS[a], 370 + (uint64_t)a);
         scramble_vectors(m);
-        int src[NS][24], len[NS];
-        const int *s[NS];
-        for (int i = 0; i < NS; i++) {
-            len[i] = 1 + (int)(rnd() % 24);
-            fill_ids(src[i], len[i], vs_of(m));
-            s[i] = src[i];
-        }
-        // A random model says </s> always or never: raise its bias until
-        // greedy search ends some sentences with </s> and some at their limit.
-        bool spread = false;
-        for (int k = 0; k < 40 && !spread; k++) {
-            tensor_add(m, "generator.bias", S2S_EOS, 0.1f);
-            s2s_decode_params p = params(m, NS, false);
-            p.max_len = MAX_LEN - 1, p.max_len_ratio = 1.0f;
-            s2s_state *st;
-            s2s_hypothesis h[NS];
-            cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
-            cr_assert_eq(s2s_translate(st, &p, s, len, NS, h), S2S_OK);
-            int eos = 0, lo = MAX_LEN, hi = 0;
-            for (int i = 0; i < NS; i++) {
-                eos += h[i].n_out > h[i].n;
-                lo = h[i].n_out < lo ? h[i].n_out : lo;
-                hi = h[i].n_out > hi ? h[i].n_out : hi;
-                s2s_hypothesis_free(&h[i]);
-            }
-            s2s_state_free(st);
-            spread = eos >= 4 && eos <= NS - 4 && hi - lo >= 10;
-        }
-        cr_assert(spread, "arch %d: no </s> bias spreads the sentence ends", a);
+        sources x;
+        random_sources(&x, m);
+        const int *const *s = x.s, *len = x.len;
+        cr_assert(ends_spread(m, &x, 1), "arch %d: no </s> bias spreads the sentence ends", a);
         for (int mode = 0; mode < 4; mode++) {
             s2s_decode_params p = params(m, NS, true), p1;
             p.want_self_attention = true;
@@ -455,6 +472,205 @@ Test(decoding, folded_cross_attention_equals_the_plain_one) {
             }
             for (int i = 0; i < NB * K; i++) s2s_hypothesis_free(&h[f][2][i]);
         }
+        s2s_state_free(st);
+        s2s_model_free(m);
+    }
+}
+
+// Beam search drops finished sentences too (s2s_state_keep with K beams)
+// and runs step 0 on beam 0 alone (s2s_state_spread). 32 sentences ending
+// anywhere from step 2 to step 25, n-best lists with cross-attention maps,
+// plain and folded cross-attention, beams of 4 and 3: every hypothesis
+// must come out as it does alone (batch 1) and as in a batch that keeps
+// its finished sentences and runs every beam at step 0 (st->no_shrink).
+Test(decoding, beam_dropping_finished_sentences_equals_keeping_them_and_alone) {
+    for (int a = 0; a < N_ARCHS; a++) {
+        s2s_model *m = make_model(&ARCHS[a], 390 + (uint64_t)a);
+        scramble_vectors(m);
+        sources x;
+        random_sources(&x, m);
+        const int *const *s = x.s, *len = x.len;
+        cr_assert(ends_spread(m, &x, 4), "arch %d: no </s> bias spreads the sentence ends", a);
+        for (int mode = 0; mode < 4; mode++) {
+            enum { NBEST = 3 };
+            s2s_decode_params p = params(m, NS, true), p1;
+            p.threads = 1;
+            p.max_len = MAX_LEN - 1;
+            p.max_len_ratio = 1.0f;  // limits 2..25 by source length
+            p.beam_size = mode & 1 ? 3 : 4;
+            p.n_best = NBEST;
+            p.length_penalty = mode & 1 ? 0.6f : 1.0f;
+            p1 = p, p1.max_batch = 1;
+            s2s_hypothesis h[3][NS * NBEST];  // dropping, keeping, alone
+            int64_t steps[2];
+            for (int r = 0; r < 3; r++) {
+                s2s_state *st;
+                cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+                st->fold_mode = mode & 2 ? S2S_FOLD_ALWAYS : S2S_FOLD_NEVER;
+                st->no_shrink = r == 1;
+                cr_assert_eq(s2s_translate(st, r == 2 ? &p1 : &p, s, len, NS, h[r]), S2S_OK,
+                             "%s", s2s_last_error());
+                if (r < 2) steps[r] = st->row_steps;
+                s2s_state_free(st);
+            }
+            int lo = MAX_LEN, hi = 0, eos = 0, n_hyp = 0;
+            for (int i = 0; i < NS * NBEST; i++) {
+                for (int r = 1; r < 3; r++) {
+                    cr_assert_eq(h[0][i].ids != NULL, h[r][i].ids != NULL, "hypothesis %d", i);
+                    if (!h[0][i].ids) continue;
+                    assert_same_hyp(&h[0][i], &h[r][i], i);
+                    cr_assert_float_eq(h[0][i].score, h[r][i].score, 1e-5, "hypothesis %d", i);
+                }
+                if (!h[0][i].ids) continue;
+                n_hyp++;
+                eos += h[0][i].n_out > h[0][i].n;
+                lo = h[0][i].n_out < lo ? h[0][i].n_out : lo;
+                hi = h[0][i].n_out > hi ? h[0][i].n_out : hi;
+            }
+            cr_assert_geq(n_hyp, NS * 2, "only %d hypotheses", n_hyp);
+            cr_assert_geq(hi - lo, 10, "hypotheses end at steps %d..%d only", lo, hi);
+            cr_assert(eos > 0 && eos < n_hyp, "%d of %d hypotheses end with </s>", eos, n_hyp);
+            // sentences did leave, and step 0 ran one beam: fewer row-steps
+            cr_assert_lt(steps[0], steps[1] * 3 / 4, "%lld of %lld row-steps",
+                         (long long)steps[0], (long long)steps[1]);
+            for (int r = 0; r < 3; r++)
+                for (int i = 0; i < NS * NBEST; i++) s2s_hypothesis_free(&h[r][i]);
+        }
+        s2s_model_free(m);
+    }
+}
+
+// s2s_keep_best_row (one pass, chunks skipped) against sorting every
+// finite offer, stable, by score: rows with many ties, -inf and NaN-free
+// runs, lengths around the 32-token chunks, several beams into one list.
+static int by_offer(const void *a, const void *b) {
+    const s2s_beam_cand *x = a, *y = b;
+    if (x->score != y->score) return x->score < y->score ? 1 : -1;
+    return x->seq != y->seq ? x->seq - y->seq : x->token - y->token;
+}
+
+Test(decoding, beam_top_k_equals_sorting_every_offer) {
+    enum { MAXV = 300, BEAMS = 4 };
+    static float rows[BEAMS][MAXV];
+    static s2s_beam_cand all[BEAMS * MAXV];
+    for (int c = 0; c < 400; c++) {
+        int V = 1 + (int)(rnd() % MAXV), cap = 1 + (int)(rnd() % 10), beams = 1 + c % BEAMS;
+        int levels = c % 3 == 0 ? 3 : 1000;  // few distinct values: ties everywhere
+        float base[BEAMS];
+        int n_all = 0, n = 0;
+        s2s_beam_cand list[10];
+        for (int k = 0; k < beams; k++) {
+            base[k] = k == 1 && c % 4 == 0 ? 0.0f : -(float)(rnd() % 3);  // equal bases too
+            for (int v = 0; v < V; v++) {
+                rows[k][v] = -(float)(rnd() % (uint64_t)levels) * 0.25f;
+                if (rnd() % 5 == 0 || (c % 7 == 0 && v < V / 2)) rows[k][v] = -INFINITY;
+                if (rows[k][v] > -INFINITY) all[n_all++] = (s2s_beam_cand){base[k] + rows[k][v], k, v};
+            }
+            s2s_keep_best_row(list, &n, cap, rows[k], V, base[k], k);
+        }
+        qsort(all, (size_t)n_all, sizeof *all, by_offer);
+        int want = n_all < cap ? n_all : cap;
+        cr_assert_eq(n, want, "case %d: %d of %d kept", c, n, want);
+        for (int i = 0; i < n; i++)
+            cr_assert(list[i].score == all[i].score && list[i].seq == all[i].seq &&
+                          list[i].token == all[i].token,
+                      "case %d entry %d: (%g, %d, %d) vs (%g, %d, %d)", c, i, list[i].score,
+                      list[i].seq, list[i].token, all[i].score, all[i].seq, all[i].token);
+    }
+}
+
+// s2s_state_reorder copies only the sequences that change; against a
+// plain copy of every sequence's cache through a second buffer, for
+// identity, permutations, cycles, swaps, many-to-one and random parents,
+// over fewer sequences than the state holds.
+Test(decoding, cache_reorder_equals_copying_everything) {
+    s2s_model *m = make_model(&ARCHS[0], 41);
+    s2s_state *st;
+    cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+    enum { NSEQ = 12, TA = 7 };
+    cr_assert_eq(s2s_state_reserve(st, 4, 4, 5, TA, false), S2S_OK);
+    int64_t L = m->cfg.model.decoder_layers, row = TA * 2 * m->cfg.model.d_model;
+    size_t floats = (size_t)(L * NSEQ * row);
+    float *before = malloc(floats * sizeof(float)), *want = malloc(floats * sizeof(float));
+    cr_assert(before && want);
+    for (int c = 0; c < 60; c++) {
+        int n = c < 30 ? NSEQ : 1 + (int)(rnd() % NSEQ), t = 1 + (int)(rnd() % TA), parent[NSEQ];
+        int kind = c % 6;
+        for (int i = 0; i < n; i++) parent[i] = i;
+        if (kind == 1)  // a random permutation
+            for (int i = n - 1; i > 0; i--) {
+                int j = (int)(rnd() % (uint64_t)(i + 1)), x = parent[i];
+                parent[i] = parent[j], parent[j] = x;
+            }
+        if (kind == 2)
+            for (int i = 0; i < n; i++) parent[i] = (i + 1) % n;  // one cycle
+        if (kind == 3)
+            for (int i = 0; i + 1 < n; i += 2) parent[i] = i + 1, parent[i + 1] = i;  // swaps
+        if (kind == 4)  // many to one: beams of groups of 4 all taking one of their group
+            for (int i = 0; i < n; i++) parent[i] = i / 4 * 4 + (c / 6) % 4 < n ? i / 4 * 4 + (c / 6) % 4 : i;
+        if (kind == 5)
+            for (int i = 0; i < n; i++) parent[i] = (int)(rnd() % (uint64_t)n);
+        for (size_t j = 0; j < floats; j++) before[j] = rnd_unit();
+        memcpy(st->self_kv, before, floats * sizeof(float));
+        memcpy(want, before, floats * sizeof(float));
+        for (int64_t l = 0; l < L; l++)  // the caches of n sequences, laid out per layer
+            for (int i = 0; i < n; i++)
+                memcpy(want + (l * n + i) * row, before + (l * n + parent[i]) * row,
+                       (size_t)(t * 2 * m->cfg.model.d_model) * sizeof(float));
+        int changed = 0;
+        for (int i = 0; i < n; i++) changed += parent[i] != i;
+        st->reorder_rows = 0;
+        s2s_state_reorder(st, parent, n, t, TA);
+        cr_assert_eq(memcmp(st->self_kv, want, floats * sizeof(float)), 0,
+                     "case %d (kind %d, %d sequences, %d rows)", c, kind, n, t);
+        // only what changes is copied, sources that are also overwritten once more
+        cr_assert_geq(st->reorder_rows, (int64_t)L * changed * t);
+        cr_assert_leq(st->reorder_rows, (int64_t)L * 2 * changed * t);
+        if (kind == 0) cr_assert_eq(st->reorder_rows, 0);
+    }
+    free(before), free(want);
+    s2s_state_free(st);
+    s2s_model_free(m);
+}
+
+// The cross-attention maps of every n-best hypothesis (rebuilt by walking
+// each step's parents) against the maps of the same output forced through
+// s2s_score, which runs the full causal pass without caches or beams.
+Test(decoding, beam_attention_maps_equal_those_of_forced_decoding) {
+    for (int a = 0; a < N_ARCHS; a++) {
+        s2s_model *m = make_model(&ARCHS[a], 420 + (uint64_t)a);
+        scramble_vectors(m);
+        s2s_state *st;
+        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+        corpus c;
+        make_corpus(&c, m);
+        enum { K = 4 };
+        s2s_hypothesis h[NB * K];
+        s2s_decode_params p = params(m, NB, true);
+        p.beam_size = K, p.n_best = K, p.length_penalty = 0.6f;
+        cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, h), S2S_OK, "%s", s2s_last_error());
+        s2s_decode_params ps = params(m, 1, true);
+        int walked = 0;
+        for (int i = 0; i < NB * K; i++) {
+            const s2s_hypothesis *x = &h[i];
+            if (!x->ids) continue;
+            s2s_hypothesis f;
+            score1(st, &ps, c.src[i / K], SRC_LEN[i / K], x->ids, x->n, &f);
+            cr_assert_eq(f.n_src, x->n_src);
+            int64_t lh = (int64_t)x->layers * x->heads;
+            float e = 0;
+            for (int64_t k = 0; k < lh; k++)
+                for (int r = 0; r < x->n_out; r++) {
+                    float d = max_abs_diff(x->cross_attn + (k * x->n_out + r) * x->n_src,
+                                           f.cross_attn + (k * f.n_out + r) * f.n_src, x->n_src);
+                    e = d > e ? d : e;
+                }
+            cr_assert_leq(e, 1e-5f, "arch %d hypothesis %d: maps differ by %g", a, i, e);
+            walked += x->n_out;
+            s2s_hypothesis_free(&f);
+        }
+        cr_assert_gt(walked, NB * K, "arch %d: too few map rows compared", a);
+        for (int i = 0; i < NB * K; i++) s2s_hypothesis_free(&h[i]);
         s2s_state_free(st);
         s2s_model_free(m);
     }

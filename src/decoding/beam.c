@@ -1,15 +1,22 @@
-// Beam search. Each sentence keeps K sequences; all B*K run as one batch
-// per step. The encoder output and cross-attention K/V are computed once
-// per sentence and shared by its beams (cross-attention runs per sentence
-// with K query rows); only the self-attention caches follow the beams.
+// Beam search. Each sentence keeps K sequences; all live ones run as one
+// batch per step. The encoder output and cross-attention K/V are computed
+// once per sentence and shared by its beams (cross-attention runs per
+// sentence with K query rows); only the self-attention caches follow the
+// beams, and only those of beams whose parent is another beam are copied
+// (s2s_state_reorder). Step 0 runs beam 0 alone (all beams start alike)
+// and spreads its cache to the K beams; finished sentences leave the
+// state once they are a quarter of it (s2s_state_keep), as in greedy.c.
 //
 // Per step, the 2K best continuations of a sentence's beams are ranked by
-// total log-prob. A </s> among the first K ends a hypothesis; the best K
+// total log-prob (one pass over each beam's row, chunks that cannot enter
+// the list skipped). A </s> among the first K ends a hypothesis; the best K
 // others become the next beams. A sentence is done when it has K finished
 // hypotheses or reaches its length limit (its beams then end without
 // </s>). Hypotheses are ranked by logprob / n_out^length_penalty, as in
 // fairseq and CTranslate2. NaN log-probs are never continued; a sentence
-// left with no finite continuation fails (s2s/decode.h).
+// left with no finite continuation fails (s2s/decode.h). Attention maps
+// are kept per step with each beam's parent, and a hypothesis's rebuilt
+// when it finishes.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,43 +25,46 @@
 #include "decoding/search.h"
 #include "ops/ops.h"
 
-typedef struct beam_cand {
-    float score;  // total log-prob with this token
-    int seq, token;
-} beam_cand;
-
-// Sequence buffers of all B*K beams: (seqs, T) tokens and log-probs,
-// (seqs, L*H*T*S) attention maps.
+// Sequence buffers of all B*K beams, indexed by sentence (b*K + k): (seqs,
+// T) tokens and log-probs, (seqs) total log-probs.
 typedef struct beams {
     int *tok;
-    float *lps, *score, *maps;
+    float *lps, *score;
 } beams;
 
+// Rows of the state hold the live sentences only: row k holds sentence
+// live[k] (row[b] the other way), each as kr sequences (1 at step 0, when
+// only beam 0 is live, then K). Everything per sentence stays indexed by b.
 typedef struct search {
     s2s_state *st;
     const s2s_decode_params *p;
     const s2s_order *order;  // (B) the batch's sentences
     int B, K;
-    int64_t S, T, V, map_size;  // map_size: floats of one sequence's maps
+    int64_t S, T, V, lh;  // lh: layers * heads
     beams cur, next;
     s2s_hypothesis *fin;  // (B, 3K) finished hypotheses
     int *n_fin;
-    int *parent;          // (seqs)
-    beam_cand *cands;     // (2K)
+    int *anc;             // (T, seqs) at step t, the seq of cur each seq of next extends
+    int *row;             // (B) state row of each live sentence
+    int kr;               // sequences per sentence in the state this step
+    // With maps: at step t, each seq's cross-attention row, (T, seqs, L*H, S).
+    // A hypothesis's maps are rebuilt by walking anc back from its last step.
+    float *hist;
+    s2s_beam_cand *cands;  // (2K)
 } search;
 
-static s2s_status beams_alloc(beams *b, int64_t seqs, int64_t T, int64_t map_size) {
+static s2s_status beams_alloc(beams *b, int64_t seqs, int64_t T) {
     b->tok = s2s_calloc((size_t)(seqs * T), sizeof(int));
     b->lps = s2s_calloc((size_t)(seqs * T), sizeof(float));
     b->score = s2s_calloc((size_t)seqs, sizeof(float));
-    b->maps = map_size ? s2s_calloc((size_t)(seqs * map_size), sizeof(float)) : NULL;
-    return b->tok && b->lps && b->score && (b->maps || !map_size) ? S2S_OK : S2S_ERR_NOMEM;
+    return b->tok && b->lps && b->score ? S2S_OK : S2S_ERR_NOMEM;
 }
 
-static void beams_free(beams *b) { free(b->tok), free(b->lps), free(b->score), free(b->maps); }
+static void beams_free(beams *b) { free(b->tok), free(b->lps), free(b->score); }
 
-// Inserts c into the sorted list of the best `cap` candidates.
-static void keep_best(beam_cand *list, int *n, int cap, beam_cand c) {
+// Inserts c into the sorted list of the best `cap` candidates (after those
+// of equal score: earlier seqs and tokens first).
+static void keep_best(s2s_beam_cand *list, int *n, int cap, s2s_beam_cand c) {
     if (*n == cap && c.score <= list[cap - 1].score) return;
     int i = *n < cap ? (*n)++ : cap - 1;
     while (i > 0 && list[i - 1].score < c.score) {
@@ -64,15 +74,44 @@ static void keep_best(beam_cand *list, int *n, int cap, beam_cand c) {
     list[i] = c;
 }
 
+// Once the list is full, a chunk none of whose scores beats its last entry
+// is skipped after a comparison that vectorises.
+void s2s_keep_best_row(s2s_beam_cand *list, int *n, int cap, const float *row, int64_t V,
+                       float base, int seq) {
+    enum { CHUNK = 32 };
+    for (int64_t v0 = 0; v0 < V; v0 += CHUNK) {
+        int64_t end = v0 + CHUNK < V ? v0 + CHUNK : V;
+        if (*n == cap) {
+            float floor = list[cap - 1].score;
+            int any = 0;
+            for (int64_t v = v0; v < end; v++) any |= base + row[v] > floor;
+            if (!any) continue;
+        }
+        for (int64_t v = v0; v < end; v++)
+            if (row[v] > -INFINITY) keep_best(list, n, cap, (s2s_beam_cand){base + row[v], seq, (int)v});
+    }
+}
+
+// The logits (and log-probs, once step_sentence made them) of seq b*K + k.
+static float *logits_of(const search *s, int b, int k) {
+    return s->st->logits + ((int64_t)s->row[b] * s->kr + k) * s->V;
+}
+
+// Row u of h's (L, H, n_out, n_src) maps: seq's map at step u.
+static void copy_step_maps(const search *s, s2s_hypothesis *h, int u, int seq) {
+    const float *src = s->hist + ((int64_t)u * s->B * s->K + seq) * s->lh * s->S;
+    for (int64_t lh = 0; lh < s->lh; lh++)
+        memcpy(h->cross_attn + (lh * h->n_out + u) * h->n_src, src + lh * s->S,
+               (size_t)h->n_src * sizeof(float));
+}
+
 // A finished hypothesis of sentence b from sequence `seq` of `from`, whose
-// first n tokens are kept; with eos_lp finite, </s> follows them. Maps of
-// rows 0..n-1 come from the sequence; the </s> row, if any, from the state
-// (row r of the sentence's K query rows).
-static s2s_status finish(search *s, int b, const beams *from, int seq, int n, float eos_lp,
-                         int r) {
+// first n tokens are kept; with eos_lp finite, </s> follows them (from is
+// then cur, and its row n is this step's map of seq).
+static s2s_status finish(search *s, int b, const beams *from, int seq, int n, float eos_lp) {
     const s2s_model *m = s->st->m;
     bool eos = eos_lp > -INFINITY;
-    int n_out = n + eos, n_src = s->st->src_len[b];
+    int n_out = n + eos, n_src = s->order[b].len + 1;
     s2s_hypothesis *h = &s->fin[b * 3 * s->K + s->n_fin[b]++];
     S2S_TRY(s2s_hyp_alloc(h, m, n_out > 0 ? n_out : 1, n_src, s2s_maps_wanted(s->p)));
     memcpy(h->ids, from->tok + (int64_t)seq * s->T, (size_t)n * sizeof(int));
@@ -83,14 +122,12 @@ static s2s_status finish(search *s, int b, const beams *from, int seq, int n, fl
     for (int t = 0; t < n_out; t++) h->logprob += h->token_logprobs[t];
     h->score = h->logprob / powf((float)n_out, s->p->length_penalty);
     if (h->cross_attn) {
-        int64_t L = h->layers, H = h->heads, T = s->T, S = s->S;
-        const float *src = from->maps + (int64_t)seq * s->map_size;  // (L, H, T, S)
-        for (int64_t lh = 0; lh < L * H; lh++)
-            for (int t = 0; t < n; t++)
-                memcpy(h->cross_attn + (lh * n_out + t) * n_src, src + (lh * T + t) * S,
-                       (size_t)n_src * sizeof(float));
-        s2s_map_src cross = {s->st->cross_probs, L, s->B, H, s->K, S};
-        if (eos) s2s_copy_maps(h->cross_attn, n_out, n_src, n, cross, b, r, 1);
+        if (eos) copy_step_maps(s, h, n, seq);  // this step's row of seq
+        // rows n-1..0: walk back from the sequence seq was after step n-1
+        for (int u = n - 1; u >= 0; u--) {
+            seq = s->anc[(int64_t)u * s->B * s->K + seq];
+            copy_step_maps(s, h, u, seq);
+        }
     }
     return S2S_OK;
 }
@@ -103,20 +140,7 @@ static void extend(search *s, int i, int parent, int token, float lp, float scor
     s->next.tok[i * T + t] = token;
     s->next.lps[i * T + t] = lp;
     s->next.score[i] = score;
-    s->parent[i] = parent;
-    if (s->next.maps) {
-        int b = i / s->K;
-        float *dst = s->next.maps + i * s->map_size;
-        memcpy(dst, s->cur.maps + parent * s->map_size, (size_t)s->map_size * sizeof(float));
-        const s2s_model_config *c = &s->st->m->cfg.model;
-        // row t of every (layer, head) plane from the parent's query row
-        for (int64_t lh = 0; lh < (int64_t)c->decoder_layers * c->heads; lh++) {
-            int64_t l = lh / c->heads, h = lh % c->heads;
-            const float *from = s->st->cross_probs +
-                                (((l * s->B + b) * c->heads + h) * s->K + parent % s->K) * s->S;
-            memcpy(dst + (lh * T + t) * s->S, from, (size_t)s->S * sizeof(float));
-        }
-    }
+    s->anc[t * s->B * s->K + i] = parent;
 }
 
 // One step for sentence b: rank continuations, finish hypotheses, fill the
@@ -128,33 +152,30 @@ static s2s_status step_sentence(search *s, int b, int64_t t, int limit, bool *do
         int seq = b * K + k;
         float base = s->cur.score[seq];
         if (base == -INFINITY) continue;
-        float *row = s->st->logits + seq * V;
+        S2S_ASSERT(k < s->kr);  // step 0 runs beam 0 alone: the others are not live
+        float *row = logits_of(s, b, k);
         if (s2s_guard_on(s->p)) s2s_guard_row(row, s->cur.tok + seq * s->T, t, s->p);
         s2s_log_softmax_row(row, V);
         s2s_mask_row(row, V, t, s->p->min_len);
         s2s_finite_row(row, V);
-        for (int64_t v = 0; v < V; v++)
-            if (row[v] > -INFINITY) keep_best(s->cands, &n, 2 * K, (beam_cand){base + row[v], seq, (int)v});
+        s2s_keep_best_row(s->cands, &n, 2 * K, row, V, base, seq);
     }
     // A live beam always has a finite continuation unless the model is not finite.
     if (n == 0) return s2s_not_finite(s->order[b].index + 1, t);
     int kept = 0;
     for (int r = 0; r < n && kept < K; r++) {
-        beam_cand c = s->cands[r];
-        float lp = s->st->logits[c.seq * V + c.token];
+        s2s_beam_cand c = s->cands[r];
+        float lp = logits_of(s, b, c.seq - b * K)[c.token];
         if (c.token == S2S_EOS) {
-            if (r < K) S2S_TRY(finish(s, b, &s->cur, c.seq, (int)t, lp, c.seq % K));
+            if (r < K) S2S_TRY(finish(s, b, &s->cur, c.seq, (int)t, lp));
             continue;
         }
         extend(s, b * K + kept++, c.seq, c.token, lp, c.score, t);
     }
-    for (int k = kept; k < K; k++) {  // fewer live continuations than beams
-        s->next.score[b * K + k] = -INFINITY;
-        s->parent[b * K + k] = b * K + k;
-    }
+    for (int k = kept; k < K; k++) s->next.score[b * K + k] = -INFINITY;  // fewer live continuations than beams
     *done = s->n_fin[b] >= K || kept == 0;
     if (!*done && t + 1 >= limit) {
-        for (int k = 0; k < kept; k++) S2S_TRY(finish(s, b, &s->next, b * K + k, (int)t + 1, -INFINITY, 0));
+        for (int k = 0; k < kept; k++) S2S_TRY(finish(s, b, &s->next, b * K + k, (int)t + 1, -INFINITY));
         *done = true;
     }
     return S2S_OK;
@@ -166,20 +187,35 @@ static int by_score_desc(const void *a, const void *b) {
     return 0;
 }
 
+// This step's cross-attention rows of the live sentences' sequences, into
+// s->hist at step t.
+static void keep_maps(search *s, const int *live, int n, int64_t t) {
+    const s2s_model_config *c = &s->st->m->cfg.model;
+    int64_t H = c->heads, S = s->S, seqs = (int64_t)s->B * s->K;
+    for (int k = 0; k < n; k++)
+        for (int kk = 0; kk < s->kr; kk++) {
+            float *dst = s->hist + (t * seqs + (int64_t)live[k] * s->K + kk) * s->lh * S;
+            for (int64_t lh = 0; lh < s->lh; lh++) {
+                int64_t l = lh / H, h = lh % H;
+                const float *from = s->st->cross_probs + (((l * n + k) * H + h) * s->kr + kk) * S;
+                memcpy(dst + lh * S, from, (size_t)S * sizeof(float));
+            }
+        }
+}
+
 s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_order *order,
                           int B, const int *const *src, const int *src_len, s2s_hypothesis *out) {
     const s2s_model *m = st->m;
     int K = p->beam_size;
+    const s2s_model_config *c = &m->cfg.model;
     search s = {.st = st, .p = p, .order = order, .B = B, .K = K, .S = order[0].len + 1,
-                .V = s2s_vocab_size(m->tgt_vocab)};
+                .V = s2s_vocab_size(m->tgt_vocab), .lh = (int64_t)c->decoder_layers * c->heads};
     s.T = 0;
     for (int b = 0; b < B; b++) {
         int limit = s2s_length_limit(p, m, order[b].len);
         if (limit > s.T) s.T = limit;
     }
     int64_t seqs = (int64_t)B * K;
-    const s2s_model_config *c = &m->cfg.model;
-    s.map_size = p->want_attention ? (int64_t)c->decoder_layers * c->heads * s.T * s.S : 0;
     if (p->want_self_attention)
         return s2s_fail(S2S_ERR_INVALID, "beam search returns cross-attention only; "
                                          "use greedy decoding or scoring for self-attention");
@@ -189,21 +225,47 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
     bool *done = s2s_calloc((size_t)B, sizeof(bool));
     s.fin = s2s_calloc((size_t)(B * 3 * K), sizeof(s2s_hypothesis));
     s.n_fin = s2s_calloc((size_t)B, sizeof(int));
-    s.parent = s2s_calloc((size_t)seqs, sizeof(int));
-    s.cands = s2s_calloc((size_t)(2 * K), sizeof(beam_cand));
-    s2s_status status = done && s.fin && s.n_fin && s.parent && s.cands ? S2S_OK : S2S_ERR_NOMEM;
-    if (status == S2S_OK) status = beams_alloc(&s.cur, seqs, s.T, s.map_size);
-    if (status == S2S_OK) status = beams_alloc(&s.next, seqs, s.T, s.map_size);
+    s.anc = s2s_calloc((size_t)(s.T * seqs), sizeof(int));
+    s.row = s2s_calloc((size_t)B, sizeof(int));
+    s.cands = s2s_calloc((size_t)(2 * K), sizeof(s2s_beam_cand));
+    int *live = s2s_calloc((size_t)B, sizeof(int)), *keep = s2s_calloc((size_t)B, sizeof(int));
+    int *parent = s2s_calloc((size_t)seqs, sizeof(int));  // in state rows, for reorder
+    if (p->want_attention) s.hist = s2s_calloc((size_t)(s.T * seqs * s.lh * s.S), sizeof(float));
+    s2s_status status = done && s.fin && s.n_fin && s.anc && s.row && s.cands && live && keep &&
+                                parent && (s.hist || !p->want_attention)
+                            ? S2S_OK
+                            : S2S_ERR_NOMEM;
+    if (status == S2S_OK) status = beams_alloc(&s.cur, seqs, s.T);
+    if (status == S2S_OK) status = beams_alloc(&s.next, seqs, s.T);
     for (int64_t i = 0; i < seqs && status == S2S_OK; i++)  // one live beam to start
         s.cur.score[i] = i % K == 0 ? 0.0f : -INFINITY;
+    for (int b = 0; b < B && live; b++) live[b] = b;
 
-    int remaining = B;
+    int n = B, remaining = B;
     for (int64_t t = 0; t < s.T && remaining > 0 && status == S2S_OK; t++) {
-        for (int64_t i = 0; i < seqs; i++) st->ids[i] = t == 0 ? S2S_BOS : s.cur.tok[i * s.T + t - 1];
-        s2s_dec_pos pos = {.t0 = t, .tq = 1, .t_alloc = s.T, .beams = K};
-        status = s2s_decode_rows(st, B, s.S, pos, s2s_maps_wanted(p));
-        for (int64_t i = 0; i < seqs; i++) s.parent[i] = (int)i;
-        for (int b = 0; b < B && status == S2S_OK; b++) {
+        // Finished sentences leave the state once they are a quarter of it.
+        if (!st->no_shrink && (n - remaining) * 4 >= n) {
+            int kept = 0;
+            for (int k = 0; k < n; k++)
+                if (!done[live[k]]) keep[kept] = k, live[kept++] = live[k];
+            s2s_state_keep(st, keep, kept, n, K, s.S, t, s.T);
+            n = kept;
+        }
+        s.kr = t == 0 && !st->no_shrink ? 1 : K;
+        for (int k = 0; k < n; k++) {
+            s.row[live[k]] = k;
+            for (int kk = 0; kk < s.kr; kk++)
+                st->ids[k * s.kr + kk] =
+                    t == 0 ? S2S_BOS : s.cur.tok[((int64_t)live[k] * K + kk) * s.T + t - 1];
+        }
+        st->row_steps += (int64_t)n * s.kr;
+        s2s_dec_pos pos = {.t0 = t, .tq = 1, .t_alloc = s.T, .beams = s.kr};
+        status = s2s_decode_rows(st, n, s.S, pos, s2s_maps_wanted(p));
+        if (status == S2S_OK && s.hist) keep_maps(&s, live, n, t);
+        int *anc = s.anc + t * seqs;
+        for (int64_t i = 0; i < seqs; i++) anc[i] = (int)i;
+        for (int k = 0; k < n && status == S2S_OK; k++) {
+            int b = live[k];
             if (done[b]) continue;
             status = step_sentence(&s, b, t, s2s_length_limit(p, m, order[b].len), &done[b]);
             if (done[b]) remaining--;
@@ -211,7 +273,14 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
         for (int b = 0; b < B; b++)  // done sentences: their beams stop counting
             if (done[b])
                 for (int k = 0; k < K; k++) s.next.score[b * K + k] = -INFINITY;
-        s2s_state_reorder(st, s.parent, seqs, t + 1, s.T);
+        if (s.kr == 1) {  // every beam extends beam 0
+            s2s_state_spread(st, n, K, t + 1, s.T);
+        } else {
+            for (int k = 0; k < n; k++)
+                for (int kk = 0; kk < K; kk++)
+                    parent[k * K + kk] = k * K + anc[(int64_t)live[k] * K + kk] - live[k] * K;
+            s2s_state_reorder(st, parent, (int64_t)n * K, t + 1, s.T);
+        }
         beams tmp = s.cur;
         s.cur = s.next;
         s.next = tmp;
@@ -230,6 +299,7 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
     }
     beams_free(&s.cur);
     beams_free(&s.next);
-    free(done), free(s.fin), free(s.n_fin), free(s.parent), free(s.cands);
+    free(done), free(s.fin), free(s.n_fin), free(s.anc), free(s.row), free(s.cands);
+    free(live), free(keep), free(parent), free(s.hist);
     return status;
 }

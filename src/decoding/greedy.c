@@ -109,7 +109,7 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
             int kept = 0;
             for (int k = 0; k < n; k++)
                 if (!done[live[k]]) keep[kept] = k, live[kept++] = live[k];
-            s2s_state_keep(st, keep, kept, n, S, t, T);
+            s2s_state_keep(st, keep, kept, n, /*K=*/1, S, t, T);
             n = kept;
         }
         for (int k = 0; k < n; k++) st->ids[k] = prev[live[k]];

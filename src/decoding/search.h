@@ -74,6 +74,19 @@ static inline bool s2s_guard_on(const s2s_decode_params *p) {
 // Most tokens sentence i may get (</s> included) under p and the model.
 int s2s_length_limit(const s2s_decode_params *p, const s2s_model *m, int src_len);
 
+// A continuation beam search ranks.
+typedef struct s2s_beam_cand {
+    float score;  // total log-prob with this token
+    int seq, token;
+} s2s_beam_cand;
+
+// Offers (base + row[v], seq, v) for every finite row[v] of a log-prob
+// row, v ascending, to list[0..*n), sorted by score, best first, of at
+// most cap entries; an entry enters only by beating a kept one, so ties
+// keep the earlier offer (earlier seq, then token) first.
+void s2s_keep_best_row(s2s_beam_cand *list, int *n, int cap, const float *row, int64_t V,
+                       float base, int seq);
+
 // One batch of B sentences (order[0..B)); results go to out[index * n_best].
 s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s_order *order,
                             int B, const int *const *src, const int *src_len,

@@ -109,36 +109,68 @@ void s2s_state_reorder(s2s_state *st, const int *parent, int64_t n_seqs, int64_t
     const s2s_model_config *c = &st->m->cfg.model;
     int64_t d = c->d_model, row = t_alloc * 2 * d;
     size_t bytes = (size_t)(t * 2 * d) * sizeof(float);
+    // Only sequences that take another's cache change. A source that is
+    // itself overwritten (parent[p] != p) is first saved to its own slot of
+    // kv_tmp, once; the other sources are read in place. No order of the
+    // copies then matters, cycles included.
     for (int l = 0; l < c->decoder_layers; l++) {
         float *kv = st->self_kv + (int64_t)l * n_seqs * row;
-        for (int64_t i = 0; i < n_seqs; i++) memcpy(st->kv_tmp + i * row, kv + parent[i] * row, bytes);
-        for (int64_t i = 0; i < n_seqs; i++) memcpy(kv + i * row, st->kv_tmp + i * row, bytes);
+        for (int64_t i = 0; i < n_seqs; i++) {
+            int p = parent[i];
+            if (p == i || parent[p] == p) continue;
+            // p is overwritten and read by i: saved by its first reader only
+            int64_t j = 0;
+            while (parent[j] != p) j++;
+            if (j < i) continue;
+            memcpy(st->kv_tmp + p * row, kv + p * row, bytes);
+            st->reorder_rows += t;
+        }
+        for (int64_t i = 0; i < n_seqs; i++) {
+            int p = parent[i];
+            if (p == i) continue;
+            const float *from = parent[p] != p ? st->kv_tmp + p * row : kv + p * row;
+            memcpy(kv + i * row, from, bytes);
+            st->reorder_rows += t;
+        }
     }
 }
 
-// Entries of `planes` blocks of B entries of `size` floats become blocks of
-// n: entry i of block k takes entry keep[i]. Destinations never pass their
-// sources (keep[i] >= i), so going up in place is safe.
+void s2s_state_spread(s2s_state *st, int64_t B, int64_t K, int64_t t, int64_t t_alloc) {
+    const s2s_model_config *c = &st->m->cfg.model;
+    int64_t row = t_alloc * 2 * c->d_model;
+    size_t bytes = (size_t)(t * 2 * c->d_model) * sizeof(float);
+    // Entry e = l*B + b goes to (e*K + j): never below e, so going down
+    // from the last entry reads each source before anything lands on it.
+    for (int64_t e = (int64_t)c->decoder_layers * B - 1; e >= 0; e--)
+        for (int64_t j = K - 1; j >= 0; j--)
+            if (e * K + j != e) memcpy(st->self_kv + (e * K + j) * row, st->self_kv + e * row, bytes);
+}
+
+// Entries of `planes` blocks of B entries, each of K parts of `size`
+// floats (`used` of them meaningful), become blocks of n: entry i of block
+// k takes entry keep[i]. Destinations never pass their sources
+// (keep[i] >= i), so going up in place is safe.
 static void keep_entries(float *p, int64_t planes, int64_t B, const int *keep, int64_t n,
-                         int64_t size, int64_t used) {
+                         int64_t K, int64_t size, int64_t used) {
     for (int64_t k = 0; k < planes; k++)
         for (int64_t i = 0; i < n; i++)
             if (k * n + i != k * B + keep[i])
-                memmove(p + (k * n + i) * size, p + (k * B + keep[i]) * size,
-                        (size_t)used * sizeof(float));
+                for (int64_t j = 0; j < K; j++)
+                    memmove(p + ((k * n + i) * K + j) * size,
+                            p + ((k * B + keep[i]) * K + j) * size, (size_t)used * sizeof(float));
 }
 
-void s2s_state_keep(s2s_state *st, const int *keep, int64_t n, int64_t B, int64_t S, int64_t t,
-                    int64_t t_alloc) {
+void s2s_state_keep(s2s_state *st, const int *keep, int64_t n, int64_t B, int64_t K, int64_t S,
+                    int64_t t, int64_t t_alloc) {
     const s2s_model_config *c = &st->m->cfg.model;
     int64_t d = c->d_model, H = c->heads, L = c->decoder_layers;
-    keep_entries(st->self_kv, L, B, keep, n, t_alloc * 2 * d, t * 2 * d);
-    keep_entries(st->cross_kv, L, B, keep, n, S * 2 * d, S * 2 * d);
+    keep_entries(st->self_kv, L, B, keep, n, K, t_alloc * 2 * d, t * 2 * d);
+    keep_entries(st->cross_kv, L, B, keep, n, 1, S * 2 * d, S * 2 * d);
     if (st->folded)
         for (int64_t l = 0; l < L; l++) {  // each layer's arrays stay where they are
-            keep_entries(st->fold[l].qk, 1, B, keep, n, H * S * d, H * S * d);
-            keep_entries(st->fold[l].vo, 1, B, keep, n, H * S * d, H * S * d);
-            keep_entries(st->fold[l].qb, H, B, keep, n, S, S);
+            keep_entries(st->fold[l].qk, 1, B, keep, n, 1, H * S * d, H * S * d);
+            keep_entries(st->fold[l].vo, 1, B, keep, n, 1, H * S * d, H * S * d);
+            keep_entries(st->fold[l].qb, H, B, keep, n, 1, S, S);
         }
     for (int64_t i = 0; i < n; i++) st->src_len[i] = st->src_len[keep[i]];
 }

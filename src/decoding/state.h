@@ -23,8 +23,11 @@ struct s2s_state {
     float *cross_kv;   // (L, B, S, 2D)
     // cross-attention folded ahead (layers/transformer.h), when it pays
     s2s_fold_mode fold_mode;       // S2S_FOLD_AUTO unless a test forces a path
-    bool no_shrink;                // greedy keeps finished rows (a test's reference path)
-    int64_t row_steps;             // decoder rows run by greedy steps, summed (a counter)
+    // A test's reference path: greedy and beam search keep finished rows,
+    // and beam search runs all K beams at step 0 (no s2s_state_spread).
+    bool no_shrink;
+    int64_t row_steps;             // decoder rows run by greedy and beam steps, summed (a counter)
+    int64_t reorder_rows;          // cache positions s2s_state_reorder copied, summed (a counter)
     bool folded;                   // whether the last s2s_encode folded
     s2s_cross_folded *fold;        // (L) views into fold_block
     float *fold_block;
@@ -62,15 +65,23 @@ s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S, bool maps);
 s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos, unsigned maps);
 
 // Reorders the self-attention caches of rows 0..t-1: sequence i takes the
-// cache of sequence parent[i] (B*K entries), as beam search needs.
+// cache of sequence parent[i] (n_seqs entries, each < n_seqs), as beam
+// search needs. Copies only the sequences with parent[i] != i (and, via
+// kv_tmp, the sources among them that are overwritten).
 void s2s_state_reorder(s2s_state *st, const int *parent, int64_t n_seqs, int64_t t,
                        int64_t t_alloc);
 
-// Keeps sentences keep[0..n) (increasing) of the B in the state, K = 1,
-// as sentences 0..n: their self-attention caches (positions < t of
-// t_alloc), cross-attention K/V (folded too) and source lengths move down
-// in place, so that later passes run on n rows.
-void s2s_state_keep(s2s_state *st, const int *keep, int64_t n, int64_t B, int64_t S, int64_t t,
-                    int64_t t_alloc);
+// Turns caches of one sequence per sentence, positions < t, laid out
+// (B, T_alloc, 2D) per layer, into K copies of each, laid out
+// (B*K, T_alloc, 2D) per layer: beam search's step 0 runs one beam.
+void s2s_state_spread(s2s_state *st, int64_t B, int64_t K, int64_t t, int64_t t_alloc);
+
+// Keeps sentences keep[0..n) (increasing) of the B in the state, each of
+// K sequences, as sentences 0..n: the self-attention caches of their K
+// sequences (positions < t of t_alloc), cross-attention K/V (folded too)
+// and source lengths move down in place, so that later passes run on n
+// sentences.
+void s2s_state_keep(s2s_state *st, const int *keep, int64_t n, int64_t B, int64_t K, int64_t S,
+                    int64_t t, int64_t t_alloc);
 
 #endif
