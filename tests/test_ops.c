@@ -65,13 +65,37 @@ Test(ops, positional_table_is_interleaved_sin_cos) {
     s2s_positional_table(pe, P, d);
     for (int64_t p = 0; p < P; p++)
         for (int64_t i = 0; i < d / 2; i++) {
+            // the same double arithmetic as the model's table, so equal bits
             double angle = p / pow(10000.0, 2.0 * i / d);
-            cr_assert_float_eq(pe[p * d + 2 * i], sin(angle), 1e-6);
-            cr_assert_float_eq(pe[p * d + 2 * i + 1], cos(angle), 1e-6);
+            cr_assert_eq(pe[p * d + 2 * i], (float)sin(angle));
+            cr_assert_eq(pe[p * d + 2 * i + 1], (float)cos(angle));
         }
     cr_assert_eq(pe[0], 0.0f);
     cr_assert_eq(pe[1], 1.0f);
     free(pe);
+}
+
+// Model loading's check for NaN and infinities, against a plain loop: none,
+// one at each place around the 64-float blocks, and two (the first found).
+Test(ops, first_nonfinite_matches_a_plain_loop) {
+    enum { N = 300 };
+    float x[N];
+    const float bad[] = {NAN, -NAN, INFINITY, -INFINITY};
+    for (size_t n = 0; n <= N; n += n < 140 ? 1 : 37) {
+        for (size_t at = 0; at <= n; at++) {
+            for (size_t i = 0; i < N; i++) x[i] = (float)i * 0.5f - 70.0f;
+            x[N - 1] = 3.4e38f;  // large but finite
+            if (at < n) x[at] = bad[at % 4];
+            if (at + 70 < n) x[at + 70] = NAN;
+            size_t want = n;
+            for (size_t i = 0; i < n; i++)
+                if (!isfinite(x[i])) {
+                    want = i;
+                    break;
+                }
+            cr_assert_eq(s2s_first_nonfinite(x, n), want, "n %zu, at %zu", n, at);
+        }
+    }
 }
 
 Test(ops, embed_scales_and_adds_position) {

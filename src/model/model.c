@@ -373,11 +373,11 @@ static s2s_status copy_weights(const s2s_param *p, const s2s_st_tensor *t, const
             for (int64_t j = 0; j < cols; j++) p->data[r * cols + j] = (float)q[j] * s;
         }
     }
-    for (size_t j = 0; j < n; j++)
-        if (!isfinite(p->data[j]))
-            return s2s_fail(S2S_ERR_FORMAT,
-                            "%s: tensor '%s' holds %s at index %zu; weights must be finite",
-                            path, p->name, isnan(p->data[j]) ? "NaN" : "an infinity", j);
+    size_t j = s2s_first_nonfinite(p->data, n);
+    if (j < n)
+        return s2s_fail(S2S_ERR_FORMAT,
+                        "%s: tensor '%s' holds %s at index %zu; weights must be finite", path,
+                        p->name, isnan(p->data[j]) ? "NaN" : "an infinity", j);
     return S2S_OK;
 }
 

@@ -140,14 +140,35 @@ VECTOR_CLONES void s2s_add(float *y, const float *x, const float *r, int64_t n) 
 }
 
 void s2s_positional_table(float *out, int64_t positions, int64_t d) {
-    for (int64_t p = 0; p < positions; p++) {
-        for (int64_t i = 0; i < d / 2; i++) {
-            // double: positions up to max_len keep full float accuracy
-            double angle = (double)p / pow(10000.0, (double)(2 * i) / (double)d);
+    for (int64_t i = 0; i < d / 2; i++) {
+        // double: positions up to max_len keep full float accuracy; one
+        // pow per column, not per entry
+        double wavelength = pow(10000.0, (double)(2 * i) / (double)d);
+        for (int64_t p = 0; p < positions; p++) {
+            double angle = (double)p / wavelength;
             out[p * d + 2 * i] = (float)sin(angle);
             out[p * d + 2 * i + 1] = (float)cos(angle);
         }
     }
+}
+
+// In blocks of 64 whose exponent bits are tested without a branch (the
+// loop vectorises), then the block that has one scanned.
+VECTOR_CLONES size_t s2s_first_nonfinite(const float *x, size_t n) {
+    enum { BLOCK = 64 };
+    size_t i = 0;
+    for (; i + BLOCK <= n; i += BLOCK) {
+        uint32_t bad = 0;
+        for (size_t j = 0; j < BLOCK; j++) {
+            uint32_t u;
+            memcpy(&u, &x[i + j], sizeof u);
+            bad |= (u & 0x7f800000u) == 0x7f800000u;
+        }
+        if (bad) break;
+    }
+    for (; i < n; i++)
+        if (!isfinite(x[i])) return i;
+    return n;
 }
 
 VECTOR_CLONES void s2s_embed_row(float *y, const float *emb, int id, float scale, const float *pe, int64_t d) {

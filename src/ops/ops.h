@@ -28,6 +28,9 @@ void s2s_add(float *y, const float *x, const float *r, int64_t n);
 // PE[p,2i+1] = cos(...). D even.
 void s2s_positional_table(float *out, int64_t positions, int64_t d);
 
+// The index of the first NaN or infinity in x (n), or n if there is none.
+size_t s2s_first_nonfinite(const float *x, size_t n);
+
 // y (D) = E[id] * scale + pe (D).
 void s2s_embed_row(float *y, const float *emb, int id, float scale, const float *pe, int64_t d);
 
