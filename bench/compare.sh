@@ -129,12 +129,16 @@ if worst > 1e-3:
 EOF
 }
 
-# Appends "side threads run row sentences/s tokens/s" lines from a table.
+# Appends "side threads run row sentences/s tokens/s" lines from the
+# sentences/s table: its first three rows, the ones both sides have
+# (bench_decode adds beam x 32, then a roofline table of the same rows).
 collect() {
     local side=$1 th=$2 run=$3 file=$4
-    grep -E '^\| (greedy|beam) [0-9]+ \|' "$file" |
-        awk -F'|' -v s="$side" -v t="$th" -v r="$run" \
-            '{ gsub(/ /, "", $4); gsub(/ /, "", $5); print s, t, r, NR, $4, $5 }' >> "$out/results"
+    awk -F'|' -v s="$side" -v t="$th" -v r="$run" '
+        /^\| search \| batch \| sentences/ { on = 1; next }
+        on && !/^\|/ { exit }
+        on && n < 3 && /^\| (greedy|beam) [0-9]+ \|/ {
+            gsub(/ /, "", $4); gsub(/ /, "", $5); print s, t, r, ++n, $4, $5 }' "$file" >> "$out/results"
     [ "$(grep -c "^$side $th $run " "$out/results")" -eq 3 ] ||
         { echo "compare.sh: $side, $th thread(s): no table in $file" >&2; cat "$file" >&2; exit 1; }
 }
