@@ -249,6 +249,17 @@ static void make_corpus(corpus *c, const s2s_model *m) {
     }
 }
 
+// Architecture a's model with scrambled vectors, a state for it and a
+// corpus of its vocabularies: what most tests here start from.
+static s2s_state *setup(int a, uint64_t seed, s2s_model **m, corpus *c) {
+    *m = make_model(&ARCHS[a], seed);
+    scramble_vectors(*m);
+    s2s_state *st;
+    cr_assert_eq(s2s_state_new(&st, *m), S2S_OK);
+    make_corpus(c, *m);
+    return st;
+}
+
 static void assert_same_hyp(const s2s_hypothesis *x, const s2s_hypothesis *y, int i) {
     cr_assert_eq(x->n, y->n, "sentence %d: %d vs %d tokens", i, x->n, y->n);
     cr_assert_eq(x->n_out, y->n_out);
@@ -267,12 +278,9 @@ static void assert_same_hyp(const s2s_hypothesis *x, const s2s_hypothesis *y, in
 
 Test(decoding, padded_batch_equals_sentences_alone) {
     for (int a = 0; a < N_ARCHS; a++) {
-        s2s_model *m = make_model(&ARCHS[a], 300 + (uint64_t)a);
-        scramble_vectors(m);
-        s2s_state *st;
-        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+        s2s_model *m;
         corpus c;
-        make_corpus(&c, m);
+        s2s_state *st = setup(a, 300 + (uint64_t)a, &m, &c);
         s2s_hypothesis batch[NB], alone[NB], pairs[NB];
         int batches[] = {NB, 2};  // one padded batch; batches of 2, 2 and 1
         for (int bi = 0; bi < 2; bi++) {
@@ -441,12 +449,9 @@ Test(decoding, greedy_dropping_finished_rows_equals_keeping_them_and_alone) {
 // scoring, greedy and beam search, each over a padded batch with maps.
 Test(decoding, folded_cross_attention_equals_the_plain_one) {
     for (int a = 0; a < N_ARCHS; a++) {
-        s2s_model *m = make_model(&ARCHS[a], 350 + (uint64_t)a);
-        scramble_vectors(m);
-        s2s_state *st;
-        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+        s2s_model *m;
         corpus c;
-        make_corpus(&c, m);
+        s2s_state *st = setup(a, 350 + (uint64_t)a, &m, &c);
         enum { K = 3 };
         s2s_hypothesis h[2][3][NB * K];
         const s2s_fold_mode modes[2] = {S2S_FOLD_NEVER, S2S_FOLD_ALWAYS};
@@ -638,12 +643,9 @@ Test(decoding, cache_reorder_equals_copying_everything) {
 // s2s_score, which runs the full causal pass without caches or beams.
 Test(decoding, beam_attention_maps_equal_those_of_forced_decoding) {
     for (int a = 0; a < N_ARCHS; a++) {
-        s2s_model *m = make_model(&ARCHS[a], 420 + (uint64_t)a);
-        scramble_vectors(m);
-        s2s_state *st;
-        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+        s2s_model *m;
         corpus c;
-        make_corpus(&c, m);
+        s2s_state *st = setup(a, 420 + (uint64_t)a, &m, &c);
         enum { K = 4 };
         s2s_hypothesis h[NB * K];
         s2s_decode_params p = params(m, NB, true);
