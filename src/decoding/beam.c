@@ -243,14 +243,7 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
 
     int n = B, remaining = B;
     for (int64_t t = 0; t < s.T && remaining > 0 && status == S2S_OK; t++) {
-        // Finished sentences leave the state once they are a quarter of it.
-        if (!st->no_shrink && (n - remaining) * 4 >= n) {
-            int kept = 0;
-            for (int k = 0; k < n; k++)
-                if (!done[live[k]]) keep[kept] = k, live[kept++] = live[k];
-            s2s_state_keep(st, keep, kept, n, K, s.S, t, s.T);
-            n = kept;
-        }
+        n = s2s_state_drop_done(st, done, live, keep, n, remaining, K, s.S, t, s.T);
         s.kr = t == 0 && !st->no_shrink ? 1 : K;
         for (int k = 0; k < n; k++) {
             s.row[live[k]] = k;

@@ -105,13 +105,7 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
     for (int b = 0; b < B && live; b++) live[b] = b;
     int n = B, remaining = B;
     for (int64_t t = 0; t < T && remaining > 0 && status == S2S_OK; t++) {
-        if (!st->no_shrink && (n - remaining) * 4 >= n) {
-            int kept = 0;
-            for (int k = 0; k < n; k++)
-                if (!done[live[k]]) keep[kept] = k, live[kept++] = live[k];
-            s2s_state_keep(st, keep, kept, n, /*K=*/1, S, t, T);
-            n = kept;
-        }
+        n = s2s_state_drop_done(st, done, live, keep, n, remaining, /*K=*/1, S, t, T);
         for (int k = 0; k < n; k++) st->ids[k] = prev[live[k]];
         st->row_steps += n;
         s2s_dec_pos pos = {.t0 = t, .tq = 1, .t_alloc = T, .beams = 1};

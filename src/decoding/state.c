@@ -175,6 +175,16 @@ void s2s_state_keep(s2s_state *st, const int *keep, int64_t n, int64_t B, int64_
     for (int64_t i = 0; i < n; i++) st->src_len[i] = st->src_len[keep[i]];
 }
 
+int s2s_state_drop_done(s2s_state *st, const bool *done, int *live, int *keep, int n,
+                        int remaining, int64_t K, int64_t S, int64_t t, int64_t t_alloc) {
+    if (st->no_shrink || (n - remaining) * 4 < n) return n;
+    int kept = 0;
+    for (int k = 0; k < n; k++)
+        if (!done[live[k]]) keep[kept] = k, live[kept++] = live[k];
+    s2s_state_keep(st, keep, kept, n, K, S, t, t_alloc);
+    return kept;
+}
+
 // x (B, Tq, D) = E[ids] * sqrt(D) + PE[t0 + i]
 static void embed(float *x, const s2s_model *m, const float *table, const int *ids, int64_t B,
                   int64_t tq, int64_t t0) {

@@ -84,4 +84,11 @@ void s2s_state_spread(s2s_state *st, int64_t B, int64_t K, int64_t t, int64_t t_
 void s2s_state_keep(s2s_state *st, const int *keep, int64_t n, int64_t B, int64_t K, int64_t S,
                     int64_t t, int64_t t_alloc);
 
+// Finished sentences leave the state once they are a quarter of its n
+// rows (unless st->no_shrink): live[k] is the sentence row k holds,
+// done[b] whether sentence b is finished, `remaining` how many are not;
+// keep (n) is scratch. Returns the rows left (n when nothing moved).
+int s2s_state_drop_done(s2s_state *st, const bool *done, int *live, int *keep, int n,
+                        int remaining, int64_t K, int64_t S, int64_t t, int64_t t_alloc);
+
 #endif
