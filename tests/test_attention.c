@@ -25,7 +25,8 @@ ParameterizedTestParameters(attention, matches_reference) {
     return cr_make_param_array(case_, cases, sizeof cases / sizeof cases[0]);
 }
 
-ParameterizedTest(case_ *c, attention, matches_reference) {
+// Runs one case with block (s2s_attn_shape.block) NULL or given.
+static void check_attention(const case_ *c, float *block, float *block_ctx) {
     int64_t B = c->B, H = c->H, dh = c->dh, d = H * dh, tq = c->tq, tk = c->tk;
     // Q in a (B, Tq, 3D) buffer and K/V in a (B, Tk, 2D) one, as in the engine
     float *q = malloc(sizeof(float) * B * tq * 3 * d), *kv = malloc(sizeof(float) * B * tk * 2 * d);
@@ -35,10 +36,14 @@ ParameterizedTest(case_ *c, attention, matches_reference) {
     ref_fill(q, B * tq * 3 * d, 1, 2.0f);
     ref_fill(kv, B * tk * 2 * d, 2, 2.0f);
     for (int64_t b = 0; b < B; b++) klen[b] = (int)(tk - b % tk);  // padding differs per sentence
-    s2s_attn_shape s = {B, H, dh, tq, tk, klen, c->causal ? c->pos0 : -1, false};
+    s2s_attn_shape s = {B, H, dh, tq, tk, klen, c->causal ? c->pos0 : -1, false, block,
+                        block_ctx};
     s2s_view qv = {q, tq * 3 * d, 3 * d}, kview = {kv, tk * 2 * d, 2 * d},
              vview = {kv + d, tk * 2 * d, 2 * d};
+    memset(ctx, 0xff, sizeof(float) * B * tq * d);  // NaN: every element must be written
     cr_assert_eq(s2s_attention(ctx, probs, qv, kview, vview, &s), S2S_OK);
+    for (int64_t i = 0; block && i < B * H * tq * d; i++)
+        cr_assert_eq(block[i], 0.0f, "the block queries' zeros not restored at %lld", (long long)i);
     for (int64_t b = 0; b < B; b++) {
         ref_attention(want_ctx, want_p, q + b * tq * 3 * d, 3 * d, kv + b * tk * 2 * d,
                       kv + b * tk * 2 * d + d, 2 * d, H, dh, tq, tk, klen[b], c->causal, c->pos0);
@@ -56,6 +61,15 @@ ParameterizedTest(case_ *c, attention, matches_reference) {
         }
     }
     free(q), free(kv), free(ctx), free(probs), free(want_ctx), free(want_p), free(klen);
+}
+
+ParameterizedTest(case_ *c, attention, matches_reference) {
+    check_attention(c, NULL, NULL);  // a product per head
+    // one per sentence, on block-diagonal queries (decoding steps)
+    size_t n = (size_t)(c->B * c->H * c->tq * c->H * c->dh);
+    float *block = calloc(n, sizeof(float)), *block_ctx = malloc(n * sizeof(float));
+    check_attention(c, block, block_ctx);
+    free(block), free(block_ctx);
 }
 
 // ---- encoder layer: permutation equivariance ----
@@ -126,7 +140,7 @@ static void run_layer(float *y, const float *x, const float *pe, const s2s_model
     int64_t rows = PB * PS;
     s2s_scratch s = {malloc(sizeof(float) * rows * d), malloc(sizeof(float) * rows * 3 * d),
                      malloc(sizeof(float) * rows * d), malloc(sizeof(float) * rows * f),
-                     malloc(sizeof(float) * PB * H * PS * PS)};
+                     malloc(sizeof(float) * PB * H * PS * PS), NULL, NULL};
     memcpy(y, x, sizeof(float) * rows * d);
     if (pe)
         for (int64_t r = 0; r < rows; r++)

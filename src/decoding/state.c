@@ -59,6 +59,8 @@ s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int
         s2s_size_mul(R, (size_t)d),           // ctx
         s2s_size_mul(R, (size_t)f),           // ffn
         probs,                                // probs
+        S2S_SIZE(seqs, H, d),                 // block
+        S2S_SIZE(seqs, H, d),                 // block_ctx
         S2S_SIZE(B, S, d),                    // memory
         S2S_SIZE(L, B, S, 2, d),              // cross_kv
         S2S_SIZE(L, seqs, T, 2, d),           // self_kv
@@ -92,13 +94,15 @@ s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int
     st->src_len = src_len;
     float *p = block;
     float **dst[] = {&st->x, &st->scratch.h, &st->scratch.q, &st->scratch.ctx,
-                     &st->scratch.ffn, &st->scratch.probs, &st->memory, &st->cross_kv,
+                     &st->scratch.ffn, &st->scratch.probs, &st->scratch.block,
+                     &st->scratch.block_ctx, &st->memory, &st->cross_kv,
                      &st->self_kv, &st->kv_tmp, &st->enc_probs, &st->self_probs,
                      &st->cross_probs, &st->logits};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         *dst[i] = p;
         p += sizes[i];
     }
+    memset(st->scratch.block, 0, S2S_SIZE(seqs, H, d) * sizeof(float));
     st->cap_b = B, st->cap_k = K, st->cap_s = S, st->cap_t = T;
     st->cap_maps = maps;
     return S2S_OK;

@@ -4,6 +4,7 @@
 #include "layers/attention.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "ops/matmul.h"
@@ -13,6 +14,19 @@ int64_t s2s_attention_valid_keys(const s2s_attn_shape *s, int64_t b, int64_t i) 
     int64_t valid = s->k_len ? s->k_len[b] : s->tk;
     if (s->causal_pos0 >= 0 && s->causal_pos0 + i + 1 < valid) valid = s->causal_pos0 + i + 1;
     return valid;
+}
+
+// Head h of query row (b, i) into row (b, h, i) of s->block's queries, at
+// head h's columns; with q.p NULL, zeros there instead.
+static void block_queries(const s2s_attn_shape *s, s2s_view q) {
+    int64_t B = s->batch, H = s->heads, dh = s->head_dim, tq = s->tq, d = H * dh;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t i = 0; i < tq; i++) {
+                float *to = s->block + ((b * H + h) * tq + i) * d + h * dh;
+                if (q.p) memcpy(to, q.p + b * q.bs + i * q.rs + h * dh, (size_t)dh * sizeof(float));
+                else memset(to, 0, (size_t)dh * sizeof(float));
+            }
 }
 
 s2s_status s2s_attention_probs(float *probs, s2s_view q, s2s_view k, const s2s_attn_shape *s) {
@@ -26,7 +40,22 @@ s2s_status s2s_attention_probs(float *probs, s2s_view q, s2s_view k, const s2s_a
         .alpha = 1.0f / sqrtf((float)dh),
         .bf16 = s->bf16,
     };
-    S2S_TRY(s2s_mm(probs, q.p, k.p, &scores));
+    if (s->block) {
+        // (B, H*Tq, Tk) = block queries (B, H*Tq, D) · K^T (B, D, Tk): the
+        // zeros leave each row head h's dot products only
+        int64_t d = H * dh;
+        s2s_mm_args one = {
+            .b0 = B, .b1 = 1, .m = H * tq, .k = d, .n = tk,
+            .sa = {H * tq * d, 0, d, 1}, .sb = {k.bs, 0, 1, k.rs}, .sc = {H * tq * tk, 0, tk, 1},
+            .alpha = scores.alpha, .bf16 = s->bf16,
+        };
+        block_queries(s, q);
+        s2s_status st = s2s_mm(probs, s->block, k.p, &one);
+        block_queries(s, (s2s_view){0});
+        S2S_TRY(st);
+    } else {
+        S2S_TRY(s2s_mm(probs, q.p, k.p, &scores));
+    }
     for (int64_t b = 0; b < B; b++)
         for (int64_t h = 0; h < H; h++)
             for (int64_t i = 0; i < tq; i++)
@@ -48,7 +77,22 @@ s2s_status s2s_attention_context(float *ctx, const float *weights, s2s_view v,
         .alpha = 1.0f,
         .bf16 = s->bf16,
     };
-    return s2s_mm(ctx, weights, v.p, &context);
+    if (!s->block) return s2s_mm(ctx, weights, v.p, &context);
+    // r (B, H*Tq, D) = weights (B, H*Tq, Tk) · V (B, Tk, D); head h of ctx
+    // row (b, i) is head h's columns of r's row (b, h, i)
+    float *r = s->block_ctx;
+    s2s_mm_args one = {
+        .b0 = B, .b1 = 1, .m = H * tq, .k = tk, .n = d,
+        .sa = {H * tq * tk, 0, tk, 1}, .sb = {v.bs, 0, v.rs, 1}, .sc = {H * tq * d, 0, d, 1},
+        .alpha = 1.0f, .bf16 = s->bf16,
+    };
+    S2S_TRY(s2s_mm(r, weights, v.p, &one));
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t i = 0; i < tq; i++)
+            for (int64_t h = 0; h < H; h++)
+                memcpy(ctx + (b * tq + i) * d + h * dh, r + ((b * H + h) * tq + i) * d + h * dh,
+                       (size_t)dh * sizeof(float));
+    return S2S_OK;
 }
 
 s2s_status s2s_attention(float *ctx, float *probs, s2s_view q, s2s_view k, s2s_view v,

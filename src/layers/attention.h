@@ -23,6 +23,13 @@ typedef struct s2s_attn_shape {
     int64_t causal_pos0;  // query i sits at position causal_pos0 + i and sees
                           // keys 0..causal_pos0+i; -1 for no causal mask
     bool bf16;            // both products in bf16 (s2s_mm_args.bf16)
+    // NULL, or room for one product per sentence instead of one per head:
+    // block (B, H*Tq, D) for block-diagonal queries (head h's rows hold
+    // zeros outside head h's columns), zero on entry and left zero, and
+    // block_ctx (B, H*Tq, D) for their context. Each product does H times
+    // the arithmetic in 1/H the calls, which pays where a head's product is
+    // a few rows (decoding steps): there oneDNN's cost is per call.
+    float *block, *block_ctx;
 } s2s_attn_shape;
 
 // ctx (B, Tq, D) contiguous = concat_h softmax(mask(Q_h·K_h^T / sqrt(Dh))) · V_h

@@ -86,7 +86,7 @@ s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     const s2s_attn_weights *sa = &w->self_attn;
     S2S_TRY(linear(s->q, in, &sa->qkv, sa->w_qkv, sa->in_out, sa->b_qkv, rows, d, 3 * d,
                    S2S_MM_NONE, false));
-    s2s_attn_shape shape = {B, H, d / H, S, S, src_len, -1, bf16_rows(sa, S)};
+    s2s_attn_shape shape = {B, H, d / H, S, S, src_len, -1, bf16_rows(sa, S), NULL, NULL};
     s2s_qkv a = s2s_recipe_self_qkv(s->q, S, d);
     S2S_TRY(s2s_attention(s->ctx, probs ? probs : s->probs, a.q, a.k, a.v, &shape));
     S2S_TRY(attn_out(x, s, m, &w->self_attn, rows));
@@ -207,7 +207,10 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
         for (int64_t t = 0; t < tq; t++)
             memcpy(self_kv + (i * pos.t_alloc + pos.t0 + t) * 2 * d, s->q + (i * tq + t) * 3 * d + d,
                    (size_t)(2 * d) * sizeof(float));
-    s2s_attn_shape self = {seqs, H, d / H, tq, pos.t0 + tq, NULL, pos.t0, bf16_rows(a, tq)};
+    // a step's heads are one-row products: one product per sequence instead
+    float *block = tq == 1 ? s->block : NULL, *block_ctx = tq == 1 ? s->block_ctx : NULL;
+    s2s_attn_shape self = {seqs, H, d / H, tq, pos.t0 + tq, NULL, pos.t0,
+                           bf16_rows(a, tq), block, block_ctx};
     s2s_qkv qkv = s2s_recipe_cached_qkv(s->q, 3, tq, self_kv, pos.t_alloc, d);
     S2S_TRY(s2s_attention(s->ctx, self_probs ? self_probs : s->probs, qkv.q, qkv.k, qkv.v,
                           &self));
@@ -225,7 +228,7 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     a = &w->cross_attn;
     if (a->qkv.w) S2S_TRY(s2s_linear_w(s->q, in, &a->qkv, a->b_qkv, rows, d, d, S2S_MM_NONE, false));
     else S2S_TRY(s2s_linear(s->q, in, a->w_qkv, false, a->b_qkv, rows, d, d, S2S_MM_NONE, false));
-    s2s_attn_shape cross = {B, H, d / H, tc, S, src_len, -1, false};
+    s2s_attn_shape cross = {B, H, d / H, tc, S, src_len, -1, false, block, block_ctx};
     qkv = s2s_recipe_cached_qkv(s->q, 1, tc, cross_kv, S, d);
     S2S_TRY(s2s_attention(s->ctx, cross_probs ? cross_probs : s->probs, qkv.q, qkv.k, qkv.v,
                           &cross));
