@@ -207,8 +207,13 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
         for (int64_t t = 0; t < tq; t++)
             memcpy(self_kv + (i * pos.t_alloc + pos.t0 + t) * 2 * d, s->q + (i * tq + t) * 3 * d + d,
                    (size_t)(2 * d) * sizeof(float));
+    // A step's heads on block-diagonal queries (attention.h): fp32 products
+    // of H rows, so where oneDNN's fp32 gemm kernels are in use anyway, not
+    // in bf16's greedy search (bf16_rows).
+    bool by_block = !(a->qkv.type == S2S_COMPUTE_BF16 && a->qkv.w && pos.beams == 1);
+    float *block = by_block ? s->block : NULL, *block_ctx = by_block ? s->block_ctx : NULL;
     s2s_attn_shape self = {seqs, H, d / H, tq, pos.t0 + tq, NULL, pos.t0, bf16_rows(a, tq),
-                           s->block, s->block_ctx};
+                           block, block_ctx};
     s2s_qkv qkv = s2s_recipe_cached_qkv(s->q, 3, tq, self_kv, pos.t_alloc, d);
     S2S_TRY(s2s_attention(s->ctx, self_probs ? self_probs : s->probs, qkv.q, qkv.k, qkv.v,
                           &self));
@@ -226,7 +231,7 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     a = &w->cross_attn;
     if (a->qkv.w) S2S_TRY(s2s_linear_w(s->q, in, &a->qkv, a->b_qkv, rows, d, d, S2S_MM_NONE, false));
     else S2S_TRY(s2s_linear(s->q, in, a->w_qkv, false, a->b_qkv, rows, d, d, S2S_MM_NONE, false));
-    s2s_attn_shape cross = {B, H, d / H, tc, S, src_len, -1, false, s->block, s->block_ctx};
+    s2s_attn_shape cross = {B, H, d / H, tc, S, src_len, -1, false, block, block_ctx};
     qkv = s2s_recipe_cached_qkv(s->q, 1, tc, cross_kv, S, d);
     S2S_TRY(s2s_attention(s->ctx, cross_probs ? cross_probs : s->probs, qkv.q, qkv.k, qkv.v,
                           &cross));
