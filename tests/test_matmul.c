@@ -223,7 +223,7 @@ Test(matmul, strided_output_into_concatenated_heads) {
 
 // s2s_mm with .bf16 against the plain loop on bf16-rounded operands, for
 // the views decoding uses: K^T read in place, a strided output, broadcast
-// B with accumulate.
+// B with accumulate; and a transposed A.
 Test(matmul, bf16_products_match_reference_on_rounded_operands) {
     int64_t B = 3, H = 4, dh = 8, d = H * dh, T = 11;
     size_t n_qkv = (size_t)(B * T * 3 * d), n_out = (size_t)(B * H * T * d);
@@ -233,7 +233,7 @@ Test(matmul, bf16_products_match_reference_on_rounded_operands) {
     for (size_t i = 0; i < n_qkv; i++) rounded[i] = ref_bf16(qkv[i]);
     uint16_t *qkv16 = malloc(sizeof(uint16_t) * n_qkv);
     s2s_to_bf16(qkv16, qkv, n_qkv);
-    s2s_mm_args cases[3] = {
+    s2s_mm_args cases[4] = {
         {.b0 = B, .b1 = H, .m = T, .k = dh, .n = T,  // scores, K^T in place
          .sa = {T * 3 * d, dh, 3 * d, 1}, .sb = {T * 3 * d, dh, 1, 3 * d},
          .sc = {H * T * T, T * T, T, 1}, .alpha = 0.25f},
@@ -243,8 +243,11 @@ Test(matmul, bf16_products_match_reference_on_rounded_operands) {
         {.b0 = B, .b1 = 1, .m = T, .k = d, .n = 2 * d,  // broadcast B, accumulating
          .sa = {T * 3 * d, 0, 3 * d, 1}, .sb = {0, 0, 3 * d, 1},
          .sc = {T * 2 * d, 0, 2 * d, 1}, .alpha = 1.0f, .accumulate = true},
+        {.b0 = B, .b1 = H, .m = dh, .k = T, .n = dh,  // Q^T · K: A transposed in place
+         .sa = {T * 3 * d, dh, 1, 3 * d}, .sb = {T * 3 * d, dh, 3 * d, 1},
+         .sc = {H * dh * dh, dh * dh, dh, 1}, .alpha = 1.0f},
     };
-    for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < 4; c++) {
         s2s_mm_args p = cases[c];
         p.bf16 = true;
         ref_fill(want, (int64_t)n_out, 22, 1.0f);

@@ -346,19 +346,19 @@ done:
     return st;
 }
 
-// dst (B0, B1, R, C) dense = src read through strides s, rounded to bf16.
+// dst = src (B0, B1, R, C) read through strides s, rounded to bf16 and
+// dense in the same orientation: row-major when s[3] is 1, else (a
+// transposed view, s[2] == 1) column-major. Its strides go to d.
 static void pack_bf16(uint16_t *dst, const float *src, int64_t b0, int64_t b1, int64_t r,
-                      int64_t c, const int64_t s[4]) {
+                      int64_t c, const int64_t s[4], int64_t d[4]) {
+    bool rows = s[3] == 1;
+    int64_t runs = rows ? r : c, len = rows ? c : r, step = rows ? s[2] : s[3];
     for (int64_t i = 0; i < b0; i++)
         for (int64_t j = 0; j < b1; j++)
-            for (int64_t k = 0; k < r; k++, dst += c) {
-                const float *row = src + i * s[0] + j * s[1] + k * s[2];
-                if (s[3] == 1) {
-                    s2s_to_bf16(dst, row, (size_t)c);
-                    continue;
-                }
-                for (int64_t l = 0; l < c; l++) s2s_to_bf16(dst + l, row + l * s[3], 1);
-            }
+            for (int64_t k = 0; k < runs; k++, dst += len)
+                s2s_to_bf16(dst, src + i * s[0] + j * s[1] + k * step, (size_t)len);
+    int64_t dense[4] = {b1 * r * c, r * c, rows ? c : 1, rows ? 1 : r};
+    memcpy(d, dense, sizeof dense);
 }
 
 // This thread's scratch, at least `bytes` long (contents not kept).
@@ -381,16 +381,12 @@ s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p
     size_t nb = p->b_is_bf16 ? 0 : S2S_SIZE(p->b0, p->b1, p->k, p->n);
     uint16_t *qa = scratch_get(s2s_size_mul(s2s_size_add(na, nb), sizeof(uint16_t)));
     if (!qa) return s2s_fail(S2S_ERR_NOMEM, "out of memory (bf16 product scratch)");
-    pack_bf16(qa, a, p->b0, p->b1, p->m, p->k, p->sa);
     s2s_mm_args d = *p;
-    int64_t sa[4] = {p->b1 * p->m * p->k, p->m * p->k, p->k, 1};
-    memcpy(d.sa, sa, sizeof sa);
+    pack_bf16(qa, a, p->b0, p->b1, p->m, p->k, p->sa, d.sa);
     const void *qb = b;
     if (!p->b_is_bf16) {
         qb = qa + na;
-        pack_bf16(qa + na, b, p->b0, p->b1, p->k, p->n, p->sb);
-        int64_t sb[4] = {p->b1 * p->k * p->n, p->k * p->n, p->n, 1};
-        memcpy(d.sb, sb, sizeof sb);
+        pack_bf16(qa + na, b, p->b0, p->b1, p->k, p->n, p->sb, d.sb);
     }
     return mm_typed(c, qa, qb, &d, (mm_types){dnnl_bf16, dnnl_bf16, dnnl_f32});
 }
