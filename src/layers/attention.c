@@ -16,13 +16,19 @@ int64_t s2s_attention_valid_keys(const s2s_attn_shape *s, int64_t b, int64_t i) 
     return valid;
 }
 
-// Whether s runs one product per sentence on block-diagonal queries
-// (attention.h): where each head's products are one row and the H-fold
-// arithmetic stays small. bench_attention_products at 1 thread: 1.1-1.8x
-// as fast with H*D*Tk up to 65536 (4 heads of 128 up to 128 keys), 0.7-0.9x
-// beyond (8 heads of 512 from 32 keys).
-static bool by_block(const s2s_attn_shape *s) {
+// Whether s runs one product per sentence instead of one per head
+// (attention.h): where each head's products are a few rows and the H-fold
+// arithmetic stays small. bench_attention_products at 1 thread, one row:
+// 1.1-1.8x as fast with H*D*Tk up to 65536 (4 heads of 128 up to 128
+// keys), 0.7-0.9x beyond (8 heads of 512 from 32 keys). With 4 rows (a
+// sentence's beams in cross-attention) the scores are slower that way at
+// any length, the context faster up to about 32 keys of 4 heads of 128.
+static bool block_scores(const s2s_attn_shape *s) {
     return s->block && s->tq == 1 && s->heads * s->heads * s->head_dim * s->tk <= 65536;
+}
+
+static bool block_context(const s2s_attn_shape *s) {
+    return s->block_ctx && s->heads * s->heads * s->head_dim * s->tq * s->tk <= 65536;
 }
 
 // Head h of sentence b's query into row (b, h) of s->block, at head h's
@@ -48,7 +54,7 @@ s2s_status s2s_attention_probs(float *probs, s2s_view q, s2s_view k, const s2s_a
         .alpha = 1.0f / sqrtf((float)dh),
         .bf16 = s->bf16,
     };
-    if (by_block(s)) {
+    if (block_scores(s)) {
         // (B, H, Tk) = block queries (B, H, D) · K^T (B, D, Tk): the zeros
         // leave row h head h's dot products only
         int64_t d = H * dh;
@@ -85,19 +91,21 @@ s2s_status s2s_attention_context(float *ctx, const float *weights, s2s_view v,
         .alpha = 1.0f,
         .bf16 = s->bf16,
     };
-    if (!by_block(s)) return s2s_mm(ctx, weights, v.p, &context);
-    // r (B, H, D) = weights (B, H, Tk) · V (B, Tk, D); head h of sentence
-    // b's context is head h's columns of r's row (b, h)
+    if (!block_context(s)) return s2s_mm(ctx, weights, v.p, &context);
+    // r (B, H*Tq, D) = weights (B, H*Tq, Tk) · V (B, Tk, D); head h of ctx
+    // row (b, i) is head h's columns of r's row (b, h, i)
     float *r = s->block_ctx;
     s2s_mm_args one = {
-        .b0 = B, .b1 = 1, .m = H, .k = tk, .n = d,
-        .sa = {H * tk, 0, tk, 1}, .sb = {v.bs, 0, v.rs, 1}, .sc = {H * d, 0, d, 1},
+        .b0 = B, .b1 = 1, .m = H * tq, .k = tk, .n = d,
+        .sa = {H * tq * tk, 0, tk, 1}, .sb = {v.bs, 0, v.rs, 1}, .sc = {H * tq * d, 0, d, 1},
         .alpha = 1.0f, .bf16 = s->bf16,
     };
     S2S_TRY(s2s_mm(r, weights, v.p, &one));
     for (int64_t b = 0; b < B; b++)
         for (int64_t h = 0; h < H; h++)
-            memcpy(ctx + b * d + h * dh, r + (b * H + h) * d + h * dh, (size_t)dh * sizeof(float));
+            for (int64_t i = 0; i < tq; i++)
+                memcpy(ctx + (b * tq + i) * d + h * dh, r + ((b * H + h) * tq + i) * d + h * dh,
+                       (size_t)dh * sizeof(float));
     return S2S_OK;
 }
 

@@ -23,13 +23,14 @@ typedef struct s2s_attn_shape {
     int64_t causal_pos0;  // query i sits at position causal_pos0 + i and sees
                           // keys 0..causal_pos0+i; -1 for no causal mask
     bool bf16;            // both products in bf16 (s2s_mm_args.bf16)
-    // NULL, or room for one product per sentence instead of one per head
-    // when Tq is 1: block (B, H, D) for block-diagonal queries (head h's
-    // row holds zeros outside head h's columns), zero on entry and left
-    // zero, and block_ctx (B, H, D) for their context. Each product does H
-    // times the arithmetic in 1/H the calls, which pays where a head's
-    // products are one row and short (decoding steps): oneDNN's cost there
-    // is per call (tests/bench_attention_products.c; the rule in attention.c).
+    // NULL, or room for one product per sentence instead of one per head:
+    // block (B, H, D) for block-diagonal queries when Tq is 1 (head h's row
+    // holds zeros outside head h's columns), zero on entry and left zero,
+    // and block_ctx (B, H*Tq, D) for the context of every head over all D
+    // columns, of which head h's are kept. Each product does H times the
+    // arithmetic in 1/H the calls, which pays where a head's products are a
+    // few rows and short (decoding steps): oneDNN's cost there is per call
+    // (tests/bench_attention_products.c; the rules in attention.c).
     float *block, *block_ctx;
 } s2s_attn_shape;
 

@@ -16,7 +16,7 @@ typedef struct s2s_scratch {
     float *ffn;    // (B*Tq, F) FFN hidden
     float *probs;  // (B, H, Tq, max(Tk)) attention weights
     float *block;      // (B*K*H, D) zeros, and
-    float *block_ctx;  // (B*K*H, D): decoding steps' attention (s2s_attn_shape.block)
+    float *block_ctx;  // (B*K*H, D): steps' attention (s2s_attn_shape.block), Tq = 1
 } s2s_scratch;
 
 // x (B, S, D). src_len (B) masks padded keys. probs (B, H, S, S) receives
