@@ -44,15 +44,29 @@ static inline float lane_max(const float *x, int64_t n) {
     return mx;
 }
 
+// LANES floats as one vector (gcc's vector extension, which clang has
+// too): left to itself gcc vectorises the loop over a partial-sum array
+// across lanes, with a shuffle per element (LayerNorm ran at 93 ns a row
+// of 128 on AVX-512, 30 this way). Element j of a vector is lane j, so
+// the sums are the same as the plain loop's.
+typedef float lanes_v __attribute__((vector_size(LANES * sizeof(float))));
+
+static inline lanes_v lanes_load(const float *p) {
+    lanes_v v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
 // sum of (x - shift)^power, power 1 or 2
 static inline float lane_sum(const float *x, float shift, int power, int64_t n) {
-    float acc[LANES] = {0};
+    lanes_v sum = {0};
     int64_t i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (int j = 0; j < LANES; j++) {
-            float t = x[i + j] - shift;
-            acc[j] += power == 2 ? t * t : t;
-        }
+    for (; i + LANES <= n; i += LANES) {
+        lanes_v t = lanes_load(x + i) - shift;
+        sum += power == 2 ? t * t : t;
+    }
+    float acc[LANES];
+    memcpy(acc, &sum, sizeof acc);
     for (; i < n; i++) {
         float t = x[i] - shift;
         acc[i - (n / LANES) * LANES] += power == 2 ? t * t : t;
