@@ -207,11 +207,13 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
         for (int64_t t = 0; t < tq; t++)
             memcpy(self_kv + (i * pos.t_alloc + pos.t0 + t) * 2 * d, s->q + (i * tq + t) * 3 * d + d,
                    (size_t)(2 * d) * sizeof(float));
-    // A step's heads in one product per sequence (attention.h; scratch for
-    // one row per sequence): fp32 products of H rows, so where oneDNN's fp32
-    // gemm kernels are in use anyway, not in bf16's greedy search (bf16_rows).
-    bool by_block = tq == 1 && !(a->qkv.type == S2S_COMPUTE_BF16 && a->qkv.w && pos.beams == 1);
-    float *block = by_block ? s->block : NULL, *block_ctx = by_block ? s->block_ctx : NULL;
+    // A step's heads in one product per sequence (attention.h; the scratch
+    // holds one row per sequence). The context's product makes oneDNN
+    // generate its fp32 gemm kernels (about 30 ms, once per process), which
+    // bf16's greedy search otherwise never needs (bf16_rows): not there.
+    bool gemm_f32 = !(a->qkv.type == S2S_COMPUTE_BF16 && a->qkv.w && pos.beams == 1);
+    float *block = tq == 1 ? s->block : NULL;
+    float *block_ctx = tq == 1 && gemm_f32 ? s->block_ctx : NULL;
     s2s_attn_shape self = {seqs, H, d / H, tq, pos.t0 + tq, NULL, pos.t0, bf16_rows(a, tq),
                            block, block_ctx};
     s2s_qkv qkv = s2s_recipe_cached_qkv(s->q, 3, tq, self_kv, pos.t_alloc, d);
