@@ -3,6 +3,7 @@
 // equivariance without positions (and its loss with them).
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,9 +42,13 @@ static void check_attention(const case_ *c, float *block, float *block_ctx) {
     s2s_view qv = {q, tq * 3 * d, 3 * d}, kview = {kv, tk * 2 * d, 2 * d},
              vview = {kv + d, tk * 2 * d, 2 * d};
     memset(ctx, 0xff, sizeof(float) * B * tq * d);  // NaN: every element must be written
+    // the queries' places in the block hold anything before a call (NaN
+    // here), the rest zeros, which must stay
+    for (int64_t i = 0; block && tq == 1 && i < B * H * d; i++)
+        if (i % d / dh == i / d % H) block[i] = NAN;
     cr_assert_eq(s2s_attention(ctx, probs, qv, kview, vview, &s), S2S_OK);
     for (int64_t i = 0; block && i < B * H * tq * d; i++)
-        cr_assert_eq(block[i], 0.0f, "the block queries' zeros not restored at %lld", (long long)i);
+        if (i % d / dh != i / d % H) cr_assert_eq(block[i], 0.0f, "a zero overwritten at %lld", (long long)i);
     for (int64_t b = 0; b < B; b++) {
         ref_attention(want_ctx, want_p, q + b * tq * 3 * d, 3 * d, kv + b * tk * 2 * d,
                       kv + b * tk * 2 * d + d, 2 * d, H, dh, tq, tk, klen[b], c->causal, c->pos0);

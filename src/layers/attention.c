@@ -32,15 +32,14 @@ static bool block_context(const s2s_attn_shape *s) {
 }
 
 // Head h of sentence b's query into row (b, h) of s->block, at head h's
-// columns; with q.p NULL, zeros there instead.
+// columns. Every call writes the same places (one row per sentence), so
+// the zeros around them stay.
 static void block_queries(const s2s_attn_shape *s, s2s_view q) {
     int64_t H = s->heads, dh = s->head_dim, d = H * dh;
     for (int64_t b = 0; b < s->batch; b++)
-        for (int64_t h = 0; h < H; h++) {
-            float *to = s->block + (b * H + h) * d + h * dh;
-            if (q.p) memcpy(to, q.p + b * q.bs + h * dh, (size_t)dh * sizeof(float));
-            else memset(to, 0, (size_t)dh * sizeof(float));
-        }
+        for (int64_t h = 0; h < H; h++)
+            memcpy(s->block + (b * H + h) * d + h * dh, q.p + b * q.bs + h * dh,
+                   (size_t)dh * sizeof(float));
 }
 
 s2s_status s2s_attention_probs(float *probs, s2s_view q, s2s_view k, const s2s_attn_shape *s) {
@@ -64,9 +63,7 @@ s2s_status s2s_attention_probs(float *probs, s2s_view q, s2s_view k, const s2s_a
             .alpha = scores.alpha, .bf16 = s->bf16,
         };
         block_queries(s, q);
-        s2s_status st = s2s_mm(probs, s->block, k.p, &one);
-        block_queries(s, (s2s_view){0});
-        S2S_TRY(st);
+        S2S_TRY(s2s_mm(probs, s->block, k.p, &one));
     } else {
         S2S_TRY(s2s_mm(probs, q.p, k.p, &scores));
     }

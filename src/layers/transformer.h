@@ -15,7 +15,7 @@ typedef struct s2s_scratch {
     float *ctx;    // (B*Tq, D) attention output before out_proj
     float *ffn;    // (B*Tq, F) FFN hidden
     float *probs;  // (B, H, Tq, max(Tk)) attention weights
-    float *block;      // (B*K*H, D) zeros, and
+    float *block;      // (B*K*H, D) zeros (but where attention writes), and
     float *block_ctx;  // (B*K*H, D): steps' attention (s2s_attn_shape.block), Tq = 1
 } s2s_scratch;
 
