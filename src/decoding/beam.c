@@ -2,7 +2,8 @@
 // batch per step. The encoder output and cross-attention K/V are computed
 // once per sentence and shared by its beams (cross-attention runs per
 // sentence with K query rows); only the self-attention caches follow the
-// beams, and only those of beams whose parent is another beam are copied
+// beams. A beam's first continuation stays in its slot, so that only a
+// second or later one is copied, into the slot of a beam with none
 // (s2s_state_reorder). Step 0 runs beam 0 alone (all beams start alike)
 // and spreads its cache to the K beams; finished sentences leave the
 // state once they are a quarter of it (s2s_state_keep), as in greedy.c.
@@ -50,7 +51,9 @@ typedef struct search {
     // With maps: at step t, each seq's cross-attention row, (T, seqs, L*H, S).
     // A hypothesis's maps are rebuilt by walking anc back from its last step.
     float *hist;
-    s2s_beam_cand *cands;  // (2K)
+    s2s_beam_cand *cands;  // (3K): 2K ranked, then K continuing
+    bool *taken;           // (K) slots of a sentence's next beams taken
+    int *slot;             // (K) the slot of each continuing candidate
 } search;
 
 static s2s_status beams_alloc(beams *b, int64_t seqs, int64_t T) {
@@ -162,20 +165,42 @@ static s2s_status step_sentence(search *s, int b, int64_t t, int limit, bool *do
     }
     // A live beam always has a finite continuation unless the model is not finite.
     if (n == 0) return s2s_not_finite(s->order[b].index + 1, t);
+    // The best K others continue, each in its parent's slot when it is the
+    // parent's first (so that its cache stays where it is) and else in a
+    // slot no beam continues from, where the parent's cache is copied.
+    s2s_beam_cand *go = s->cands + 2 * K;  // (K) the continuing candidates
     int kept = 0;
     for (int r = 0; r < n && kept < K; r++) {
         s2s_beam_cand c = s->cands[r];
-        float lp = logits_of(s, b, c.seq - b * K)[c.token];
-        if (c.token == S2S_EOS) {
-            if (r < K) S2S_TRY(finish(s, b, &s->cur, c.seq, (int)t, lp));
-            continue;
-        }
-        extend(s, b * K + kept++, c.seq, c.token, lp, c.score, t);
+        if (c.token != S2S_EOS) go[kept++] = c;
+        else if (r < K)
+            S2S_TRY(finish(s, b, &s->cur, c.seq, (int)t, logits_of(s, b, c.seq - b * K)[c.token]));
     }
-    for (int k = kept; k < K; k++) s->next.score[b * K + k] = -INFINITY;  // fewer live continuations than beams
+    bool *taken = s->taken;
+    int *slot = s->slot;
+    for (int k = 0; k < K; k++) taken[k] = false;
+    for (int j = 0; j < kept; j++) {
+        int ps = go[j].seq - b * K;
+        slot[j] = taken[ps] ? -1 : ps;
+        taken[ps] = true;
+    }
+    for (int j = 0, f = 0; j < kept; j++) {
+        if (slot[j] >= 0) continue;
+        while (taken[f]) f++;
+        slot[j] = f;
+        taken[f] = true;
+    }
+    for (int j = 0; j < kept; j++) {
+        s2s_beam_cand c = go[j];
+        extend(s, b * K + slot[j], c.seq, c.token, logits_of(s, b, c.seq - b * K)[c.token],
+               c.score, t);
+    }
+    for (int k = 0; k < K; k++)  // fewer live continuations than beams
+        if (!taken[k]) s->next.score[b * K + k] = -INFINITY;
     *done = s->n_fin[b] >= K || kept == 0;
     if (!*done && t + 1 >= limit) {
-        for (int k = 0; k < kept; k++) S2S_TRY(finish(s, b, &s->next, b * K + k, (int)t + 1, -INFINITY));
+        for (int j = 0; j < kept; j++)
+            S2S_TRY(finish(s, b, &s->next, b * K + slot[j], (int)t + 1, -INFINITY));
         *done = true;
     }
     return S2S_OK;
@@ -227,12 +252,14 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
     s.n_fin = s2s_calloc((size_t)B, sizeof(int));
     s.anc = s2s_calloc((size_t)(s.T * seqs), sizeof(int));
     s.row = s2s_calloc((size_t)B, sizeof(int));
-    s.cands = s2s_calloc((size_t)(2 * K), sizeof(s2s_beam_cand));
+    s.cands = s2s_calloc((size_t)(3 * K), sizeof(s2s_beam_cand));
+    s.taken = s2s_calloc((size_t)K, sizeof(bool));
+    s.slot = s2s_calloc((size_t)K, sizeof(int));
     int *live = s2s_calloc((size_t)B, sizeof(int)), *keep = s2s_calloc((size_t)B, sizeof(int));
     int *parent = s2s_calloc((size_t)seqs, sizeof(int));  // in state rows, for reorder
     if (p->want_attention) s.hist = s2s_calloc((size_t)(s.T * seqs * s.lh * s.S), sizeof(float));
-    s2s_status status = done && s.fin && s.n_fin && s.anc && s.row && s.cands && live && keep &&
-                                parent && (s.hist || !p->want_attention)
+    s2s_status status = done && s.fin && s.n_fin && s.anc && s.row && s.cands && s.taken &&
+                                s.slot && live && keep && parent && (s.hist || !p->want_attention)
                             ? S2S_OK
                             : S2S_ERR_NOMEM;
     if (status == S2S_OK) status = beams_alloc(&s.cur, seqs, s.T);
@@ -293,6 +320,7 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
     beams_free(&s.cur);
     beams_free(&s.next);
     free(done), free(s.fin), free(s.n_fin), free(s.anc), free(s.row), free(s.cands);
+    free(s.taken), free(s.slot);
     free(live), free(keep), free(parent), free(s.hist);
     return status;
 }
