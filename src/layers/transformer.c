@@ -208,11 +208,13 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
             memcpy(self_kv + (i * pos.t_alloc + pos.t0 + t) * 2 * d, s->q + (i * tq + t) * 3 * d + d,
                    (size_t)(2 * d) * sizeof(float));
     // A step's heads in one product per sequence (attention.h; the scratch
-    // holds one row per sequence). The context's product makes oneDNN
-    // generate its fp32 gemm kernels (about 30 ms, once per process), which
-    // bf16's greedy search otherwise never needs (bf16_rows): not there.
+    // holds one row per sequence). oneDNN generates kernels for them on
+    // first use: 1-2 ms for the scores', about 30 ms for the context's (its
+    // fp32 gemm). bf16's greedy search, which otherwise needs neither
+    // (bf16_rows), takes the first for batches only (a lone sentence's
+    // first line would wait for it) and never the second.
     bool gemm_f32 = !(a->qkv.type == S2S_COMPUTE_BF16 && a->qkv.w && pos.beams == 1);
-    float *block = tq == 1 ? s->block : NULL;
+    float *block = tq == 1 && (gemm_f32 || seqs > 1) ? s->block : NULL;
     float *block_ctx = tq == 1 && gemm_f32 ? s->block_ctx : NULL;
     s2s_attn_shape self = {seqs, H, d / H, tq, pos.t0 + tq, NULL, pos.t0, bf16_rows(a, tq),
                            block, block_ctx};
