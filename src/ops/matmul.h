@@ -39,10 +39,11 @@ typedef struct s2s_mm_args {
 // runtime sizes and strides, and reused for every shape after that.
 // With args->bf16 the product runs on oneDNN's bf16 kernels: decoding in
 // compute type bf16 does so for its products of more than one row (but
-// beams' cross-attention: layers/transformer.c), so that greedy decoding
-// never makes oneDNN generate its fp32 gemm kernels (about 25 ms, once per
-// process: docs/benchmarks.md); one-row products run on fp32 gemv
-// kernels, which cost little to make.
+// beams' cross-attention and batches' block-diagonal attention scores:
+// layers/transformer.c), so that greedy decoding never makes oneDNN
+// generate its fp32 gemm kernels (about 25 to 30 ms, once per process:
+// docs/benchmarks.md); one-row products run on fp32 gemv kernels and
+// those scores on a small-N one, which cost little to make.
 s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *args);
 
 // nn.Linear: y (rows, N) (+)= act(x (rows, K) · W^T + bias), W (N, K)
