@@ -48,7 +48,8 @@ static void check_attention(const case_ *c, float *block, float *block_ctx) {
         if (i % d / dh == i / d % H) block[i] = NAN;
     cr_assert_eq(s2s_attention(ctx, probs, qv, kview, vview, &s), S2S_OK);
     for (int64_t i = 0; block && i < B * H * tq * d; i++)
-        if (i % d / dh != i / d % H) cr_assert_eq(block[i], 0.0f, "a zero overwritten at %lld", (long long)i);
+        if (i % d / dh != i / d % H)
+            cr_assert_eq(block[i], 0.0f, "a zero overwritten at %lld", (long long)i);
     for (int64_t b = 0; b < B; b++) {
         ref_attention(want_ctx, want_p, q + b * tq * 3 * d, 3 * d, kv + b * tk * 2 * d,
                       kv + b * tk * 2 * d + d, 2 * d, H, dh, tq, tk, klen[b], c->causal, c->pos0);

@@ -25,12 +25,13 @@ typedef struct s2s_attn_shape {
     bool bf16;            // both products in bf16 (s2s_mm_args.bf16)
     // NULL, or room for one product per sentence instead of one per head:
     // block (B, H, D) for block-diagonal queries when Tq is 1 (head h's row
-    // holds zeros outside head h's columns): zero outside those columns on
-    // entry (which calls leave so), and block_ctx (B, H*Tq, D) for the context of every head over all D
-    // columns, of which head h's are kept. Each product does H times the
-    // arithmetic in 1/H the calls, which pays where a head's products are a
-    // few rows and short (decoding steps): oneDNN's cost there is per call
-    // (tests/bench_attention_products.c; the rules in attention.c).
+    // holds zeros outside head h's columns), zero outside those columns on
+    // entry (which calls leave so); block_ctx (B, H*Tq, D) for the context
+    // of every head over all D columns, of which head h's are kept. Each
+    // product does H times the arithmetic in 1/H the calls, which pays
+    // where a head's products are a few rows and short (decoding steps):
+    // oneDNN's cost there is per call (tests/bench_attention_products.c;
+    // the rules in attention.c).
     float *block, *block_ctx;
 } s2s_attn_shape;
 
