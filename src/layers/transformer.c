@@ -23,6 +23,11 @@ static s2s_mm_act ffn_act(const s2s_model *m) {
 
 static bool pre_norm(const s2s_model *m) { return s2s_recipe_pre_norm(&m->cfg.model); }
 
+// Whether a's decoding copy is in compute type bf16.
+static bool bf16_copy(const s2s_attn_weights *a) {
+    return a->qkv.type == S2S_COMPUTE_BF16 && a->qkv.w;
+}
+
 // Whether a decoding product of `rows` rows runs in bf16: in compute type
 // bf16 (the decoding copy's), when it has more than one row (matmul.h).
 // Not a step's cross-attention products: beams give them K rows, but
@@ -30,7 +35,7 @@ static bool pre_norm(const s2s_model *m) { return s2s_recipe_pre_norm(&m->cfg.mo
 // rounding it again at every step cost beam search at batch 1 a third of
 // its speed; beam search pays for oneDNN's fp32 gemm kernels instead.
 static bool bf16_rows(const s2s_attn_weights *a, int64_t rows) {
-    return a->qkv.type == S2S_COMPUTE_BF16 && a->qkv.w && rows > 1;
+    return bf16_copy(a) && rows > 1;
 }
 
 // y (R, N) (+)= act(x (R, K) · W^T + b): the decoding copy's W in its
@@ -213,7 +218,7 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
     // fp32 gemm). bf16's greedy search, which otherwise needs neither
     // (bf16_rows), takes the first for batches only (a lone sentence's
     // first line would wait for it) and never the second.
-    bool gemm_f32 = !(a->qkv.type == S2S_COMPUTE_BF16 && a->qkv.w && pos.beams == 1);
+    bool gemm_f32 = !(bf16_copy(a) && pos.beams == 1);
     float *block = tq == 1 && (gemm_f32 || seqs > 1) ? s->block : NULL;
     float *block_ctx = tq == 1 && gemm_f32 ? s->block_ctx : NULL;
     s2s_attn_shape self = {seqs, H, d / H, tq, pos.t0 + tq, NULL, pos.t0, bf16_rows(a, tq),
