@@ -222,6 +222,32 @@ static const char *quote(const char *s, size_t n, size_t size) {
     return out;
 }
 
+Test(core, big_alloc_gives_zeroed_blocks_small_and_large) {
+    // 1 KB and 1 MB stay on calloc; 2 MB, 2 MB + 4 KB + 4 and 5 MB are
+    // mapped (but in sanitizer builds), the last two with a tail on small
+    // pages. Each reads as zeros, and writes reach its last byte.
+    size_t sizes[] = {1024, (size_t)1 << 20, (size_t)2 << 20, ((size_t)2 << 20) + 4100,
+                      (size_t)5 << 20};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_t n = sizes[i] / 4;
+        uint32_t *p = s2s_big_alloc(n, 4);
+        cr_assert_not_null(p, "%zu bytes", sizes[i]);
+        size_t nonzero = 0;
+        for (size_t j = 0; j < n; j++) nonzero += p[j] != 0;
+        cr_assert_eq(nonzero, 0, "%zu bytes: %zu words not zero", sizes[i], nonzero);
+        for (size_t j = 0; j < n; j++) p[j] = (uint32_t)j * 2654435761u;
+        for (size_t j = 0; j < n; j += 4093) cr_assert_eq(p[j], (uint32_t)j * 2654435761u);
+        cr_assert_eq(p[n - 1], (uint32_t)(n - 1) * 2654435761u);
+        s2s_big_free(p, n, 4);
+    }
+    s2s_big_free(NULL, 1, 1);
+}
+
+Test(core, big_alloc_refuses_an_overflowing_size) {
+    cr_assert_null(s2s_big_alloc(SIZE_MAX / 2, 4));
+    cr_assert(strstr(s2s_last_error(), "out of memory"), "%s", s2s_last_error());
+}
+
 Test(core, quote_shows_control_bytes_as_hex) {
     const char esc[] = "\x1b[31mred\x1b[0m";
     cr_assert_str_eq(quote(esc, strlen(esc), 96), "\\x1b[31mred\\x1b[0m");

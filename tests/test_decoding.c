@@ -181,7 +181,7 @@ Test(decoding, prediction_of_token_k_sees_only_tokens_before_k) {
 // ---- encoder symmetry ----
 
 static void encode_ids(s2s_state *st, const int *ids, int S, float *memory, int d) {
-    cr_assert_eq(s2s_state_reserve(st, 1, 1, S, 1, false), S2S_OK);
+    cr_assert_eq(s2s_state_reserve(st, 1, 1, S, 1, 1, false), S2S_OK);
     memcpy(st->ids, ids, (size_t)S * sizeof(int));
     st->src_len[0] = S;
     cr_assert_eq(s2s_encode(st, 1, S, false), S2S_OK, "%s", s2s_last_error());
@@ -584,6 +584,32 @@ Test(decoding, beam_top_k_equals_sorting_every_offer) {
     }
 }
 
+// A search's state (Tq = 1) holds one row of logits and of activations
+// per sequence; forced scoring's (Tq = T) holds all T rows. The difference
+// is counted from the sizes.
+Test(decoding, a_search_state_holds_only_what_its_steps_touch) {
+    s2s_model *m = make_model(&ARCHS[0], 43);
+    enum { B = 2, S = 3, T = 40 };
+    int64_t d = m->cfg.model.d_model, f = m->cfg.model.ffn_dim, H = m->cfg.model.heads;
+    int64_t V = s2s_vocab_size(m->tgt_vocab);
+    size_t n[2];
+    for (int forced = 0; forced < 2; forced++) {
+        s2s_state *st;
+        cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+        cr_assert_eq(s2s_state_reserve(st, B, 1, S, T, forced ? T : 1, false), S2S_OK);
+        n[forced] = st->block_n;
+        s2s_state_free(st);
+    }
+    // rows: B*T against B*S (the encoder's, more than B*1); per row the
+    // residual, LayerNorm, QKV, context and feed-forward widths, and logits
+    int64_t rows = B * T - B * S, per_row = d + d + 3 * d + d + f;
+    int64_t probs = B * H * T * T - B * H * 1 * T;  // a layer's self-attention map: Tq rows of T
+    int64_t logits = B * (T - 1) * V;
+    cr_assert_eq((int64_t)(n[1] - n[0]), rows * per_row + probs + logits,
+                 "%zu vs %zu floats", n[1], n[0]);
+    s2s_model_free(m);
+}
+
 // s2s_state_reorder copies only the sequences that change; against a
 // plain copy of every sequence's cache through a second buffer, for
 // identity, permutations, cycles, swaps, many-to-one and random parents,
@@ -593,7 +619,7 @@ Test(decoding, cache_reorder_equals_copying_everything) {
     s2s_state *st;
     cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
     enum { NSEQ = 12, TA = 7 };
-    cr_assert_eq(s2s_state_reserve(st, 4, 4, 5, TA, false), S2S_OK);
+    cr_assert_eq(s2s_state_reserve(st, 4, 4, 5, TA, 1, false), S2S_OK);
     int64_t L = m->cfg.model.decoder_layers, row = TA * 2 * m->cfg.model.d_model;
     size_t floats = (size_t)(L * NSEQ * row);
     float *before = malloc(floats * sizeof(float)), *want = malloc(floats * sizeof(float));

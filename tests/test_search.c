@@ -363,7 +363,7 @@ static int ref_greedy(const s2s_decode_params *p, int i, int *ids, float *lps, i
     cr_assert_eq(s2s_state_new(&st, fx.m), S2S_OK);
     int V = s2s_vocab_size(s2s_model_tgt_vocab(fx.m)), S = fx.len[i] + 1;
     int T = s2s_length_limit(p, fx.m, fx.len[i]);
-    cr_assert_eq(s2s_state_reserve(st, 1, 1, S, T, false), S2S_OK);
+    cr_assert_eq(s2s_state_reserve(st, 1, 1, S, T, T, false), S2S_OK);
     s2s_order o = {fx.len[i], i};
     cr_assert_eq(s2s_encode_batch(st, &o, 1, fx.src, fx.len, S, false), S2S_OK);
     double *row = malloc(sizeof(double) * (size_t)V);

@@ -46,4 +46,12 @@ s2s_status s2s_read_file_max(char **out, size_t *len, const char *path, size_t m
 // calloc that records an out-of-memory message; NULL on failure.
 void *s2s_calloc(size_t n, size_t size);
 
+// s2s_calloc for blocks of 2 MB and more (weights, their decoding copy,
+// decoding state): mapped on their own and, on Linux, advised onto
+// transparent huge pages, so that first touching them takes one page
+// fault per 2 MB instead of one per 4 KB (docs/benchmarks.md). Freed with
+// s2s_big_free, given the same n and size.
+void *s2s_big_alloc(size_t n, size_t size);
+void s2s_big_free(void *p, size_t n, size_t size);
+
 #endif

@@ -244,7 +244,7 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
     if (p->want_self_attention)
         return s2s_fail(S2S_ERR_INVALID, "beam search returns cross-attention only; "
                                          "use greedy decoding or scoring for self-attention");
-    S2S_TRY(s2s_state_reserve(st, B, K, s.S, s.T, p->want_attention));
+    S2S_TRY(s2s_state_reserve(st, B, K, s.S, s.T, 1, p->want_attention));
     S2S_TRY(s2s_encode_batch(st, order, B, src, src_len, s.S, false));
 
     bool *done = s2s_calloc((size_t)B, sizeof(bool));

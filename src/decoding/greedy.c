@@ -76,7 +76,7 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
     }
     unsigned maps = s2s_maps_wanted(p);
     const s2s_model_config *c = &m->cfg.model;
-    S2S_TRY(s2s_state_reserve(st, B, 1, S, T, maps != 0));
+    S2S_TRY(s2s_state_reserve(st, B, 1, S, T, 1, maps != 0));
     S2S_TRY(s2s_encode_batch(st, order, B, src, src_len, S, maps & S2S_MAPS_SELF));
 
     int *prev = s2s_calloc((size_t)B, sizeof(int)), *limit = s2s_calloc((size_t)B, sizeof(int));

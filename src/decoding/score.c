@@ -18,7 +18,7 @@ s2s_status s2s_score_batch(s2s_state *st, const s2s_decode_params *p, const s2s_
         if (tgt_len[order[b].index] + 1 > T) T = tgt_len[order[b].index] + 1;
     unsigned maps = s2s_maps_wanted(p);
     const s2s_model_config *c = &m->cfg.model;
-    S2S_TRY(s2s_state_reserve(st, B, 1, S, T, maps != 0));
+    S2S_TRY(s2s_state_reserve(st, B, 1, S, T, T, maps != 0));
     S2S_TRY(s2s_encode_batch(st, order, B, src, src_len, S, maps & S2S_MAPS_SELF));
 
     for (int b = 0; b < B; b++) {  // decoder input: <s> + target, padded

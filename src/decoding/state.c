@@ -21,37 +21,44 @@ s2s_status s2s_state_new(s2s_state **out, const s2s_model *m) {
 
 void s2s_state_free(s2s_state *st) {
     if (!st) return;
-    free(st->block);
+    s2s_big_free(st->block, st->block_n, sizeof(float));
+    free(st->cache_block);
     free(st->ids);
     free(st->src_len);
     free(st->fold);
-    free(st->fold_block);
+    s2s_big_free(st->fold_block, (size_t)st->fold_cap, sizeof(float));
     free(st);
 }
 
 s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int64_t T,
-                             bool maps) {
+                             int64_t Tq, bool maps) {
     if (B <= st->cap_b && K <= st->cap_k && S <= st->cap_s && T <= st->cap_t &&
-        (st->cap_maps || !maps))
+        Tq <= st->cap_tq && (st->cap_maps || !maps))
         return S2S_OK;
     maps = maps || st->cap_maps;
     B = B > st->cap_b ? B : st->cap_b;
     K = K > st->cap_k ? K : st->cap_k;
     S = S > st->cap_s ? S : st->cap_s;
     T = T > st->cap_t ? T : st->cap_t;
+    Tq = Tq > st->cap_tq ? Tq : st->cap_tq;
     const s2s_model_config *c = &st->m->cfg.model;
     int64_t d = c->d_model, f = c->ffn_dim, H = c->heads, L = c->decoder_layers;
     int64_t L_enc = c->encoder_layers;
     int64_t V = s2s_vocab_size(st->m->tgt_vocab);
     int64_t seqs = B * K;
     // Sizes from the caller's batch and the config: checked (core/checked.h).
-    size_t enc_rows = S2S_SIZE(B, S), dec_rows = S2S_SIZE(seqs, T);
+    size_t enc_rows = S2S_SIZE(B, S), dec_rows = S2S_SIZE(seqs, Tq);
     size_t R = enc_rows > dec_rows ? enc_rows : dec_rows;  // rows of the widest pass
-    size_t enc_p = S2S_SIZE(B, H, S, S), self_p = S2S_SIZE(seqs, H, T, T),
-           cross_p = S2S_SIZE(B, H, K, T, S);  // one layer's attention maps
+    size_t enc_p = S2S_SIZE(B, H, S, S), self_p = S2S_SIZE(seqs, H, Tq, T),
+           cross_p = S2S_SIZE(B, H, K, Tq, S);  // one layer's attention maps
     size_t probs = enc_p > self_p ? enc_p : self_p;
     probs = probs > cross_p ? probs : cross_p;
 
+    // Two blocks: the buffers every pass touches whole (s2s_big_alloc, on
+    // huge pages), then the self-attention caches, on malloc's small pages:
+    // a sequence's T rows are touched one step at a time, and most stop
+    // well before T (on huge pages, the shipped zh-en model's beam 4 x 32
+    // peaked at 43.5 MB instead of 34.5).
     size_t sizes[] = {
         s2s_size_mul(R, (size_t)d),           // x
         s2s_size_mul(R, (size_t)d),           // h
@@ -63,47 +70,53 @@ s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int
         S2S_SIZE(seqs, H, d),                 // block_ctx
         S2S_SIZE(B, S, d),                    // memory
         S2S_SIZE(L, B, S, 2, d),              // cross_kv
-        S2S_SIZE(L, seqs, T, 2, d),           // self_kv
-        S2S_SIZE(seqs, T, 2, d),              // kv_tmp
         maps ? s2s_size_mul((size_t)L_enc, enc_p) : 0,  // enc_probs
         maps ? s2s_size_mul((size_t)L, self_p) : 0,     // self_probs
         maps ? s2s_size_mul((size_t)L, cross_p) : 0,    // cross_probs
-        S2S_SIZE(seqs, T, V),                 // logits
+        S2S_SIZE(seqs, Tq, V),                // logits
+        S2S_SIZE(L, seqs, T, 2, d),           // self_kv: the second block
+        K > 1 ? S2S_SIZE(seqs, T, 2, d) : 0,  // kv_tmp
     };
-    size_t total = 0;
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) total = s2s_size_add(total, sizes[i]);
-    total = s2s_size_mul(total, sizeof(float));
-    if (total == SIZE_MAX || s2s_size_mul(R, sizeof(int)) == SIZE_MAX)
+    enum { N = sizeof sizes / sizeof sizes[0], CACHES = N - 2 };
+    size_t total = 0, caches = 0;
+    for (size_t i = 0; i < CACHES; i++) total = s2s_size_add(total, sizes[i]);
+    for (size_t i = CACHES; i < N; i++) caches = s2s_size_add(caches, sizes[i]);
+    if (s2s_size_mul(total, sizeof(float)) == SIZE_MAX ||
+        s2s_size_mul(caches, sizeof(float)) == SIZE_MAX || s2s_size_mul(R, sizeof(int)) == SIZE_MAX)
         return s2s_fail(S2S_ERR_NOMEM, "a batch of %lld sentences of %lld and %lld tokens is too "
                         "large to address", (long long)B, (long long)S, (long long)T);
-    float *block = malloc(total);
+    float *block = s2s_big_alloc(total, sizeof(float));
+    float *cache_block = malloc(caches * sizeof(float));
     int *ids = malloc(R * sizeof(int));
     int *src_len = malloc((size_t)B * sizeof(int));
-    if (!block || !ids || !src_len) {
-        free(block);
+    if (!block || !cache_block || !ids || !src_len) {
+        s2s_big_free(block, total, sizeof(float));
+        free(cache_block);
         free(ids);
         free(src_len);
         return s2s_fail(S2S_ERR_NOMEM, "out of memory for a batch of %lld sentences",
                         (long long)B);
     }
-    free(st->block);
+    s2s_big_free(st->block, st->block_n, sizeof(float));
+    free(st->cache_block);
     free(st->ids);
     free(st->src_len);
     st->block = block;
+    st->block_n = total;
+    st->cache_block = cache_block;
     st->ids = ids;
     st->src_len = src_len;
-    float *p = block;
-    float **dst[] = {&st->x, &st->scratch.h, &st->scratch.q, &st->scratch.ctx,
-                     &st->scratch.ffn, &st->scratch.probs, &st->scratch.block,
-                     &st->scratch.block_ctx, &st->memory, &st->cross_kv,
-                     &st->self_kv, &st->kv_tmp, &st->enc_probs, &st->self_probs,
-                     &st->cross_probs, &st->logits};
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        *dst[i] = p;
-        p += sizes[i];
+    float **dst[N] = {&st->x, &st->scratch.h, &st->scratch.q, &st->scratch.ctx,
+                      &st->scratch.ffn, &st->scratch.probs, &st->scratch.block,
+                      &st->scratch.block_ctx, &st->memory, &st->cross_kv,
+                      &st->enc_probs, &st->self_probs, &st->cross_probs, &st->logits,
+                      &st->self_kv, &st->kv_tmp};
+    for (size_t i = 0, at = 0; i < N; i++) {
+        *dst[i] = (i < CACHES ? block : cache_block) + at;
+        at = i + 1 == CACHES ? 0 : at + sizes[i];
     }
     memset(st->scratch.block, 0, S2S_SIZE(seqs, H, d) * sizeof(float));
-    st->cap_b = B, st->cap_k = K, st->cap_s = S, st->cap_t = T;
+    st->cap_b = B, st->cap_k = K, st->cap_s = S, st->cap_t = T, st->cap_tq = Tq;
     st->cap_maps = maps;
     return S2S_OK;
 }
@@ -113,6 +126,7 @@ void s2s_state_reorder(s2s_state *st, const int *parent, int64_t n_seqs, int64_t
     const s2s_model_config *c = &st->m->cfg.model;
     int64_t d = c->d_model, row = t_alloc * 2 * d;
     size_t bytes = (size_t)(t * 2 * d) * sizeof(float);
+    S2S_ASSERT(st->cap_k > 1);  // kv_tmp is there for beams only
     // Only sequences that take another's cache change. A source that is
     // itself overwritten (parent[p] != p) is first saved to its own slot of
     // kv_tmp, once; the other sources are read in place. No order of the
@@ -210,15 +224,15 @@ static s2s_status fold_cross(s2s_state *st, int64_t B, int64_t S) {
     if (!st->folded) return S2S_OK;
     int64_t per_layer = s2s_cross_fold_size(m, B, S), need = L * per_layer;
     if (need > st->fold_cap) {
-        float *block = malloc((size_t)need * sizeof(float));
+        float *block = s2s_big_alloc((size_t)need, sizeof(float));
         s2s_cross_folded *fold = st->fold ? st->fold : malloc((size_t)L * sizeof *fold);
         if (!block || !fold) {
-            free(block);
+            s2s_big_free(block, (size_t)need, sizeof(float));
             if (fold != st->fold) free(fold);
             return s2s_fail(S2S_ERR_NOMEM, "out of memory for a batch of %lld sentences",
                             (long long)B);
         }
-        free(st->fold_block);
+        s2s_big_free(st->fold_block, (size_t)st->fold_cap, sizeof(float));
         st->fold_block = block, st->fold = fold, st->fold_cap = need;
     }
     for (int l = 0; l < L; l++) {
@@ -256,6 +270,8 @@ s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos,
     const s2s_model_config *c = &m->cfg.model;
     int64_t d = c->d_model, H = c->heads, V = s2s_vocab_size(m->tgt_vocab);
     int64_t seqs = B * pos.beams, rows = seqs * pos.tq;
+    S2S_ASSERT(B <= st->cap_b && pos.beams <= st->cap_k && pos.tq <= st->cap_tq &&
+               pos.t0 + pos.tq <= pos.t_alloc && pos.t_alloc <= st->cap_t);
     embed(st->x, m, m->tgt_embed, st->ids, seqs, pos.tq, pos.t0);
     for (int l = 0; l < c->decoder_layers; l++) {
         float *self_kv = st->self_kv + (int64_t)l * seqs * pos.t_alloc * 2 * d;

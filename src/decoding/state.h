@@ -13,11 +13,13 @@ typedef enum s2s_fold_mode { S2S_FOLD_AUTO, S2S_FOLD_NEVER, S2S_FOLD_ALWAYS } s2
 struct s2s_state {
     const s2s_model *m;
     const s2s_decode_weights *w;  // m's decoding copy, as of the last s2s_encode
-    int64_t cap_b, cap_k, cap_s, cap_t;  // sizes the block was made for
+    int64_t cap_b, cap_k, cap_s, cap_t, cap_tq;  // sizes the block was made for
     bool cap_maps;                       // with room for attention maps
 
-    float *block;      // every buffer below
-    float *x;          // (B*K*T or B*S, D) residual stream
+    float *block;        // every buffer below but the caches (s2s_big_alloc)
+    size_t block_n;      // floats in block
+    float *cache_block;  // self_kv and kv_tmp
+    float *x;          // (B*K*Tq or B*S, D) residual stream
     s2s_scratch scratch;
     float *memory;     // (B, S, D) encoder output
     float *cross_kv;   // (L, B, S, 2D)
@@ -33,14 +35,14 @@ struct s2s_state {
     float *fold_block;
     int64_t fold_cap;              // floats in fold_block
     float *self_kv;    // (L, B*K, T, 2D)
-    float *kv_tmp;     // (B*K, T, 2D) for reordering caches between beams
+    float *kv_tmp;     // (B*K, T, 2D) for reordering caches between beams (K > 1)
     // attention maps, allocated only when asked for (s2s_state_reserve)
     float *enc_probs;    // (L_enc, B, H, S, S)
     float *self_probs;   // (L, B*K, H, Tq, t0+Tq) of the last decoder pass
     float *cross_probs;  // (L, B, H, K*Tq, S) of the last decoder pass
-    float *logits;     // (B*K*T, V)
+    float *logits;     // (B*K*Tq, V)
 
-    int *ids;          // (B*K*T or B*S) token ids of the rows being computed
+    int *ids;          // (B*K*Tq or B*S) token ids of the rows being computed
     int *src_len;      // (B) source lengths with </s>
 };
 
@@ -48,9 +50,12 @@ struct s2s_state {
 enum { S2S_MAPS_CROSS = 1, S2S_MAPS_SELF = 2 };
 
 // Makes room for B sentences of S source rows, each decoded as K
-// sequences of up to T target rows; with maps, for the attention maps too.
+// sequences of up to T target rows, Tq of them in one decoder pass (1 for
+// a search's steps, T for forced scoring); with maps, for the attention
+// maps too. Only what such passes touch is allocated: a search's state
+// holds one row of logits per sequence, not T.
 s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int64_t T,
-                             bool maps);
+                             int64_t Tq, bool maps);
 
 // Runs the encoder over st->ids (B, S) with st->src_len, fills st->memory
 // and every layer's cross-attention K/V (folded too when that pays); with

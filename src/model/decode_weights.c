@@ -77,7 +77,7 @@ void s2s_decode_weights_free(s2s_decode_weights *w) {
     if (!w) return;
     free(w->enc);
     free(w->dec);
-    free(w->block);
+    s2s_big_free(w->block, w->block_n, w->block_size);
     free(w->scales);
     free(w->comps);
     free(w);
@@ -103,7 +103,8 @@ static s2s_status make(s2s_decode_weights **out, const s2s_model *m) {
     if (w) {
         w->enc = s2s_calloc((size_t)c->encoder_layers, sizeof *w->enc);
         w->dec = s2s_calloc((size_t)c->decoder_layers, sizeof *w->dec);
-        w->block = s2s_calloc(elems, elem_size(type));
+        w->block_n = elems, w->block_size = elem_size(type);
+        w->block = s2s_big_alloc(elems, w->block_size);
         w->scales = type == S2S_COMPUTE_INT8 ? s2s_calloc(cols, sizeof(float)) : NULL;
         w->comps = type == S2S_COMPUTE_INT8 ? s2s_calloc(cols, sizeof(int32_t)) : NULL;
         tmp = lp ? s2s_calloc(largest, sizeof(float)) : NULL;

@@ -181,7 +181,7 @@ static s2s_status build(s2s_model *m, const s2s_st_file *file, const char *where
                         "to %zu here",
                         where, c->max_len, c->max_len, c->d_model, m->n_params,
                         most / (size_t)c->d_model);
-    m->params = s2s_calloc(m->n_params, sizeof(float));
+    m->params = s2s_big_alloc(m->n_params, sizeof(float));
     m->tensors = s2s_calloc((size_t)L.n, sizeof(s2s_param));
     m->enc = s2s_calloc((size_t)c->encoder_layers, sizeof(s2s_encoder_weights));
     m->dec = s2s_calloc((size_t)c->decoder_layers, sizeof(s2s_decoder_weights));
@@ -208,7 +208,7 @@ void s2s_model_free(s2s_model *m) {
     if (!m) return;
     s2s_vocab_free(m->src_vocab);
     s2s_vocab_free(m->tgt_vocab);
-    free(m->params);
+    s2s_big_free(m->params, m->n_params, sizeof(float));
     free(m->tensors);
     free(m->enc);
     free(m->dec);
