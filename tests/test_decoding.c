@@ -546,8 +546,8 @@ Test(decoding, beam_dropping_finished_sentences_equals_keeping_them_and_alone) {
 }
 
 // s2s_keep_best_row (one pass, chunks skipped) against sorting every
-// finite offer, stable, by score: rows with many ties, -inf and NaN-free
-// runs, lengths around the 32-token chunks, several beams into one list.
+// finite offer, stable, by score: rows with many ties, -inf and NaN,
+// lengths around the 32-token chunks, several beams into one list.
 static int by_offer(const void *a, const void *b) {
     const s2s_beam_cand *x = a, *y = b;
     if (x->score != y->score) return x->score < y->score ? 1 : -1;
@@ -566,12 +566,17 @@ Test(decoding, beam_top_k_equals_sorting_every_offer) {
         s2s_beam_cand list[10];
         for (int k = 0; k < beams; k++) {
             base[k] = k == 1 && c % 4 == 0 ? 0.0f : -(float)(rnd() % 3);  // equal bases too
+            // logits and their log-sum-exp (any value here: the offers are
+            // base + (logit - lse)); a NaN logit is never offered
+            float lse = c % 5 == 0 ? 0.0f : (float)(rnd() % 9) * 0.375f - 1.0f;
             for (int v = 0; v < V; v++) {
                 rows[k][v] = -(float)(rnd() % (uint64_t)levels) * 0.25f;
                 if (rnd() % 5 == 0 || (c % 7 == 0 && v < V / 2)) rows[k][v] = -INFINITY;
-                if (rows[k][v] > -INFINITY) all[n_all++] = (s2s_beam_cand){base[k] + rows[k][v], k, v};
+                if (c % 11 == 0 && rnd() % 7 == 0) rows[k][v] = NAN;
+                float lp = rows[k][v] - lse;
+                if (lp > -INFINITY) all[n_all++] = (s2s_beam_cand){base[k] + lp, k, v};
             }
-            s2s_keep_best_row(list, &n, cap, rows[k], V, base[k], k);
+            s2s_keep_best_row(list, &n, cap, rows[k], V, lse, base[k], k);
         }
         qsort(all, (size_t)n_all, sizeof *all, by_offer);
         int want = n_all < cap ? n_all : cap;

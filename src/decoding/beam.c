@@ -54,6 +54,7 @@ typedef struct search {
     s2s_beam_cand *cands;  // (3K): 2K ranked, then K continuing
     bool *taken;           // (K) slots of a sentence's next beams taken
     int *slot;             // (K) the slot of each continuing candidate
+    float *lse;            // (K) log-sum-exp of each beam's row of the sentence at hand
 } search;
 
 static s2s_status beams_alloc(beams *b, int64_t seqs, int64_t T) {
@@ -80,24 +81,32 @@ static void keep_best(s2s_beam_cand *list, int *n, int cap, s2s_beam_cand c) {
 // Once the list is full, a chunk none of whose scores beats its last entry
 // is skipped after a comparison that vectorises.
 void s2s_keep_best_row(s2s_beam_cand *list, int *n, int cap, const float *row, int64_t V,
-                       float base, int seq) {
+                       float lse, float base, int seq) {
     enum { CHUNK = 32 };
     for (int64_t v0 = 0; v0 < V; v0 += CHUNK) {
         int64_t end = v0 + CHUNK < V ? v0 + CHUNK : V;
         if (*n == cap) {
             float floor = list[cap - 1].score;
             int any = 0;
-            for (int64_t v = v0; v < end; v++) any |= base + row[v] > floor;
+            for (int64_t v = v0; v < end; v++) any |= base + (row[v] - lse) > floor;
             if (!any) continue;
         }
-        for (int64_t v = v0; v < end; v++)
-            if (row[v] > -INFINITY) keep_best(list, n, cap, (s2s_beam_cand){base + row[v], seq, (int)v});
+        for (int64_t v = v0; v < end; v++) {
+            float lp = row[v] - lse;
+            if (lp > -INFINITY) keep_best(list, n, cap, (s2s_beam_cand){base + lp, seq, (int)v});
+        }
     }
 }
 
-// The logits (and log-probs, once step_sentence made them) of seq b*K + k.
+// The logits of seq b*K + k.
 static float *logits_of(const search *s, int b, int k) {
     return s->st->logits + ((int64_t)s->row[b] * s->kr + k) * s->V;
+}
+
+// The log-prob of token after seq b*K + k, once step_sentence took its
+// row's log-sum-exp.
+static float logprob_of(const search *s, int b, int k, int token) {
+    return logits_of(s, b, k)[token] - s->lse[k];
 }
 
 // Row u of h's (L, H, n_out, n_src) maps: seq's map at step u.
@@ -158,10 +167,13 @@ static s2s_status step_sentence(search *s, int b, int64_t t, int limit, bool *do
         S2S_ASSERT(k < s->kr);  // step 0 runs beam 0 alone: the others are not live
         float *row = logits_of(s, b, k);
         if (s2s_guard_on(s->p)) s2s_guard_row(row, s->cur.tok + seq * s->T, t, s->p);
-        s2s_log_softmax_row(row, V);
+        // log-probs row - lse, as s2s_log_softmax_row makes them, read
+        // where ranked rather than written (the tokens masked after
+        // log-softmax in greedy.c are masked in the logits here: -inf
+        // either way)
+        s->lse[k] = s2s_log_sum_exp_row(row, V);
         s2s_mask_row(row, V, t, s->p->min_len);
-        s2s_finite_row(row, V);
-        s2s_keep_best_row(s->cands, &n, 2 * K, row, V, base, seq);
+        s2s_keep_best_row(s->cands, &n, 2 * K, row, V, s->lse[k], base, seq);
     }
     // A live beam always has a finite continuation unless the model is not finite.
     if (n == 0) return s2s_not_finite(s->order[b].index + 1, t);
@@ -174,7 +186,7 @@ static s2s_status step_sentence(search *s, int b, int64_t t, int limit, bool *do
         s2s_beam_cand c = s->cands[r];
         if (c.token != S2S_EOS) go[kept++] = c;
         else if (r < K)
-            S2S_TRY(finish(s, b, &s->cur, c.seq, (int)t, logits_of(s, b, c.seq - b * K)[c.token]));
+            S2S_TRY(finish(s, b, &s->cur, c.seq, (int)t, logprob_of(s, b, c.seq - b * K, c.token)));
     }
     bool *taken = s->taken;
     int *slot = s->slot;
@@ -192,7 +204,7 @@ static s2s_status step_sentence(search *s, int b, int64_t t, int limit, bool *do
     }
     for (int j = 0; j < kept; j++) {
         s2s_beam_cand c = go[j];
-        extend(s, b * K + slot[j], c.seq, c.token, logits_of(s, b, c.seq - b * K)[c.token],
+        extend(s, b * K + slot[j], c.seq, c.token, logprob_of(s, b, c.seq - b * K, c.token),
                c.score, t);
     }
     for (int k = 0; k < K; k++)  // fewer live continuations than beams
@@ -255,11 +267,12 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
     s.cands = s2s_calloc((size_t)(3 * K), sizeof(s2s_beam_cand));
     s.taken = s2s_calloc((size_t)K, sizeof(bool));
     s.slot = s2s_calloc((size_t)K, sizeof(int));
+    s.lse = s2s_calloc((size_t)K, sizeof(float));
     int *live = s2s_calloc((size_t)B, sizeof(int)), *keep = s2s_calloc((size_t)B, sizeof(int));
     int *parent = s2s_calloc((size_t)seqs, sizeof(int));  // in state rows, for reorder
     if (p->want_attention) s.hist = s2s_calloc((size_t)(s.T * seqs * s.lh * s.S), sizeof(float));
     s2s_status status = done && s.fin && s.n_fin && s.anc && s.row && s.cands && s.taken &&
-                                s.slot && live && keep && parent && (s.hist || !p->want_attention)
+                                s.slot && s.lse && live && keep && parent && (s.hist || !p->want_attention)
                             ? S2S_OK
                             : S2S_ERR_NOMEM;
     if (status == S2S_OK) status = beams_alloc(&s.cur, seqs, s.T);
@@ -320,7 +333,7 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
     beams_free(&s.cur);
     beams_free(&s.next);
     free(done), free(s.fin), free(s.n_fin), free(s.anc), free(s.row), free(s.cands);
-    free(s.taken), free(s.slot);
+    free(s.taken), free(s.slot), free(s.lse);
     free(live), free(keep), free(parent), free(s.hist);
     return status;
 }

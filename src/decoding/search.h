@@ -80,12 +80,15 @@ typedef struct s2s_beam_cand {
     int seq, token;
 } s2s_beam_cand;
 
-// Offers (base + row[v], seq, v) for every finite row[v] of a log-prob
-// row, v ascending, to list[0..*n), sorted by score, best first, of at
-// most cap entries; an entry enters only by beating a kept one, so ties
-// keep the earlier offer (earlier seq, then token) first.
+// Offers (base + (row[v] - lse), seq, v) for every v whose log-prob
+// row[v] - lse is finite (not -inf, not NaN), v ascending, to
+// list[0..*n), sorted by score, best first, of at most cap entries; an
+// entry enters only by beating a kept one, so ties keep the earlier offer
+// (earlier seq, then token) first. With row a row of logits and lse its
+// s2s_log_sum_exp_row, that is log_softmax's log-probs, to the bit,
+// without writing them.
 void s2s_keep_best_row(s2s_beam_cand *list, int *n, int cap, const float *row, int64_t V,
-                       float base, int seq);
+                       float lse, float base, int seq);
 
 // One batch of B sentences (order[0..B)); results go to out[index * n_best].
 s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s_order *order,

@@ -190,9 +190,13 @@ VECTOR_CLONES void s2s_embed_row(float *y, const float *emb, int id, float scale
     for (int64_t i = 0; i < d; i++) y[i] = e[i] * scale + pe[i];
 }
 
-VECTOR_CLONES void s2s_log_softmax_row(float *x, int64_t n) {
+VECTOR_CLONES float s2s_log_sum_exp_row(const float *x, int64_t n) {
     float mx = lane_max(x, n);
-    float lse = mx + logf(exp_sum(NULL, x, mx, n, false));
+    return mx + logf(exp_sum(NULL, x, mx, n, false));
+}
+
+VECTOR_CLONES void s2s_log_softmax_row(float *x, int64_t n) {
+    float lse = s2s_log_sum_exp_row(x, n);
     for (int64_t j = 0; j < n; j++) x[j] -= lse;
 }
 

@@ -34,8 +34,11 @@ size_t s2s_first_nonfinite(const float *x, size_t n);
 // y (D) = E[id] * scale + pe (D).
 void s2s_embed_row(float *y, const float *emb, int id, float scale, const float *pe, int64_t d);
 
-// x (n) = log_softmax(x), in place.
+// x (n) = log_softmax(x), in place: x - s2s_log_sum_exp_row(x).
 void s2s_log_softmax_row(float *x, int64_t n);
+
+// log(sum of exp(x[j])), taken from the largest x[j] (NaN if any is).
+float s2s_log_sum_exp_row(const float *x, int64_t n);
 
 // ---- low precision (ops/matmul.h s2s_wmat) ----
 
