@@ -348,6 +348,43 @@ static void *matmul_on_a_thread(void *arg) {
     return NULL;
 }
 
+// A feed-forward block's two bf16 products with the hidden layer kept in
+// bf16 (oneDNN rounding it) give the same bits as two s2s_linear_w calls
+// (the hidden written in fp32 and rounded by s2s_to_bf16), for ReLU and
+// GELU, one row and several; with fp32 weights it is those two calls.
+Test(matmul, bf16_feed_forward_pair_equals_two_products) {
+    enum { K = 48, F = 80, N = 40, MAXR = 33 };
+    static float x[MAXR * K], w1[K * F], w2[F * N], b1[F], b2[N];
+    static float y[MAXR * N], want[MAXR * N], h[MAXR * F];
+    static uint16_t q1[K * F], q2[F * N];
+    ref_fill(x, MAXR * K, 21, 2.0f);
+    ref_fill(w1, K * F, 22, 0.3f);
+    ref_fill(w2, F * N, 23, 0.3f);
+    ref_fill(b1, F, 24, 1.0f);
+    ref_fill(b2, N, 25, 1.0f);
+    s2s_to_bf16(q1, w1, K * F);
+    s2s_to_bf16(q2, w2, F * N);
+    s2s_wmat m1 = {S2S_COMPUTE_BF16, q1, NULL, NULL}, m2 = {S2S_COMPUTE_BF16, q2, NULL, NULL};
+    s2s_wmat f1 = {S2S_COMPUTE_FP32, w1, NULL, NULL}, f2 = {S2S_COMPUTE_FP32, w2, NULL, NULL};
+    int rows[] = {1, 3, MAXR};
+    for (int r = 0; r < 3; r++)
+        for (int a = 0; a < 2; a++)
+            for (int bf = 0; bf < 2; bf++) {
+                int64_t R = rows[r];
+                s2s_mm_act act = a ? S2S_MM_GELU : S2S_MM_RELU;
+                const s2s_wmat *p1 = bf ? &m1 : &f1, *p2 = bf ? &m2 : &f2;
+                ref_fill(want, R * N, 26, 1.0f);  // accumulated into
+                cr_assert_eq(s2s_linear_w(h, x, p1, b1, R, K, F, act, false), S2S_OK);
+                cr_assert_eq(s2s_linear_w(want, h, p2, b2, R, F, N, S2S_MM_NONE, true), S2S_OK);
+                ref_fill(y, R * N, 26, 1.0f);
+                memset(h, 0xff, sizeof h);  // NaN: the pair must write what it reads
+                cr_assert_eq(s2s_linear_pair_w(y, h, x, p1, b1, p2, b2, R, K, F, N, act), S2S_OK);
+                cr_assert_eq(memcmp(y, want, sizeof(float) * (size_t)(R * N)), 0,
+                             "rows %lld, %s, %s", (long long)R, a ? "gelu" : "relu",
+                             bf ? "bf16" : "fp32");
+            }
+}
+
 Test(matmul, public_matmul_matches_reference_and_survives_shutdown) {
     cr_assert_lt(public_matmul_error(), 1e-4f);
     float y[6] = {9, 9, 9, 9, 9, 9}, b[3] = {1, 2, 3};

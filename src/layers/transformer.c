@@ -68,9 +68,15 @@ static s2s_status ffn(float *x, s2s_scratch *s, const s2s_model *m, const s2s_ff
                       const s2s_norm_weights *n, int64_t rows) {
     int64_t d = m->cfg.model.d_model, f = m->cfg.model.ffn_dim;
     const float *in = sublayer_in(x, s, m, n, rows);
-    S2S_TRY(linear(s->ffn, in, &w->m1, w->w1, w->in_out, w->b1, rows, d, f, ffn_act(m), false));
-    S2S_TRY(linear(x, s->ffn, &w->m2, w->w2, w->in_out, w->b2, rows, f, d, S2S_MM_NONE,
-                   /*accumulate=*/true));
+    if (w->m1.w && w->m2.w) {  // the decoding copy
+        S2S_TRY(s2s_linear_pair_w(x, s->ffn, in, &w->m1, w->b1, &w->m2, w->b2, rows, d, f, d,
+                                  ffn_act(m)));
+    } else {
+        S2S_TRY(linear(s->ffn, in, &w->m1, w->w1, w->in_out, w->b1, rows, d, f, ffn_act(m),
+                       false));
+        S2S_TRY(linear(x, s->ffn, &w->m2, w->w2, w->in_out, w->b2, rows, f, d, S2S_MM_NONE,
+                       /*accumulate=*/true));
+    }
     sublayer_out(x, m, n, rows);
     return S2S_OK;
 }

@@ -480,6 +480,30 @@ static s2s_status linear_bf16(float *y, const float *x, const s2s_wmat *w, const
     return mm_typed(y, xb, w->w, &a, (mm_types){dnnl_bf16, dnnl_bf16, dnnl_f32});
 }
 
+s2s_status s2s_linear_pair_w(float *y, float *h, const float *x, const s2s_wmat *w1,
+                             const float *b1, const s2s_wmat *w2, const float *b2, int64_t rows,
+                             int64_t k, int64_t f, int64_t n, s2s_mm_act act) {
+    if (w1->type != S2S_COMPUTE_BF16 || w2->type != S2S_COMPUTE_BF16 || rows == 0 || f == 0) {
+        S2S_TRY(s2s_linear_w(h, x, w1, b1, rows, k, f, act, false));
+        return s2s_linear_w(y, h, w2, b2, rows, f, n, S2S_MM_NONE, true);
+    }
+    uint16_t *xb = scratch_get(S2S_SIZE(rows, k, sizeof(uint16_t))), *hb = (uint16_t *)h;
+    if (!xb) return s2s_fail(S2S_ERR_NOMEM, "out of memory (bf16 product scratch)");
+    s2s_to_bf16(xb, x, (size_t)(rows * k));
+    s2s_mm_args a = {
+        .b0 = 1, .b1 = 1, .m = rows, .k = k, .n = f,
+        .sa = {0, 0, k, 1}, .sb = {0, 0, f, 1}, .sc = {0, 0, f, 1},
+        .alpha = 1.0f, .bias = b1, .act = act,
+    };
+    S2S_TRY(mm_typed(hb, xb, w1->w, &a, (mm_types){dnnl_bf16, dnnl_bf16, dnnl_bf16}));
+    s2s_mm_args b = {
+        .b0 = 1, .b1 = 1, .m = rows, .k = f, .n = n,
+        .sa = {0, 0, f, 1}, .sb = {0, 0, n, 1}, .sc = {0, 0, n, 1},
+        .alpha = 1.0f, .bias = b2, .accumulate = true,
+    };
+    return mm_typed(y, hb, w2->w, &b, (mm_types){dnnl_bf16, dnnl_bf16, dnnl_f32});
+}
+
 s2s_status s2s_linear_w(float *y, const float *x, const s2s_wmat *w, const float *bias,
                         int64_t rows, int64_t k, int64_t n, s2s_mm_act act, bool accumulate) {
     if (rows == 0 || n == 0) return S2S_OK;

@@ -68,6 +68,16 @@ typedef struct s2s_wmat {
 s2s_status s2s_linear_w(float *y, const float *x, const s2s_wmat *w, const float *bias,
                         int64_t rows, int64_t k, int64_t n, s2s_mm_act act, bool accumulate);
 
+// y (rows, N) += act(x (rows, K) · W1 + b1) · W2 + b2, a feed-forward
+// block, through h (rows, F) floats of scratch. With W1 and W2 both bf16
+// the hidden layer stays bf16: oneDNN writes it rounded (to nearest even,
+// as s2s_to_bf16) into h and the second product reads it there, where two
+// s2s_linear_w calls write it in fp32, read it back and round it. The
+// same values either way.
+s2s_status s2s_linear_pair_w(float *y, float *h, const float *x, const s2s_wmat *w1,
+                             const float *b1, const s2s_wmat *w2, const float *b2, int64_t rows,
+                             int64_t k, int64_t f, int64_t n, s2s_mm_act act);
+
 // Whether oneDNN runs type t on this CPU with its fast instructions: int8
 // with VNNI (AVX-512 or AVX2), bf16 with AVX512_BF16; fp32 always.
 bool s2s_cpu_has(s2s_compute_type t);
