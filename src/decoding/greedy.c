@@ -12,10 +12,15 @@ static bool sampling(const s2s_decode_params *p) {
     return p->temperature > 0 && (p->sampling_topk != 1 || p->sampling_topp < 1);
 }
 
-static int argmax(const float *x, int64_t V) {
-    int best = 0;
-    for (int64_t v = 1; v < V; v++)
-        if (x[v] > x[best]) best = (int)v;
+// The first token of the largest log-prob x[v] - lse, as log_softmax makes
+// it (NaN never chosen), without writing the row; -1 when none is finite.
+static int argmax_logprob(const float *x, int64_t V, float lse) {
+    int best = -1;
+    float top = -INFINITY;
+    for (int64_t v = 0; v < V; v++) {
+        float lp = x[v] - lse;
+        if (lp > top) top = lp, best = (int)v;
+    }
     return best;
 }
 
@@ -118,15 +123,25 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
             s2s_hypothesis *h = &out[order[b].index * p->n_best];
             float *row = st->logits + k * V;
             if (s2s_guard_on(p)) s2s_guard_row(row, h->ids, t, p);  // h->n == t while live
-            s2s_log_softmax_row(row, V);
-            s2s_mask_row(row, V, t, p->min_len);
-            if (!s2s_finite_row(row, V)) {
+            int next;
+            float lp;
+            if (sampling(p)) {
+                s2s_log_softmax_row(row, V);
+                s2s_mask_row(row, V, t, p->min_len);
+                next = s2s_finite_row(row, V) ? sample(row, V, p, &rngs[b], work) : -1;
+                lp = next >= 0 ? row[next] : 0.0f;
+            } else {  // the same log-probs, read rather than written (as beam.c)
+                float lse = s2s_log_sum_exp_row(row, V);
+                s2s_mask_row(row, V, t, p->min_len);
+                next = argmax_logprob(row, V, lse);
+                lp = next >= 0 ? row[next] - lse : 0.0f;
+            }
+            if (next < 0) {
                 status = s2s_not_finite(order[b].index + 1, t);
                 break;
             }
-            int next = sampling(p) ? sample(row, V, p, &rngs[b], work) : argmax(row, V);
-            h->token_logprobs[t] = row[next];
-            h->logprob += row[next];
+            h->token_logprobs[t] = lp;
+            h->logprob += lp;
             if (h->cross_attn) s2s_copy_maps(h->cross_attn, T, h->n_src, t, cross, k, 0, 1);
             if (h->self_attn) s2s_copy_maps(h->self_attn, T, T, t, self, k, 0, 1);
             h->n_out = (int)t + 1;
