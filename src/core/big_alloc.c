@@ -13,7 +13,7 @@
 #define HUGE_PAGE ((size_t)2 << 20)
 
 // Sanitizer builds keep every block on malloc, whose leaks they report.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define S2S_PLAIN_ALLOC 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
