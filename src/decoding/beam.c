@@ -271,10 +271,9 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
     int *live = s2s_calloc((size_t)B, sizeof(int)), *keep = s2s_calloc((size_t)B, sizeof(int));
     int *parent = s2s_calloc((size_t)seqs, sizeof(int));  // in state rows, for reorder
     if (p->want_attention) s.hist = s2s_calloc((size_t)(s.T * seqs * s.lh * s.S), sizeof(float));
-    s2s_status status = done && s.fin && s.n_fin && s.anc && s.row && s.cands && s.taken &&
-                                s.slot && s.lse && live && keep && parent && (s.hist || !p->want_attention)
-                            ? S2S_OK
-                            : S2S_ERR_NOMEM;
+    bool got = done && s.fin && s.n_fin && s.anc && s.row && s.cands && s.taken && s.slot &&
+               s.lse && live && keep && parent && (s.hist || !p->want_attention);
+    s2s_status status = got ? S2S_OK : S2S_ERR_NOMEM;
     if (status == S2S_OK) status = beams_alloc(&s.cur, seqs, s.T);
     if (status == S2S_OK) status = beams_alloc(&s.next, seqs, s.T);
     for (int64_t i = 0; i < seqs && status == S2S_OK; i++)  // one live beam to start
