@@ -115,7 +115,7 @@ s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int
         *dst[i] = (i < CACHES ? block : cache_block) + at;
         at = i + 1 == CACHES ? 0 : at + sizes[i];
     }
-    memset(st->scratch.block, 0, S2S_SIZE(seqs, H, d) * sizeof(float));
+    // scratch.block's zeros (transformer.h) are the block's: s2s_big_alloc zeroes it
     st->cap_b = B, st->cap_k = K, st->cap_s = S, st->cap_t = T, st->cap_tq = Tq;
     st->cap_maps = maps;
     return S2S_OK;

@@ -77,7 +77,7 @@ void s2s_decode_weights_free(s2s_decode_weights *w) {
     if (!w) return;
     free(w->enc);
     free(w->dec);
-    s2s_big_free(w->block, w->block_n, w->block_size);
+    s2s_big_free(w->block, w->block_n, elem_size(w->compute));
     free(w->scales);
     free(w->comps);
     free(w);
@@ -103,8 +103,8 @@ static s2s_status make(s2s_decode_weights **out, const s2s_model *m) {
     if (w) {
         w->enc = s2s_calloc((size_t)c->encoder_layers, sizeof *w->enc);
         w->dec = s2s_calloc((size_t)c->decoder_layers, sizeof *w->dec);
-        w->block_n = elems, w->block_size = elem_size(type);
-        w->block = s2s_big_alloc(elems, w->block_size);
+        w->block_n = elems, w->compute = type;  // the block's element type, for freeing it
+        w->block = s2s_big_alloc(elems, elem_size(type));
         w->scales = type == S2S_COMPUTE_INT8 ? s2s_calloc(cols, sizeof(float)) : NULL;
         w->comps = type == S2S_COMPUTE_INT8 ? s2s_calloc(cols, sizeof(int32_t)) : NULL;
         tmp = lp ? s2s_calloc(largest, sizeof(float)) : NULL;
@@ -131,7 +131,6 @@ static s2s_status make(s2s_decode_weights **out, const s2s_model *m) {
     w->gen_w = lp ? NULL : w->gen.w;
     free(tmp);
     w->generation = m->generation;
-    w->compute = type;
     *out = w;
     return S2S_OK;
 }

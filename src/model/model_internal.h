@@ -140,7 +140,7 @@ typedef struct s2s_decode_weights {
     const float *gen_w;        // (D, Vt) fp32: with an int8 or bf16 copy, unused
     s2s_wmat gen;              // (D, Vt) in the compute type
     void *block;               // the transposed matrices, in the compute type
-    size_t block_n, block_size;  // of block: elements, bytes each (s2s_big_alloc)
+    size_t block_n;            // elements in block (s2s_big_alloc)
     float *scales;             // int8: every matrix's column scales
     int32_t *comps;            // int8: and column compensations
     uint64_t generation;       // of the weights they were made from

@@ -465,19 +465,34 @@ static s2s_status linear_int8(float *y, const float *x, const s2s_wmat *w, const
     return S2S_OK;
 }
 
-// The same with W bf16: x rounded to bf16, the product summed in f32.
-static s2s_status linear_bf16(float *y, const float *x, const s2s_wmat *w, const float *bias,
-                              int64_t rows, int64_t k, int64_t n, s2s_mm_act act,
-                              bool accumulate) {
-    uint16_t *xb = scratch_get(S2S_SIZE(rows, k, sizeof(uint16_t)));
-    if (!xb) return s2s_fail(S2S_ERR_NOMEM, "out of memory (bf16 product scratch)");
-    s2s_to_bf16(xb, x, (size_t)(rows * k));
+// y (R, N) (+)= act(xb · W + bias) with xb (R, K) and W bf16, summed in
+// f32; y in f32, or bf16 (rounded to nearest even) when y_type says so.
+static s2s_status bf16_product(void *y, dnnl_data_type_t y_type, const uint16_t *xb,
+                               const s2s_wmat *w, const float *bias, int64_t rows, int64_t k,
+                               int64_t n, s2s_mm_act act, bool accumulate) {
     s2s_mm_args a = {
         .b0 = 1, .b1 = 1, .m = rows, .k = k, .n = n,
         .sa = {0, 0, k, 1}, .sb = {0, 0, n, 1}, .sc = {0, 0, n, 1},
         .alpha = 1.0f, .bias = bias, .accumulate = accumulate, .act = act,
     };
-    return mm_typed(y, xb, w->w, &a, (mm_types){dnnl_bf16, dnnl_bf16, dnnl_f32});
+    return mm_typed(y, xb, w->w, &a, (mm_types){dnnl_bf16, dnnl_bf16, y_type});
+}
+
+// x (R, K) rounded to bf16 in this thread's scratch, or NULL (out of memory).
+static uint16_t *rounded_rows(const float *x, int64_t rows, int64_t k) {
+    uint16_t *xb = scratch_get(S2S_SIZE(rows, k, sizeof(uint16_t)));
+    if (!xb) s2s_fail(S2S_ERR_NOMEM, "out of memory (bf16 product scratch)");
+    else s2s_to_bf16(xb, x, (size_t)(rows * k));
+    return xb;
+}
+
+// The same with W bf16: x rounded to bf16, the product summed in f32.
+static s2s_status linear_bf16(float *y, const float *x, const s2s_wmat *w, const float *bias,
+                              int64_t rows, int64_t k, int64_t n, s2s_mm_act act,
+                              bool accumulate) {
+    const uint16_t *xb = rounded_rows(x, rows, k);
+    if (!xb) return S2S_ERR_NOMEM;
+    return bf16_product(y, dnnl_f32, xb, w, bias, rows, k, n, act, accumulate);
 }
 
 s2s_status s2s_linear_pair_w(float *y, float *h, const float *x, const s2s_wmat *w1,
@@ -487,21 +502,11 @@ s2s_status s2s_linear_pair_w(float *y, float *h, const float *x, const s2s_wmat 
         S2S_TRY(s2s_linear_w(h, x, w1, b1, rows, k, f, act, false));
         return s2s_linear_w(y, h, w2, b2, rows, f, n, S2S_MM_NONE, true);
     }
-    uint16_t *xb = scratch_get(S2S_SIZE(rows, k, sizeof(uint16_t))), *hb = (uint16_t *)h;
-    if (!xb) return s2s_fail(S2S_ERR_NOMEM, "out of memory (bf16 product scratch)");
-    s2s_to_bf16(xb, x, (size_t)(rows * k));
-    s2s_mm_args a = {
-        .b0 = 1, .b1 = 1, .m = rows, .k = k, .n = f,
-        .sa = {0, 0, k, 1}, .sb = {0, 0, f, 1}, .sc = {0, 0, f, 1},
-        .alpha = 1.0f, .bias = b1, .act = act,
-    };
-    S2S_TRY(mm_typed(hb, xb, w1->w, &a, (mm_types){dnnl_bf16, dnnl_bf16, dnnl_bf16}));
-    s2s_mm_args b = {
-        .b0 = 1, .b1 = 1, .m = rows, .k = f, .n = n,
-        .sa = {0, 0, f, 1}, .sb = {0, 0, n, 1}, .sc = {0, 0, n, 1},
-        .alpha = 1.0f, .bias = b2, .accumulate = true,
-    };
-    return mm_typed(y, hb, w2->w, &b, (mm_types){dnnl_bf16, dnnl_bf16, dnnl_f32});
+    const uint16_t *xb = rounded_rows(x, rows, k);
+    if (!xb) return S2S_ERR_NOMEM;
+    uint16_t *hb = (uint16_t *)h;
+    S2S_TRY(bf16_product(hb, dnnl_bf16, xb, w1, b1, rows, k, f, act, false));
+    return bf16_product(y, dnnl_f32, hb, w2, b2, rows, f, n, S2S_MM_NONE, true);
 }
 
 s2s_status s2s_linear_w(float *y, const float *x, const s2s_wmat *w, const float *bias,
