@@ -1042,6 +1042,23 @@ Test(decoding, bad_inputs_are_refused_with_a_message) {
     q = p;
     q.max_len = 0;
     cr_assert_eq(s2s_translate(st, &q, two, lens, 2, hh), S2S_ERR_INVALID);
+    // past the documented bounds (s2s/config.h), whatever set them
+    struct { int beam, n_best, batch; float ratio; } past[] = {
+        {S2S_MAX_BEAM + 1, 1, 32, 0}, {(1 << 30) + 1, (1 << 30) + 1, 32, 0},
+        {4, 4, S2S_MAX_BATCH + 1, 0}, {4, 4, 32, 4e8f}, {4, 4, 32, NAN}};
+    for (size_t k = 0; k < sizeof past / sizeof past[0]; k++) {
+        q = p;
+        q.beam_size = past[k].beam, q.n_best = past[k].n_best;
+        q.max_batch = past[k].batch, q.max_len_ratio = past[k].ratio;
+        cr_assert_eq(s2s_translate(st, &q, two, lens, 2, hh), S2S_ERR_INVALID, "case %zu", k);
+        cr_assert(strstr(s2s_last_error(), "decode:"), "%s", s2s_last_error());
+    }
+    // n * n_best hypotheses must be countable in an int: refused before
+    // anything is read or written (out and src are never touched)
+    q = p;
+    q.beam_size = q.n_best = S2S_MAX_BEAM;
+    cr_assert_eq(s2s_translate(st, &q, NULL, NULL, 1 << 26, NULL), S2S_ERR_INVALID);
+    cr_assert(strstr(s2s_last_error(), "too many"), "%s", s2s_last_error());
 
     // nothing to do is fine
     cr_assert_eq(s2s_translate(st, &p, NULL, NULL, 0, hh), S2S_OK);
@@ -1052,6 +1069,25 @@ Test(decoding, bad_inputs_are_refused_with_a_message) {
     s2s_hypothesis_free(&hh[0]);
     s2s_hypothesis_free(&hh[1]);
     s2s_state_free(st);
+    s2s_model_free(m);
+}
+
+// A ratio times a source length beyond INT_MAX (issue 27: 4e8 cut a line to
+// one word) still gives max_len; a plain loop of the rule otherwise.
+Test(decoding, length_limit_follows_the_rule_for_every_ratio) {
+    s2s_model *m = make_model(&ARCHS[0], 700);
+    s2s_decode_params p = params(m, 1, false);
+    p.max_len = 20;
+    float ratios[] = {0, 0.5f, 1.25f, 3, 100, 4e8f, 1e9f, 3e38f};  // exact products
+    for (size_t k = 0; k < sizeof ratios / sizeof ratios[0]; k++)
+        for (int len = 0; len <= 40; len++) {
+            p.max_len_ratio = ratios[k];
+            long long want = p.max_len < MAX_LEN ? p.max_len : MAX_LEN;
+            if (ratios[k] > 0 && ceil((double)ratios[k] * len) + 1 < (double)want)
+                want = (long long)ceil((double)ratios[k] * len) + 1;
+            cr_assert_eq(s2s_length_limit(&p, m, len), want, "ratio %g, %d tokens", ratios[k],
+                         len);
+        }
     s2s_model_free(m);
 }
 

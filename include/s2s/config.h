@@ -35,6 +35,15 @@ extern "C" {
 // naming the file (S2S_ERR_CONFIG).
 #define S2S_CONFIG_MAX_BYTES (1 << 20)
 
+// Bounds of decoding, from any source (a model file's decode: section, a
+// config, a flag, a server request): the schema refuses more, and
+// s2s_translate checks them again. A beam (and n-best list) of at most 64
+// hypotheses per sentence, a length ratio of at most 100, and at most
+// 4096 sentences decoded together (`--batch`, `s2s serve --max-batch`).
+#define S2S_MAX_BEAM 64
+#define S2S_MAX_LEN_RATIO 100
+#define S2S_MAX_BATCH 4096
+
 typedef enum s2s_norm { S2S_NORM_PRE, S2S_NORM_POST, S2S_NORM_COUNT } s2s_norm;
 typedef enum s2s_activation { S2S_ACT_RELU, S2S_ACT_GELU, S2S_ACT_COUNT } s2s_activation;
 

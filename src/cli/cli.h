@@ -48,8 +48,12 @@ bool s2s_cli_flush_stdout(void);
 // failed write) after the one-line message "s2s: PATH: cannot write: WHY".
 int s2s_cli_check_output(const char *path);
 
-// Parses a non-negative int option value; false (after a message) if bad.
-bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, int *out);
+// Parses an int option value from min to max; false (after a message
+// naming both bounds) if bad. S2S_CLI_INT_MAX is the bound of options that
+// have no smaller one of their own; S2S_CLI_MAX_THREADS that of --threads.
+#define S2S_CLI_INT_MAX 1000000000
+#define S2S_CLI_MAX_THREADS 1024
+bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, int max, int *out);
 
 // Prints o as one compact JSON line (keys in insertion order, reals with
 // `precision` significant digits) and releases it. Returns the exit code.

@@ -22,11 +22,13 @@ int s2s_cli_usage_error(const char *cmd, const char *fmt, ...) {
     return S2S_EXIT_USAGE;
 }
 
-bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, int *out) {
+bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, int max,
+                 int *out) {
     char *end;
+    errno = 0;
     long v = text ? strtol(text, &end, 10) : 0;
-    if (!text || !*text || *end || v < min || v > 1000000000) {
-        s2s_cli_usage_error(cmd, "%s needs an integer >= %d, got '%s'", opt, min,
+    if (!text || !*text || *end || errno == ERANGE || v < min || v > max) {
+        s2s_cli_usage_error(cmd, "%s needs an integer from %d to %d, got '%s'", opt, min, max,
                             text ? text : "");
         return false;
     }
@@ -196,7 +198,8 @@ int s2s_cli_decode_arg(const char *cmd, s2s_decode_opts *o, const s2s_arg *x) {
         return 1;
     }
     if (!strcmp(a, "--threads") || !strcmp(a, "--batch"))
-        return s2s_cli_int(cmd, a, val, 1, a[2] == 't' ? &o->threads : &o->batch) ? 1 : -1;
+        return (a[2] == 't' ? s2s_cli_int(cmd, a, val, 1, S2S_CLI_MAX_THREADS, &o->threads)
+                            : s2s_cli_int(cmd, a, val, 1, S2S_MAX_BATCH, &o->batch)) ? 1 : -1;
     if (!strcmp(a, "--config")) {
         o->config = val;
         return 1;

@@ -30,7 +30,8 @@ int s2s_cmd_init(int argc, char **argv) {
     for (int k = 0; k < a.n_opts && rc == S2S_EXIT_OK; k++) {
         const s2s_arg *x = &a.opts[k];
         if (s2s_arg_is(x, "--output")) out = x->value;
-        else if (s2s_arg_is(x, "--seed") && !s2s_cli_int("init", "--seed", x->value, 0, &seed))
+        else if (s2s_arg_is(x, "--seed") &&
+                 !s2s_cli_int("init", "--seed", x->value, 0, S2S_CLI_INT_MAX, &seed))
             rc = S2S_EXIT_USAGE;
         else if (s2s_arg_is(x, "--set") && n_sets == 64)
             rc = s2s_cli_usage_error("init", "too many --set options");

@@ -67,7 +67,7 @@ static bool parse_sel(const char *opt, const char *text, int *out) {
         *out = S2S_ALIGN_AVG;
         return true;
     }
-    return s2s_cli_int(CMD, opt, text, 0, out);
+    return s2s_cli_int(CMD, opt, text, 0, S2S_CLI_INT_MAX, out);
 }
 
 static int parse_args(prober *pr, s2s_decode_opts *o, const s2s_args *args) {

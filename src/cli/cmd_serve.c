@@ -58,20 +58,23 @@ int s2s_cmd_serve(int argc, char **argv) {
         bool ok = true;
         if (s2s_arg_is(x, "--model")) models[n_models++] = v;
         else if (s2s_arg_is(x, "--host")) ho.host = v;
-        else if (s2s_arg_is(x, "--port")) ok = s2s_cli_int("serve", "--port", v, 0, &ho.port);
-        else if (s2s_arg_is(x, "--threads")) ok = s2s_cli_int("serve", "--threads", v, 1, &p.workers);
-        else if (s2s_arg_is(x, "--max-batch")) ok = s2s_cli_int("serve", "--max-batch", v, 1, &p.max_batch);
-        else if (s2s_arg_is(x, "--queue")) ok = s2s_cli_int("serve", "--queue", v, 1, &p.queue);
-        else if (s2s_arg_is(x, "--timeout")) ok = s2s_cli_int("serve", "--timeout", v, 1, &timeout);
-        else if (s2s_arg_is(x, "--max-body")) ok = s2s_cli_int("serve", "--max-body", v, 1, &max_body);
-        else if (s2s_arg_is(x, "--max-connections"))
-            ok = s2s_cli_int("serve", "--max-connections", v, 1, &ho.max_connections);
-        else if (s2s_arg_is(x, "--idle-timeout"))
-            ok = s2s_cli_int("serve", "--idle-timeout", v, 1, &ho.idle_timeout);
+        else if (s2s_arg_is(x, "--port"))
+            ok = s2s_cli_int("serve", x->opt->name, v, 0, 65535, &ho.port);
+        else if (s2s_arg_is(x, "--threads"))
+            ok = s2s_cli_int("serve", x->opt->name, v, 1, S2S_CLI_MAX_THREADS, &p.workers);
+        else if (s2s_arg_is(x, "--max-batch"))
+            ok = s2s_cli_int("serve", x->opt->name, v, 1, S2S_MAX_BATCH, &p.max_batch);
+        else {
+            int *dest = s2s_arg_is(x, "--queue")             ? &p.queue
+                        : s2s_arg_is(x, "--timeout")         ? &timeout
+                        : s2s_arg_is(x, "--max-body")        ? &max_body
+                        : s2s_arg_is(x, "--max-connections") ? &ho.max_connections
+                        : s2s_arg_is(x, "--idle-timeout")    ? &ho.idle_timeout
+                                                             : NULL;
+            if (dest) ok = s2s_cli_int("serve", x->opt->name, v, 1, S2S_CLI_INT_MAX, dest);
+        }
         if (!ok) rc = S2S_EXIT_USAGE;
     }
-    if (rc == S2S_EXIT_OK && !a.help && ho.port > 65535)
-        rc = s2s_cli_usage_error("serve", "--port %d: a port is at most 65535", ho.port);
     if (rc == S2S_EXIT_OK && !a.help && a.n_pos > 0)
         rc = s2s_cli_usage_error("serve", "unexpected argument '%s' (models are given with -m)",
                                  a.pos[0]);

@@ -172,9 +172,11 @@ int s2s_cmd_train(int argc, char **argv) {
             output_set |= strncmp(val, "train.output=", 13) == 0;
             sets[n_sets++] = val;
         } else if (s2s_arg_is(x, "--threads")) {
-            if (!s2s_cli_int("train", "--threads", val, 1, &threads)) rc = S2S_EXIT_USAGE;
+            if (!s2s_cli_int("train", "--threads", val, 1, S2S_CLI_MAX_THREADS, &threads))
+                rc = S2S_EXIT_USAGE;
         } else if (s2s_arg_is(x, "--log-every")) {
-            if (!s2s_cli_int("train", "--log-every", val, 1, &pg.every)) rc = S2S_EXIT_USAGE;
+            if (!s2s_cli_int("train", "--log-every", val, 1, S2S_CLI_INT_MAX, &pg.every))
+                rc = S2S_EXIT_USAGE;
         } else if (s2s_arg_is(x, "--allow-outside")) {
             tp.allow_outside = true;
         } else if (s2s_arg_is(x, "--overwrite")) {

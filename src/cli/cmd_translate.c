@@ -150,7 +150,7 @@ static bool join_hypothesis(const translator *t, int k, int j, const s2s_hypothe
     bool ok = true, any = false;
     for (int i = t->first[k]; i < t->first[k] + t->count[k] && ok; i++) {
         if (slot[i] < 0) continue;
-        const s2s_hypothesis *h = &hyps[slot[i] * t->p.n_best + j];
+        const s2s_hypothesis *h = &hyps[(size_t)slot[i] * (size_t)t->p.n_best + (size_t)j];
         const s2s_tokens *tk = &t->toks[i];
         if (!h->ids) {
             ok = false;
@@ -242,9 +242,16 @@ static int flush_chunk(translator *t) {
             src[m] = t->toks[i].ids;
             len[m++] = t->toks[i].n;
         }
-    s2s_hypothesis *hyps = calloc((size_t)(m * nb) + 1, sizeof *hyps);
-    s2s_status st = hyps ? s2s_translate(t->st, &t->p, src, len, m, hyps) : S2S_ERR_NOMEM;
-    int rc = st == S2S_OK ? S2S_EXIT_OK : s2s_cli_fail(st);
+    size_t n_hyps = (size_t)m * (size_t)nb;  // nb <= S2S_MAX_BEAM, checked by the schema
+    s2s_hypothesis *hyps = calloc(n_hyps + 1, sizeof *hyps);
+    int rc = S2S_EXIT_OK;
+    if (!hyps) {
+        fprintf(stderr, "s2s translate: out of memory for %zu hypotheses\n", n_hyps);
+        rc = S2S_EXIT_FAILURE;
+    } else {
+        s2s_status st = s2s_translate(t->st, &t->p, src, len, m, hyps);
+        if (st != S2S_OK) rc = s2s_cli_fail(st);
+    }
     for (int k = 0; k < t->n && rc == S2S_EXIT_OK; k++) {
         int total = 0;  // tokens in the line
         for (int i = t->first[k]; i < t->first[k] + t->count[k]; i++) total += t->toks[i].n;
@@ -270,7 +277,7 @@ static int flush_chunk(translator *t) {
             }
         }
     }
-    for (int k = 0; hyps && k < m * nb; k++) s2s_hypothesis_free(&hyps[k]);
+    for (size_t k = 0; hyps && k < n_hyps; k++) s2s_hypothesis_free(&hyps[k]);
     free(hyps), free(src), free(len), free(slot);
     if (!s2s_cli_flush_stdout()) rc = S2S_EXIT_FAILURE;
     t->n = 0;

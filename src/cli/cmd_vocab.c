@@ -38,9 +38,11 @@ int s2s_cmd_vocab(int argc, char **argv) {
             else if (!strcmp(val, "tgt")) p.column = 1;
             else rc = s2s_cli_usage_error("vocab", "--column needs src or tgt");
         } else if (s2s_arg_is(x, "--min-count")) {
-            if (!s2s_cli_int("vocab", "--min-count", val, 1, &p.min_count)) rc = S2S_EXIT_USAGE;
+            if (!s2s_cli_int("vocab", "--min-count", val, 1, S2S_CLI_INT_MAX, &p.min_count))
+                rc = S2S_EXIT_USAGE;
         } else if (s2s_arg_is(x, "--max-size")) {
-            if (!s2s_cli_int("vocab", "--max-size", val, S2S_NUM_SPECIALS, &p.max_size))
+            if (!s2s_cli_int("vocab", "--max-size", val, S2S_NUM_SPECIALS, S2S_CLI_INT_MAX,
+                             &p.max_size))
                 rc = S2S_EXIT_USAGE;
         }
     }

@@ -117,10 +117,10 @@ static const s2s_cfg_key decode_keys[] = {
      .def = "128", .bounds = S2S_CFG_MIN, .min = 1,
      .help = "Most target tokens generated per sentence, `</s>` included."},
     {.name = "beam_size", .type = S2S_CFG_INT, FIELD(s2s_decode_config, beam_size),
-     .def = "1", .bounds = S2S_CFG_MIN, .min = 1,
+     .def = "1", .bounds = S2S_CFG_MIN | S2S_CFG_MAX, .min = 1, .max = S2S_MAX_BEAM,
      .help = "Beam width; 1 decodes greedily."},
     {.name = "n_best", .type = S2S_CFG_INT, FIELD(s2s_decode_config, n_best),
-     .def = "1", .bounds = S2S_CFG_MIN, .min = 1,
+     .def = "1", .bounds = S2S_CFG_MIN | S2S_CFG_MAX, .min = 1, .max = S2S_MAX_BEAM,
      .help = "Hypotheses returned per sentence, best first; at most "
              "`beam_size` (`s2s translate --n-best` raises the beam to match)."},
     {.name = "length_penalty", .type = S2S_CFG_FLOAT, FIELD(s2s_decode_config, length_penalty),
@@ -133,7 +133,7 @@ static const s2s_cfg_key decode_keys[] = {
      .help = "`</s>` is not produced before this many tokens (CTranslate2's "
              "`min_decoding_length`)."},
     {.name = "max_len_ratio", .type = S2S_CFG_FLOAT, FIELD(s2s_decode_config, max_len_ratio),
-     .def = "0.0", .bounds = S2S_CFG_MIN, .min = 0,
+     .def = "0.0", .bounds = S2S_CFG_MIN | S2S_CFG_MAX, .min = 0, .max = S2S_MAX_LEN_RATIO,
      .help = "When above 0, a sentence of n source tokens gets at most "
              "`ceil(max_len_ratio * n) + 1` tokens (and never more than `max_len`)."},
     {.name = "sampling_topk", .type = S2S_CFG_INT, FIELD(s2s_decode_config, sampling_topk),

@@ -157,8 +157,9 @@ void s2s_guard_row(float *logits, const int *prev, int64_t t, const s2s_decode_p
 int s2s_length_limit(const s2s_decode_params *p, const s2s_model *m, int src_len) {
     int limit = p->max_len < m->cfg.model.max_len ? p->max_len : m->cfg.model.max_len;
     if (p->max_len_ratio > 0) {
-        int by_ratio = (int)ceil(p->max_len_ratio * src_len) + 1;
-        if (by_ratio < limit) limit = by_ratio;
+        // compared before the conversion: a ratio times a length may pass INT_MAX
+        double by_ratio = ceil(p->max_len_ratio * src_len) + 1;
+        if (by_ratio < limit) limit = (int)by_ratio;
     }
     return limit;
 }

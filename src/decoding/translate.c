@@ -2,9 +2,11 @@
 // s2s_score. Both sort their sentences by length, cut them into batches and
 // split the batches across threads with one runner; the searches
 // (greedy.c, beam.c) and forced decoding (score.c) each do one batch.
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "decoding/search.h"
 #include "ops/matmul.h"
@@ -131,10 +133,17 @@ static s2s_status run(s2s_state *st, const job *j, int n, int per_sentence) {
 
 // ---- entry points ----
 
+static s2s_status check_batch(const s2s_decode_params *p) {
+    if (p->max_batch < 1 || p->max_batch > S2S_MAX_BATCH)
+        return s2s_fail(S2S_ERR_INVALID, "decode: max_batch must be from 1 to %d", S2S_MAX_BATCH);
+    return S2S_OK;
+}
+
 static s2s_status check_params(const s2s_decode_params *p) {
     if (p->max_len < 1) return s2s_fail(S2S_ERR_INVALID, "decode: max_len must be at least 1");
-    if (p->max_batch < 1) return s2s_fail(S2S_ERR_INVALID, "decode: max_batch must be at least 1");
-    if (p->beam_size < 1) return s2s_fail(S2S_ERR_INVALID, "decode: beam_size must be at least 1");
+    S2S_TRY(check_batch(p));
+    if (p->beam_size < 1 || p->beam_size > S2S_MAX_BEAM)
+        return s2s_fail(S2S_ERR_INVALID, "decode: beam_size must be from 1 to %d", S2S_MAX_BEAM);
     if (p->n_best < 1 || p->n_best > p->beam_size)
         return s2s_fail(S2S_ERR_INVALID, "decode: n_best must be between 1 and beam_size (%d)",
                         p->beam_size);
@@ -142,8 +151,9 @@ static s2s_status check_params(const s2s_decode_params *p) {
         p->temperature < 0)
         return s2s_fail(S2S_ERR_INVALID,
                         "decode: sampling_topk >= 0, 0 < sampling_topp <= 1, temperature >= 0");
-    if (p->min_len < 0 || p->max_len_ratio < 0)
-        return s2s_fail(S2S_ERR_INVALID, "decode: min_len and max_len_ratio must be >= 0");
+    if (p->min_len < 0 || !(p->max_len_ratio >= 0 && p->max_len_ratio <= S2S_MAX_LEN_RATIO))
+        return s2s_fail(S2S_ERR_INVALID, "decode: min_len must be >= 0 and max_len_ratio "
+                        "from 0 to %d", S2S_MAX_LEN_RATIO);
     if (!(p->repetition_penalty > 0) || p->no_repeat_ngram_size < 0)
         return s2s_fail(S2S_ERR_INVALID,
                         "decode: repetition_penalty must be > 0 and no_repeat_ngram_size >= 0");
@@ -229,6 +239,10 @@ static s2s_status fill_unk_src(s2s_state *st, const s2s_decode_params *p, const 
 s2s_status s2s_translate(s2s_state *st, const s2s_decode_params *p, const int *const *src,
                          const int *src_len, int n, s2s_hypothesis *out) {
     S2S_TRY(check_params(p));
+    // out[i * n_best + j] and the loops over n * n_best are ints
+    if (n < 0 || S2S_SIZE(n, p->n_best) > INT_MAX)
+        return s2s_fail(S2S_ERR_INVALID, "%d sentences of %d hypotheses each are too many for "
+                        "one call", n, p->n_best);
     memset(out, 0, (size_t)n * (size_t)p->n_best * sizeof *out);
     if (n == 0) return S2S_OK;
     S2S_TRY(s2s_check_ids(st->m, false, src, src_len, n));
@@ -246,7 +260,7 @@ s2s_status s2s_score(s2s_state *st, const s2s_decode_params *p, const int *const
                      s2s_hypothesis *out) {
     memset(out, 0, (size_t)n * sizeof *out);
     if (n == 0) return S2S_OK;
-    if (p->max_batch < 1) return s2s_fail(S2S_ERR_INVALID, "decode: max_batch must be at least 1");
+    S2S_TRY(check_batch(p));
     S2S_TRY(s2s_check_ids(st->m, false, src, src_len, n));
     S2S_TRY(s2s_check_ids(st->m, true, tgt, tgt_len, n));
     job j = {.p = p, .src = src, .src_len = src_len, .tgt = tgt, .tgt_len = tgt_len, .out = out};
