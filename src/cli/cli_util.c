@@ -8,7 +8,8 @@
 #include "cli/cli.h"
 
 int s2s_cli_fail(s2s_status st) {
-    fprintf(stderr, "s2s: %s\n", s2s_last_error());
+    const char *msg = s2s_last_error();  // empty when the failure was not the library's
+    fprintf(stderr, "s2s: %s\n", *msg ? msg : s2s_status_str(st));
     return st == S2S_ERR_NOMEM || st == S2S_ERR_BACKEND ? S2S_EXIT_FAILURE : S2S_EXIT_USAGE;
 }
 
