@@ -13,6 +13,8 @@
 
 #include "s2s/decode.h"
 #include "s2s/train.h"
+#include "model/model_internal.h"
+#include "model/safetensors.h"
 #include "train/data.h"
 #include "train/graph.h"
 #include "train/metrics.h"
@@ -866,6 +868,74 @@ Test(trainer, resume_needs_the_checkpoint_file, .init = make_tmpdir, .fini = tmp
     // The checkpoint itself may be named, and resumes.
     cr_assert_eq(rename(tmp_path("kept.safetensors"), tmp_path("k.ckpt.safetensors")), 0);
     p.resume = tmp_path("k.ckpt.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(sum.steps, 4);
+}
+
+// Rewrites the checkpoint ckpt as out with the Adam moment `which` stored
+// as dtype (its other tensors and metadata kept).
+static void write_moment_as(const char *ckpt, const char *out, const char *which,
+                            s2s_st_dtype dtype) {
+    s2s_model *m;
+    cr_assert_eq(s2s_model_load(&m, ckpt), S2S_OK, "%s", s2s_last_error());
+    s2s_st_file *f;
+    cr_assert_eq(s2s_st_open(&f, ckpt), S2S_OK, "%s", s2s_last_error());
+    static const char *const keys[] = {
+        "s2s.train.format", "s2s.train.step", "s2s.train.epoch", "s2s.train.batch",
+        "s2s.train.rng", "s2s.train.best", "s2s.train.best_step", "s2s.train.bad_validations",
+        "s2s.train.train_pairs"};
+    s2s_st_meta meta[9];
+    for (int i = 0; i < 9; i++) {
+        meta[i] = (s2s_st_meta){keys[i], s2s_st_meta_get(f, keys[i])};
+        cr_assert_not_null(meta[i].value, "%s", keys[i]);
+    }
+    s2s_st_tensor ts[2] = {*s2s_st_find(f, "train.adam.m"), *s2s_st_find(f, "train.adam.v")};
+    size_t n = m->n_params;
+    void *small = calloc(n, 2);  // n values of 1 or 2 bytes, where n floats are expected
+    cr_assert_not_null(small);
+    s2s_st_tensor *t = strcmp(which, "train.adam.m") == 0 ? &ts[0] : &ts[1];
+    t->raw = small;
+    t->dtype = dtype;
+    cr_assert_eq(s2s_model_save_extra(m, out, ts, 2, meta, 9), S2S_OK, "%s", s2s_last_error());
+    free(small);
+    s2s_st_close(f);
+    s2s_model_free(m);
+}
+
+// Issue 27, item 3: a checkpoint whose Adam moments are I8 or BF16 (n
+// values in n or 2n bytes) was copied as n floats, reading past the tensor
+// (ASan: heap-buffer-overflow). Refused, naming the file and the tensor.
+Test(trainer, resume_refuses_adam_moments_that_are_not_f32, .init = make_tmpdir,
+     .fini = tmpdir_remove) {
+    s2s_config cfg = reverse_config();
+    cfg.train.max_steps = 2;
+    cfg.train.valid_every = 0;
+    s2s_train_params p = s2s_train_default_params();
+    s2s_train_summary sum;
+    p.output = tmp_path("a.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    const struct {
+        const char *tensor;
+        s2s_st_dtype dtype;
+        const char *file;
+    } cases[] = {{"train.adam.m", S2S_ST_I8, "i8.ckpt.safetensors"},
+                 {"train.adam.v", S2S_ST_BF16, "bf16.ckpt.safetensors"},
+                 {"train.adam.m", S2S_ST_BF16, "bf16m.ckpt.safetensors"}};
+    cfg.train.max_steps = 4;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *path = strdup(tmp_path(cases[i].file));
+        write_moment_as(tmp_path("a.ckpt.safetensors"), path, cases[i].tensor, cases[i].dtype);
+        p.output = tmp_path("b.safetensors");
+        p.resume = path;
+        cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_ERR_FORMAT, "%s resumed", cases[i].file);
+        const char *msg = s2s_last_error();
+        cr_assert(strstr(msg, path) && strstr(msg, cases[i].tensor) &&
+                      strstr(msg, s2s_st_dtype_name(cases[i].dtype)) && !strchr(msg, '\n'),
+                  "%s", msg);
+        free(path);
+    }
+    // The F32 checkpoint itself still resumes.
+    p.resume = tmp_path("a.ckpt.safetensors");
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
     cr_assert_eq(sum.steps, 4);
 }

@@ -80,10 +80,18 @@ s2s_status s2s_checkpoint_load(const char *path, const s2s_model *m, float *am, 
         !meta_int(f, "s2s.train.train_pairs", 0, &ls->train_pairs)) {
         st = s2s_fail(S2S_ERR_FORMAT, "%s: not an s2s training checkpoint (format %s)", path,
                       CKPT_FORMAT);
+    } else if (tm->dtype != S2S_ST_F32 || tv->dtype != S2S_ST_F32) {
+        // The copy below reads 4 bytes a value: an I8 or BF16 tensor of n
+        // values holds n or 2n bytes.
+        const s2s_st_tensor *t = tm->dtype != S2S_ST_F32 ? tm : tv;
+        st = s2s_fail(S2S_ERR_FORMAT, "%s: tensor '%s' is %s; Adam moments must be F32", path,
+                      t->name, s2s_st_dtype_name(t->dtype));
     } else if (tm->ndim != 1 || tv->ndim != 1 || (size_t)tm->shape[0] != n ||
                (size_t)tv->shape[0] != n) {
-        st = s2s_fail(S2S_ERR_FORMAT, "%s: Adam moments have %lld values, the model has %zu "
-                      "weights", path, (long long)tm->shape[0], n);
+        const s2s_st_tensor *t = tm->ndim != 1 || (size_t)tm->shape[0] != n ? tm : tv;
+        st = s2s_fail(S2S_ERR_FORMAT, "%s: tensor '%s' has %d dimensions and %lld values; the "
+                      "model has %zu weights, one Adam moment each", path, t->name, t->ndim,
+                      (long long)t->shape[0], n);
     } else if (sscanf(rng, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64, &ls->rng.s[0],
                       &ls->rng.s[1], &ls->rng.s[2], &ls->rng.s[3]) != 4) {
         st = s2s_fail(S2S_ERR_FORMAT, "%s: bad s2s.train.rng", path);
