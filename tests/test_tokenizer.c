@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "s2s/tokenizer.h"
+#include "tokenizer/utf8.h"
 
 #define VOCAB_DIR S2S_TEST_DATA "/vocab/"
 
@@ -385,6 +386,248 @@ Test(tokenizer, chinese_matches_reference_segmenter) {
             cr_assert_eq(strncmp(t.pieces[i], ref[i], (size_t)lens[i]), 0);
         }
     }
+    free(vtext);
+}
+
+// ---- CJK segmentation against the algorithm of 9f2c0a5 ----
+//
+// Until 9f2c0a5 the greedy longest match tried every length up to the
+// vocab's longest CJK token at each position, longest first, hashing each
+// candidate from its start (the longest token's length squared per
+// position). The segmenter now walks the sorted CJK tokens once per
+// position; these tests hold it to the old loop's output, kept here.
+
+static size_t old_seq_len(unsigned char c) {
+    return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+}
+
+static size_t old_longest_match(const s2s_vocab *v, const char *r, size_t p, size_t n,
+                                bool *known) {
+    int maxc = s2s_vocab_max_cjk_chars(v);
+    if (maxc < 1) maxc = 1;
+    size_t end = p;
+    int chars = 0;
+    while (end < n && chars < maxc) {
+        end += old_seq_len((unsigned char)r[end]);
+        chars++;
+    }
+    while (chars > 1 && s2s_vocab_find(v, r + p, end - p) < 0) {
+        do end--;
+        while (((unsigned char)r[end] & 0xC0) == 0x80);
+        chars--;
+    }
+    *known = s2s_vocab_find(v, r + p, end - p) >= 0;
+    return end;
+}
+
+// The old segment_cjk: piece k of the run r[0..n) is r[ends[k-1]..ends[k]).
+static int old_segment(const s2s_vocab *v, const char *r, size_t n, size_t *ends) {
+    bool merge = s2s_vocab_size(v) > S2S_NUM_SPECIALS;
+    size_t p = 0;
+    int k = 0;
+    while (p < n) {
+        bool known;
+        size_t end = old_longest_match(v, r, p, n, &known);
+        while (merge && !known && end < n) {
+            bool next_known;
+            size_t next = old_longest_match(v, r, end, n, &next_known);
+            if (next_known) break;
+            end = next;
+        }
+        ends[k++] = end;
+        p = end;
+    }
+    return k;
+}
+
+static bool cjk_at(const char *s, size_t i, size_t len) {
+    uint32_t c;
+    return i < len && s2s_utf8_decode(s + i, len - i, &c) > 0 && s2s_is_cjk(c);
+}
+
+static bool all_cjk(const char *s, size_t n) {
+    for (size_t i = 0; i < n;) {
+        uint32_t c;
+        i += (size_t)s2s_utf8_decode(s + i, n - i, &c);
+        if (!s2s_is_cjk(c)) return false;
+    }
+    return n > 0;
+}
+
+// Tokenizes text with v and checks every run of CJK characters of the
+// normalised text against old_segment: the run's tokens (consecutive, all
+// CJK, spans touching) must be the old pieces with the vocab's ids, and the
+// run must be whole (no CJK character just outside it). Returns how many
+// runs were checked.
+static int expect_old_segmentation(const s2s_vocab *v, const char *text) {
+    cr_assert_eq(s2s_tokenize(v, text, &t), S2S_OK, "%s", s2s_last_error());
+    const char *norm = t.text;
+    size_t len = strlen(norm);
+    size_t *ends = malloc((len + 1) * sizeof *ends);
+    cr_assert_not_null(ends);
+    int runs = 0;
+    for (int j = 0; j < t.n;) {
+        size_t from = (size_t)t.start[j];
+        if (!all_cjk(norm + from, (size_t)(t.end[j] - t.start[j]))) {
+            j++;
+            continue;
+        }
+        int last = j;
+        while (last + 1 < t.n && t.start[last + 1] == t.end[last] &&
+               all_cjk(norm + t.start[last + 1], (size_t)(t.end[last + 1] - t.start[last + 1])))
+            last++;
+        size_t to = (size_t)t.end[last];
+        size_t before = from;
+        while (before > 0 && ((unsigned char)norm[--before] & 0xC0) == 0x80) continue;
+        cr_assert(from == 0 || !cjk_at(norm, before, len), "'%s': the run at byte %zu is cut",
+                  text, from);
+        cr_assert(!cjk_at(norm, to, len), "'%s': the run before byte %zu is cut", text, to);
+        int n = old_segment(v, norm + from, to - from, ends);
+        cr_assert_eq(last - j + 1, n, "'%s': run at byte %zu: %d pieces, the old loop %d", text,
+                     from, last - j + 1, n);
+        size_t p = from;
+        for (int k = 0; k < n; k++) {
+            size_t e = from + ends[k];
+            cr_assert_eq((size_t)t.start[j + k], p, "'%s': piece %d", text, j + k);
+            cr_assert_eq((size_t)t.end[j + k], e, "'%s': piece %d", text, j + k);
+            cr_assert_eq(strlen(t.pieces[j + k]), e - p);
+            cr_assert_eq(memcmp(t.pieces[j + k], norm + p, e - p), 0);
+            int id = s2s_vocab_find(v, norm + p, e - p);
+            cr_assert_eq(t.ids[j + k], id < 0 ? S2S_UNK : id, "'%s': piece %d", text, j + k);
+            p = e;
+        }
+        runs++;
+        j = last + 1;
+    }
+    free(ends);
+    return runs;
+}
+
+static unsigned next_rand(unsigned *seed) {
+    *seed = *seed * 1103515245u + 12345u;
+    return *seed >> 16;
+}
+
+// Random vocabularies over a few CJK characters of 3 and 4 bytes (so
+// tokens share long prefixes and byte order matters), with some tokens that
+// mix in a Latin letter or a CJK punctuation mark (never matched inside a
+// run); random lines of those characters with spaces, letters and
+// punctuation between runs.
+Test(tokenizer, cjk_segmentation_matches_the_old_loop_on_random_vocabs) {
+    const char *alphabet[] = {"一", "丁", "二", "あ", "가", "𠀀", "𠀁", "中"};
+    const char *breaks[] = {" ", "a", "，", "x1", "。"};
+    enum { NB = 5 };
+    unsigned seed = 2718;
+    char vtext[64 * 80], line[3000];
+    int runs = 0;
+    for (int trial = 0; trial < 400; trial++) {
+        strcpy(vtext, "<pad>\n<unk>\n<s>\n</s>");
+        int ntok = (int)(next_rand(&seed) % 40);
+        int width = 1 + (int)(next_rand(&seed) % 4);  // how many characters tokens use
+        for (int k = 0; k < ntok; k++) {
+            char tok[80] = "";
+            int chars = 1 + (int)(next_rand(&seed) % (trial % 3 ? 4 : 12));
+            for (int c = 0; c < chars; c++)
+                strcat(tok, alphabet[next_rand(&seed) % (unsigned)(width + 2)]);
+            if (next_rand(&seed) % 10 == 0) strcat(tok, next_rand(&seed) % 2 ? "a" : "，");
+            char want[84];
+            snprintf(want, sizeof want, "\n%s\n", tok);
+            char probe[64 * 80 + 2];
+            snprintf(probe, sizeof probe, "\n%s\n", vtext);
+            if (strstr(probe, want)) continue;  // no duplicates
+            strcat(vtext, "\n");
+            strcat(vtext, tok);
+        }
+        s2s_vocab *v;
+        cr_assert_eq(s2s_vocab_from_string(&v, vtext, "random"), S2S_OK, "%s", s2s_last_error());
+        for (int k = 0; k < 10; k++) {
+            line[0] = '\0';
+            int chars = (int)(next_rand(&seed) % 200);
+            for (int c = 0; c < chars; c++) {
+                unsigned r = next_rand(&seed);
+                strcat(line, r % 17 ? alphabet[r % (unsigned)(width + 2)] : breaks[r / 17 % NB]);
+            }
+            runs += expect_old_segmentation(v, line);
+        }
+        s2s_vocab_free(v);
+    }
+    cr_expect_gt(runs, 4000);
+}
+
+// The shipped vocabularies on the test sets, both columns: the same
+// pieces and ids as the old loop on every CJK run.
+Test(tokenizer, cjk_segmentation_matches_the_old_loop_on_the_test_sets) {
+    const char *vocabs[] = {S2S_SOURCE_DIR "/vocab/zh.txt", S2S_SOURCE_DIR "/vocab/en.txt"};
+    const char *sets[] = {S2S_SOURCE_DIR "/data/corpus/test.zh-en.tsv",
+                          S2S_SOURCE_DIR "/data/corpus/test.en-zh.tsv"};
+    int runs = 0, lines = 0;
+    for (int i = 0; i < 2; i++) {
+        s2s_vocab *v;
+        cr_assert_eq(s2s_vocab_load(&v, vocabs[i]), S2S_OK, "%s", s2s_last_error());
+        for (int k = 0; k < 2; k++) {
+            FILE *f = fopen(sets[k], "r");
+            cr_assert_not_null(f, "%s", sets[k]);
+            char *buf = NULL;
+            size_t cap = 0;
+            while (getline(&buf, &cap, f) > 0) {
+                buf[strcspn(buf, "\n")] = '\0';
+                char *tab = strchr(buf, '\t');
+                cr_assert_not_null(tab);
+                *tab = '\0';
+                runs += expect_old_segmentation(v, buf);
+                runs += expect_old_segmentation(v, tab + 1);
+                lines++;
+            }
+            free(buf);
+            fclose(f);
+        }
+        s2s_vocab_free(v);
+    }
+    cr_expect_eq(lines, 4000);
+    cr_expect_gt(runs, 4000);
+}
+
+// Issue 27, item 9: one vocab token of 20,000 CJK characters made each
+// position cost 20,000 hashed candidates of up to 60 kB, so this line of
+// 2,000 characters took hours; walked once per position it takes
+// milliseconds. The timeout is a guard far above the new cost (this
+// asserts the pieces, not a time).
+Test(tokenizer, long_vocab_token_costs_no_square_per_position, .timeout = 120) {
+    enum { L = 20000 };
+    size_t head = strlen("<pad>\n<unk>\n<s>\n</s>\n我\n爱\n一一\n");
+    char *vtext = malloc(head + 3 * L + 1);
+    cr_assert_not_null(vtext);
+    strcpy(vtext, "<pad>\n<unk>\n<s>\n</s>\n我\n爱\n一一\n");
+    for (int i = 0; i < L - 1; i++) memcpy(vtext + head + 3 * i, "一", 3);
+    memcpy(vtext + head + 3 * (L - 1), "二", 4);  // with the NUL
+    s2s_vocab *v;
+    cr_assert_eq(s2s_vocab_from_string(&v, vtext, "long"), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(s2s_vocab_max_cjk_chars(v), L);
+    // 我爱 x 1000, then 一 x 5: 2,005 characters, none starting the long token
+    // but the 一s, which follow it for 5 characters and then end.
+    char *line = malloc(6 * 1000 + 15 + 1);
+    cr_assert_not_null(line);
+    for (int i = 0; i < 1000; i++) memcpy(line + 6 * i, "我爱", 6);
+    strcpy(line + 6000, "一一一一一");
+    cr_assert_eq(s2s_tokenize(v, line, &t), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(t.n, 2003);
+    for (int i = 0; i < 2000; i++) cr_assert_str_eq(t.pieces[i], i % 2 ? "爱" : "我");
+    cr_assert_str_eq(t.pieces[2000], "一一");
+    cr_assert_str_eq(t.pieces[2001], "一一");
+    cr_assert_str_eq(t.pieces[2002], "一");
+    // and the long token itself, whole, between two others
+    char *with = malloc(3 * L + 7);
+    cr_assert_not_null(with);
+    strcpy(with, "我");
+    memcpy(with + 3, vtext + head, 3 * L);
+    strcpy(with + 3 + 3 * L, "爱");
+    cr_assert_eq(s2s_tokenize(v, with, &t), S2S_OK);
+    cr_assert_eq(t.n, 3);
+    cr_assert_eq(t.ids[1], s2s_vocab_size(v) - 1);
+    cr_assert_eq(strlen(t.pieces[1]), (size_t)3 * L);
+    free(with);
+    free(line);
+    s2s_vocab_free(v);
     free(vtext);
 }
 

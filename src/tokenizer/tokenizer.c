@@ -85,23 +85,12 @@ static bool is_letter(uint32_t c) {
 }
 
 // The end of the longest vocab entry at r[p..n), or of the single
-// character there when none matches (*known then false).
+// character there when none matches (*known then false). Only a token made
+// of CJK characters can match inside a CJK run.
 static size_t longest_match(const tok_state *s, const char *r, size_t p, size_t n, bool *known) {
-    int maxc = s2s_vocab_max_cjk_chars(s->v);
-    if (maxc < 1) maxc = 1;
-    size_t end = p;
-    int chars = 0;
-    while (end < n && chars < maxc) {
-        end += seq_len((unsigned char)r[end]);
-        chars++;
-    }
-    while (chars > 1 && s2s_vocab_find(s->v, r + p, end - p) < 0) {
-        do end--;
-        while (((unsigned char)r[end] & 0xC0) == 0x80);
-        chars--;
-    }
-    *known = s2s_vocab_find(s->v, r + p, end - p) >= 0;
-    return end;
+    size_t len = s2s_vocab_cjk_prefix(s->v, r + p, n - p);
+    *known = len > 0;
+    return p + (len ? len : seq_len((unsigned char)r[p]));
 }
 
 // Greedy longest match over a run of CJK characters r[0..n): at each

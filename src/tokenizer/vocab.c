@@ -3,8 +3,9 @@
 // The file's bytes are kept in one block with each line NUL-terminated in
 // place, so tokens cost no allocation of their own. Lookup goes through an
 // open-addressing hash table (linear probing, FNV-1a) sized to at most half
-// full, because the tokenizer probes it once per candidate length of every
-// CJK position.
+// full. Segmenting CJK does not probe it: it walks the CJK tokens in sorted
+// order instead (s2s_vocab_cjk_prefix), whose cost per position is the
+// length of the longest match times log(tokens), not that length squared.
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@ struct s2s_vocab {
     int *len;       // (n) byte lengths
     int *slots;     // (nslots) ids, -1 where empty
     size_t nslots;  // a power of two >= 2n
+    char **cjk;     // (n_cjk) the tokens made only of CJK characters, sorted by bytes
 };
 
 static const char *const specials[S2S_NUM_SPECIALS] = {"<pad>", "<unk>", "<s>", "</s>"};
@@ -59,12 +61,42 @@ int s2s_vocab_max_cjk_chars(const s2s_vocab *v) { return v ? v->max_cjk : 0; }
 
 int s2s_vocab_cjk_tokens(const s2s_vocab *v) { return v ? v->n_cjk : 0; }
 
+// The tokens of v->cjk that start with s[0..d) are a range, [lo, hi), and
+// byte d does not decrease along it (the one token of length d, if any, is
+// first, its byte d the NUL). Each step narrows the range to byte s[d] by
+// two binary searches: a walk down a trie whose children are found in
+// O(log n), without building one (8 bytes a token, not a node per byte).
+size_t s2s_vocab_cjk_prefix(const s2s_vocab *v, const char *s, size_t n) {
+    size_t lo = 0, hi = v ? (size_t)v->n_cjk : 0, best = 0;
+    for (size_t d = 0; lo < hi; d++) {
+        if (v->cjk[lo][d] == '\0') {  // a token ends here: the longest so far
+            best = d;
+            if (++lo == hi) break;
+        }
+        if (d == n || s[d] == '\0') break;
+        unsigned char c = (unsigned char)s[d];
+        size_t a = lo, b = hi;
+        while (a < b) {  // the first token whose byte d is >= c
+            size_t m = a + (b - a) / 2;
+            if ((unsigned char)v->cjk[m][d] < c) a = m + 1; else b = m;
+        }
+        lo = a;
+        for (b = hi; a < b;) {  // the first one whose byte d is > c
+            size_t m = a + (b - a) / 2;
+            if ((unsigned char)v->cjk[m][d] <= c) a = m + 1; else b = m;
+        }
+        hi = a;
+    }
+    return best;
+}
+
 void s2s_vocab_free(s2s_vocab *v) {
     if (!v) return;
     free(v->text);
     free(v->tok);
     free(v->len);
     free(v->slots);
+    free(v->cjk);
     free(v);
 }
 
@@ -116,6 +148,31 @@ static s2s_status add_line(s2s_vocab *v, char *line, size_t n, const char *name,
     return S2S_OK;
 }
 
+static bool is_cjk_token(const char *s, size_t n) {
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        i += (size_t)s2s_utf8_decode(s + i, n - i, &cp);
+        if (!s2s_is_cjk(cp)) return false;
+    }
+    return n > 0;
+}
+
+static int by_bytes(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);  // strcmp compares unsigned bytes
+}
+
+// Sorts the CJK tokens for s2s_vocab_cjk_prefix.
+static s2s_status index_cjk(s2s_vocab *v, const char *name) {
+    v->cjk = malloc((v->n_cjk ? (size_t)v->n_cjk : 1) * sizeof *v->cjk);
+    if (!v->cjk) return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", name);
+    int k = 0;
+    for (int id = 0; id < v->n; id++)
+        if (is_cjk_token(v->tok[id], (size_t)v->len[id])) v->cjk[k++] = v->tok[id];
+    S2S_ASSERT(k == v->n_cjk);
+    qsort(v->cjk, (size_t)k, sizeof *v->cjk, by_bytes);
+    return S2S_OK;
+}
+
 // Parses text[0..size) (taking ownership of text, which has room for a
 // terminating NUL at text[size]) into *out.
 static s2s_status parse(s2s_vocab **out, char *text, size_t size, const char *name) {
@@ -159,6 +216,13 @@ static s2s_status parse(s2s_vocab **out, char *text, size_t size, const char *na
         if (n > 0 && line[n - 1] == '\r') n--;  // CRLF
         line[n] = '\0';
         s2s_status st = add_line(v, line, n, name, lineno);
+        if (st != S2S_OK) {
+            s2s_vocab_free(v);
+            return st;
+        }
+    }
+    if (v->n >= S2S_NUM_SPECIALS) {
+        s2s_status st = index_cjk(v, name);
         if (st != S2S_OK) {
             s2s_vocab_free(v);
             return st;
