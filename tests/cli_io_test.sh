@@ -2,7 +2,7 @@
 # Failed writes are failures: every command with a closed stdout, with
 # stdout on /dev/full, and the files s2s writes (model, HTML report, vocab)
 # on a full filesystem. A lost write exits 1 with one message; the old file
-# stays whole and no temp file is left.
+# stays whole and no temp file is left. And input that never ends a line.
 #   cli_io_test.sh PATH_TO_s2s
 #   cli_io_test.sh PATH_TO_s2s --full-disk DIR   (internal: the tmpfs part)
 set -u
@@ -90,6 +90,39 @@ check "closed stdout: init exits 0" bash -c "'$s2s' init '$cfg' -o '$tmp/c.safet
 check "closed stdout: init writes the same model" cmp -s "$tmp/c.safetensors" "$model"
 check "closed stdout: vocab build exits 0" bash -c "'$s2s' vocab build '$tmp/pairs.tsv' --column src -o '$tmp/c.txt' >&- 2>/dev/null"
 check "closed stdout: vocab build writes the vocab" test "$(wc -l <"$tmp/c.txt")" -eq 8
+
+# ---- endless input ----
+# Issue 27, item 8: a line that never ends (/dev/zero, a pipe with no
+# newline) was "read through to its end", forever, at 100% CPU. It is read
+# through up to 64 MiB (S2S_LINE_SKIP_MAX_BYTES), then the command stops:
+# exit 2, one line naming FILE:LINE. (timeout: the old code never ends.)
+endless=(
+  "translate|-|translate -m $model --max-len 4"
+  "score|-|score -m $model"
+  "eval|/dev/zero|eval -m $model --max-len 4 /dev/zero"
+  "align|/dev/zero|align -m $model --max-len 4 --eval /dev/zero"
+  "probe coref|/dev/zero|probe coref -m $model /dev/zero"
+  "|/dev/zero|vocab build /dev/zero --column src -o $tmp/endless.txt"
+  "|/dev/zero|train $cfg --set data.train=/dev/zero -o $tmp/endless.safetensors"
+)
+for entry in "${endless[@]}"; do
+  IFS='|' read -r name file args <<<"$entry"
+  where=${file/#-/<stdin>}
+  # shellcheck disable=SC2086  # args is a word list
+  check "endless line: $args: exit 2" run 2 timeout 30 "$s2s" $args </dev/zero
+  check "endless line: $args: message" err_has \
+    "^s2s${name:+ $name}: $where:1: line longer than 67108864 bytes, the most s2s reads through"
+  check "endless line: $args: one line" one_line_err
+done
+check "endless line: nothing written" \
+  test ! -e "$tmp/endless.txt" -a ! -e "$tmp/endless.safetensors"
+# The lines before it are translated; a pipe with no newline stops alike.
+check "endless line after a good one: exit 2" run 2 timeout 30 bash -c \
+  "{ echo 'die katze'; head -c 80M /dev/zero; } | '$s2s' translate -m '$model' --max-len 4"
+check "endless line after a good one: its translation" lines 1
+check "endless line after a good one: line 2 named" err_has "^s2s translate: <stdin>:2: line longer"
+check "a pipe with no newline: exit 2" run 2 timeout 30 bash -c \
+  "yes | tr -d '\\n' | '$s2s' translate -m '$model' --max-len 4"
 
 # ---- files on a full disk ----
 # A real full filesystem: a 256 kB tmpfs in a private mount namespace (needs

@@ -171,6 +171,45 @@ Test(core, read_line_reads_through_a_line_longer_than_the_limit) {
     free(buf);
 }
 
+// Issue 27, item 8: a line that never ends (/dev/zero) was read through
+// forever. A line of S2S_LINE_SKIP_MAX_BYTES is still read through and
+// skipped; one byte more stops the input (-2, S2S_ERR_FORMAT's message).
+Test(core, read_line_stops_reading_through_at_its_bound) {
+    const size_t lim = S2S_LINE_SKIP_MAX_BYTES;
+    char *text = malloc(lim + 16);
+    cr_assert_not_null(text);
+    memset(text, 'x', lim);
+    memcpy(text + lim, "\nnext\n", 6);
+    char *buf = NULL;
+    size_t cap = 0, len;
+    bool too_long;
+    FILE *f = fmemopen(text, lim + 6, "rb");
+    cr_assert_not_null(f);
+    cr_assert_eq(s2s_read_line(f, &buf, &cap, 8, &len, &too_long), 1);
+    cr_assert(too_long && len == 0 && cap <= 10);
+    cr_assert_eq(s2s_read_line(f, &buf, &cap, 8, &len, &too_long), 1);
+    cr_assert(!too_long);
+    cr_assert_str_eq(buf, "next");
+    cr_assert_eq(s2s_read_line(f, &buf, &cap, 8, &len, &too_long), 0);
+    fclose(f);
+
+    text[lim] = 'x';  // one byte more, then lines that are never reached
+    f = fmemopen(text, lim + 6, "rb");
+    cr_assert_not_null(f);
+    cr_assert_eq(s2s_read_line(f, &buf, &cap, 8, &len, &too_long), -2);
+    cr_assert_not_null(strstr(s2s_last_error(), "line longer than 67108864 bytes"), "%s",
+                       s2s_last_error());
+    fclose(f);
+
+    f = fopen("/dev/zero", "rb");
+    cr_assert_not_null(f);
+    cr_assert_eq(s2s_read_line(f, &buf, &cap, 1 << 20, &len, &too_long), -2);
+    cr_assert_leq(cap, (1 << 20) + 2);
+    fclose(f);
+    free(buf);
+    free(text);
+}
+
 // ---- checked arithmetic ----
 
 // The exact value, or SIZE_MAX when it does not fit: what the helpers promise.

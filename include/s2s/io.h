@@ -28,6 +28,10 @@ extern "C" {
 // a longer one with a warning, and training and `vocab build` refuse a
 // training file holding one.
 #define S2S_LINE_MAX_BYTES (1 << 20)
+// The longest line s2s_read_line reads through (64 MiB, or max if larger):
+// a longer one, or a stream that never ends a line (/dev/zero, a pipe with
+// no newline), stops the input with an error instead of running forever.
+#define S2S_LINE_SKIP_MAX_BYTES ((size_t)64 << 20)
 // The largest vocab file s2s_vocab_load reads (64 MiB; the shipped ones
 // are under 100 kB). A larger file, or an endless stream, is refused.
 #define S2S_VOCAB_MAX_BYTES (64 << 20)
@@ -39,7 +43,9 @@ extern "C" {
 // being stored: *too_long is set and *len is 0. Preconditions: f open for
 // reading; *buf NULL or from an earlier call, with *cap its size.
 // Returns 1 when a line was read, 0 at the end of input, -1 on a read
-// error or out of memory (s2s_last_error() says which).
+// error or out of memory, -2 for a line with no end within
+// S2S_LINE_SKIP_MAX_BYTES, where reading stops (bad input, not a failure of
+// the machine); s2s_last_error() says which.
 int s2s_read_line(FILE *f, char **buf, size_t *cap, size_t max, size_t *len, bool *too_long);
 
 // Checks, without writing anything, that the library's safe writer

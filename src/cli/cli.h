@@ -87,7 +87,8 @@ typedef struct s2s_lines {
     bool too_long;     // longer than S2S_LINE_MAX_BYTES (text is then empty)
     int line;          // its number, from 1
     int warnings;      // lines skipped or cut so far
-    bool failed;       // a read error (after a message)
+    int failed;        // after a message, the exit code that stopped the input: 0 none,
+                       // 1 a read error, 2 a line with no end (S2S_LINE_SKIP_MAX_BYTES)
 } s2s_lines;
 
 // Opens path for reading (NULL or "-": stdin). Returns an exit code, after
@@ -111,7 +112,7 @@ bool s2s_lines_split_tsv(s2s_lines *r, char **target);
 int s2s_lines_tokenize(s2s_lines *r, int line, const s2s_vocab *v, const char *text,
                        int max_tokens, s2s_tokens *t, bool *cut);
 // rc, or S2S_EXIT_WARNINGS when rc is S2S_EXIT_OK and a line was skipped
-// or cut; S2S_EXIT_FAILURE after a read error.
+// or cut; r->failed when the input stopped early.
 int s2s_lines_exit(const s2s_lines *r, int rc);
 void s2s_lines_close(s2s_lines *r);
 // Most tokens a source or target may have in m (its max_len less </s>).

@@ -68,9 +68,12 @@ int s2s_lines_open(s2s_lines *r, const char *cmd, const char *path) {
 bool s2s_lines_next(s2s_lines *r) {
     if (r->failed) return false;
     int got = s2s_read_line(r->f, &r->text, &r->cap, S2S_LINE_MAX_BYTES, &r->len, &r->too_long);
-    if (got < 0) {
+    if (got == -2) {  // a line with no end: bad input, which stops the command
+        fprintf(stderr, "s2s %s: %s:%d: %s\n", r->cmd, r->name, r->line + 1, s2s_last_error());
+        r->failed = S2S_EXIT_USAGE;
+    } else if (got < 0) {
         fprintf(stderr, "s2s %s: %s: after line %d: %s\n", r->cmd, r->name, r->line, s2s_last_error());
-        r->failed = true;
+        r->failed = S2S_EXIT_FAILURE;
     }
     if (got <= 0) return false;
     r->line++;
@@ -120,7 +123,7 @@ int s2s_lines_tokenize(s2s_lines *r, int line, const s2s_vocab *v, const char *t
 }
 
 int s2s_lines_exit(const s2s_lines *r, int rc) {
-    if (r->failed) return S2S_EXIT_FAILURE;
+    if (r->failed) return r->failed;
     return rc == S2S_EXIT_OK && r->warnings > 0 ? S2S_EXIT_WARNINGS : rc;
 }
 

@@ -515,6 +515,7 @@ static int read_input(aligner *a) {
     }
     if (rc == S2S_EXIT_OK && a->n > 0) rc = flush_chunk(a);
     clear_chunk(a);
+    if (rc == S2S_EXIT_OK) rc = a->in.failed;  // the input stopped early: no figures of part
     if (rc == S2S_EXIT_OK && a->eval && s2s_aer_table_sentences(a->table) == 0)
         rc = s2s_cli_usage_error(a->cmd, "%s: no sentence with a gold alignment to evaluate", a->input);
     return rc;

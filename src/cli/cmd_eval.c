@@ -43,7 +43,7 @@ static int read_pairs(s2s_lines *in, const s2s_model *m, s2s_tokens **src, s2s_t
             (*n)--;
         }
     }
-    return in->failed ? S2S_EXIT_FAILURE : S2S_EXIT_OK;
+    return in->failed;  // S2S_EXIT_OK, or the exit code that stopped the input
 }
 
 static const s2s_opt eval_opts[] = {

@@ -182,7 +182,7 @@ static int read_gold(prober *pr) {
     int rc = s2s_lines_open(&pr->in, CMD, pr->gold_path);
     while (rc == S2S_EXIT_OK && s2s_lines_next(&pr->in)) rc = add_line(pr);
     if (rc == S2S_EXIT_OK) rc = flush_chunk(pr);
-    if (rc == S2S_EXIT_OK && pr->in.failed) rc = S2S_EXIT_FAILURE;
+    if (rc == S2S_EXIT_OK && pr->in.failed) rc = pr->in.failed;
     if (rc == S2S_EXIT_OK && s2s_coref_table_counts(pr->table, -1, -1)->links == 0)
         rc = s2s_cli_usage_error(CMD, "%s: no source-side coreference link to score",
                                  pr->in.name);

@@ -41,7 +41,10 @@ uint64_t s2s_rng_next(s2s_rng *r) {
 double s2s_rng_uniform(s2s_rng *r) { return (double)(s2s_rng_next(r) >> 11) * 0x1.0p-53; }
 
 int s2s_read_line(FILE *f, char **buf, size_t *cap, size_t max, size_t *len, bool *too_long) {
-    size_t n = 0;
+    size_t n = 0, total = 0;
+    // Reading through has a bound too: past it, an endless stream
+    // (/dev/zero, a pipe with no newline) cannot be told from a line.
+    size_t through = max > S2S_LINE_SKIP_MAX_BYTES ? max : S2S_LINE_SKIP_MAX_BYTES;
     bool any = false, over = false;
     int c;
     // getc keeps NUL bytes (fgets cannot say where the line ends with one).
@@ -49,6 +52,9 @@ int s2s_read_line(FILE *f, char **buf, size_t *cap, size_t max, size_t *len, boo
     while ((c = getc_unlocked(f)) != EOF) {
         any = true;
         if (c == '\n') break;
+        if (++total > through)
+            return s2s_fail(S2S_ERR_FORMAT, "line longer than %zu bytes, the most s2s reads "
+                            "through; the rest of the input is not read", through), -2;
         if (n > max) {
             over = true;  // read through, not stored
             continue;
