@@ -587,11 +587,13 @@ Test(tokenizer, cjk_segmentation_matches_the_old_loop_on_the_test_sets) {
     cr_expect_gt(runs, 4000);
 }
 
-// Issue 27, item 9: one vocab token of 20,000 CJK characters made each
-// position cost 20,000 hashed candidates of up to 60 kB, so this line of
-// 2,000 characters took hours; walked once per position it takes
-// milliseconds. The timeout is a guard far above the new cost (this
-// asserts the pieces, not a time).
+// Issue 27, item 9: with one vocab token of 20,000 CJK characters, each
+// position of a CJK run hashed every candidate up to 20,000 characters
+// long (or to the run's end) from its start, so this line of 20,000
+// characters cost some 10^12 hashed bytes: hours (one of 2,000 took 14 s
+// at 9f2c0a5).
+// Walked once per position it takes milliseconds. The timeout is a guard
+// far above the new cost (this asserts the pieces, not a time).
 Test(tokenizer, long_vocab_token_costs_no_square_per_position, .timeout = 120) {
     enum { L = 20000 };
     size_t head = strlen("<pad>\n<unk>\n<s>\n</s>\n我\n爱\n一一\n");
@@ -603,18 +605,18 @@ Test(tokenizer, long_vocab_token_costs_no_square_per_position, .timeout = 120) {
     s2s_vocab *v;
     cr_assert_eq(s2s_vocab_from_string(&v, vtext, "long"), S2S_OK, "%s", s2s_last_error());
     cr_assert_eq(s2s_vocab_max_cjk_chars(v), L);
-    // 我爱 x 1000, then 一 x 5: 2,005 characters, none starting the long token
-    // but the 一s, which follow it for 5 characters and then end.
-    char *line = malloc(6 * 1000 + 15 + 1);
+    // 我爱 x 10,000, then 一 x 5: none starting the long token but the 一s,
+    // which follow it for 5 characters and then end.
+    char *line = malloc(3 * L + 15 + 1);
     cr_assert_not_null(line);
-    for (int i = 0; i < 1000; i++) memcpy(line + 6 * i, "我爱", 6);
-    strcpy(line + 6000, "一一一一一");
+    for (int i = 0; i < L / 2; i++) memcpy(line + 6 * i, "我爱", 6);
+    strcpy(line + 3 * L, "一一一一一");
     cr_assert_eq(s2s_tokenize(v, line, &t), S2S_OK, "%s", s2s_last_error());
-    cr_assert_eq(t.n, 2003);
-    for (int i = 0; i < 2000; i++) cr_assert_str_eq(t.pieces[i], i % 2 ? "爱" : "我");
-    cr_assert_str_eq(t.pieces[2000], "一一");
-    cr_assert_str_eq(t.pieces[2001], "一一");
-    cr_assert_str_eq(t.pieces[2002], "一");
+    cr_assert_eq(t.n, L + 3);
+    for (int i = 0; i < L; i++) cr_assert_str_eq(t.pieces[i], i % 2 ? "爱" : "我");
+    cr_assert_str_eq(t.pieces[L], "一一");
+    cr_assert_str_eq(t.pieces[L + 1], "一一");
+    cr_assert_str_eq(t.pieces[L + 2], "一");
     // and the long token itself, whole, between two others
     char *with = malloc(3 * L + 7);
     cr_assert_not_null(with);
