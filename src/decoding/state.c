@@ -19,37 +19,29 @@ s2s_status s2s_state_new(s2s_state **out, const s2s_model *m) {
     return S2S_OK;
 }
 
+static void release(s2s_state *st);
+
 void s2s_state_free(s2s_state *st) {
     if (!st) return;
-    s2s_big_free(st->block, st->block_n, sizeof(float));
-    free(st->cache_block);
-    free(st->ids);
-    free(st->src_len);
-    free(st->fold);
-    s2s_big_free(st->fold_block, (size_t)st->fold_cap, sizeof(float));
+    release(st);
     free(st);
 }
 
-s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int64_t T,
-                             int64_t Tq, bool maps) {
-    if (B <= st->cap_b && K <= st->cap_k && S <= st->cap_s && T <= st->cap_t &&
-        Tq <= st->cap_tq && (st->cap_maps || !maps))
-        return S2S_OK;
-    maps = maps || st->cap_maps;
-    B = B > st->cap_b ? B : st->cap_b;
-    K = K > st->cap_k ? K : st->cap_k;
-    S = S > st->cap_s ? S : st->cap_s;
-    T = T > st->cap_t ? T : st->cap_t;
-    Tq = Tq > st->cap_tq ? Tq : st->cap_tq;
-    const s2s_model_config *c = &st->m->cfg.model;
+// The floats of each buffer of a state for B sentences of S source rows,
+// K sequences each of up to T target rows, Tq in a pass (the table of
+// S2S_STATE_BUFFERS entries, caches last), then the ints of ids and of
+// src_len. false when a total is too large to address.
+static bool state_sizes(const s2s_model *m, int64_t B, int64_t K, int64_t S, int64_t T,
+                        int64_t Tq, bool maps, size_t sizes[S2S_STATE_BUFFERS + 2]) {
+    const s2s_model_config *c = &m->cfg.model;
     int64_t d = c->d_model, f = c->ffn_dim, H = c->heads, L = c->decoder_layers;
     int64_t L_enc = c->encoder_layers;
-    int64_t V = s2s_vocab_size(st->m->tgt_vocab);
-    int64_t seqs = B * K;
+    int64_t V = s2s_vocab_size(m->tgt_vocab);
     // Sizes from the caller's batch and the config: checked (core/checked.h).
-    size_t enc_rows = S2S_SIZE(B, S), dec_rows = S2S_SIZE(seqs, Tq);
+    size_t seqs = S2S_SIZE(B, K);
+    size_t enc_rows = S2S_SIZE(B, S), dec_rows = s2s_size_mul(seqs, (size_t)Tq);
     size_t R = enc_rows > dec_rows ? enc_rows : dec_rows;  // rows of the widest pass
-    size_t enc_p = S2S_SIZE(B, H, S, S), self_p = S2S_SIZE(seqs, H, Tq, T),
+    size_t enc_p = S2S_SIZE(B, H, S, S), self_p = s2s_size_mul(seqs, S2S_SIZE(H, Tq, T)),
            cross_p = S2S_SIZE(B, H, K, Tq, S);  // one layer's attention maps
     size_t probs = enc_p > self_p ? enc_p : self_p;
     probs = probs > cross_p ? probs : cross_p;
@@ -59,41 +51,116 @@ s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int
     // a sequence's T rows are touched one step at a time, and most stop
     // well before T (on huge pages, the shipped zh-en model's beam 4 x 32
     // peaked at 43.5 MB instead of 34.5).
-    size_t sizes[] = {
+    size_t table[S2S_STATE_BUFFERS + 2] = {
         s2s_size_mul(R, (size_t)d),           // x
         s2s_size_mul(R, (size_t)d),           // h
         s2s_size_mul(R, (size_t)(3 * d)),     // q
         s2s_size_mul(R, (size_t)d),           // ctx
         s2s_size_mul(R, (size_t)f),           // ffn
         probs,                                // probs
-        S2S_SIZE(seqs, H, d),                 // block
-        S2S_SIZE(seqs, H, d),                 // block_ctx
+        s2s_size_mul(seqs, S2S_SIZE(H, d)),   // block
+        s2s_size_mul(seqs, S2S_SIZE(H, d)),   // block_ctx
         S2S_SIZE(B, S, d),                    // memory
         S2S_SIZE(L, B, S, 2, d),              // cross_kv
         maps ? s2s_size_mul((size_t)L_enc, enc_p) : 0,  // enc_probs
         maps ? s2s_size_mul((size_t)L, self_p) : 0,     // self_probs
         maps ? s2s_size_mul((size_t)L, cross_p) : 0,    // cross_probs
-        S2S_SIZE(seqs, Tq, V),                // logits
-        S2S_SIZE(L, seqs, T, 2, d),           // self_kv: the second block
-        K > 1 ? S2S_SIZE(seqs, T, 2, d) : 0,  // kv_tmp
+        s2s_size_mul(dec_rows, (size_t)V),    // logits
+        s2s_size_mul(seqs, S2S_SIZE(L, T, 2, d)),             // self_kv: the second block
+        K > 1 ? s2s_size_mul(seqs, S2S_SIZE(T, 2, d)) : 0,    // kv_tmp
+        R,                                    // ids (ints)
+        (size_t)B,                            // src_len (ints)
     };
-    enum { N = sizeof sizes / sizeof sizes[0], CACHES = N - 2 };
+    memcpy(sizes, table, sizeof table);
+    size_t total = 0, caches = 0;
+    for (size_t i = 0; i < S2S_STATE_BUFFERS - 2; i++) total = s2s_size_add(total, sizes[i]);
+    for (size_t i = S2S_STATE_BUFFERS - 2; i < S2S_STATE_BUFFERS; i++)
+        caches = s2s_size_add(caches, sizes[i]);
+    return s2s_size_mul(total, sizeof(float)) != SIZE_MAX &&
+           s2s_size_mul(caches, sizeof(float)) != SIZE_MAX &&
+           s2s_size_mul(R, sizeof(int)) != SIZE_MAX;
+}
+
+// Bytes of the buffers of sizes (state_sizes' table).
+static size_t sizes_bytes(const size_t sizes[S2S_STATE_BUFFERS + 2]) {
+    size_t floats = 0;
+    for (size_t i = 0; i < S2S_STATE_BUFFERS; i++) floats = s2s_size_add(floats, sizes[i]);
+    size_t ints = s2s_size_add(sizes[S2S_STATE_BUFFERS], sizes[S2S_STATE_BUFFERS + 1]);
+    return s2s_size_add(s2s_size_mul(floats, sizeof(float)), s2s_size_mul(ints, sizeof(int)));
+}
+
+size_t s2s_state_bytes_for(const s2s_model *m, int64_t B, int64_t K, int64_t S, int64_t T,
+                           int64_t Tq, bool maps) {
+    size_t sizes[S2S_STATE_BUFFERS + 2];
+    if (!state_sizes(m, B, K, S, T, Tq, maps, sizes)) return SIZE_MAX;
+    size_t fold = s2s_cross_fold_pays(m, B, S)
+                      ? s2s_size_mul((size_t)m->cfg.model.decoder_layers,
+                                     (size_t)s2s_cross_fold_size(m, B, S))
+                      : 0;
+    return s2s_size_add(sizes_bytes(sizes), s2s_size_mul(fold, sizeof(float)));
+}
+
+size_t s2s_state_bytes(const s2s_state *st) {
+    return s2s_size_add(sizes_bytes(st->cap), (size_t)st->fold_cap * sizeof(float));
+}
+
+// Frees the buffers of st (the state stays usable: it has room for nothing).
+static void release(s2s_state *st) {
+    s2s_big_free(st->block, st->block_n, sizeof(float));
+    free(st->cache_block);
+    free(st->ids);
+    free(st->src_len);
+    free(st->fold);
+    s2s_big_free(st->fold_block, (size_t)st->fold_cap, sizeof(float));
+    st->block = st->cache_block = st->fold_block = NULL;
+    st->ids = st->src_len = NULL;
+    st->fold = NULL;
+    st->block_n = 0;
+    st->fold_cap = 0;
+    memset(st->cap, 0, sizeof st->cap);
+    float **bufs[] = {&st->x, &st->scratch.h, &st->scratch.q, &st->scratch.ctx,
+                      &st->scratch.ffn, &st->scratch.probs, &st->scratch.block,
+                      &st->scratch.block_ctx, &st->memory, &st->cross_kv, &st->enc_probs,
+                      &st->self_probs, &st->cross_probs, &st->logits, &st->self_kv, &st->kv_tmp};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) *bufs[i] = NULL;
+}
+
+bool s2s_state_trim(s2s_state *st, size_t max_bytes) {
+    if (s2s_state_bytes(st) <= max_bytes) return false;
+    release(st);
+    return true;
+}
+
+s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int64_t T,
+                             int64_t Tq, bool maps) {
+    enum { N = S2S_STATE_BUFFERS, CACHES = N - 2 };
+    size_t sizes[N + 2];
+    if (!state_sizes(st->m, B, K, S, T, Tq, maps, sizes))
+        return s2s_fail(S2S_ERR_NOMEM, "a batch of %lld sentences of %lld and %lld tokens is too "
+                        "large to address", (long long)B, (long long)S, (long long)T);
+    // Each buffer keeps the most any pass needed of it: a beam of 64 on one
+    // sentence then 32 sentences greedily need 64 and 32 sequences, not 32
+    // x 64 (issue 27: the sizes were once kept per dimension and multiplied).
+    bool fits = true;
+    for (size_t i = 0; i < N + 2; i++) {
+        fits = fits && sizes[i] <= st->cap[i];
+        if (sizes[i] < st->cap[i]) sizes[i] = st->cap[i];
+    }
+    st->res_b = B, st->res_k = K, st->res_t = T, st->res_tq = Tq;
+    if (fits) return S2S_OK;
     size_t total = 0, caches = 0;
     for (size_t i = 0; i < CACHES; i++) total = s2s_size_add(total, sizes[i]);
     for (size_t i = CACHES; i < N; i++) caches = s2s_size_add(caches, sizes[i]);
-    if (s2s_size_mul(total, sizeof(float)) == SIZE_MAX ||
-        s2s_size_mul(caches, sizeof(float)) == SIZE_MAX || s2s_size_mul(R, sizeof(int)) == SIZE_MAX)
-        return s2s_fail(S2S_ERR_NOMEM, "a batch of %lld sentences of %lld and %lld tokens is too "
-                        "large to address", (long long)B, (long long)S, (long long)T);
     float *block = s2s_big_alloc(total, sizeof(float));
-    float *cache_block = malloc(caches * sizeof(float));
-    int *ids = malloc(R * sizeof(int));
-    int *src_len = malloc((size_t)B * sizeof(int));
+    float *cache_block = malloc(caches * sizeof(float) + 1);
+    int *ids = malloc(sizes[N] * sizeof(int) + 1);
+    int *src_len = malloc(sizes[N + 1] * sizeof(int) + 1);
     if (!block || !cache_block || !ids || !src_len) {
         s2s_big_free(block, total, sizeof(float));
         free(cache_block);
         free(ids);
         free(src_len);
+        st->res_b = st->res_k = st->res_t = st->res_tq = 0;
         return s2s_fail(S2S_ERR_NOMEM, "out of memory for a batch of %lld sentences",
                         (long long)B);
     }
@@ -116,8 +183,7 @@ s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int
         at = i + 1 == CACHES ? 0 : at + sizes[i];
     }
     // scratch.block's zeros (transformer.h) are the block's: s2s_big_alloc zeroes it
-    st->cap_b = B, st->cap_k = K, st->cap_s = S, st->cap_t = T, st->cap_tq = Tq;
-    st->cap_maps = maps;
+    memcpy(st->cap, sizes, sizeof st->cap);
     return S2S_OK;
 }
 
@@ -126,7 +192,7 @@ void s2s_state_reorder(s2s_state *st, const int *parent, int64_t n_seqs, int64_t
     const s2s_model_config *c = &st->m->cfg.model;
     int64_t d = c->d_model, row = t_alloc * 2 * d;
     size_t bytes = (size_t)(t * 2 * d) * sizeof(float);
-    S2S_ASSERT(st->cap_k > 1);  // kv_tmp is there for beams only
+    S2S_ASSERT(st->res_k > 1);  // kv_tmp is there for beams only
     // Only sequences that take another's cache change. A source that is
     // itself overwritten (parent[p] != p) is first saved to its own slot of
     // kv_tmp, once; the other sources are read in place. No order of the
@@ -270,8 +336,8 @@ s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos,
     const s2s_model_config *c = &m->cfg.model;
     int64_t d = c->d_model, H = c->heads, V = s2s_vocab_size(m->tgt_vocab);
     int64_t seqs = B * pos.beams, rows = seqs * pos.tq;
-    S2S_ASSERT(B <= st->cap_b && pos.beams <= st->cap_k && pos.tq <= st->cap_tq &&
-               pos.t0 + pos.tq <= pos.t_alloc && pos.t_alloc <= st->cap_t);
+    S2S_ASSERT(B <= st->res_b && pos.beams <= st->res_k && pos.tq <= st->res_tq &&
+               pos.t0 + pos.tq <= pos.t_alloc && pos.t_alloc <= st->res_t);
     embed(st->x, m, m->tgt_embed, st->ids, seqs, pos.tq, pos.t0);
     for (int l = 0; l < c->decoder_layers; l++) {
         float *self_kv = st->self_kv + (int64_t)l * seqs * pos.t_alloc * 2 * d;

@@ -1,10 +1,15 @@
-// Decoding state (internal): every buffer a forward pass writes, sized
-// for the largest batch seen so far and grown in one block when needed.
+// Decoding state (internal): every buffer a forward pass writes, each
+// sized for the most the passes so far needed of it (a product of their
+// sizes, never one pass's batch times another's beam), grown in one block
+// when needed and released whole by s2s_state_trim.
 #ifndef S2S_DECODING_STATE_H
 #define S2S_DECODING_STATE_H
 
 #include "layers/transformer.h"
 #include "s2s/decode.h"
+
+// Buffers of the state's two blocks (s2s_state_reserve's table).
+enum { S2S_STATE_BUFFERS = 16 };
 
 typedef enum s2s_fold_mode { S2S_FOLD_AUTO, S2S_FOLD_NEVER, S2S_FOLD_ALWAYS } s2s_fold_mode;
 
@@ -13,8 +18,10 @@ typedef enum s2s_fold_mode { S2S_FOLD_AUTO, S2S_FOLD_NEVER, S2S_FOLD_ALWAYS } s2
 struct s2s_state {
     const s2s_model *m;
     const s2s_decode_weights *w;  // m's decoding copy, as of the last s2s_encode
-    int64_t cap_b, cap_k, cap_s, cap_t, cap_tq;  // sizes the block was made for
-    bool cap_maps;                       // with room for attention maps
+    // Floats each buffer below has room for, in the order of s2s_state_reserve's
+    // table (S2S_STATE_BUFFERS), then the ints of ids and of src_len.
+    size_t cap[S2S_STATE_BUFFERS + 2];
+    int64_t res_b, res_k, res_t, res_tq;  // the last reservation's sizes (the asserts')
 
     float *block;        // every buffer below but the caches (s2s_big_alloc)
     size_t block_n;      // floats in block
@@ -54,8 +61,23 @@ enum { S2S_MAPS_CROSS = 1, S2S_MAPS_SELF = 2 };
 // a search's steps, T for forced scoring); with maps, for the attention
 // maps too. Only what such passes touch is allocated: a search's state
 // holds one row of logits per sequence, not T.
+// Room that fits (each buffer as large as these sizes need) is kept
+// as it is: nothing is allocated or cleared.
 s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int64_t T,
                              int64_t Tq, bool maps);
+
+// Bytes a fresh state holds after s2s_state_reserve(B, K, S, T, Tq, maps)
+// and an encoder pass over B sentences of S rows (with its folded
+// cross-attention, when that pays); SIZE_MAX when that is too large to
+// address.
+size_t s2s_state_bytes_for(const s2s_model *m, int64_t B, int64_t K, int64_t S, int64_t T,
+                           int64_t Tq, bool maps);
+// Bytes st holds now.
+size_t s2s_state_bytes(const s2s_state *st);
+// Frees every buffer of st when it holds more than max_bytes, so that one
+// outsized batch does not keep its memory: the next reservation then
+// allocates what that batch needs. Returns whether it freed them.
+bool s2s_state_trim(s2s_state *st, size_t max_bytes);
 
 // Runs the encoder over st->ids (B, S) with st->src_len, fills st->memory
 // and every layer's cross-attention K/V (folded too when that pays); with

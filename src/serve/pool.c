@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "core/error.h"
+#include "decoding/state.h"
 
 // What one worker owns: a state per model (made on first use) and room
 // for the jobs of one batch.
@@ -23,6 +24,7 @@ typedef struct worker_slot {
 
 struct s2s_pool {
     const s2s_model *const *models;
+    size_t *keep_bytes;  // (n_models) the most a worker's state keeps between batches
     int n_models, n_workers, queue_cap, max_batch;
     pthread_t *threads;
     worker_slot *slots;  // (n_workers)
@@ -110,9 +112,12 @@ static s2s_status decode(s2s_state *st, s2s_job **b, int nb, char *err, size_t e
     return status;
 }
 
+// The key holds the request's options; the maps asked for are compared
+// here too, so that no caller's key can make a batch drop them.
 static bool same_batch(const s2s_job *a, const s2s_job *b) {
     return a->model == b->model && a->key && b->key && !strcmp(a->key, b->key) &&
-           (a->tgt != NULL) == (b->tgt != NULL);
+           (a->tgt != NULL) == (b->tgt != NULL) && a->p.want_attention == b->p.want_attention &&
+           a->p.want_self_attention == b->p.want_self_attention;
 }
 
 // Unlinks the oldest job and the later ones that share its batch. Under mu.
@@ -160,6 +165,7 @@ static void *worker(void *arg) {
         if (st == S2S_OK) st = decode(states[m], b, nb, err, sizeof err);
         if (st != S2S_OK && nb > 1) {  // one bad job must not fail the others: each alone
             for (int k = 0; k < nb; k++) {
+                s2s_state_trim(states[m], p->keep_bytes[m]);  // the failed batch's room
                 b[k]->status = decode(states[m], b + k, 1, b[k]->error, sizeof b[k]->error);
             }
         } else {
@@ -169,6 +175,10 @@ static void *worker(void *arg) {
             }
         }
 
+        // An outsized batch (a long beam, many texts) leaves the worker with
+        // its memory: given back here, so that the next batches run in what
+        // a normal one needs, as on a fresh server (issue 27).
+        if (states[m]) s2s_state_trim(states[m], p->keep_bytes[m]);
         pthread_mutex_lock(&p->mu);
         p->stats.batches++;
         for (int k = 0; k < nb; k++) {
@@ -203,7 +213,17 @@ s2s_status s2s_pool_new(s2s_pool **out, const s2s_model *const *models, int n_mo
     pthread_cond_init(&p->done, &ca);
     pthread_condattr_destroy(&ca);
     bool ok = (p->threads = calloc((size_t)workers, sizeof *p->threads)) &&
-              (p->slots = calloc((size_t)workers, sizeof *p->slots));
+              (p->slots = calloc((size_t)workers, sizeof *p->slots)) &&
+              (p->keep_bytes = calloc((size_t)n_models, sizeof *p->keep_bytes));
+    // What a worker keeps: the state of a full batch of the model's longest
+    // sentences at its own decoding options, with attention maps. Batches
+    // within it reuse the state as it is; larger ones free it after.
+    for (int m = 0; ok && m < n_models; m++) {
+        s2s_decode_params d = s2s_decode_default_params(models[m]);
+        int64_t S = models[m]->cfg.model.max_len;
+        p->keep_bytes[m] = s2s_state_bytes_for(models[m], max_batch, d.beam_size, S,
+                                               d.max_len < S ? d.max_len : S, 1, true);
+    }
     for (int k = 0; ok && k < workers; k++) {
         p->slots[k].pool = p;
         ok = (p->slots[k].states = calloc((size_t)n_models, sizeof(s2s_state *))) &&
@@ -239,6 +259,7 @@ void s2s_pool_free(s2s_pool *p) {
         free(p->slots[k].batch);
     }
     free(p->slots);
+    free(p->keep_bytes);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->done);

@@ -327,6 +327,11 @@ static bool decode_options(const s2s_model *m, json_t *o, const char *const *own
         return false;
     }
     *p = s2s_decode_params_from_config(&cfg);
+    // The key holds every option that changes a result: the maps asked
+    // for too, else a request with them would get those of its batch's
+    // first request (issue 27).
+    bool maps = json_is_true(json_object_get(o, "attention"));
+    json_object_set_new(opts, "attention", json_boolean(maps));
     *key = json_dumps(opts, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(opts);
     return true;
@@ -360,6 +365,20 @@ static bool run_job(s2s_server *s, s2s_job *j, s2s_server_reply *r) {
         char msg[96];
         snprintf(msg, sizeof msg, "not answered within %g s", s->p.timeout);
         s2s_server_error_reply(r, 503, "timeout", msg);
+        return false;
+    }
+    if (j->status == S2S_ERR_NOMEM) {
+        // The pool decodes a job that fails in a batch again alone: this
+        // request's own size is what did not fit, so the client hears which
+        // of its options to lower (issue 27), not a 500.
+        char msg[320];
+        snprintf(msg, sizeof msg, "this request needs more memory than the server has "
+                 "(%d text%s, beam_size %d, n_best %d, max_len %d, max_len_ratio %g); "
+                 "ask for fewer texts or a smaller beam_size, n_best or max_len",
+                 j->n, j->n == 1 ? "" : "s", j->p.beam_size, j->p.n_best, j->p.max_len,
+                 (double)j->p.max_len_ratio);
+        s2s_server_error_reply(r, 413, "too_large", msg);
+        s2s_job_free(j);
         return false;
     }
     if (j->status != S2S_OK) {
