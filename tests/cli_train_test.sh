@@ -88,6 +88,34 @@ check "resume: missing checkpoint" run 2 "$s2s" train "$cfg" -o "$tmp/y.safetens
   --resume "$tmp/none.safetensors"
 check "resume: missing checkpoint named" err_has "no checkpoint .*none.ckpt.safetensors"
 
+# ---- a signal while the data loads ----
+# Issue 27, item 8: training read its data with SIGINT and SIGTERM blocked
+# and never looked at them, so a pipe that goes on kept it loading until
+# SIGKILL. Now the loader stops at the next line: exit 130, nothing written.
+mkfifo "$tmp/endless.tsv"
+(while printf '1 2\t2 1\n%.0s' $(seq 1 1000); do sleep 0.1; done >"$tmp/endless.tsv") \
+  2>/dev/null &
+writer=$!
+timeout 60 "$s2s" train "$cfg" -o "$tmp/endless.safetensors" --set data.train="$tmp/endless.tsv" \
+  2>"$tmp/endless.err" &
+pid=$!
+for _ in $(seq 1 300); do  # until s2s (timeout's child) reads the data (at most 30 s)
+  for c in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
+    ls -l /proc/"$c"/fd 2>/dev/null | grep -q endless.tsv && break 2
+  done
+  sleep 0.1
+done
+kill -TERM "$pid"  # timeout hands it on to s2s
+wait "$pid"
+rc=$?
+kill "$writer" 2>/dev/null
+check "SIGTERM while loading: exit 130" test "$rc" -eq 130
+check "SIGTERM while loading: says so" \
+  grep -q "^s2s train: interrupted before the first step; nothing written$" "$tmp/endless.err"
+check "SIGTERM while loading: one line" test "$(wc -l <"$tmp/endless.err")" -eq 1
+check "SIGTERM while loading: nothing written" \
+  test -z "$(ls "$tmp" | grep '^endless\.' | grep -v '^endless\.\(tsv\|err\)$')"
+
 # ---- signals: no handler runs on a training thread ----
 # SIGINT and SIGTERM are blocked in every thread but one, which takes them
 # with sigwait() (docs/reliability.md "Signals"). The zh-en model's FFN

@@ -1098,6 +1098,28 @@ Test(trainer, stop_flag_finishes_the_step_and_checkpoints, .init = make_tmpdir,
     cr_assert(!sum.interrupted);
 }
 
+// A stop while the data loads (here: set before the run) ends the run
+// before its first step with nothing written: no model, checkpoint or log.
+// It used to go on loading, and then ran a step and saved it.
+Test(trainer, stop_flag_while_loading_stops_before_the_first_step, .init = make_tmpdir,
+     .fini = tmpdir_remove) {
+    s2s_config cfg = reverse_config();
+    cfg.train.max_steps = 10;
+    cfg.train.valid_every = 0;
+    stop_flag = 1;
+    s2s_train_params p = s2s_train_default_params();
+    p.output = tmp_path("s.safetensors");
+    p.stop = &stop_flag;
+    s2s_train_summary sum;
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    cr_assert(sum.interrupted);
+    cr_assert_eq(sum.steps, 0);
+    const char *files[] = {"s.safetensors", "s.ckpt.safetensors", "s.train.log"};
+    for (int i = 0; i < 3; i++)
+        cr_assert_neq(access(tmp_path(files[i]), F_OK), 0, "%s was written", files[i]);
+    stop_flag = 0;
+}
+
 Test(trainer, init_must_match_the_configs_architecture, .init = make_tmpdir,
      .fini = tmpdir_remove) {
     s2s_config cfg = reverse_config();

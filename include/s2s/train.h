@@ -90,7 +90,8 @@ typedef struct s2s_train_params {
     s2s_train_callback on_step;
     void *user;
     // When *stop becomes non-zero the current step finishes, a checkpoint is
-    // written and s2s_train returns with summary.interrupted set. Set it from
+    // written and s2s_train returns with summary.interrupted set; before the
+    // first step (while the data loads) it returns so with nothing written. Set it from
     // a thread that takes the signals with sigwait(), as `s2s train` does,
     // rather than from a handler: a handler that runs on a thread inside
     // oneDNN 2.6's AVX-512 sgemm writes its frame into a heap block

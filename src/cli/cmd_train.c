@@ -75,6 +75,7 @@ typedef struct progress {
     int every;
     double drawn;           // elapsed time of the last redraw
     int first_step;         // the step before this process's first (0, or the resumed one)
+    bool stepped;           // a step ran in this process
 } progress;
 
 static void format_eta(char *buf, size_t n, double sec) {
@@ -87,6 +88,7 @@ static void format_eta(char *buf, size_t n, double sec) {
 
 static void on_step(const s2s_train_progress *p, void *user) {
     progress *pg = user;
+    pg->stepped = true;
     if (pg->quiet) return;
     if (pg->first_step < 0) pg->first_step = p->step - 1;
     int done = p->step - pg->first_step;
@@ -238,6 +240,10 @@ int s2s_cmd_train(int argc, char **argv) {
     }
     s2s_dist_finalize();
     const char *out = tp.output ? tp.output : cfg.train.output;
+    if (sum.interrupted && !pg.stepped) {  // stopped while loading the data
+        fputs("s2s train: interrupted before the first step; nothing written\n", stderr);
+        return EXIT_INTERRUPTED;
+    }
     if (!pg.quiet) {
         if (sum.interrupted)
             fprintf(stderr, "interrupted after step %d; checkpoint %s (continue with --resume %s)\n",

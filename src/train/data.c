@@ -39,6 +39,7 @@ typedef struct loader {
     s2s_alignment align;        // one line's links, reused
     s2s_alignment coref_tgt;    // one line's target-side coreference, checked, not kept
     s2s_tokens tok;
+    const volatile sig_atomic_t *stop;  // s2s_dataset_load_until's; NULL: none
 } loader;
 
 // Re-wraps the tokenizer's message (which lives in the same buffer
@@ -181,6 +182,11 @@ static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_voc
     while (st == S2S_OK &&
            (r = s2s_read_line(f, &buf, &cap, S2S_LINE_MAX_BYTES, &got, &too_long)) > 0) {
         char *tgt, *third, *fourth;
+        // A big file, or a pipe that goes on, takes long: a signal stops it.
+        if (L->stop && *L->stop) {
+            st = s2s_fail(S2S_ERR_INVALID, "%s: stopped at line %d by a signal", path, line + 1);
+            break;
+        }
         if (too_long) {
             st = s2s_fail(S2S_ERR_FORMAT, "%s:%d: line longer than %d bytes", path, ++line,
                           S2S_LINE_MAX_BYTES);
@@ -239,10 +245,16 @@ static s2s_status finish_load(loader *L, s2s_status st, bool keep_refs, s2s_data
 
 s2s_status s2s_dataset_load(s2s_dataset **out, const char *path, const s2s_vocab *src_vocab,
                             const s2s_vocab *tgt_vocab, int max_len, int keep) {
+    return s2s_dataset_load_until(out, path, src_vocab, tgt_vocab, max_len, keep, NULL);
+}
+
+s2s_status s2s_dataset_load_until(s2s_dataset **out, const char *path,
+                                  const s2s_vocab *src_vocab, const s2s_vocab *tgt_vocab,
+                                  int max_len, int keep, const volatile sig_atomic_t *stop) {
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    loader L = {0};
+    loader L = {.stop = stop};
     L.d = s2s_calloc(1, sizeof *L.d);
     s2s_status st = L.d ? load_lines(&L, f, path, src_vocab, tgt_vocab, max_len, keep)
                         : S2S_ERR_NOMEM;

@@ -27,6 +27,7 @@
 #ifndef S2S_TRAIN_DATA_H
 #define S2S_TRAIN_DATA_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -79,6 +80,13 @@ enum {
 // an error ("file:line: ..."); columns not asked for are not read.
 s2s_status s2s_dataset_load(s2s_dataset **out, const char *path, const s2s_vocab *src_vocab,
                             const s2s_vocab *tgt_vocab, int max_len, int keep);
+// The same, checking *stop (when stop is not NULL) before each line: once
+// it is non-zero the load stops with S2S_ERR_INVALID ("PATH: stopped at
+// line N by a signal"), so that SIGINT ends `s2s train` on a big file or
+// an endless pipe.
+s2s_status s2s_dataset_load_until(s2s_dataset **out, const char *path,
+                                  const s2s_vocab *src_vocab, const s2s_vocab *tgt_vocab,
+                                  int max_len, int keep, const volatile sig_atomic_t *stop);
 // The same from n pairs already tokenized (tgt pieces become the
 // references with keep_refs); lines are numbered 1..n. No alignments.
 s2s_status s2s_dataset_from_tokens(s2s_dataset **out, const s2s_tokens *src,

@@ -62,6 +62,7 @@ typedef struct trainer {
     s2s_train_log log;
     uint8_t *unk_src, *unk_tgt;  // train.unk_replace's candidate words (s2s_unk_words)
     bool write_failed;  // a log or model write failed
+    bool stopped;       // *stop was set before the first step (setup)
     int rank, ranks;    // s2s_dist_rank(), s2s_dist_size()
     double *gather;     // (ranks, SHARE_K) every rank's counts (s2s_dist_allgather_f64)
 } trainer;
@@ -181,13 +182,23 @@ static s2s_status setup(trainer *t, const s2s_config *cfg, const s2s_train_param
                       mc->heads);
     int keep = (ga->layer >= 0 || tc->unk_replace > 0.0f ? S2S_DATA_ALIGN : 0) |
                (gc->layer >= 0 ? S2S_DATA_COREF : 0);
+    // With several ranks all stop together, after a step (sum_ranks); one
+    // stopping alone in its load would leave the others waiting for it.
+    const volatile sig_atomic_t *stop = t->ranks == 1 ? p->stop : NULL;
     if (st == S2S_OK)
-        st = s2s_dataset_load(&t->train, cfg->data.train, t->m->src_vocab, t->m->tgt_vocab,
-                              max_len, keep);
+        st = s2s_dataset_load_until(&t->train, cfg->data.train, t->m->src_vocab,
+                                    t->m->tgt_vocab, max_len, keep, stop);
     if (st == S2S_OK && tc->unk_replace > 0.0f) st = unk_setup(t);
     if (st == S2S_OK && cfg->data.dev[0] && t->rank == 0)
-        st = s2s_dataset_load(&t->dev, cfg->data.dev, t->m->src_vocab, t->m->tgt_vocab, max_len,
-                              S2S_DATA_REFS);
+        st = s2s_dataset_load_until(&t->dev, cfg->data.dev, t->m->src_vocab, t->m->tgt_vocab,
+                                    max_len, S2S_DATA_REFS, stop);
+    // A signal while the data loads (a big file, a pipe that goes on) ends
+    // the run here, before its first step: nothing is written.
+    if (stop && *stop) {
+        t->stopped = true;
+        free(ckpt);
+        return S2S_OK;
+    }
     if (st == S2S_OK) {
         t->block = s2s_calloc(3 * t->n, sizeof(float));
         t->gather = s2s_calloc(SHARE_K * (size_t)t->ranks, sizeof(double));
@@ -456,7 +467,12 @@ s2s_status s2s_train(const s2s_config *cfg, const s2s_train_params *p, s2s_train
     out->best_score = NAN;
     trainer t = {0};
     s2s_status st = setup(&t, cfg, p);
-    if (st == S2S_OK) st = run(&t, p, out);
+    if (st == S2S_OK && t.stopped) {
+        out->interrupted = true;
+        out->steps = t.ls.step;
+    } else if (st == S2S_OK) {
+        st = run(&t, p, out);
+    }
     s2s_status closed = teardown(&t);
     if (st == S2S_OK && closed != S2S_OK) {
         t.write_failed = true;
