@@ -3,12 +3,14 @@
 // the specials and one token of L characters (一 x (L-1) then 二), for two
 // inputs: 一 x N, which follows that token for L-1 characters at every
 // position (the most a match can be walked), and N characters that start
-// no token. Then the shipped zh vocab on a corpus column, in characters/s.
+// no token. Then the shipped zh vocab on a corpus column, in characters/s,
+// and on one line of 1 MiB made of it (a request body at serve's limit).
 // A program that prints figures, not a timed test; it uses the public API
 // only, so the same source builds against any libs2s (before/after).
 //
-//   bench_tokenizer [L] [ZH_VOCAB TSV]   (default L 2000; vocab/zh.txt, and
-//                                         the first column of the TSV)
+//   bench_tokenizer [L] [ZH_VOCAB TSV]   (default L 2000, 0 for none; with
+//                                         ZH_VOCAB and TSV, the corpus figures)
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +115,35 @@ static void corpus(const char *vocab, const char *tsv) {
     }
     printf("%s on %s (first column): %zu characters, %ld tokens, %.3f s, %.0f chars/s\n", vocab,
            tsv, chars, tokens, busy, (double)chars / busy);
+
+    // The column again, joined into one line of 1 MiB: the largest request
+    // body `s2s serve` takes by default, tokenized on the connection's
+    // thread.
+    enum { MIB = 1 << 20 };
+    char *big = malloc(MIB + 1);
+    if (!big) exit(1);
+    size_t len = 0;
+    for (bool full = false; !full;) {
+        size_t before = len;
+        rewind(f);
+        while (!full && (n = getline(&line, &cap, f)) > 0) {
+            char *tab = strchr(line, '\t');
+            size_t k = tab ? (size_t)(tab - line) : strcspn(line, "\n");
+            full = len + k > MIB;
+            if (full) break;
+            memcpy(big + len, line, k);
+            len += k;
+        }
+        if (len == before) break;  // an empty column
+    }
+    big[len] = '\0';
+    size_t big_chars = 0;
+    for (size_t i = 0; i < len; i++) big_chars += ((unsigned char)big[i] & 0xC0) != 0x80;
+    int ntok;
+    double dt = time_tokenize(v, big, &ntok);
+    printf("one line of %zu bytes (%zu characters) of that column: %d tokens, %.3f s\n", len,
+           big_chars, ntok, dt);
+    free(big);
     free(line);
     fclose(f);
     s2s_tokens_free(&t);
@@ -121,8 +152,7 @@ static void corpus(const char *vocab, const char *tsv) {
 
 int main(int argc, char **argv) {
     size_t L = argc > 1 ? (size_t)strtoul(argv[1], NULL, 10) : 2000;
-    if (L < 1) L = 1;
-    long_token(L);
+    if (L > 0) long_token(L);  // 0: the corpus figures alone
     if (argc > 3) corpus(argv[2], argv[3]);
     return 0;
 }
