@@ -124,6 +124,26 @@ check "endless line after a good one: line 2 named" err_has "^s2s translate: <st
 check "a pipe with no newline: exit 2" run 2 timeout 30 bash -c \
   "yes | tr -d '\\n' | '$s2s' translate -m '$model' --max-len 4"
 
+# ---- a FIFO with no writer ----
+# fopen of a FIFO waits for a writer: a model, config or vocab path naming
+# one with no writer hung before any check. Refused at once, exit 2, one
+# line. (timeout: the old code waits forever.)
+mkfifo "$tmp/nowriter"
+nowriter=(
+  "cannot read: not a regular file|inspect $tmp/nowriter"
+  "cannot read: not a regular file|translate -m $tmp/nowriter x"
+  "cannot open: a FIFO with no writer|config check $tmp/nowriter"
+  "cannot open: a FIFO with no writer|translate -m $model --config $tmp/nowriter x"
+  "cannot open: a FIFO with no writer|init $cfg --set vocab.src=$tmp/nowriter -o $tmp/nw.st"
+)
+for entry in "${nowriter[@]}"; do
+  IFS='|' read -r why args <<<"$entry"
+  # shellcheck disable=SC2086  # args is a word list
+  check "FIFO with no writer: $args: exit 2" run 2 timeout 30 "$s2s" $args </dev/null
+  check "FIFO with no writer: $args: message" err_has "^s2s: $tmp/nowriter: $why$"
+  check "FIFO with no writer: $args: one line" one_line_err
+done
+
 # ---- files on a full disk ----
 # A real full filesystem: a 256 kB tmpfs in a private mount namespace (needs
 # root or CAP_SYS_ADMIN; the mount vanishes with the namespace). 77: no mount.

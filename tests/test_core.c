@@ -5,10 +5,14 @@
 // byte by byte, and the version as the headers, the library and CMake each
 // give it.
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/checked.h"
 #include "core/error.h"
@@ -208,6 +212,43 @@ Test(core, read_line_stops_reading_through_at_its_bound) {
     fclose(f);
     free(buf);
     free(text);
+}
+
+// fopen of a FIFO with no writer waited forever (a model or config path
+// naming one hung s2s). s2s_open_read refuses it at once, refuses anything
+// but a regular file when asked, and reads a FIFO that has a writer.
+Test(core, open_read_never_waits_for_a_fifo_writer, .init = tmpdir_make,
+     .fini = tmpdir_remove) {
+    char *fifo = strdup(tmp_path("fifo"));
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    const char *why;
+    errno = 0;
+    cr_assert_null(s2s_open_read(fifo, false, &why));
+    cr_assert_eq(errno, ENXIO);
+    cr_assert_str_eq(why, "a FIFO with no writer");
+    cr_assert_null(s2s_open_read(fifo, true, &why));
+    cr_assert_str_eq(why, "not a regular file");
+    cr_assert_null(s2s_open_read(tmpdir, true, &why));
+    cr_assert_str_eq(why, "not a regular file");
+    cr_assert_null(s2s_open_read(tmp_path("missing"), false, &why));
+    cr_assert(errno == ENOENT && why == NULL);
+    // A writer (this process, read-write and non-blocking): its bytes come through.
+    int w = open(fifo, O_RDWR | O_NONBLOCK);
+    cr_assert_geq(w, 0);
+    cr_assert_eq(write(w, "ab\n", 3), 3);
+    FILE *f = s2s_open_read(fifo, false, &why);
+    cr_assert_not_null(f, "%s", strerror(errno));
+    char line[8] = "";
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    cr_assert_str_eq(line, "ab\n");
+    fclose(f);
+    close(w);
+    spit(tmp_path("plain"), "x", 1);
+    f = s2s_open_read(tmp_path("plain"), true, &why);
+    cr_assert_not_null(f);
+    cr_assert_eq(fgetc(f), 'x');
+    fclose(f);
+    free(fifo);
 }
 
 // ---- checked arithmetic ----

@@ -226,7 +226,8 @@ s2s_status s2s_config_load_file_set(s2s_config *cfg, const char *path,
         if (err == EFBIG)
             return s2s_fail(S2S_ERR_CONFIG, "%s: larger than %d bytes (1 MiB), the limit for a "
                             "config file", path, S2S_CONFIG_MAX_BYTES);
-        return s2s_fail(S2S_ERR_IO, "%s: cannot %s: %s", path, step, strerror(err));
+        return s2s_fail(S2S_ERR_IO, "%s: cannot %s: %s", path, step,
+                        err == ENXIO ? "a FIFO with no writer" : strerror(err));
     }
     if (text.oom) {
         s2s_buf_free(&text);

@@ -14,6 +14,7 @@
 
 #include "config/load.h"
 #include "core/error.h"
+#include "core/util.h"
 
 // libyaml's scanner takes time quadratic in the flow nesting depth ("[[[[";
 // 40k levels take seconds), so deeper text is refused before parsing.
@@ -395,7 +396,8 @@ void s2s_cfg_parse_into(s2s_cfg_ctx *c, s2s_config *cfg) {
 
 bool s2s_cfg_read_file(const char *path, s2s_buf *text, int *err, const char **step) {
     *step = "open";
-    FILE *f = fopen(path, "rb");
+    const char *why;  // a FIFO with no writer: ENXIO, said by the caller
+    FILE *f = s2s_open_read(path, /*regular_only=*/false, &why);
     if (!f) {
         *err = errno;
         return false;

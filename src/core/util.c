@@ -2,10 +2,13 @@
 #include "core/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "core/strbuf.h"
@@ -80,6 +83,38 @@ int s2s_read_line(FILE *f, char **buf, size_t *cap, size_t max, size_t *len, boo
     return 1;
 }
 
+FILE *s2s_open_read(const char *path, bool regular_only, const char **why) {
+    *why = NULL;
+    // O_NONBLOCK: open(2) of a FIFO waits for a writer otherwise.
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat sb;
+    int err = 0;
+    unsigned char first;
+    ssize_t got = 0;
+    if (fstat(fd, &sb) != 0) {
+        err = errno;
+    } else if (regular_only && !S_ISREG(sb.st_mode)) {
+        err = EINVAL, *why = "not a regular file";
+    } else if (S_ISFIFO(sb.st_mode)) {
+        // A writer, even one still waiting in its own open(2), makes this
+        // EAGAIN or a byte; none makes it 0 (end of file) at once.
+        got = read(fd, &first, 1);
+        if (got == 0) err = ENXIO, *why = "a FIFO with no writer";
+        else if (got < 0 && errno != EAGAIN) err = errno;
+    }
+    int flags = err ? 0 : fcntl(fd, F_GETFL);
+    if (!err && (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)) err = errno;
+    FILE *f = err ? NULL : fdopen(fd, "rb");
+    if (!f && !err) err = errno;
+    if (f && got == 1) ungetc(first, f);  // one byte of push-back is always there
+    if (!f) {
+        close(fd);
+        errno = err;
+    }
+    return f;
+}
+
 s2s_status s2s_read_file(char **out, size_t *len, const char *path) {
     return s2s_read_file_max(out, len, path, SIZE_MAX - 1, "a file");
 }
@@ -87,8 +122,9 @@ s2s_status s2s_read_file(char **out, size_t *len, const char *path) {
 s2s_status s2s_read_file_max(char **out, size_t *len, const char *path, size_t max,
                              const char *what) {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    const char *why;
+    FILE *f = s2s_open_read(path, /*regular_only=*/false, &why);
+    if (!f) return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", path, why ? why : strerror(errno));
     s2s_buf b = {0};
     size_t got = 1;
     while (got > 0 && b.len <= max && s2s_buf_reserve(&b, 1 << 16)) {

@@ -2,8 +2,10 @@
 #ifndef S2S_CORE_UTIL_H
 #define S2S_CORE_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "s2s/status.h"
 
@@ -34,6 +36,14 @@ static inline uint64_t s2s_fnv1a(uint64_t h, const void *p, size_t n) {
     for (size_t i = 0; i < n; i++) h = s2s_fnv1a_word(h, b[i]);
     return h;
 }
+
+// Opens path for reading without ever blocking in open(2): a FIFO that no
+// program writes to made fopen wait forever. A FIFO with no writer is
+// refused (errno ENXIO, *why "a FIFO with no writer"); with regular_only,
+// so is anything but a regular file (EINVAL, "not a regular file"). Other
+// failures leave errno as open(2) set it and *why NULL. Reads block as
+// usual afterwards (a pipe's writer sets the pace).
+FILE *s2s_open_read(const char *path, bool regular_only, const char **why);
 
 // Reads a whole file into a NUL-terminated buffer. Caller frees.
 s2s_status s2s_read_file(char **out, size_t *len, const char *path);

@@ -20,6 +20,7 @@
 #include "core/checked.h"
 #include "core/error.h"
 #include "core/safe_write.h"
+#include "core/util.h"
 
 // Tensor data is copied to and from the file as raw bytes, so the host must
 // store floats as little-endian IEEE 754 binary32, as the format does.
@@ -509,7 +510,11 @@ static s2s_status index_names(s2s_st_file *f, const char *path) {
 
 s2s_status s2s_st_open(s2s_st_file **out, const char *path) {
     *out = NULL;
-    FILE *fp = fopen(path, "rb");
+    // Not fopen: a FIFO with no writer blocked it forever, before the
+    // regular-file check below.
+    const char *why;
+    FILE *fp = s2s_open_read(path, /*regular_only=*/true, &why);
+    if (!fp && why) return s2s_fail(S2S_ERR_IO, "%s: cannot read: %s", path, why);
     if (!fp) return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
 
     s2s_status st = S2S_OK;
