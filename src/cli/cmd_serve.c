@@ -28,10 +28,16 @@ static const s2s_opt serve_opts[] = {
      .def = "30"},
     {.name = "--max-body", .value = "BYTES", .help = "a larger request body gets 413",
      .def = "1048576"},
-    {.name = "--max-connections", .value = "N", .help = "connections at once; more are refused",
+    {.name = "--max-connections", .value = "N",
+     .help = "connections at once; then the slowest sender gives way, or more are refused",
      .def = "256"},
+    {.name = "--max-per-address", .value = "N",
+     .help = "connections at once from one address (loopback: no limit)", .def = "32"},
     {.name = "--idle-timeout", .value = "SECONDS",
-     .help = "a connection silent this long is closed (slow clients)", .def = "10"},
+     .help = "a connection silent this long is closed", .def = "10"},
+    {.name = "--request-timeout", .value = "SECONDS",
+     .help = "a client that has not sent its whole request by then is closed (slow clients)",
+     .def = "10"},
     {0},
 };
 
@@ -45,7 +51,8 @@ static const s2s_cmd_spec serve_spec = {
 int s2s_cmd_serve(int argc, char **argv) {
     s2s_server_params p = s2s_server_default_params();
     s2s_http_opts ho = {.host = "127.0.0.1", .port = 8080, .max_body = 1 << 20,
-                        .max_connections = 256, .idle_timeout = 10};
+                        .max_connections = 256, .max_per_address = 32, .idle_timeout = 10,
+                        .request_timeout = 10};
     const char **models = NULL;
     int n_models = 0, max_body = (int)ho.max_body, timeout = 30;
     s2s_args a;
@@ -69,7 +76,9 @@ int s2s_cmd_serve(int argc, char **argv) {
                         : s2s_arg_is(x, "--timeout")         ? &timeout
                         : s2s_arg_is(x, "--max-body")        ? &max_body
                         : s2s_arg_is(x, "--max-connections") ? &ho.max_connections
+                        : s2s_arg_is(x, "--max-per-address") ? &ho.max_per_address
                         : s2s_arg_is(x, "--idle-timeout")    ? &ho.idle_timeout
+                        : s2s_arg_is(x, "--request-timeout") ? &ho.request_timeout
                                                              : NULL;
             if (dest) ok = s2s_cli_int("serve", x->opt->name, v, 1, S2S_CLI_INT_MAX, dest);
         }

@@ -11,8 +11,10 @@ typedef struct s2s_http_opts {
     const char *host;     // a numeric IPv4 or IPv6 address
     int port;             // 0: any free port
     size_t max_body;      // bytes; a longer body gets 413
-    int max_connections;  // at once; more are refused
+    int max_connections;  // at once; then the slowest sender gives way, or more are refused
+    int max_per_address;  // connections at once from one address but loopback
     int idle_timeout;     // seconds a connection may stay silent
+    int request_timeout;  // seconds a client may take to send a whole request
 } s2s_http_opts;
 
 typedef struct s2s_http s2s_http;
@@ -21,8 +23,9 @@ typedef struct s2s_http s2s_http;
 s2s_http *s2s_http_start(s2s_server *srv, const s2s_http_opts *o);
 // The port it listens on.
 int s2s_http_port(const s2s_http *h);
-// Stops accepting, lets the requests in progress finish (at most `grace`
-// seconds), closes every connection and frees h.
+// Stops accepting, closes the connections not being answered, lets the
+// requests in progress finish (at most `grace` seconds) with Connection:
+// close, closes every connection and frees h.
 void s2s_http_stop(s2s_http *h, double grace);
 
 #endif
