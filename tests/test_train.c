@@ -875,7 +875,7 @@ Test(trainer, resume_needs_the_checkpoint_file, .init = make_tmpdir, .fini = tmp
 // Rewrites the checkpoint ckpt as out with the Adam moment `which` stored
 // as dtype (its other tensors and metadata kept).
 static void write_moment_as(const char *ckpt, const char *out, const char *which,
-                            s2s_st_dtype dtype) {
+                            s2s_st_dtype dtype, float at5) {
     s2s_model *m;
     cr_assert_eq(s2s_model_load(&m, ckpt), S2S_OK, "%s", s2s_last_error());
     s2s_st_file *f;
@@ -891,8 +891,13 @@ static void write_moment_as(const char *ckpt, const char *out, const char *which
     }
     s2s_st_tensor ts[2] = {*s2s_st_find(f, "train.adam.m"), *s2s_st_find(f, "train.adam.v")};
     size_t n = m->n_params;
-    void *small = calloc(n, 2);  // n values of 1 or 2 bytes, where n floats are expected
+    float *small = calloc(n, sizeof(float));  // I8, BF16: n values in n or 2n bytes
     cr_assert_not_null(small);
+    if (dtype == S2S_ST_F32) {  // the checkpoint's values, value 5 made at5
+        memcpy(small, (strcmp(which, "train.adam.m") == 0 ? &ts[0] : &ts[1])->data,
+               n * sizeof(float));
+        small[5] = at5;
+    }
     s2s_st_tensor *t = strcmp(which, "train.adam.m") == 0 ? &ts[0] : &ts[1];
     t->raw = small;
     t->dtype = dtype;
@@ -904,7 +909,8 @@ static void write_moment_as(const char *ckpt, const char *out, const char *which
 
 // Issue 27, item 3: a checkpoint whose Adam moments are I8 or BF16 (n
 // values in n or 2n bytes) was copied as n floats, reading past the tensor
-// (ASan: heap-buffer-overflow). Refused, naming the file and the tensor.
+// (ASan: heap-buffer-overflow). Refused, naming the file and the tensor;
+// so are moments that would make the first resumed step NaN.
 Test(trainer, resume_refuses_adam_moments_that_are_not_f32, .init = make_tmpdir,
      .fini = tmpdir_remove) {
     s2s_config cfg = reverse_config();
@@ -917,20 +923,25 @@ Test(trainer, resume_refuses_adam_moments_that_are_not_f32, .init = make_tmpdir,
     const struct {
         const char *tensor;
         s2s_st_dtype dtype;
-        const char *file;
-    } cases[] = {{"train.adam.m", S2S_ST_I8, "i8.ckpt.safetensors"},
-                 {"train.adam.v", S2S_ST_BF16, "bf16.ckpt.safetensors"},
-                 {"train.adam.m", S2S_ST_BF16, "bf16m.ckpt.safetensors"}};
+        float at5;
+        const char *file, *says;
+    } cases[] = {{"train.adam.m", S2S_ST_I8, 0, "i8.ckpt.safetensors", "is I8"},
+                 {"train.adam.v", S2S_ST_BF16, 0, "bf16.ckpt.safetensors", "is BF16"},
+                 {"train.adam.m", S2S_ST_BF16, 0, "bf16m.ckpt.safetensors", "is BF16"},
+                 // F32 but NaN, or a negative second moment: NaN weights at the first step
+                 {"train.adam.m", S2S_ST_F32, NAN, "nan.ckpt.safetensors", "holds nan at index 5"},
+                 {"train.adam.v", S2S_ST_F32, -1, "neg.ckpt.safetensors", "holds -1 at index 5"}};
     cfg.train.max_steps = 4;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *path = strdup(tmp_path(cases[i].file));
-        write_moment_as(tmp_path("a.ckpt.safetensors"), path, cases[i].tensor, cases[i].dtype);
+        write_moment_as(tmp_path("a.ckpt.safetensors"), path, cases[i].tensor, cases[i].dtype,
+                        cases[i].at5);
         p.output = tmp_path("b.safetensors");
         p.resume = path;
         cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_ERR_FORMAT, "%s resumed", cases[i].file);
         const char *msg = s2s_last_error();
         cr_assert(strstr(msg, path) && strstr(msg, cases[i].tensor) &&
-                      strstr(msg, s2s_st_dtype_name(cases[i].dtype)) && !strchr(msg, '\n'),
+                      strstr(msg, cases[i].says) && !strchr(msg, '\n'),
                   "%s", msg);
         free(path);
     }

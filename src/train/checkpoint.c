@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "model/safetensors.h"
+#include "ops/ops.h"
 #include "train/outputs.h"
 
 #define CKPT_FORMAT "2"  // 1: a separate BASE.optim.safetensors tied by a weight hash
@@ -100,6 +101,18 @@ s2s_status s2s_checkpoint_load(const char *path, const s2s_model *m, float *am, 
         // Unaligned on read: copy bytes.
         memcpy(am, tm->data, n * sizeof(float));
         memcpy(av, tv->data, n * sizeof(float));
+        // A NaN, an infinity or a negative second moment makes every
+        // weight it touches NaN at the first resumed step.
+        size_t jm = s2s_first_nonfinite(am, n), jv = s2s_first_nonfinite(av, n);
+        for (size_t j = 0; jv == n && j < n; j++)
+            if (av[j] < 0) jv = j;
+        if (jm < n || jv < n) {
+            const s2s_st_tensor *t = jm < n ? tm : tv;
+            size_t j = jm < n ? jm : jv;
+            st = s2s_fail(S2S_ERR_FORMAT, "%s: tensor '%s' holds %g at index %zu; Adam moments "
+                          "must be finite (and the second ones not negative)", path, t->name,
+                          (double)(jm < n ? am[j] : av[j]), j);
+        }
     }
     s2s_st_close(f);
     return st;
