@@ -19,7 +19,7 @@ fi
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(config model tokenizer tsv server vocab cli)
+[ ${#targets[@]} -gt 0 ] || targets=(config model tokenizer tsv server vocab cli checkpoint)
 
 scripts/setup.sh --clang build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DS2S_FUZZ=ON -DS2S_TESTS=OFF
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=0
