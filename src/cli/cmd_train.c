@@ -6,7 +6,8 @@
 // train.log= names one. Output paths given on the command line (-o, --set
 // train.output=, --set train.log=) are the user's and may go anywhere; the
 // config file's must stay in its folder unless --allow-outside. Exit 1 when
-// a log or model write fails.
+// a log or model write fails, or an output folder cannot take the files
+// (checked before the first step).
 //
 // Progress goes to stderr: on a terminal one live line redrawn with \r,
 // otherwise a plain line every --log-every steps (default 100); validation

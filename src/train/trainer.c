@@ -149,7 +149,12 @@ static s2s_status setup(trainer *t, const s2s_config *cfg, const s2s_train_param
     if (cfg->train.max_steps < 1)
         return s2s_fail(S2S_ERR_CONFIG, "train.max_steps must be at least 1");
     // Every output is checked before the first step, not at the first save.
-    S2S_TRY(s2s_train_outputs_make(&t->files, cfg, p));
+    // A folder that cannot take the files is a failed write (exit 1, as for
+    // `init -o` and `vocab build -o`), found early; a path the config may
+    // not use (S2S_ERR_CONFIG) is bad usage.
+    s2s_status made = s2s_train_outputs_make(&t->files, cfg, p);
+    if (made == S2S_ERR_IO) t->write_failed = true;
+    S2S_TRY(made);
 
     char *ckpt = p->resume ? s2s_checkpoint_path(p->resume) : NULL;
     if (p->resume && !ckpt) return S2S_ERR_NOMEM;
@@ -236,7 +241,7 @@ static s2s_status setup(trainer *t, const s2s_config *cfg, const s2s_train_param
     free(ckpt);
     S2S_TRY(st);
     if (t->rank != 0) return S2S_OK;
-    return s2s_train_log_open(&t->log, t->files.log, p->resume ? t->ls.step : -1);
+    return wrote(t, s2s_train_log_open(&t->log, t->files.log, p->resume ? t->ls.step : -1));
 }
 
 static s2s_status teardown(trainer *t) {
