@@ -6,6 +6,8 @@ what a client sees:
   --request-timeout, and cannot keep a plain client out when they hold
   every connection; loopback clients are not held to --max-per-address;
 - two different Content-Length headers are refused;
+- a request that needs more memory than there is gets 413 naming its
+  options, and the server goes on;
 - mixed attention and beam requests under concurrency get what each gets
   alone (the batching key);
 - after an outsized request, normal batches get a fresh server's replies
@@ -21,6 +23,7 @@ Bounded (about 30 s), loopback only.
 import http.client
 import json
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -46,9 +49,12 @@ def check(name, cond, detail=""):
 
 
 class Server:
-    def __init__(self, *args):
+    def __init__(self, *args, memory=None):
+        def limit():  # address space: an allocation past it fails as on a full machine
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         self.p = subprocess.Popen([S2S, "serve", "-m", ZH_EN, "--port", "0", *args],
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                  preexec_fn=limit if memory else None)
         running.append(self.p)
         line = self.p.stdout.readline()
         if not line.startswith("listening on http://127.0.0.1:"):
@@ -231,6 +237,20 @@ try:
               diff)
     st, body = srv.request({"text": "我", "beam_size": 10000})
     check("beam_size 10000: 400 naming the option", st == 400 and b"beam_size" in body, body)
+    check("exit 0", srv.stop() == 0)
+
+    # ---- a request larger than the memory there is: 413 naming its options ----
+    srv = Server("--threads", "1", memory=384 << 20)
+    st, _ = srv.request({"text": "我爱吃苹果"})
+    check("384 MiB of address space: a plain request is answered", st == 200, st)
+    st, body = srv.request({"texts": [SENTENCES[k % 4] for k in range(64)], "beam_size": 64,
+                            "n_best": 64})
+    j = json.loads(body) if body.startswith(b"{") else {}
+    check("64 texts at beam 64 in 384 MiB: 413 too_large naming beam_size (was 500 internal)",
+          st == 413 and j.get("error") == "too_large" and "beam_size 64" in j.get("message", ""),
+          (st, body[:200]))
+    st, body = srv.request({"texts": SENTENCES})
+    check("... and the next request is answered", st == 200, (st, body[:100]))
     check("exit 0", srv.stop() == 0)
 
     # ---- SIGTERM under keep-alive load ----

@@ -54,7 +54,7 @@ s2s_status s2s_server_new(s2s_server **out, const char *const *model_paths, int 
 void s2s_server_free(s2s_server *s);
 
 typedef struct s2s_server_reply {
-    int status;           // HTTP status: 200, 400, 404, 405 or 503
+    int status;           // HTTP status: 200, 400, 404, 405, 413 or 503
     char *body;           // JSON text (caller frees, s2s_server_reply_free)
     int retry_after;      // seconds; > 0 with 503
     const char *allow;    // with 405: the methods the path takes ("POST")
