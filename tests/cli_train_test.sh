@@ -258,6 +258,9 @@ while [ "$n" -le 12 ]; do
     check "fault $n: no checkpoint yet" run 2 "$s2s" train "$cfg" -o "$d/m.safetensors" \
       --resume "$d/m.safetensors" $fault
     check "fault $n: a fresh run" run 0 "$s2s" train "$cfg" -o "$d/m.safetensors" $fault
+    # The killed run's lines had no checkpoint behind them: dropped, not appended to.
+    check "fault $n: the fresh run's log as an unkilled run's" \
+      cmp "$tmp/ref/m.train.log" "$d/m.train.log"
   fi
   for f in m.safetensors m.ckpt.safetensors m.best.safetensors; do
     check "fault $n: $f as an unkilled run's" cmp "$tmp/ref/$f" "$d/$f"

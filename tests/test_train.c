@@ -763,6 +763,22 @@ Test(trainer, learns_to_reverse_digits, .init = make_tmpdir, .fini = tmpdir_remo
 // N steps in one run, or N/2 then --resume to N: the same weights, byte for
 // byte, and the same log. Dropout and shuffling are on, so the dropout
 // generator, the epoch order and the position in it must all be restored.
+// Drops the marks of checkpointed steps (", \"checkpoint\": true") from a
+// log of n bytes: a run stopped and resumed at step k marks line k, which
+// an uninterrupted run need not. Returns the new length.
+static size_t without_checkpoint_marks(unsigned char *log, size_t n) {
+    static const char mark[] = ", \"checkpoint\": true";
+    size_t k = sizeof mark - 1, out = 0;
+    for (size_t i = 0; i < n;) {
+        if (i + k <= n && memcmp(log + i, mark, k) == 0) {
+            i += k;
+            continue;
+        }
+        log[out++] = log[i++];
+    }
+    return out;
+}
+
 static void check_resume(s2s_config cfg) {
     cfg.model.dropout = 0.1f;
     cfg.model.attention_dropout = 0.1f;
@@ -804,6 +820,8 @@ static void check_resume(s2s_config cfg) {
     unsigned char *a, *b;
     a = slurp(tmp_path("full.log"), &na);
     b = slurp(tmp_path("half.log"), &nb);
+    na = without_checkpoint_marks(a, na);
+    nb = without_checkpoint_marks(b, nb);
     cr_assert(na == nb && memcmp(a, b, na) == 0, "resumed loss curve differs");
     free(a);
     free(b);
@@ -992,10 +1010,99 @@ Test(trainer, resume_cuts_only_the_last_runs_log_lines, .init = make_tmpdir,
 
     size_t nl;
     unsigned char *log = slurp(tmp_path("a.train.log"), &nl);
-    cr_assert_eq(nl, 2 * na, "%zu bytes, want two runs of %zu", nl, na);
-    cr_assert(memcmp(log, a, na) == 0, "the first run's lines changed");
-    cr_assert(memcmp(log + na, a, na) == 0, "the resumed run's lines differ from a whole run's");
+    cr_assert(nl > na && memcmp(log, a, na) == 0, "the first run's lines changed");
+    // The resumed run marks step 2, where it stopped, as checkpointed.
+    size_t nr = without_checkpoint_marks(log + na, nl - na), nw = without_checkpoint_marks(a, na);
+    cr_assert_eq(nr, nw, "%zu bytes, want a run of %zu", nr, nw);
+    cr_assert(memcmp(log + na, a, nw) == 0, "the resumed run's lines differ from a whole run's");
     free(log);
+    free(a);
+}
+
+// A checkpointed step's line is written after its checkpoint; killed in
+// between, the log lacks it. The checkpoint stores the line and a resume
+// puts it back: the log equals the one of a resume with the line there.
+Test(trainer, resume_puts_back_the_checkpoints_own_line, .init = make_tmpdir,
+     .fini = tmpdir_remove) {
+    s2s_config cfg = reverse_config();
+    cfg.train.max_steps = 2;
+    cfg.train.valid_every = 0;
+    s2s_train_params p = s2s_train_default_params();
+    s2s_train_summary sum;
+    size_t n[2];
+    unsigned char *log[2];
+    for (int k = 0; k < 2; k++) {
+        char name[32], ckpt[32];
+        snprintf(name, sizeof name, "r%d.safetensors", k);
+        snprintf(ckpt, sizeof ckpt, "r%d.train.log", k);
+        char *out = strdup(tmp_path(name)), *logp = strdup(tmp_path(ckpt));
+        cfg.train.max_steps = 2;
+        p.output = out;
+        p.resume = NULL;
+        cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+        if (k == 1) {  // the kill: line 2 never written
+            size_t len;
+            unsigned char *text = slurp(logp, &len);
+            char *nl = strchr((char *)text, '\n');
+            cr_assert(nl && strstr(nl + 1, "\"checkpoint\": true"), "%s", text);
+            cr_assert_eq(truncate(logp, (off_t)(nl + 1 - (char *)text)), 0);
+            free(text);
+        }
+        cfg.train.max_steps = 4;
+        p.resume = out;
+        cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+        log[k] = slurp(logp, &n[k]);
+        free(out);
+        free(logp);
+    }
+    cr_assert(n[0] == n[1] && memcmp(log[0], log[1], n[0]) == 0, "%s\n---\n%s", log[0], log[1]);
+    free(log[0]);
+    free(log[1]);
+}
+
+// A run killed before its first checkpoint left its lines in the log, and
+// a new run appended to them (issue 27): the log differed from an unkilled
+// run's. A new run drops the last run's lines after its last checkpoint
+// (the whole run when it has none), and keeps every finished run's.
+Test(trainer, new_run_drops_a_killed_runs_lines_after_its_checkpoint, .init = make_tmpdir,
+     .fini = tmpdir_remove) {
+    s2s_config cfg = reverse_config();
+    cfg.train.schedule = S2S_SCHEDULE_CONSTANT;
+    cfg.train.max_steps = 4;
+    cfg.train.save_every = 2;
+    cfg.train.valid_every = 0;
+    s2s_train_params p = s2s_train_default_params();
+    s2s_train_summary sum;
+    p.output = tmp_path("a.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    size_t na;
+    unsigned char *a = slurp(tmp_path("a.train.log"), &na);
+    cr_assert_not_null(strstr((char *)a, "\"checkpoint\": true}\n{\"step\": 3"), "%s", a);
+
+    const char *killed[] = {
+        // before its first checkpoint: every line goes
+        "{\"step\": 1, \"loss\": 1}\n",
+        // after its checkpoint at 2: line 3 goes, lines 1 and 2 stay
+        "{\"step\": 1, \"loss\": 1}\n{\"step\": 2, \"loss\": 1, \"checkpoint\": true}\n"
+        "{\"step\": 3, \"loss\": 1}\n{\"step\": 4, \"lo",
+    };
+    const size_t kept[] = {0, 66};
+    for (int k = 0; k < 2; k++) {
+        FILE *f = fopen(tmp_path("a.train.log"), "w");
+        cr_assert_not_null(f);
+        fwrite(a, 1, na, f);
+        fputs(killed[k], f);
+        fclose(f);
+        cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+        size_t nl;
+        unsigned char *log = slurp(tmp_path("a.train.log"), &nl);
+        cr_assert_eq(nl, 2 * na + kept[k], "case %d: %zu bytes, want %zu", k, nl,
+                     2 * na + kept[k]);
+        cr_assert(memcmp(log, a, na) == 0, "case %d: the first run's lines changed", k);
+        cr_assert(memcmp(log + na, killed[k], kept[k]) == 0, "case %d: kept lines changed", k);
+        cr_assert(memcmp(log + na + kept[k], a, na) == 0, "case %d: the new run's lines", k);
+        free(log);
+    }
     free(a);
 }
 

@@ -46,9 +46,10 @@ s2s_status s2s_checkpoint_save(const char *path, const s2s_model *m, const float
         {"s2s.train.epoch", epoch},         {"s2s.train.batch", batch},
         {"s2s.train.rng", rng},             {"s2s.train.best", best},
         {"s2s.train.best_step", best_step}, {"s2s.train.bad_validations", bad},
-        {"s2s.train.train_pairs", pairs},
+        {"s2s.train.train_pairs", pairs},   {"s2s.train.log_line", ls->log_line},
     };
-    return s2s_model_save_extra(m, path, ts, 2, meta, (int)(sizeof meta / sizeof meta[0]));
+    int n_meta = (int)(sizeof meta / sizeof meta[0]) - !ls->log_line[0];
+    return s2s_model_save_extra(m, path, ts, 2, meta, n_meta);
 }
 
 static bool meta_int(const s2s_st_file *f, const char *key, long long lo, int *out) {
@@ -98,6 +99,12 @@ s2s_status s2s_checkpoint_load(const char *path, const s2s_model *m, float *am, 
         st = s2s_fail(S2S_ERR_FORMAT, "%s: bad s2s.train.rng", path);
     } else {
         ls->best = strcmp(best, "nan") == 0 ? NAN : strtod(best, NULL);
+        // Optional (a checkpoint saved with no step run has none); a line
+        // too long for the buffer, or with a newline, is not put back.
+        const char *line = s2s_st_meta_get(f, "s2s.train.log_line");
+        ls->log_line[0] = '\0';
+        if (line && strlen(line) < sizeof ls->log_line && !strchr(line, '\n'))
+            memcpy(ls->log_line, line, strlen(line) + 1);
         // Unaligned on read: copy bytes.
         memcpy(am, tm->data, n * sizeof(float));
         memcpy(av, tv->data, n * sizeof(float));

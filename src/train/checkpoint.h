@@ -5,7 +5,8 @@
 // writes it (so it also loads as a model), the Adam moments as tensors
 // train.adam.m and train.adam.v (n_params each), and the loop state as
 // metadata s2s.train.* (step, epoch, batch index in the epoch, dropout rng
-// state, best score and its step, bad validations, training pairs). It is
+// state, best score and its step, bad validations, training pairs, the
+// step's log line). It is
 // written atomically (temp file, fsync, rename), so whenever the process
 // dies the file is the previous checkpoint or the new one, complete:
 // --resume never sees weights and moments from different steps.
@@ -22,6 +23,10 @@ typedef struct s2s_loop_state {
     double best;             // NAN until the first validation
     int best_step, bad;
     int train_pairs;         // size of data.train (resuming needs the same data)
+    // The log line of the checkpoint's step ("" for none), stored with it:
+    // the line is written after the checkpoint, and a resume puts it back
+    // when a kill came in between (s2s_train_log_open).
+    char log_line[1024];
 } s2s_loop_state;
 
 // The checkpoint file for path: path itself when it ends in

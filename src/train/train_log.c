@@ -6,55 +6,81 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/error.h"
 #include "core/util.h"
 
-// The step of one log line, -1 when it is not a log object.
-static long long line_step(const char *line, size_t n) {
+// The step of one log line, -1 when it is not a log object; *saved tells
+// whether the line carries "checkpoint": true.
+static long long line_step(const char *line, size_t n, bool *saved) {
     json_t *o = json_loadb(line, n, JSON_DISABLE_EOF_CHECK, NULL);
     json_t *s = o ? json_object_get(o, "step") : NULL;
     long long step = json_is_integer(s) ? (long long)json_integer_value(s) : -1;
+    if (saved) *saved = step >= 0 && json_is_true(json_object_get(o, "checkpoint"));
     json_decref(o);
     return step;
 }
 
-// Byte length of text to keep so that the last run stops at resume_step.
-static size_t keep_bytes(const char *text, size_t len, int resume_step) {
-    size_t run = 0;  // where the last run's lines begin
+// Where the last run's lines begin in text; *end: where the whole lines end
+// (a cut-off last line goes).
+static size_t last_run(const char *text, size_t len, size_t *end) {
+    size_t run = 0;
     long long prev = -1;
     for (size_t at = 0; at < len;) {
         const char *nl = memchr(text + at, '\n', len - at);
         size_t n = nl ? (size_t)(nl - (text + at)) + 1 : len - at;
-        long long step = nl ? line_step(text + at, n) : -1;  // a cut-off last line goes
-        if (step < 0 && !nl) return at;
+        long long step = nl ? line_step(text + at, n, NULL) : -1;
+        if (step < 0 && !nl) {
+            *end = at;
+            return run;
+        }
         if (step >= 0 && step <= prev) run = at;
         if (step >= 0) prev = step;
         at += n;
     }
-    for (size_t at = run; at < len;) {
-        const char *nl = memchr(text + at, '\n', len - at);
-        size_t n = nl ? (size_t)(nl - (text + at)) + 1 : len - at;
-        if (line_step(text + at, n) > resume_step) return at;
+    *end = len;
+    return run;
+}
+
+// Byte length of text to keep so that the last run stops at resume_step
+// (resume_step >= 0), or at its last checkpoint (resume_step < 0: a new
+// run; a last run that never wrote a checkpoint goes whole). *last: the
+// step of the last line kept in the last run, 0 when none is.
+static size_t keep_bytes(const char *text, size_t len, int resume_step, long long *last) {
+    size_t end, run = last_run(text, len, &end), keep = run;
+    *last = 0;
+    for (size_t at = run; at < end;) {
+        const char *nl = memchr(text + at, '\n', end - at);
+        size_t n = nl ? (size_t)(nl - (text + at)) + 1 : end - at;
+        bool saved;
+        long long step = line_step(text + at, n, &saved);
         at += n;
+        if (resume_step >= 0 ? step > resume_step : !saved) continue;
+        if (resume_step >= 0 && at - n != keep) break;  // lines after a cut stay cut
+        keep = at;
+        if (step >= 0) *last = step;
     }
-    return len;
+    return keep;
 }
 
 static s2s_status io_error(const char *path, const char *what) {
     return s2s_fail(S2S_ERR_IO, "%s: cannot %s: %s", path, what, strerror(errno ? errno : EIO));
 }
 
-s2s_status s2s_train_log_open(s2s_train_log *log, const char *path, int resume_step) {
+s2s_status s2s_train_log_open(s2s_train_log *log, const char *path, int resume_step,
+                              const char *resume_line) {
     log->f = NULL;
     log->path = path;
     log->wrote = false;
-    if (resume_step >= 0 && access(path, F_OK) == 0) {
+    long long last = 0;
+    struct stat sb;  // a device (/dev/full, /dev/null) is only written to
+    if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
         char *text = NULL;
         size_t len = 0;
         S2S_TRY(s2s_read_file(&text, &len, path));
-        size_t keep = keep_bytes(text, len, resume_step);
+        size_t keep = keep_bytes(text, len, resume_step, &last);
         free(text);
         // Only the tail goes: a kill here loses nothing the resumed run needs.
         if (keep < len && truncate(path, (off_t)keep) != 0) return io_error(path, "truncate");
@@ -62,6 +88,11 @@ s2s_status s2s_train_log_open(s2s_train_log *log, const char *path, int resume_s
     errno = 0;
     log->f = fopen(path, "a");
     if (!log->f) return io_error(path, "open for appending");
+    // Killed after the checkpoint's rename, before its line: the line it stored.
+    if (resume_step >= 0 && resume_line && resume_line[0] && last < resume_step) {
+        S2S_TRY(s2s_train_log_write(log, resume_line));
+        log->wrote = false;  // the resumed run's first line is still its first
+    }
     return S2S_OK;
 }
 
@@ -69,7 +100,7 @@ s2s_status s2s_train_log_open(s2s_train_log *log, const char *path, int resume_s
 static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 static json_t *step_object(const s2s_train_progress *p, const s2s_train_log_guided *g,
-                           bool first) {
+                           bool first, bool checkpoint) {
     json_t *o = json_object();
     if (!o) return NULL;
     json_object_set_new(o, "step", json_integer(p->step));
@@ -101,23 +132,27 @@ static json_t *step_object(const s2s_train_progress *p, const s2s_train_log_guid
         json_object_set_new(vo, "best", json_boolean(p->best));
         json_object_set_new(o, "valid", vo);
     }
+    if (checkpoint) json_object_set_new(o, "checkpoint", json_true());
     return o;
 }
 
-s2s_status s2s_train_log_step(s2s_train_log *log, const s2s_train_progress *p,
-                              const s2s_train_log_guided *g) {
-    if (!log->f) return S2S_OK;  // not rank 0
-    json_t *o = step_object(p, g, !log->wrote);
-    log->wrote = true;
+char *s2s_train_log_line(const s2s_train_log *log, const s2s_train_progress *p,
+                         const s2s_train_log_guided *g, bool checkpoint) {
+    json_t *o = step_object(p, g, !log->wrote, checkpoint);
     // One line, ", " and ": " separators, 9 significant digits.
     char *text = o ? json_dumps(o, JSON_REAL_PRECISION(9)) : NULL;
     json_decref(o);
-    if (!text) return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", log->path);
-    size_t n = strlen(text);
+    if (!text) s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", log->path);
+    return text;
+}
+
+s2s_status s2s_train_log_write(s2s_train_log *log, const char *line) {
+    if (!log->f) return S2S_OK;  // not rank 0
+    log->wrote = true;
+    size_t n = strlen(line);
     errno = 0;
-    bool ok = fwrite(text, 1, n, log->f) == n && fputc('\n', log->f) != EOF &&
+    bool ok = fwrite(line, 1, n, log->f) == n && fputc('\n', log->f) != EOF &&
               fflush(log->f) == 0;
-    free(text);
     return ok ? S2S_OK : io_error(log->path, "write");
 }
 

@@ -93,10 +93,16 @@ static s2s_status wrote(trainer *t, s2s_status st) {
 // The checkpoint (one file, all or nothing), then OUT, the plain model. A
 // kill between the two leaves OUT a checkpoint behind; --resume reads the
 // checkpoint file, never OUT's weights.
-static s2s_status save_checkpoint(trainer *t) {
+// line: the step's log line, written once the checkpoint is on disk, so
+// that a line marked "checkpoint" always has one behind it. NULL: no step
+// ran (resumed at max_steps), the resumed checkpoint's line is kept.
+static s2s_status save_checkpoint(trainer *t, const char *line) {
     if (t->rank != 0) return S2S_OK;
     t->ls.train_pairs = t->train->n;
+    if (line) t->ls.log_line[0] = '\0';
+    if (line && strlen(line) < sizeof t->ls.log_line) strcpy(t->ls.log_line, line);
     S2S_TRY(wrote(t, s2s_checkpoint_save(t->files.ckpt, t->m, t->am, t->av, &t->ls)));
+    if (line) S2S_TRY(wrote(t, s2s_train_log_write(&t->log, line)));
     return wrote(t, s2s_model_save(t->m, t->files.out));
 }
 
@@ -241,7 +247,8 @@ static s2s_status setup(trainer *t, const s2s_config *cfg, const s2s_train_param
     free(ckpt);
     S2S_TRY(st);
     if (t->rank != 0) return S2S_OK;
-    return wrote(t, s2s_train_log_open(&t->log, t->files.log, p->resume ? t->ls.step : -1));
+    return wrote(t, s2s_train_log_open(&t->log, t->files.log, p->resume ? t->ls.step : -1,
+                                       p->resume ? t->ls.log_line : NULL));
 }
 
 static s2s_status teardown(trainer *t) {
@@ -440,18 +447,21 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
             }
             if (t->ranks > 1) S2S_TRY(check_ranks(t, step, &stop_early));
         }
-        // The log line goes first: a run killed before the checkpoint below
-        // leaves extra lines, which a resume drops (s2s_train_log_open).
+        // A step with no checkpoint logs at once: a run killed before the
+        // next checkpoint leaves such lines, which the next run drops
+        // (s2s_train_log_open). A checkpointed step's line, marked so, goes
+        // after the checkpoint: proof that the run got that far.
         s2s_train_log_guided lg = {.guided_on = tc->guided_alignment.layer >= 0,
                                    .coref_on = tc->guided_coref.layer >= 0,
                                    .guided = ls.guided, .coref = ls.coref};
-        S2S_TRY(wrote(t, s2s_train_log_step(&t->log, &pr, &lg)));
-        saved = false;
-        if ((tc->save_every > 0 && step % tc->save_every == 0) || interrupted || stop_early ||
-            step == tc->max_steps) {
-            S2S_TRY(save_checkpoint(t));
-            saved = true;
-        }
+        saved = (tc->save_every > 0 && step % tc->save_every == 0) || interrupted ||
+                stop_early || step == tc->max_steps;
+        char *line = s2s_train_log_line(&t->log, &pr, &lg, saved);
+        if (!line) return wrote(t, S2S_ERR_NOMEM);
+        s2s_status logged = saved ? save_checkpoint(t, line)
+                                  : wrote(t, s2s_train_log_write(&t->log, line));
+        free(line);
+        S2S_TRY(logged);
         pr.saved = saved;
         if (p->on_step) p->on_step(&pr, p->user);
         sum->early_stopped = stop_early;
@@ -459,7 +469,7 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
         if (stop_early || interrupted) break;
     }
     // No step ran (resumed at max_steps): still write OUT and its checkpoint.
-    if (!saved) S2S_TRY(save_checkpoint(t));
+    if (!saved) S2S_TRY(save_checkpoint(t, NULL));
     sum->steps = t->ls.step;
     sum->best_score = t->ls.best;
     sum->best_step = t->ls.best_step;
