@@ -132,9 +132,12 @@ typedef struct s2s_train_summary {
 // and "coref" (the guided alignment and coreference terms, when on), "lr",
 // "tokens" (source + target tokens, no </s> or padding), "grad_norm"
 // (before clipping), and on validation steps "valid": {"loss", "nll",
-// "token_accuracy", "bleu", "exact_match", "sentences", "best"}}. A new run
-// appends its lines after an earlier run's (its steps start again at 1); a
-// resumed run first drops the last run's lines after its checkpoint's step.
+// "token_accuracy", "bleu", "exact_match", "sentences", "best"}}, and
+// "checkpoint": true on a step whose checkpoint is written (the line comes
+// after it). A new run appends its lines after an earlier run's (its steps
+// start again at 1), first dropping the last run's lines after its last
+// checkpoint (a killed run's); a resumed run first drops the last run's
+// lines after its checkpoint's step.
 // Under MPI (several ranks) "tokens" is the global batch's, every line adds
 // "rank_tokens": [smallest, largest rank's share] and "allreduce_ms", and a
 // run's first line "ranks": N.
