@@ -202,9 +202,8 @@ static inline uint32_t s2s_fold_width(uint32_t c) {
 // NUL-terminated).
 int s2s_vocab_find(const s2s_vocab *v, const char *s, size_t len);
 // The longest token made only of CJK characters, in code points: the most a
-// match inside a CJK run can span. Bounding the search by this rather than
-// by the longest token keeps segmentation cheap when the vocab also holds
-// long Latin words.
+// match inside a CJK run can span (the bound of the old segmenting loop,
+// which the tests and fuzz_vocab keep as a reference).
 int s2s_vocab_max_cjk_chars(const s2s_vocab *v);
 // How many tokens are made only of CJK characters: how s2s_vocab_lang
 // tells a Chinese vocab.

@@ -3,9 +3,10 @@
 // The file's bytes are kept in one block with each line NUL-terminated in
 // place, so tokens cost no allocation of their own. Lookup goes through an
 // open-addressing hash table (linear probing, FNV-1a) sized to at most half
-// full. Segmenting CJK does not probe it: it walks the CJK tokens in sorted
-// order instead (s2s_vocab_cjk_prefix), whose cost per position is the
-// length of the longest match times log(tokens), not that length squared.
+// full. The CJK longest match does not probe it once per candidate length
+// (each candidate hashed from its start: the longest token's length squared
+// per position); it walks the CJK tokens in sorted order instead
+// (s2s_vocab_cjk_prefix), at the cost of the walk times log(tokens).
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
