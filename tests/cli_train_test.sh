@@ -116,6 +116,36 @@ check "SIGTERM while loading: one line" test "$(wc -l <"$tmp/endless.err")" -eq 
 check "SIGTERM while loading: nothing written" \
   test -z "$(ls "$tmp" | grep '^endless\.' | grep -v '^endless\.\(tsv\|err\)$')"
 
+# A writer that holds the pipe open and says nothing: the read blocks, and
+# a second signal ends the run (before the first step only).
+mkfifo "$tmp/silent.tsv"
+(exec 3>"$tmp/silent.tsv"; sleep 60) &
+writer=$!
+timeout 60 "$s2s" train "$cfg" -o "$tmp/silent.safetensors" --set data.train="$tmp/silent.tsv" \
+  2>"$tmp/silent.err" &
+pid=$!
+c=$pid
+for _ in $(seq 1 300); do  # until s2s (timeout's child) has the pipe open (at most 30 s)
+  for c in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
+    ls -l /proc/"$c"/fd 2>/dev/null | grep -q silent.tsv && break 2
+  done
+  sleep 0.1
+done
+# To s2s itself: timeout ignores a second signal once it has handed one on.
+kill -TERM "$c"
+sleep 0.5
+kill -TERM "$c"
+wait "$pid"
+rc=$?
+kill "$writer" 2>/dev/null
+check "SIGTERM twice on a silent pipe: exit 130" test "$rc" -eq 130
+check "SIGTERM twice on a silent pipe: says so" \
+  grep -q "^s2s train: interrupted before the first step; nothing written$" "$tmp/silent.err"
+check "SIGTERM twice on a silent pipe: nothing written" test ! -e "$tmp/silent.safetensors"
+check "a data FIFO with no writer: exit 2" run 2 timeout 30 "$s2s" train "$cfg" \
+  -o "$tmp/silent.safetensors" --set data.train="$tmp/silent.tsv"
+check "a data FIFO with no writer: named" err_has "silent.tsv: cannot open: a FIFO with no writer"
+
 # ---- signals: no handler runs on a training thread ----
 # SIGINT and SIGTERM are blocked in every thread but one, which takes them
 # with sigwait() (docs/reliability.md "Signals"). The zh-en model's FFN

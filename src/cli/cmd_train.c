@@ -17,6 +17,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,12 +39,27 @@ static volatile sig_atomic_t stop_flag;
 // oneDNN's and OpenMPI's inherit the mask), and one thread of our own takes
 // them with sigwait(), which runs no handler.
 
+// Set by the first step's progress call (the main thread).
+static atomic_int stepped_once;
+
 static void *wait_for_stop(void *arg) {
     const sigset_t *set = arg;
     for (;;) {
         int sig;
+        if (sigwait(set, &sig) != 0) continue;
+        // Before the first step the data loader looks at the flag at each
+        // line; a read that blocks (a pipe whose writer is silent) does not,
+        // so a second signal ends the process. Nothing is written yet, and
+        // the files' writes are all-or-nothing even under SIGKILL.
+        if (stop_flag && !atomic_load(&stepped_once)) {
+            static const char msg[] = "s2s train: interrupted before the first step; "
+                                      "nothing written\n";
+            ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+            (void)w;  // exiting either way
+            _exit(EXIT_INTERRUPTED);
+        }
         // A plain int store; the trainer reads the flag once per step.
-        if (sigwait(set, &sig) == 0) stop_flag = 1;
+        stop_flag = 1;
     }
     return NULL;
 }
@@ -90,6 +106,7 @@ static void format_eta(char *buf, size_t n, double sec) {
 static void on_step(const s2s_train_progress *p, void *user) {
     progress *pg = user;
     pg->stepped = true;
+    atomic_store(&stepped_once, 1);
     if (pg->quiet) return;
     if (pg->first_step < 0) pg->first_step = p->step - 1;
     int done = p->step - pg->first_step;

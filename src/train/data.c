@@ -252,8 +252,10 @@ s2s_status s2s_dataset_load_until(s2s_dataset **out, const char *path,
                                   const s2s_vocab *src_vocab, const s2s_vocab *tgt_vocab,
                                   int max_len, int keep, const volatile sig_atomic_t *stop) {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    const char *why;  // not fopen: a FIFO with no writer would block it for good
+    FILE *f = s2s_open_read(path, /*regular_only=*/false, &why);
+    if (!f)
+        return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", path, why ? why : strerror(errno));
     loader L = {.stop = stop};
     L.d = s2s_calloc(1, sizeof *L.d);
     s2s_status st = L.d ? load_lines(&L, f, path, src_vocab, tgt_vocab, max_len, keep)

@@ -158,10 +158,12 @@ s2s_status s2s_vocab_build(const char *tsv_path, const s2s_vocab_build_params *p
                         S2S_NUM_SPECIALS);
     s2s_vocab *empty;
     S2S_TRY(specials_vocab(&empty));
-    FILE *f = fopen(tsv_path, "rb");
+    const char *why;  // not fopen: a FIFO with no writer would block it for good
+    FILE *f = s2s_open_read(tsv_path, /*regular_only=*/false, &why);
     if (!f) {
         s2s_vocab_free(empty);
-        return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", tsv_path, strerror(errno));
+        return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", tsv_path,
+                        why ? why : strerror(errno));
     }
     table t = {0};
     s2s_status st = count_file(&t, f, tsv_path, p->column, empty);
