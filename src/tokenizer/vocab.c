@@ -6,7 +6,8 @@
 // full. The CJK longest match does not probe it once per candidate length
 // (each candidate hashed from its start: the longest token's length squared
 // per position); it walks the CJK tokens in sorted order instead
-// (s2s_vocab_cjk_prefix), at the cost of the walk times log(tokens).
+// (s2s_vocab_cjk_prefix), reading each byte of the text a bounded number of
+// times, plus two binary searches where tokens part.
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@ struct s2s_vocab {
     int *slots;     // (nslots) ids, -1 where empty
     size_t nslots;  // a power of two >= 2n
     char **cjk;     // (n_cjk) the tokens made only of CJK characters, sorted by bytes
+    int *cjk_len;   // (n_cjk) their byte lengths
 };
 
 static const char *const specials[S2S_NUM_SPECIALS] = {"<pad>", "<unk>", "<s>", "</s>"};
@@ -62,29 +64,48 @@ int s2s_vocab_max_cjk_chars(const s2s_vocab *v) { return v ? v->max_cjk : 0; }
 
 int s2s_vocab_cjk_tokens(const s2s_vocab *v) { return v ? v->n_cjk : 0; }
 
-// The tokens of v->cjk that start with s[0..d) are a range, [lo, hi), and
-// byte d does not decrease along it (the one token of length d, if any, is
-// first, its byte d the NUL). Each step narrows the range to byte s[d] by
-// two binary searches: a walk down a trie whose children are found in
-// O(log n), without building one (8 bytes a token, not a node per byte).
+// The length of the common prefix of a[0..n) and b[0..n): memcmp over
+// blocks, so that a long stretch costs little more than its bytes read.
+static size_t common_prefix(const char *a, const char *b, size_t n) {
+    size_t i = 0;
+    while (n - i >= 32 && memcmp(a + i, b + i, 32) == 0) i += 32;
+    while (i < n && a[i] == b[i]) i++;
+    return i;
+}
+
+// A walk down a trie whose nodes are ranges of v->cjk: the tokens that
+// start with s[0..d) are a range [lo, hi), along which byte d does not
+// decrease (the one token of length d, if any, comes first). The tokens of
+// a range share their bytes up to the common prefix of its first and last
+// (sorted, all between share it too), and none ends before it, so the walk
+// crosses that stretch in one comparison with s; where they part, two
+// binary searches on the next byte of s narrow the range. Each byte of s
+// is compared a bounded number of times, with no trie built (12 bytes a
+// token, not a node a byte).
 size_t s2s_vocab_cjk_prefix(const s2s_vocab *v, const char *s, size_t n) {
-    size_t lo = 0, hi = v ? (size_t)v->n_cjk : 0, best = 0;
-    for (size_t d = 0; lo < hi; d++) {
-        if (v->cjk[lo][d] == '\0') {  // a token ends here: the longest so far
+    size_t lo = 0, hi = v ? (size_t)v->n_cjk : 0, best = 0, d = 0;
+    while (lo < hi) {
+        const char *first = v->cjk[lo], *last = v->cjk[hi - 1];
+        size_t lf = (size_t)v->cjk_len[lo], ll = (size_t)v->cjk_len[hi - 1];
+        size_t c = d + common_prefix(first + d, last + d, (lf < ll ? lf : ll) - d);
+        // s ends or parts from them before c: no token of the range goes on
+        if (c > n || common_prefix(s + d, first + d, c - d) < c - d) break;
+        d = c;
+        if (lf == d) {  // the first ends here: the longest match so far
             best = d;
             if (++lo == hi) break;
         }
-        if (d == n || s[d] == '\0') break;
-        unsigned char c = (unsigned char)s[d];
+        if (d == n) break;
+        unsigned char ch = (unsigned char)s[d];
         size_t a = lo, b = hi;
-        while (a < b) {  // the first token whose byte d is >= c
+        while (a < b) {  // the first token whose byte d is >= ch
             size_t m = a + (b - a) / 2;
-            if ((unsigned char)v->cjk[m][d] < c) a = m + 1; else b = m;
+            if ((unsigned char)v->cjk[m][d] < ch) a = m + 1; else b = m;
         }
         lo = a;
-        for (b = hi; a < b;) {  // the first one whose byte d is > c
+        for (b = hi; a < b;) {  // the first one whose byte d is > ch
             size_t m = a + (b - a) / 2;
-            if ((unsigned char)v->cjk[m][d] <= c) a = m + 1; else b = m;
+            if ((unsigned char)v->cjk[m][d] <= ch) a = m + 1; else b = m;
         }
         hi = a;
     }
@@ -98,6 +119,7 @@ void s2s_vocab_free(s2s_vocab *v) {
     free(v->len);
     free(v->slots);
     free(v->cjk);
+    free(v->cjk_len);
     free(v);
 }
 
@@ -164,13 +186,16 @@ static int by_bytes(const void *a, const void *b) {
 
 // Sorts the CJK tokens for s2s_vocab_cjk_prefix.
 static s2s_status index_cjk(s2s_vocab *v, const char *name) {
-    v->cjk = malloc((v->n_cjk ? (size_t)v->n_cjk : 1) * sizeof *v->cjk);
-    if (!v->cjk) return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", name);
+    size_t n = v->n_cjk ? (size_t)v->n_cjk : 1;
+    v->cjk = malloc(n * sizeof *v->cjk);
+    v->cjk_len = malloc(n * sizeof *v->cjk_len);
+    if (!v->cjk || !v->cjk_len) return s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", name);
     int k = 0;
     for (int id = 0; id < v->n; id++)
         if (is_cjk_token(v->tok[id], (size_t)v->len[id])) v->cjk[k++] = v->tok[id];
     S2S_ASSERT(k == v->n_cjk);
     qsort(v->cjk, (size_t)k, sizeof *v->cjk, by_bytes);
+    for (int i = 0; i < k; i++) v->cjk_len[i] = (int)strlen(v->cjk[i]);
     return S2S_OK;
 }
 
