@@ -78,19 +78,20 @@ static size_t common_prefix(const char *a, const char *b, size_t n) {
 // decrease (the one token of length d, if any, comes first). The tokens of
 // a range share their bytes up to the common prefix of its first and last
 // (sorted, all between share it too), and none ends before it, so the walk
-// crosses that stretch in one comparison with s; where they part, two
-// binary searches on the next byte of s narrow the range. Each byte of s
-// is compared a bounded number of times, with no trie built (12 bytes a
-// token, not a node a byte).
+// crosses as much of that stretch as s follows in one comparison; where s
+// or the tokens part, two binary searches on the next byte of s narrow
+// the range. The cost is the bytes s follows tokens for, plus a binary
+// search at each parting, with no trie built (12 bytes a token, not a node
+// a byte).
 size_t s2s_vocab_cjk_prefix(const s2s_vocab *v, const char *s, size_t n) {
     size_t lo = 0, hi = v ? (size_t)v->n_cjk : 0, best = 0, d = 0;
     while (lo < hi) {
+        // How far s follows the first token, then how far the last shares
+        // that: the range's tokens all follow s that far.
         const char *first = v->cjk[lo], *last = v->cjk[hi - 1];
         size_t lf = (size_t)v->cjk_len[lo], ll = (size_t)v->cjk_len[hi - 1];
-        size_t c = d + common_prefix(first + d, last + d, (lf < ll ? lf : ll) - d);
-        // s ends or parts from them before c: no token of the range goes on
-        if (c > n || common_prefix(s + d, first + d, c - d) < c - d) break;
-        d = c;
+        size_t t = common_prefix(s + d, first + d, (lf < n ? lf : n) - d);
+        d += common_prefix(first + d, last + d, t < ll - d ? t : ll - d);
         if (lf == d) {  // the first ends here: the longest match so far
             best = d;
             if (++lo == hi) break;
