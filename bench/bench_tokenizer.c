@@ -10,6 +10,7 @@
 //
 //   bench_tokenizer [L] [ZH_VOCAB TSV]   (default L 2000, 0 for none; with
 //                                         ZH_VOCAB and TSV, the corpus figures)
+//   bench_tokenizer --worst [L]          (the walk's worst cases, below)
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,7 +151,48 @@ static void corpus(const char *vocab, const char *tsv) {
     s2s_vocab_free(v);
 }
 
+// The two worst cases of the walk, each on one line of 1 MiB of 一 (the
+// largest request body `s2s serve` takes by default): a vocab of one token
+// of L characters (一 x (L-1) then 二), which the line follows for L-1
+// characters at every position; and a vocab of 一 x k then 二 for every k
+// below L, which parts at every character of that stretch (a binary search
+// each). Hours at 9f2c0a5, so only with --worst.
+static void worst(size_t L) {
+    size_t N = (1u << 20) / 3;
+    char *line = repeat("一", N);
+    for (int kind = 0; kind < 2; kind++) {
+        size_t cap = 64 + (kind ? 3 * L * (L + 3) / 2 + L : 3 * L);
+        char *vtext = malloc(cap);
+        if (!vtext) exit(1);
+        size_t h = (size_t)snprintf(vtext, cap, "<pad>\n<unk>\n<s>\n</s>");
+        for (size_t k = kind ? 1 : L - 1; k < L; k++) {
+            vtext[h++] = '\n';
+            for (size_t i = 0; i < k; i++, h += 3) memcpy(vtext + h, "一", 3);
+            memcpy(vtext + h, "二", 3);
+            h += 3;
+        }
+        vtext[h] = '\0';
+        s2s_vocab *v;
+        if (s2s_vocab_from_string(&v, vtext, "bench") != S2S_OK) {
+            fprintf(stderr, "bench_tokenizer: %s\n", s2s_last_error());
+            exit(1);
+        }
+        int ntok;
+        double dt = time_tokenize(v, line, &ntok);
+        printf("%s (%zu vocab bytes): one line of %zu characters, %d tokens, %.3f s\n",
+               kind ? "一 x k then 二 for every k < L" : "one token of L characters", h, N,
+               ntok, dt);
+        s2s_vocab_free(v);
+        free(vtext);
+    }
+    free(line);
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "--worst")) {
+        worst(argc > 2 ? (size_t)strtoul(argv[2], NULL, 10) : 2000);
+        return 0;
+    }
     size_t L = argc > 1 ? (size_t)strtoul(argv[1], NULL, 10) : 2000;
     if (L > 0) long_token(L);  // 0: the corpus figures alone
     if (argc > 3) corpus(argv[2], argv[3]);
