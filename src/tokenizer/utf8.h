@@ -210,8 +210,9 @@ int s2s_vocab_max_cjk_chars(const s2s_vocab *v);
 int s2s_vocab_cjk_tokens(const s2s_vocab *v);
 // The length in bytes of the longest token made only of CJK characters
 // that s[0..n) starts with, or 0 when none does (s stops early at a NUL).
-// Costs O(match length x log(CJK tokens)): the greedy segmenter calls it
-// at every position, so its cost must not grow with the longest token.
+// The greedy segmenter calls it at every position, so its cost follows how
+// far s goes along tokens (plus a binary search over the CJK tokens where
+// they part), never the longest token's length squared.
 size_t s2s_vocab_cjk_prefix(const s2s_vocab *v, const char *s, size_t n);
 
 #endif

@@ -6,8 +6,8 @@
 // full. The CJK longest match does not probe it once per candidate length
 // (each candidate hashed from its start: the longest token's length squared
 // per position); it walks the CJK tokens in sorted order instead
-// (s2s_vocab_cjk_prefix), reading each byte of the text a bounded number of
-// times, plus two binary searches where tokens part.
+// (s2s_vocab_cjk_prefix): the text as far as it follows tokens, plus two
+// binary searches wherever tokens part.
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -80,9 +80,10 @@ static size_t common_prefix(const char *a, const char *b, size_t n) {
 // (sorted, all between share it too), and none ends before it, so the walk
 // crosses as much of that stretch as s follows in one comparison; where s
 // or the tokens part, two binary searches on the next byte of s narrow
-// the range. The cost is the bytes s follows tokens for, plus a binary
-// search at each parting, with no trie built (12 bytes a token, not a node
-// a byte).
+// the range. The cost is the bytes s follows tokens for (compared again
+// past a parting, as the next range's first token may follow s further),
+// plus the binary searches at each parting, with no trie built (12 bytes a
+// token, not a node a byte).
 size_t s2s_vocab_cjk_prefix(const s2s_vocab *v, const char *s, size_t n) {
     size_t lo = 0, hi = v ? (size_t)v->n_cjk : 0, best = 0, d = 0;
     while (lo < hi) {
