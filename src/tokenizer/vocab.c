@@ -64,12 +64,14 @@ int s2s_vocab_max_cjk_chars(const s2s_vocab *v) { return v ? v->max_cjk : 0; }
 
 int s2s_vocab_cjk_tokens(const s2s_vocab *v) { return v ? v->n_cjk : 0; }
 
-// The length of the common prefix of a[0..n) and b[0..n): memcmp over
-// blocks, so that a long stretch costs little more than its bytes read.
-static size_t common_prefix(const char *a, const char *b, size_t n) {
+// How many bytes s[0..n), a[0..n) and b[0..n) agree on from the start:
+// memcmp over blocks, so that a long stretch costs little more than its
+// bytes read, and never more than one block past where they part.
+static size_t agree(const char *s, const char *a, const char *b, size_t n) {
     size_t i = 0;
-    while (n - i >= 32 && memcmp(a + i, b + i, 32) == 0) i += 32;
-    while (i < n && a[i] == b[i]) i++;
+    while (n - i >= 32 && memcmp(s + i, a + i, 32) == 0 && memcmp(a + i, b + i, 32) == 0)
+        i += 32;
+    while (i < n && s[i] == a[i] && a[i] == b[i]) i++;
     return i;
 }
 
@@ -80,19 +82,18 @@ static size_t common_prefix(const char *a, const char *b, size_t n) {
 // (sorted, all between share it too), and none ends before it, so the walk
 // crosses as much of that stretch as s follows in one comparison; where s
 // or the tokens part, two binary searches on the next byte of s narrow
-// the range. The cost is the bytes s follows tokens for (compared again
-// past a parting, as the next range's first token may follow s further),
-// plus the binary searches at each parting, with no trie built (12 bytes a
-// token, not a node a byte).
+// the range. The cost is the bytes s follows tokens for, plus a block
+// compared and the binary searches at each parting, with no trie built (12
+// bytes a token, not a node a byte).
 size_t s2s_vocab_cjk_prefix(const s2s_vocab *v, const char *s, size_t n) {
     size_t lo = 0, hi = v ? (size_t)v->n_cjk : 0, best = 0, d = 0;
     while (lo < hi) {
-        // How far s follows the first token, then how far the last shares
-        // that: the range's tokens all follow s that far.
+        // as far as s, the first token and the last agree: there every
+        // token of the range follows s
         const char *first = v->cjk[lo], *last = v->cjk[hi - 1];
         size_t lf = (size_t)v->cjk_len[lo], ll = (size_t)v->cjk_len[hi - 1];
-        size_t t = common_prefix(s + d, first + d, (lf < n ? lf : n) - d);
-        d += common_prefix(first + d, last + d, t < ll - d ? t : ll - d);
+        size_t bound = n < lf ? n : lf;
+        d += agree(s + d, first + d, last + d, (bound < ll ? bound : ll) - d);
         if (lf == d) {  // the first ends here: the longest match so far
             best = d;
             if (++lo == hi) break;
