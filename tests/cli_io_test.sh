@@ -109,7 +109,7 @@ for entry in "${endless[@]}"; do
   IFS='|' read -r name file args <<<"$entry"
   where=${file/#-/<stdin>}
   # shellcheck disable=SC2086  # args is a word list
-  check "endless line: $args: exit 2" run 2 timeout 30 "$s2s" $args </dev/zero
+  check "endless line: $args: exit 2" run 2 timeout -k 10 30 "$s2s" $args </dev/zero
   check "endless line: $args: message" err_has \
     "^s2s${name:+ $name}: $where:1: line longer than 67108864 bytes, the most s2s reads through"
   check "endless line: $args: one line" one_line_err
@@ -117,11 +117,11 @@ done
 check "endless line: nothing written" \
   test ! -e "$tmp/endless.txt" -a ! -e "$tmp/endless.safetensors"
 # The lines before it are translated; a pipe with no newline stops alike.
-check "endless line after a good one: exit 2" run 2 timeout 30 bash -c \
+check "endless line after a good one: exit 2" run 2 timeout -k 10 30 bash -c \
   "{ echo 'die katze'; head -c 80M /dev/zero; } | '$s2s' translate -m '$model' --max-len 4"
 check "endless line after a good one: its translation" lines 1
 check "endless line after a good one: line 2 named" err_has "^s2s translate: <stdin>:2: line longer"
-check "a pipe with no newline: exit 2" run 2 timeout 30 bash -c \
+check "a pipe with no newline: exit 2" run 2 timeout -k 10 30 bash -c \
   "yes | tr -d '\\n' | '$s2s' translate -m '$model' --max-len 4"
 
 # ---- a FIFO with no writer ----
@@ -139,7 +139,7 @@ nowriter=(
 for entry in "${nowriter[@]}"; do
   IFS='|' read -r why args <<<"$entry"
   # shellcheck disable=SC2086  # args is a word list
-  check "FIFO with no writer: $args: exit 2" run 2 timeout 30 "$s2s" $args </dev/null
+  check "FIFO with no writer: $args: exit 2" run 2 timeout -k 10 30 "$s2s" $args </dev/null
   check "FIFO with no writer: $args: message" err_has "^s2s: $tmp/nowriter: $why$"
   check "FIFO with no writer: $args: one line" one_line_err
 done

@@ -96,8 +96,8 @@ mkfifo "$tmp/endless.tsv"
 (while printf '1 2\t2 1\n%.0s' $(seq 1 1000); do sleep 0.1; done >"$tmp/endless.tsv") \
   2>/dev/null &
 writer=$!
-timeout 60 "$s2s" train "$cfg" -o "$tmp/endless.safetensors" --set data.train="$tmp/endless.tsv" \
-  2>"$tmp/endless.err" &
+timeout -k 10 60 "$s2s" train "$cfg" -o "$tmp/endless.safetensors" \
+  --set data.train="$tmp/endless.tsv" 2>"$tmp/endless.err" &
 pid=$!
 for _ in $(seq 1 300); do  # until s2s (timeout's child) reads the data (at most 30 s)
   for c in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
@@ -121,8 +121,8 @@ check "SIGTERM while loading: nothing written" \
 mkfifo "$tmp/silent.tsv"
 (exec 3>"$tmp/silent.tsv"; sleep 60) &
 writer=$!
-timeout 60 "$s2s" train "$cfg" -o "$tmp/silent.safetensors" --set data.train="$tmp/silent.tsv" \
-  2>"$tmp/silent.err" &
+timeout -k 10 60 "$s2s" train "$cfg" -o "$tmp/silent.safetensors" \
+  --set data.train="$tmp/silent.tsv" 2>"$tmp/silent.err" &
 pid=$!
 c=$pid
 for _ in $(seq 1 300); do  # until s2s (timeout's child) has the pipe open (at most 30 s)
@@ -142,7 +142,7 @@ check "SIGTERM twice on a silent pipe: exit 130" test "$rc" -eq 130
 check "SIGTERM twice on a silent pipe: says so" \
   grep -q "^s2s train: interrupted before the first step; nothing written$" "$tmp/silent.err"
 check "SIGTERM twice on a silent pipe: nothing written" test ! -e "$tmp/silent.safetensors"
-check "a data FIFO with no writer: exit 2" run 2 timeout 30 "$s2s" train "$cfg" \
+check "a data FIFO with no writer: exit 2" run 2 timeout -k 10 30 "$s2s" train "$cfg" \
   -o "$tmp/silent.safetensors" --set data.train="$tmp/silent.tsv"
 check "a data FIFO with no writer: named" err_has "silent.tsv: cannot open: a FIFO with no writer"
 
