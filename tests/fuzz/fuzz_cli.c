@@ -60,6 +60,8 @@ static char *absolute(const char *cwd, const char *flag, const char *path) {
     return s;
 }
 
+static void remove_workdir(void);
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     char cwd[PATH_MAX];
     CHECK(getcwd(cwd, sizeof cwd));
@@ -77,6 +79,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         }
     }
     CHECK(mkdtemp(workdir));
+    atexit(remove_workdir);
     home = open(".", O_RDONLY | O_DIRECTORY);
     CHECK(home >= 0);
     CHECK(freopen("/dev/null", "r", stdin));
@@ -102,6 +105,11 @@ static void empty_workdir(void) {
         unlinkat(dfd, e->d_name, AT_REMOVEDIR);
     }
     closedir(d);
+}
+
+static void remove_workdir(void) {
+    empty_workdir();
+    rmdir(workdir);
 }
 
 // No message on stderr is empty: a line starting "s2s" (a message, as
