@@ -23,6 +23,19 @@
 
 TestSuite(core, .init = tmpdir_make, .fini = tmpdir_remove);
 
+// ---- errors ----
+
+// A message that wraps the last one, as callers add the file to a reader's
+// message: the old text is read whole before the new one is written.
+Test(core, fail_can_wrap_the_last_message) {
+    s2s_fail(S2S_ERR_FORMAT, "line %d: a bad token", 7);
+    cr_assert_eq(s2s_fail(S2S_ERR_CONFIG, "%s: %s", "data.tsv", s2s_last_error()), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(), "data.tsv: line 7: a bad token");
+    s2s_fail(S2S_ERR_FORMAT, "%s and %s", s2s_last_error(), s2s_last_error());
+    cr_assert_str_eq(s2s_last_error(),
+                     "data.tsv: line 7: a bad token and data.tsv: line 7: a bad token");
+}
+
 // ---- hashing ----
 
 Test(core, fnv1a_matches_the_published_vectors) {

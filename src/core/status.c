@@ -26,10 +26,15 @@ const char *s2s_status_str(s2s_status st) {
 const char *s2s_last_error(void) { return last_error; }
 
 s2s_status s2s_fail(s2s_status st, const char *fmt, ...) {
+    // Formatted aside first: callers wrap the last message in a new one
+    // (s2s_fail(st, "%s: %s", path, s2s_last_error())), and vsnprintf may
+    // not read from the buffer it writes.
+    char msg[sizeof last_error];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(last_error, msg, strlen(msg) + 1);
     return st;
 }
 
