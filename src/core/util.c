@@ -83,6 +83,11 @@ int s2s_read_line(FILE *f, char **buf, size_t *cap, size_t max, size_t *len, boo
     return 1;
 }
 
+s2s_status s2s_read_line_fail(const char *path, int line, int r) {
+    if (r == -2) return s2s_fail(S2S_ERR_FORMAT, "%s:%d: %s", path, line + 1, s2s_last_error());
+    return s2s_fail(S2S_ERR_IO, "%s: %s", path, s2s_last_error());
+}
+
 FILE *s2s_open_read(const char *path, bool regular_only, const char **why) {
     *why = NULL;
     // O_NONBLOCK: open(2) of a FIFO waits for a writer otherwise.

@@ -45,6 +45,11 @@ static inline uint64_t s2s_fnv1a(uint64_t h, const void *p, size_t n) {
 // usual afterwards (a pipe's writer sets the pace).
 FILE *s2s_open_read(const char *path, bool regular_only, const char **why);
 
+// The error of an s2s_read_line that returned r < 0 after `line` lines of
+// path: a line with no end (-2) is bad data, S2S_ERR_FORMAT
+// "PATH:LINE+1: ..."; a read error (-1) S2S_ERR_IO "PATH: ...".
+s2s_status s2s_read_line_fail(const char *path, int line, int r);
+
 // Reads a whole file into a NUL-terminated buffer. Caller frees.
 s2s_status s2s_read_file(char **out, size_t *len, const char *path);
 // The same for a file of at most max bytes: a larger one (or an endless

@@ -208,14 +208,7 @@ static s2s_status load_lines(loader *L, FILE *f, const char *path, const s2s_voc
         if (st == S2S_OK && (keep & S2S_DATA_COREF)) st = add_coref(L, e, fourth, path, line);
         if (st == S2S_OK) L->d->n++;
     }
-    if (st == S2S_OK && r < 0) {
-        char why[256];  // s2s_fail may not format its own message into itself
-        snprintf(why, sizeof why, "%s", s2s_last_error());
-        if (r == -2)  // a line with no end (/dev/zero): bad data, not a read error
-            st = s2s_fail(S2S_ERR_FORMAT, "%s:%d: %s", path, line + 1, why);
-        else
-            st = s2s_fail(S2S_ERR_IO, "%s: %s", path, why);
-    }
+    if (st == S2S_OK && r < 0) st = s2s_read_line_fail(path, line, r);
     if (st == S2S_OK && L->d->n == 0)
         st = s2s_fail(S2S_ERR_FORMAT, "%s: no sentence pairs in the file", path);
     free(buf);

@@ -113,23 +113,14 @@ static s2s_status count_file(table *t, FILE *f, const char *path, int column,
         if (st != S2S_OK) break;
         char *text = column == 0 ? buf : tgt;
         if (s2s_tokenize(empty, text, &tok) != S2S_OK) {
-            char msg[256];
-            snprintf(msg, sizeof msg, "%s", s2s_last_error());
-            st = s2s_fail(S2S_ERR_FORMAT, "%s:%d: %s", path, line, msg);
+            st = s2s_fail(S2S_ERR_FORMAT, "%s:%d: %s", path, line, s2s_last_error());
             break;
         }
         for (int i = 0; i < tok.n && st == S2S_OK; i++)
             if (!is_special(tok.pieces[i]) && !table_add(t, tok.pieces[i]))
                 st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
     }
-    if (st == S2S_OK && r < 0) {
-        char why[256];  // s2s_fail may not format its own message into itself
-        snprintf(why, sizeof why, "%s", s2s_last_error());
-        if (r == -2)  // a line with no end (/dev/zero): bad data, not a read error
-            st = s2s_fail(S2S_ERR_FORMAT, "%s:%d: %s", path, line + 1, why);
-        else
-            st = s2s_fail(S2S_ERR_IO, "%s: %s", path, why);
-    }
+    if (st == S2S_OK && r < 0) st = s2s_read_line_fail(path, line, r);
     free(buf);
     s2s_tokens_free(&tok);
     return st;
