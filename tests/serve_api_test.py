@@ -6,12 +6,10 @@ invalid UTF-8, huge bodies), keep-alive, dynamic batching and SIGTERM.
 
     python3 tests/serve_api_test.py build/s2s
 """
-import atexit
 import http.client
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -19,57 +17,29 @@ import tempfile
 import threading
 import time
 
+import serve_client
+from serve_client import check, finish
+
 S2S = os.path.abspath(sys.argv[1])
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ZH_EN = os.path.join(ROOT, "models", "zh-en.safetensors")
 EN_ZH = os.path.join(ROOT, "models", "en-zh.safetensors")
-passed = failed = 0
-running = []  # servers to kill should the test die half-way
-atexit.register(lambda: [p.kill() for p in running if p.poll() is None])
 
 
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {name} {detail}")
-
-
-class Server:
-    """s2s serve ARGS on --port 0; the port from its first line."""
-
+class Server(serve_client.Server):
     def __init__(self, *args):
-        self.p = subprocess.Popen([S2S, "serve", "--port", "0", *args], stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True)
-        running.append(self.p)
-        line = self.p.stdout.readline()
-        if not line.startswith("listening on http://127.0.0.1:"):
-            raise SystemExit(f"no listening line: {line!r} {self.p.stderr.read()}")
-        self.port = int(line.rsplit(":", 1)[1])
+        super().__init__(S2S, *args)
 
     def request(self, method, path, body=None, headers=None, timeout=60):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        """(status, the body as JSON or None, the response)"""
         if isinstance(body, (dict, list)):
             body = json.dumps(body)
-        c.request(method, path, body=body, headers=headers or {})
-        r = c.getresponse()
-        data = r.read()
-        c.close()
+        st, data, r = self.send(method, path, body, headers, timeout)
         try:
             j = json.loads(data)
         except ValueError:
             j = None
-        return r.status, j, r
-
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        try:
-            return self.p.wait(timeout=60)
-        finally:
-            self.p.stdout.close()
-            self.p.stderr.close()
+        return st, j, r
 
 
 def cli(*args, stdin=None):
@@ -393,5 +363,4 @@ for args, why in ((["serve"], "no model"), (["serve", "-m", ZH_EN, "--port", "70
     p = subprocess.run([S2S, *args], capture_output=True, text=True, timeout=60)
     check(f"exit 2: {why}", p.returncode == 2 and p.stderr.count("\n") == 1, (p.returncode, p.stderr))
 
-print(f"serve_api: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish("serve_api")

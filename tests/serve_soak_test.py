@@ -23,52 +23,30 @@ Bounded (about 30 s), loopback only.
 import http.client
 import json
 import os
-import resource
-import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
 
+import serve_client
+from serve_client import check, finish
+
 S2S = os.path.abspath(sys.argv[1])
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ZH_EN = os.path.join(ROOT, "models", "zh-en.safetensors")
 SENTENCES = ["我爱吃苹果", "它的猫昨天脏，它不聪明。", "玛丽哭，所以她是朋友。", "安静的牛今天追那只鸟。"]
-passed = failed = 0
-running = []
 
 
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {name} {detail}", flush=True)
-
-
-class Server:
+class Server(serve_client.Server):
     def __init__(self, *args, memory=None):
-        def limit():  # address space: an allocation past it fails as on a full machine
-            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-        self.p = subprocess.Popen([S2S, "serve", "-m", ZH_EN, "--port", "0", *args],
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                  preexec_fn=limit if memory else None)
-        running.append(self.p)
-        line = self.p.stdout.readline()
-        if not line.startswith("listening on http://127.0.0.1:"):
-            raise SystemExit(f"no listening line: {line!r}")
-        self.port = int(line.rsplit(":", 1)[1])
+        super().__init__(S2S, "-m", ZH_EN, *args, memory=memory, stderr=subprocess.DEVNULL)
 
     def request(self, body, path="/v1/translate", timeout=60):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        c.request("POST" if body is not None else "GET", path,
-                  body=json.dumps(body) if body is not None else None)
-        r = c.getresponse()
-        data = r.read()
-        c.close()
-        return r.status, data
+        """A JSON body POSTed (None: a GET): (status, body bytes)"""
+        st, data, _ = self.send("POST" if body is not None else "GET", path,
+                                json.dumps(body) if body is not None else None, timeout=timeout)
+        return st, data
 
     def raw(self, data, timeout=10):
         s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
@@ -84,13 +62,6 @@ class Server:
             pass
         s.close()
         return out
-
-    def stop(self, timeout=60):
-        self.p.send_signal(signal.SIGTERM)
-        try:
-            return self.p.wait(timeout=timeout)
-        finally:
-            self.p.stdout.close()
 
 
 def close(a, b, path="$"):
@@ -310,9 +281,8 @@ try:
     check("... no request sent after it is taken", stats["late"] == 0, stats["late"])
     check("... every client's connection ends", all(not t.is_alive() for t in clients))
 finally:
-    for p in running:
+    for p in serve_client.running:
         if p.poll() is None:
             p.kill()
 
-print(f"serve_soak: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish("serve_soak")
