@@ -43,13 +43,23 @@ PAD, UNK, BOS, EOS = 0, 1, 2, 3
 SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]
 FORMAT_VERSION = "1"
 
-# key -> type of every entry of the `model:` section.
+# key -> type of every entry of the `model:` section (src/config/schema.c,
+# model_keys; docs/config.md). Any other key is refused: a key this reference
+# does not implement would otherwise be dropped silently and the comparison
+# with the C engine would check a different model than the file describes.
 MODEL_KEYS = {
     "d_model": int, "heads": int, "encoder_layers": int, "decoder_layers": int,
     "ffn_dim": int, "activation": str, "norm": str, "layer_norm_eps": float,
-    "dropout": float, "tie_output": bool, "max_len": int,
+    "dropout": float, "attention_dropout": float, "tie_output": bool, "max_len": int,
 }
-DEFAULT_DROPOUT = 0.1  # training only; never affects scores
+# Training-only keys: read and range-checked (0 <= p < 1, as the C loader
+# does), then ignored, with their defaults when absent. The reference only
+# computes forward passes as at inference (`score`, and the step-1 loss of
+# tests/train_reference_test.py, whose s2s run sets both rates to 0), where
+# dropout on the embeddings/sublayer outputs (`dropout`) and on the attention
+# probabilities after the softmax (`attention_dropout`) is the identity.
+TRAINING_ONLY_DEFAULTS = {"dropout": 0.1, "attention_dropout": 0.0}
+DEFAULT_DROPOUT = TRAINING_ONLY_DEFAULTS["dropout"]
 
 
 class RefError(Exception):
@@ -110,11 +120,16 @@ def parse_model_config(model_section, where):
     """Checks and types the `model:` section (a dict from YAML)."""
     if not isinstance(model_section, dict):
         raise RefError("%s: no `model:` section" % where)
+    unknown = [str(k) for k in model_section if k not in MODEL_KEYS]
+    if unknown:
+        raise RefError("%s: unknown key%s %s (ref_model.py implements only model.%s)"
+                       % (where, "s" if len(unknown) > 1 else "",
+                          ", ".join("model." + k for k in unknown), ", ".join(MODEL_KEYS)))
     cfg = {}
     for key, typ in MODEL_KEYS.items():
         if key not in model_section:
-            if key == "dropout":
-                cfg[key] = DEFAULT_DROPOUT
+            if key in TRAINING_ONLY_DEFAULTS:
+                cfg[key] = TRAINING_ONLY_DEFAULTS[key]
                 continue
             raise RefError("%s: model.%s missing" % (where, key))
         v = model_section[key]
@@ -128,6 +143,9 @@ def parse_model_config(model_section, where):
         else:
             v = typ(v)
         cfg[key] = v
+    for key in TRAINING_ONLY_DEFAULTS:
+        if not 0.0 <= cfg[key] < 1.0:
+            raise RefError("%s: model.%s must be >= 0 and < 1" % (where, key))
     if cfg["activation"] not in ("relu", "gelu"):
         raise RefError("%s: model.activation must be relu or gelu" % where)
     if cfg["norm"] not in ("pre", "post"):
@@ -283,6 +301,8 @@ def attention(w, prefix, x_q, x_kv, heads, causal):
         if causal:
             future = np.arange(tk)[None, :] > np.arange(tq)[:, None]
             scores = np.where(future, -np.inf, scores)
+        # Training applies model.attention_dropout to softmax(scores) here;
+        # at inference, all this reference computes, it is the identity.
         out[:, cols] = softmax(scores) @ v[:, cols]
     return linear(w, prefix + ".out_proj", out)
 

@@ -377,6 +377,107 @@ def check_rejects_bad_files(tmpdir):
     return ", ".join(bad)
 
 
+def schema_model_keys():
+    """Names in the model_keys table of src/config/schema.c."""
+    with open(os.path.join(ROOT, "src", "config", "schema.c")) as f:
+        text = f.read()
+    m = re.search(r"model_keys\[\]\s*=\s*\{(.*?)\n\};", text, re.S)
+    assert m, "no model_keys table in src/config/schema.c"
+    names = re.findall(r'\.name\s*=\s*"([^"]+)"', m.group(1))
+    assert names, "no .name entries in model_keys"
+    return names
+
+
+def ref_cli(*args, stdin_text=""):
+    """(exit code, stderr) of ref_model.py run as a program."""
+    p = subprocess.run([sys.executable, REF_SCRIPT] + list(args), input=stdin_text,
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    return p.returncode, p.stderr
+
+
+def expect_refusal(args, key, where, stdin_text=""):
+    rc, err = ref_cli(*args, stdin_text=stdin_text)
+    lines = err.strip().splitlines()
+    if rc == 0:
+        raise AssertionError("ref_model.py %s accepted model.%s (exit 0)" % (args[0], key))
+    if len(lines) != 1 or ("model." + key) not in lines[0] or where not in lines[0]:
+        raise AssertionError("ref_model.py %s: expected one line naming model.%s and %s, got %r"
+                             % (args[0], key, where, err))
+
+
+def check_model_keys(tmpdir):
+    # Every key of the C schema is one the reference reads, and no other.
+    c_keys = schema_model_keys()
+    if set(c_keys) != set(R.MODEL_KEYS):
+        raise AssertionError("model keys: schema.c has %s, ref_model.py %s"
+                             % (sorted(set(c_keys) - set(R.MODEL_KEYS)) or "nothing more",
+                                sorted(set(R.MODEL_KEYS) - set(c_keys)) or "nothing more"))
+    src, tgt = os.path.join(DATA, "src.txt"), os.path.join(DATA, "tgt.txt")
+    # A key it does not implement is refused, from a config (`random`) and
+    # from a model file's s2s.config (`score`), naming the key and the file.
+    key = "encoder_attention" if "encoder_attention" not in R.MODEL_KEYS else "not_a_model_key"
+    cfg_path = os.path.join(tmpdir, "unknown_key.yaml")
+    with open(cfg_path, "w") as f:
+        f.write(yaml.safe_dump({"model": tiny_cfg()}, sort_keys=False).replace(
+            "model:\n", "model:\n  %s: {kind: local}\n" % key, 1))
+    out = os.path.join(tmpdir, "unknown_key.safetensors")
+    expect_refusal(["random", cfg_path, src, tgt, out], key, cfg_path)
+    if os.path.exists(out):
+        raise AssertionError("`random` wrote %s for a config it refused" % out)
+    cfg = tiny_cfg()
+    meta = R.model_metadata(cfg, vocab(6), vocab(6))
+    meta["s2s.config"] = meta["s2s.config"].replace("model:\n", "model:\n  %s: {kind: local}\n" % key, 1)
+    R.write_safetensors(out, R.random_tensors(cfg, 6, 6, 1), meta)
+    expect_refusal(["score", out], key, out, stdin_text="w0\tw1\n")
+    # attention_dropout: read, written back, range-checked; the identity in
+    # the forward pass (inference), so the scores do not depend on it.
+    base = make_model(tiny_cfg(), 7, 8, 5, tmpdir)[0]
+    src_ids, tgt_ids = [4, 5, 6], [5, 4]
+    for rate in (0.0, 0.3):
+        cfg = dict(tiny_cfg(), attention_dropout=rate)
+        path = os.path.join(tmpdir, "attn_drop.safetensors")
+        R.write_safetensors(path, R.random_tensors(cfg, 7, 8, 5), R.model_metadata(cfg, vocab(7), vocab(8)))
+        m = R.load_model(path)
+        assert m.cfg["attention_dropout"] == rate, m.cfg
+        assert np.array_equal(R.forward_ids(m, src_ids, tgt_ids), R.forward_ids(base, src_ids, tgt_ids))
+    assert base.cfg["attention_dropout"] == 0.0, "absent attention_dropout is not the default 0.0"
+    for rate in (1.0, -0.1):
+        doc = dict(tiny_cfg(), attention_dropout=rate)
+        with open(cfg_path, "w") as f:
+            yaml.safe_dump({"model": doc}, f, sort_keys=False)
+        expect_refusal(["random", cfg_path, src, tgt, out + ".2"], "attention_dropout", cfg_path)
+    return "%d keys as in schema.c; model.%s refused by random and score; attention_dropout kept, " \
+        "range-checked, no effect on scores" % (len(c_keys), key)
+
+
+def check_shipped(tmpdir):
+    """configs/*.yaml give models with `random`; models/*.safetensors score."""
+    done = []
+    for name in sorted(os.listdir(os.path.join(ROOT, "configs"))):
+        if not name.endswith(".yaml"):
+            continue
+        path = os.path.join(ROOT, "configs", name)
+        with open(path) as f:
+            doc = yaml.safe_load(f)
+        base = os.path.dirname(path)
+        out = os.path.join(tmpdir, name + ".safetensors")
+        rc, err = ref_cli("random", path, os.path.join(base, doc["vocab"]["src"]),
+                          os.path.join(base, doc["vocab"]["tgt"]), out)
+        if rc != 0:
+            raise AssertionError("ref_model.py random %s exited %d: %s" % (name, rc, err.strip()))
+        R.load_model(out)
+        done.append(name)
+    for name in sorted(os.listdir(os.path.join(ROOT, "models"))):
+        if name.endswith(".safetensors"):
+            path = os.path.join(ROOT, "models", name)
+            m = R.load_model(path)
+            rc, err = ref_cli("score", path, stdin_text="%s\t%s\n" % (m.src_vocab[4], m.tgt_vocab[4]))
+            if rc != 0:
+                raise AssertionError("ref_model.py score %s exited %d: %s" % (name, rc, err.strip()))
+            done.append(name)
+    return ", ".join(done)
+
+
 # ---- the C engine against the reference ----
 
 def run(cmd, stdin_text=None):
@@ -466,6 +567,8 @@ def main():
         c.run("ref properties", check_properties, tmp)
         c.run("ref score output", check_score_format, tmp)
         c.run("ref rejects bad files", check_rejects_bad_files, tmp)
+        c.run("ref model keys", check_model_keys, tmp)
+        c.run("ref shipped configs and models", check_shipped, tmp)
         if binary is None:
             print("(no s2s binary given: reference self-checks only)")
         else:
