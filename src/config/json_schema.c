@@ -22,11 +22,6 @@ static const char base_help[] =
     "Another config, read first: every key of this file overrides it. A path relative "
     "to this file's folder; bases can chain, but not in a cycle.";
 
-bool s2s_cfg_put(json_t *o, const char *key, json_t *v) {
-    return v && json_object_set_new(o, key, v) == 0;
-}
-
-
 static json_t *str(const s2s_buf *b) { return b->oom || !b->s ? NULL : json_string(b->s); }
 
 // description (the help text) and, for a leaf, markdownDescription, which

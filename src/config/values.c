@@ -17,6 +17,10 @@
 
 // ---- shared pieces ----
 
+bool s2s_cfg_put(json_t *o, const char *key, json_t *v) {
+    return v && json_object_set_new(o, key, v) == 0;
+}
+
 // ">= 1", "> 0", ">= 0 and < 1"; nothing when unbounded.
 static void describe_bounds(s2s_buf *b, const s2s_cfg_key *k) {
     if (k->bounds & S2S_CFG_MIN)

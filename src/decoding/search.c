@@ -80,6 +80,17 @@ s2s_status s2s_hyp_alloc(s2s_hypothesis *h, const s2s_model *m, int rows, int n_
     return S2S_OK;
 }
 
+void s2s_hypothesis_free(s2s_hypothesis *h) {
+    if (!h) return;
+    free(h->ids);
+    free(h->token_logprobs);
+    free(h->cross_attn);
+    free(h->self_attn);
+    free(h->enc_attn);
+    free(h->unk_src);
+    memset(h, 0, sizeof *h);
+}
+
 void s2s_copy_maps(float *dst, int64_t rows, int64_t cols, int64_t t0, s2s_map_src src,
                    int64_t b, int64_t r0, int64_t count) {
     int64_t n = cols < src.cols ? cols : src.cols;

@@ -37,17 +37,6 @@ s2s_decode_params s2s_decode_params_from_config(const s2s_config *cfg) {
 
 void s2s_set_threads(int n) { s2s_set_num_threads(n); }
 
-void s2s_hypothesis_free(s2s_hypothesis *h) {
-    if (!h) return;
-    free(h->ids);
-    free(h->token_logprobs);
-    free(h->cross_attn);
-    free(h->self_attn);
-    free(h->enc_attn);
-    free(h->unk_src);
-    memset(h, 0, sizeof *h);
-}
-
 // ---- the runner ----
 
 // One call's work: translations when tgt is NULL, forced scores otherwise.

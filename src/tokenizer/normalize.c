@@ -394,13 +394,6 @@ const char *s2s_lang_name(s2s_lang lang) {
     return (unsigned)lang < S2S_LANG_COUNT ? names[lang] : "?";
 }
 
-s2s_lang s2s_vocab_lang(const s2s_vocab *v) {
-    int words = s2s_vocab_size(v) - S2S_NUM_SPECIALS;
-    if (words <= 0) return S2S_LANG_NONE;
-    if (2 * s2s_vocab_cjk_tokens(v) > words) return S2S_LANG_ZH;
-    return s2s_vocab_find(v, "the", 3) >= 0 ? S2S_LANG_EN : S2S_LANG_NONE;
-}
-
 static bool has_non_ascii(const char *s) {
     for (; *s; s++)
         if ((unsigned char)*s >= 0x80) return true;

@@ -179,14 +179,6 @@ static s2s_status tokenize_into(tok_state *s, const char *text, size_t len) {
     return S2S_OK;
 }
 
-s2s_status s2s_utf8_validate(const char *s, size_t n) {
-    size_t bad = s2s_utf8_check(s, n);
-    if (bad < n)
-        return s2s_fail(S2S_ERR_INVALID, "invalid UTF-8 at byte %zu (0x%02x)", bad,
-                        (unsigned char)s[bad]);
-    return S2S_OK;
-}
-
 s2s_status s2s_tokenize(const s2s_vocab *v, const char *text, s2s_tokens *t) {
     if (!v || !text || !t) return s2s_fail(S2S_ERR_INVALID, "s2s_tokenize: NULL argument");
     t->n = 0;

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/error.h"
 #include "s2s/tokenizer.h"
 
 // ---- decoding ----
@@ -93,8 +94,14 @@ static inline size_t s2s_utf8_check(const char *s, size_t n) {
 }
 
 // S2S_OK, or S2S_ERR_INVALID with a message naming the first malformed
-// byte of s[0..n) (defined in tokenizer.c).
-s2s_status s2s_utf8_validate(const char *s, size_t n);
+// byte of s[0..n).
+static inline s2s_status s2s_utf8_validate(const char *s, size_t n) {
+    size_t bad = s2s_utf8_check(s, n);
+    if (bad < n)
+        return s2s_fail(S2S_ERR_INVALID, "invalid UTF-8 at byte %zu (0x%02x)", bad,
+                        (unsigned char)s[bad]);
+    return S2S_OK;
+}
 
 // ---- character classes ----
 

@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/util.h"
 #include "s2s/io.h"
+#include "s2s/normalize.h"
 #include "s2s/tokenizer.h"
 #include "tokenizer/utf8.h"
 
@@ -63,6 +64,15 @@ int s2s_vocab_find(const s2s_vocab *v, const char *s, size_t len) {
 int s2s_vocab_max_cjk_chars(const s2s_vocab *v) { return v ? v->max_cjk : 0; }
 
 int s2s_vocab_cjk_tokens(const s2s_vocab *v) { return v ? v->n_cjk : 0; }
+
+// The vocab's language: Chinese when most of its words are CJK, English
+// when it holds "the" (how s2s_tokenize picks its normalisation).
+s2s_lang s2s_vocab_lang(const s2s_vocab *v) {
+    int words = s2s_vocab_size(v) - S2S_NUM_SPECIALS;
+    if (words <= 0) return S2S_LANG_NONE;
+    if (2 * s2s_vocab_cjk_tokens(v) > words) return S2S_LANG_ZH;
+    return s2s_vocab_find(v, "the", 3) >= 0 ? S2S_LANG_EN : S2S_LANG_NONE;
+}
 
 // How many bytes s[0..n), a[0..n) and b[0..n) agree on from the start:
 // memcmp over blocks, so that a long stretch costs little more than its

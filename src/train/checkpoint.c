@@ -12,16 +12,8 @@
 #include "core/error.h"
 #include "model/safetensors.h"
 #include "ops/ops.h"
-#include "train/outputs.h"
 
 #define CKPT_FORMAT "2"  // 1: a separate BASE.optim.safetensors tied by a weight hash
-#define CKPT_SUFFIX ".ckpt.safetensors"
-
-char *s2s_checkpoint_path(const char *path) {
-    size_t n = strlen(path), k = strlen(CKPT_SUFFIX);
-    if (n >= k && strcmp(path + n - k, CKPT_SUFFIX) == 0) return strdup(path);
-    return s2s_train_sibling(path, CKPT_SUFFIX);
-}
 
 s2s_status s2s_checkpoint_save(const char *path, const s2s_model *m, const float *am,
                                const float *av, const s2s_loop_state *ls) {

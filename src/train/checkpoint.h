@@ -29,11 +29,6 @@ typedef struct s2s_loop_state {
     char log_line[1024];
 } s2s_loop_state;
 
-// The checkpoint file for path: path itself when it ends in
-// ".ckpt.safetensors", else BASE.ckpt.safetensors. Caller frees; NULL on
-// out of memory.
-char *s2s_checkpoint_path(const char *path);
-
 // Writes m, the moments am and av (m->n_params each) and ls to path.
 s2s_status s2s_checkpoint_save(const char *path, const s2s_model *m, const float *am,
                                const float *av, const s2s_loop_state *ls);

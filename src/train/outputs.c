@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "core/error.h"
-#include "train/checkpoint.h"
 
 char *s2s_train_sibling(const char *path, const char *suffix) {
     const char *ext = ".safetensors";
@@ -23,6 +22,13 @@ char *s2s_train_sibling(const char *path, const char *suffix) {
     memcpy(s, path, base);
     memcpy(s + base, suffix, strlen(suffix) + 1);
     return s;
+}
+
+char *s2s_checkpoint_path(const char *path) {
+    static const char suffix[] = ".ckpt.safetensors";
+    size_t n = strlen(path), k = strlen(suffix);
+    if (n >= k && strcmp(path + n - k, suffix) == 0) return strdup(path);
+    return s2s_train_sibling(path, suffix);
 }
 
 // The folder of path ("." when it has none). Caller frees.

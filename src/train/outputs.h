@@ -30,4 +30,9 @@ void s2s_train_outputs_free(s2s_train_outputs *o);
 // frees; NULL on out of memory.
 char *s2s_train_sibling(const char *path, const char *suffix);
 
+// The checkpoint file for path: path itself when it ends in
+// ".ckpt.safetensors", else BASE.ckpt.safetensors. Caller frees; NULL on
+// out of memory.
+char *s2s_checkpoint_path(const char *path);
+
 #endif
