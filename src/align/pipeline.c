@@ -92,11 +92,7 @@ static s2s_status score_reverse(const s2s_align_pair *p, int n, const s2s_tokens
         rp.want_self_attention = false;
         st = s2s_score(p->rev_state, &rp, (const int *const *)rsrc, rsl, (const int *const *)rtgt,
                        rtl, n, rhyps);
-        if (st != S2S_OK) {  // say which model failed
-            char *msg = strdup(s2s_last_error());
-            s2s_fail(st, "reverse model: %s", msg ? msg : s2s_status_str(st));
-            free(msg);
-        }
+        if (st != S2S_OK) s2s_fail(st, "reverse model: %s", s2s_last_error());  // which failed
     }
     for (int k = 0; rsrc && rtgt && k < n; k++) {
         free(rsrc[k]);

@@ -42,12 +42,9 @@ typedef struct loader {
     const volatile sig_atomic_t *stop;  // s2s_dataset_load_until's; NULL: none
 } loader;
 
-// Re-wraps the tokenizer's message (which lives in the same buffer
-// s2s_fail writes) as "file:line: message".
+// Re-wraps the tokenizer's message as "file:line: message".
 static s2s_status at_line(s2s_status st, const char *path, int line, const char *what) {
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", s2s_last_error());
-    return s2s_fail(st, "%s:%d: %s%s", path, line, what, msg);
+    return s2s_fail(st, "%s:%d: %s%s", path, line, what, s2s_last_error());
 }
 
 // Appends one side's tokens (ids, and their pieces with refs) to the dataset.
