@@ -166,43 +166,24 @@ error_is("405 DELETE /", srv.request("DELETE", "/"), 405, "method_not_allowed")
 st, _, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我" + " " * ((1 << 20) - 100)})
 check("a body just under 1 MB is read", st == 200, st)
 
-
-def raw(data, read=True, timeout=10):
-    """Sends bytes on a fresh connection; returns what came back."""
-    s = socket.create_connection(("127.0.0.1", srv.port), timeout=timeout)
-    s.sendall(data)
-    out = b""
-    if read:
-        try:
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                out += chunk
-        except socket.timeout:
-            pass
-    s.close()
-    return out
-
-
 # A body declared over 1 MB is refused before it is sent.
-got = raw(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (1 << 20 | 1))
+got = srv.raw(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (1 << 20 | 1))
 check("413 a body over 1 MB, refused from its Content-Length", got.startswith(b"HTTP/1.1 413") and
       b'"error":"too_large"' in got, got[:200])
 # A chunked body over the limit (no Content-Length to refuse it by).
 chunk = b"%x\r\n%s\r\n" % (1 << 19, b"y" * (1 << 19))
-got = raw(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+got = srv.raw(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
           + chunk * 3 + b"0\r\n\r\n")
 check("413 a chunked body over the limit", got.startswith(b"HTTP/1.1 413"), got[:80])
-got = raw(b"GARBAGE \x00\xff\r\n\r\n")
+got = srv.raw(b"GARBAGE \x00\xff\r\n\r\n")
 check("garbage gets 400 or a closed connection", got == b"" or got.startswith(b"HTTP/1.1 400"), got[:80])
-got = raw(b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: banana\r\n\r\n")
+got = srv.raw(b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: banana\r\n\r\n")
 check("a bad Content-Length gets 400", got == b"" or got.startswith(b"HTTP/1.1 400"), got[:80])
 # Clients that vanish: mid-headers, mid-body, and while their request decodes.
-raw(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Le", read=False)
-raw(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"model\":", read=False)
+srv.raw(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Le", read=False)
+srv.raw(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"model\":", read=False)
 req = json.dumps({"model": "zh-en", "texts": dev * 5, "beam_size": 4}).encode()
-raw(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(req), req), read=False)
+srv.raw(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(req), req), read=False)
 # Keep-alive: several requests on one connection.
 c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
 ok = True

@@ -4,6 +4,7 @@ import atexit
 import http.client
 import resource
 import signal
+import socket
 import subprocess
 import sys
 
@@ -51,6 +52,23 @@ class Server:
         data = r.read()
         c.close()
         return r.status, data, r
+
+    def raw(self, data, read=True, timeout=10):
+        """Sends bytes on a connection of their own; returns what came back
+        before the server closed it, reset it or went quiet for timeout."""
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
+        s.sendall(data)
+        out = b""
+        try:
+            while read:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                out += chunk
+        except (socket.timeout, ConnectionResetError):
+            pass
+        s.close()
+        return out
 
     def stop(self, timeout=60):
         self.p.send_signal(signal.SIGTERM)

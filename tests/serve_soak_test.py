@@ -48,21 +48,6 @@ class Server(serve_client.Server):
                                 json.dumps(body) if body is not None else None, timeout=timeout)
         return st, data
 
-    def raw(self, data, timeout=10):
-        s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
-        s.sendall(data)
-        out = b""
-        try:
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                out += chunk
-        except (socket.timeout, ConnectionResetError):
-            pass
-        s.close()
-        return out
-
 
 def close(a, b, path="$"):
     """None when the replies a and b agree: every string, key and integer
