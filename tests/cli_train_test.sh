@@ -89,6 +89,20 @@ check "resume: missing checkpoint" run 2 "$s2s" train "$cfg" -o "$tmp/y.safetens
 check "resume: missing checkpoint named" err_has "no checkpoint .*none.ckpt.safetensors"
 
 # ---- a signal while the data loads ----
+# opened_by_child PID NAME: waits (at most 30 s) until a child of PID (s2s
+# under timeout) has a file named NAME open, and prints that child's pid
+# (PID itself if none did in time).
+opened_by_child() {
+  local c
+  for _ in $(seq 1 300); do
+    for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+      ls -l /proc/"$c"/fd 2>/dev/null | grep -q "$2" && { echo "$c"; return; }
+    done
+    sleep 0.1
+  done
+  echo "$1"
+}
+
 # Issue 27, item 8: training read its data with SIGINT and SIGTERM blocked
 # and never looked at them, so a pipe that goes on kept it loading until
 # SIGKILL. Now the loader stops at the next line: exit 130, nothing written.
@@ -99,12 +113,7 @@ writer=$!
 timeout -k 10 60 "$s2s" train "$cfg" -o "$tmp/endless.safetensors" \
   --set data.train="$tmp/endless.tsv" 2>"$tmp/endless.err" &
 pid=$!
-for _ in $(seq 1 300); do  # until s2s (timeout's child) reads the data (at most 30 s)
-  for c in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
-    ls -l /proc/"$c"/fd 2>/dev/null | grep -q endless.tsv && break 2
-  done
-  sleep 0.1
-done
+opened_by_child "$pid" endless.tsv >/dev/null
 kill -TERM "$pid"  # timeout hands it on to s2s
 wait "$pid"
 rc=$?
@@ -124,13 +133,7 @@ writer=$!
 timeout -k 10 60 "$s2s" train "$cfg" -o "$tmp/silent.safetensors" \
   --set data.train="$tmp/silent.tsv" 2>"$tmp/silent.err" &
 pid=$!
-c=$pid
-for _ in $(seq 1 300); do  # until s2s (timeout's child) has the pipe open (at most 30 s)
-  for c in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
-    ls -l /proc/"$c"/fd 2>/dev/null | grep -q silent.tsv && break 2
-  done
-  sleep 0.1
-done
+c=$(opened_by_child "$pid" silent.tsv)
 # To s2s itself: timeout ignores a second signal once it has handed one on.
 kill -TERM "$c"
 sleep 0.5
