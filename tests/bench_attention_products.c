@@ -63,9 +63,13 @@ int main(int argc, char **argv) {
     static const int64_t tks[] = {4, 8, 16, 32, 64, 128};
     for (size_t i = 0; i < sizeof tks / sizeof tks[0]; i++) {
         int64_t tk = tks[i];
-        s2s_view qv = {q, 3 * d, 3 * d}, kview = {kv, TMAX * 2 * d, 2 * d},
-                 vview = {kv + d, TMAX * 2 * d, 2 * d};
-        s2s_attn_shape s = {B, H, d / H, 1, tk, NULL, tk - 1, false, NULL, NULL};
+        s2s_view qv = {.p = q, .bs = 3 * d, .rs = 3 * d},
+                 kview = {.p = kv, .bs = TMAX * 2 * d, .rs = 2 * d},
+                 vview = {.p = kv + d, .bs = TMAX * 2 * d, .rs = 2 * d};
+        s2s_attn_shape s = {
+            .batch = B, .heads = H, .head_dim = d / H, .tq = 1, .tk = tk,
+            .mask = {.pattern = {.causal = true}, .q_pos0 = tk - 1},
+        };
         double head = time_call(ctx, probs, qv, kview, vview, &s);
         s.block = block, s.block_ctx = block_ctx;
         double one = time_call(ctx, probs, qv, kview, vview, &s);

@@ -56,12 +56,12 @@ void ref_layernorm_rows(double *y, const double *x, const double *w, const doubl
 
 void ref_attention(float *ctx, float *probs, const float *q, int64_t ldq, const float *k,
                    const float *v, int64_t ldk, int64_t H, int64_t dh, int64_t tq, int64_t tk,
-                   int64_t klen, bool causal, int64_t pos0) {
+                   const s2s_attn_mask *mask, int64_t b) {
     for (int64_t h = 0; h < H; h++)
         for (int64_t i = 0; i < tq; i++) {
             double s[4096], mx = -INFINITY, sum = 0;
             for (int64_t j = 0; j < tk; j++) {
-                bool visible = j < klen && (!causal || j <= pos0 + i);
+                bool visible = s2s_attn_mask_sees(mask, tk, b, i, j);
                 double dot = 0;
                 for (int64_t c = 0; c < dh; c++)
                     dot += (double)q[i * ldq + h * dh + c] * k[j * ldk + h * dh + c];

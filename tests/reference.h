@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "layers/mask.h"
 #include "ops/matmul.h"
 
 // The same contract as s2s_mm, element by element.
@@ -19,12 +20,13 @@ void ref_layernorm(float *y, const float *x, const float *w, const float *b, int
 void ref_layernorm_rows(double *y, const double *x, const double *w, const double *b, int rows,
                         int d, double eps);
 
-// Attention of one sentence, one head at a time: q (Tq, ldq), k, v (Tk, ldk)
-// rows; ctx (Tq, H*Dh) and probs (H, Tq, Tk). Keys j >= klen are masked, and
-// with causal, keys j > pos0 + i.
+// Attention of sentence b, one head at a time: q (Tq, ldq), k, v (Tk, ldk)
+// rows; ctx (Tq, H*Dh) and probs (H, Tq, Tk). Query i sees key j where
+// s2s_attn_mask_sees says so (the mask's definition, key by key); a row
+// that sees no key gets zeros.
 void ref_attention(float *ctx, float *probs, const float *q, int64_t ldq, const float *k,
                    const float *v, int64_t ldk, int64_t H, int64_t dh, int64_t tq, int64_t tk,
-                   int64_t klen, bool causal, int64_t pos0);
+                   const s2s_attn_mask *mask, int64_t b);
 
 // y (R, out) = x (R, in) · W^T + b in double, W (out, in) as in nn.Linear.
 void ref_linear(double *y, const double *x, const float *w, const float *b, int rows, int in,

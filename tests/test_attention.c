@@ -37,10 +37,14 @@ static void check_attention(const case_ *c, float *block, float *block_ctx) {
     ref_fill(q, B * tq * 3 * d, 1, 2.0f);
     ref_fill(kv, B * tk * 2 * d, 2, 2.0f);
     for (int64_t b = 0; b < B; b++) klen[b] = (int)(tk - b % tk);  // padding differs per sentence
-    s2s_attn_shape s = {B, H, dh, tq, tk, klen, c->causal ? c->pos0 : -1, false, block,
-                        block_ctx};
-    s2s_view qv = {q, tq * 3 * d, 3 * d}, kview = {kv, tk * 2 * d, 2 * d},
-             vview = {kv + d, tk * 2 * d, 2 * d};
+    s2s_attn_shape s = {
+        .batch = B, .heads = H, .head_dim = dh, .tq = tq, .tk = tk,
+        .mask = {.pattern = {.causal = c->causal}, .k_len = klen, .q_pos0 = c->pos0},
+        .block = block, .block_ctx = block_ctx,
+    };
+    s2s_view qv = {.p = q, .bs = tq * 3 * d, .rs = 3 * d},
+             kview = {.p = kv, .bs = tk * 2 * d, .rs = 2 * d},
+             vview = {.p = kv + d, .bs = tk * 2 * d, .rs = 2 * d};
     memset(ctx, 0xff, sizeof(float) * B * tq * d);  // NaN: every element must be written
     // the queries' places in the block hold anything before a call (NaN
     // here), the rest zeros, which must stay
@@ -52,7 +56,7 @@ static void check_attention(const case_ *c, float *block, float *block_ctx) {
             cr_assert_eq(block[i], 0.0f, "a zero overwritten at %lld", (long long)i);
     for (int64_t b = 0; b < B; b++) {
         ref_attention(want_ctx, want_p, q + b * tq * 3 * d, 3 * d, kv + b * tk * 2 * d,
-                      kv + b * tk * 2 * d + d, 2 * d, H, dh, tq, tk, klen[b], c->causal, c->pos0);
+                      kv + b * tk * 2 * d + d, 2 * d, H, dh, tq, tk, &s.mask, b);
         cr_assert_lt(ref_max_diff(ctx + b * tq * d, want_ctx, tq * d), 1e-5f, "b=%lld", (long long)b);
         cr_assert_lt(ref_max_diff(probs + b * H * tq * tk, want_p, H * tq * tk), 1e-6f);
         for (int64_t r = 0; r < H * tq; r++) {  // rows sum to one; masked keys get nothing
@@ -144,9 +148,11 @@ static void random_perm(int *p, int n, uint64_t seed) {
 static void run_layer(float *y, const float *x, const float *pe, const s2s_model *m) {
     int64_t d = m->cfg.model.d_model, f = m->cfg.model.ffn_dim, H = m->cfg.model.heads;
     int64_t rows = PB * PS;
-    s2s_scratch s = {malloc(sizeof(float) * rows * d), malloc(sizeof(float) * rows * 3 * d),
-                     malloc(sizeof(float) * rows * d), malloc(sizeof(float) * rows * f),
-                     malloc(sizeof(float) * PB * H * PS * PS), NULL, NULL};
+    s2s_scratch s = {
+        .h = malloc(sizeof(float) * rows * d), .q = malloc(sizeof(float) * rows * 3 * d),
+        .ctx = malloc(sizeof(float) * rows * d), .ffn = malloc(sizeof(float) * rows * f),
+        .probs = malloc(sizeof(float) * PB * H * PS * PS),
+    };
     memcpy(y, x, sizeof(float) * rows * d);
     if (pe)
         for (int64_t r = 0; r < rows; r++)
@@ -167,6 +173,31 @@ static float perm_diff(const float *a, const float *b, int perm[PB][PS], int64_t
             worst = e > worst ? e : worst;
         }
     return worst;
+}
+
+// s2s_attn_mask_keys is the fast form of s2s_attn_mask_sees: for every
+// pattern, the range holds exactly the keys the definition sees.
+Test(attention, mask_range_is_the_keys_the_mask_sees) {
+    static const int k_len[3] = {7, 3, 0};
+    static const s2s_attn_pattern patterns[] = {{.kind = S2S_ATTN_FULL},
+                                                {.kind = S2S_ATTN_FULL, .causal = true}};
+    enum { TK = 7, TQ = 9 };
+    for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++)
+        for (int padded = 0; padded < 2; padded++)
+            for (int64_t pos0 = 0; pos0 < 4; pos0++) {
+                s2s_attn_mask m = {.pattern = patterns[p], .k_len = padded ? k_len : NULL,
+                                   .q_pos0 = pos0};
+                for (int64_t b = 0; b < 3; b++)
+                    for (int64_t i = 0; i < TQ; i++) {
+                        s2s_key_range r = s2s_attn_mask_keys(&m, TK, b, i);
+                        for (int64_t j = 0; j < TK; j++)
+                            cr_assert_eq(s2s_attn_mask_sees(&m, TK, b, i, j),
+                                         j >= r.lo && j < r.hi,
+                                         "pattern %zu, padded %d, pos0 %lld, b %lld, i %lld, "
+                                         "key %lld", p, padded, (long long)pos0, (long long)b,
+                                         (long long)i, (long long)j);
+                    }
+            }
 }
 
 Test(encoder_layer, is_permutation_equivariant_without_positions) {

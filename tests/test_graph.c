@@ -1,4 +1,5 @@
-// Tests for src/train (graph.c, backward_ops.c): the training forward pass,
+// Tests for src/train (graph.c, backward_ops.c) and the training side of
+// src/layers/attention.c and src/ops: the training forward pass,
 // the label-smoothed loss and every gradient.
 //
 // Gradients are checked against central differences of an independent
@@ -29,6 +30,7 @@
 #include "ops/ops.h"
 #include "reference.h"
 #include "s2s/s2s.h"
+#include "layers/attention.h"
 #include "train/backward_ops.h"
 #include "train/graph.h"
 
@@ -149,8 +151,8 @@ Test(graph, masked_softmax_backward_matches_finite_differences) {
     fill(x, N, 3.0);
     fill(dy, N, 1.0);
     memcpy(y, x, sizeof y);
-    s2s_softmax_row(y, VALID, N);
-    s2s_softmax_backward_row(dx, dy, y, VALID, N);
+    s2s_softmax_row(y, 0, VALID, N);
+    s2s_softmax_backward_row(dx, dy, y, 0, VALID, N);
     for (int i = 0; i < N; i++) {
         if (i >= VALID) {
             cr_assert_eq(dx[i], 0.0f, "masked key %d gets a gradient", i);
@@ -278,10 +280,14 @@ ParameterizedTest(attn_case *c, graph, attention_backward_matches_finite_differe
     fill(qb, nq, 1.5);
     if (kb) fill(kb, nk, 1.5);
     const float *kbase = fused ? qb + d : kb;
-    s2s_view q = {qb, tq * ldq, ldq}, k = {kbase, tk * ldk, ldk}, v = {kbase + d, tk * ldk, ldk};
+    s2s_view q = {.p = qb, .bs = tq * ldq, .rs = ldq}, k = {.p = kbase, .bs = tk * ldk, .rs = ldk},
+             v = {.p = kbase + d, .bs = tk * ldk, .rs = ldk};
     int klen[2] = {c->klen[0], c->klen[1]};
-    s2s_attn_shape sh = {.batch = B, .heads = H, .head_dim = dh, .tq = tq, .tk = tk,
-                         .k_len = c->klen[1] ? klen : NULL, .causal_pos0 = c->pos0};
+    s2s_attn_shape sh = {
+        .batch = B, .heads = H, .head_dim = dh, .tq = tq, .tk = tk,
+        .mask = {.pattern = {.causal = c->pos0 >= 0}, .k_len = c->klen[1] ? klen : NULL,
+                 .q_pos0 = c->pos0},
+    };
     int64_t np = (int64_t)B * H * tq * tk;
     float *ctx = malloc(sizeof(float) * B * tq * d), *probs = malloc(sizeof(float) * np);
     float *pdrop = malloc(sizeof(float) * np), *dprobs = malloc(sizeof(float) * np);
@@ -306,13 +312,13 @@ ParameterizedTest(attn_case *c, graph, attention_backward_matches_finite_differe
     for (int with_head = 0; with_head < 2; with_head++) {
         float *dqb = calloc((size_t)nq, sizeof(float)), *dkb = nk ? calloc((size_t)nk, sizeof(float)) : NULL;
         float *dkbase = fused ? dqb + d : dkb;
-        s2s_rows dq = {dqb, tq * ldq, ldq}, dk = {dkbase, tk * ldk, ldk}, dv = {dkbase + d, tk * ldk, ldk};
-        if (with_head)
-            cr_assert_eq(s2s_attention_backward_head(dq, dk, dv, dprobs, r, probs, pdrop, keep, c->p,
-                                                     q, k, v, &sh, rh, H - 1), S2S_OK);
-        else
-            cr_assert_eq(s2s_attention_backward(dq, dk, dv, dprobs, r, probs, pdrop, keep, c->p, q, k,
-                                                v, &sh), S2S_OK);
+        s2s_rows dq = {.p = dqb, .bs = tq * ldq, .rs = ldq},
+                 dk = {.p = dkbase, .bs = tk * ldk, .rs = ldk},
+                 dv = {.p = dkbase + d, .bs = tk * ldk, .rs = ldk};
+        s2s_attn_saved f = {.q = q, .k = k, .v = v, .probs = probs, .pdrop = pdrop, .keep = keep,
+                            .p = c->p};
+        cr_assert_eq(s2s_attention_backward(dq, dk, dv, dprobs, r, &f, &sh, with_head ? rh : NULL,
+                                            H - 1), S2S_OK);
 
         // loss in double over every sentence
         double *Q = malloc(sizeof(double) * (size_t)nq), *K = nk ? malloc(sizeof(double) * (size_t)nk) : NULL;
@@ -326,7 +332,7 @@ ParameterizedTest(attn_case *c, graph, attention_backward_matches_finite_differe
             for (int b = 0; b < B; b++) {                                                   \
                 const double *kk = fused ? Q + b * tq * ldq + d : K + b * tk * ldk;         \
                 r_attend(out, Q + b * tq * ldq, ldq, kk, kk + d, ldk, tq, tk, H, dh,        \
-                         sh.k_len ? klen[b] : tk, c->pos0,                                  \
+                         sh.mask.k_len ? klen[b] : tk, c->pos0,                             \
                          c->p > 0 ? keep + (int64_t)b * H * tq * tk : NULL, scale, ph);     \
                 res += dot_fd(out, r + b * tq * d, tq * d);                                 \
                 if (with_head)                                                              \

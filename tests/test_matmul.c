@@ -43,8 +43,11 @@ ParameterizedTest(shape *s, matmul, linear_matches_reference) {
     ref_fill(want, m * n, 4, 1.0f);  // same start for the accumulating case
     const float *bias = s->bias ? b : NULL;
     // W is (N, K) row-major as in nn.Linear: B(k, n) = W[n*K + k].
-    s2s_mm_args ref = {1, 1, m, k, n, {0, 0, k, 1}, {0, 0, 1, k}, {0, 0, n, 1},
-                       1.0f, bias, s->accumulate, (s2s_mm_act)s->act, false, false};
+    s2s_mm_args ref = {
+        .b0 = 1, .b1 = 1, .m = m, .k = k, .n = n,
+        .sa = {0, 0, k, 1}, .sb = {0, 0, 1, k}, .sc = {0, 0, n, 1},
+        .alpha = 1.0f, .bias = bias, .accumulate = s->accumulate, .act = (s2s_mm_act)s->act,
+    };
     ref_mm(want, x, w, &ref);
     cr_assert_eq(s2s_linear(y, x, w, false, bias, m, k, n, (s2s_mm_act)s->act, s->accumulate),
                  S2S_OK);
@@ -103,8 +106,11 @@ ParameterizedTest(shape *s, matmul, quantised_linear_matches_dequantised_referen
     ref_fill(b, n, 13, 1.0f);
     const float *bias = s->bias ? b : NULL;
     s2s_mm_act act = (s2s_mm_act)s->act;
-    s2s_mm_args p = {1, 1, m, k, n, {0, 0, k, 1}, {0, 0, n, 1}, {0, 0, n, 1},
-                     1.0f, bias, s->accumulate, act, false, false};
+    s2s_mm_args p = {
+        .b0 = 1, .b1 = 1, .m = m, .k = k, .n = n,
+        .sa = {0, 0, k, 1}, .sb = {0, 0, n, 1}, .sc = {0, 0, n, 1},
+        .alpha = 1.0f, .bias = bias, .accumulate = s->accumulate, .act = act,
+    };
     ref_fill(exact, m * n, 14, 1.0f);
     ref_mm(exact, x, w, &p);
 
@@ -295,8 +301,11 @@ Test(matmul, transposed_a_read_in_place) {
     ref_fill(x, r * k, 32, 1.0f);
     ref_fill(got, n * k, 33, 1.0f);
     ref_fill(want, n * k, 33, 1.0f);
-    s2s_mm_args p = {1, 1, n, r, k, {0, 0, 1, n}, {0, 0, k, 1}, {0, 0, k, 1},
-                     1.0f, NULL, /*accumulate=*/true, S2S_MM_NONE, false, false};
+    s2s_mm_args p = {
+        .b0 = 1, .b1 = 1, .m = n, .k = r, .n = k,
+        .sa = {0, 0, 1, n}, .sb = {0, 0, k, 1}, .sc = {0, 0, k, 1},
+        .alpha = 1.0f, .accumulate = true, .act = S2S_MM_NONE,
+    };
     ref_mm(want, dy, x, &p);
     cr_assert_eq(s2s_mm(got, dy, x, &p), S2S_OK);
     cr_assert_lt(ref_max_diff(got, want, n * k), 1e-4f);

@@ -1305,28 +1305,29 @@ Test(model, compute_type_makes_the_decoding_copy_in_that_type) {
     const s2s_decode_weights *w;
     cr_assert_eq(s2s_model_decode_weights(m, &w), S2S_OK);
     cr_assert_eq(w->compute, S2S_COMPUTE_INT8);
+    // (decoder sublayers: 0 self-attention, 1 cross-attention, 2 FFN)
     // fc1 (F, D): the copy holds W1^T (D, F) in s8, one scale per column
-    const s2s_ffn_weights *ffn = &w->dec[0].ffn;
+    const s2s_ffn_weights *ffn = &w->dec[0].sub[2].ffn;
     int64_t d = 8, f = 12;
     cr_assert_eq(ffn->m1.type, S2S_COMPUTE_INT8);
     cr_assert_not_null(ffn->m1.comp);
-    cr_assert_eq(ffn->w1, m->dec[0].ffn.w1);  // fp32 pointers: the model's own
+    cr_assert_eq(ffn->w1, m->dec[0].sub[2].ffn.w1);  // fp32 pointers: the model's own
     const int8_t *q = ffn->m1.w;
     for (int64_t n = 0; n < f; n++) {
-        const float *row = m->dec[0].ffn.w1 + n * d;
+        const float *row = m->dec[0].sub[2].ffn.w1 + n * d;
         float s = ref_row_scale(row, d);
         cr_assert_float_eq(ffn->m1.scale[n], s, 1e-9f);
         for (int64_t k = 0; k < d; k++) cr_assert_eq(q[k * f + n], (int8_t)nearbyintf(row[k] / s));
     }
     cr_assert_eq(w->gen.type, S2S_COMPUTE_INT8);
     cr_assert_null(w->gen_w);
-    cr_assert_null(w->dec[0].cross_attn.kv.w);  // cross-attention stays fp32 in int8
+    cr_assert_null(w->dec[0].sub[1].attn.kv.w);  // cross-attention stays fp32 in int8
     cr_assert_eq(s2s_model_set_compute_type(m, S2S_COMPUTE_BF16), S2S_OK);
     cr_assert_eq(s2s_model_decode_weights(m, &w), S2S_OK);
     cr_assert_eq(w->compute, S2S_COMPUTE_BF16);
-    cr_assert_eq(w->enc[0].self_attn.qkv.type, S2S_COMPUTE_BF16);
+    cr_assert_eq(w->enc[0].sub[0].attn.qkv.type, S2S_COMPUTE_BF16);
     // bf16 only: cross-attention's W_q^T (D, D), W_kv^T (D, 2D), W_out^T (D, D)
-    const s2s_attn_weights *ca = &w->dec[0].cross_attn, *mc = &m->dec[0].cross_attn;
+    const s2s_attn_weights *ca = &w->dec[0].sub[1].attn, *mc = &m->dec[0].sub[1].attn;
     const s2s_wmat *cross[3] = {&ca->qkv, &ca->kv, &ca->out};
     const float *src[3] = {mc->w_qkv, mc->w_qkv + d * d, mc->w_out};
     int64_t cols[3] = {d, 2 * d, d};

@@ -10,7 +10,7 @@ Test(ops, softmax_matches_reference_and_sums_to_one) {
     float x[37], want[37];
     ref_fill(x, 37, 1, 5.0f);
     ref_softmax(want, x, 37);
-    s2s_softmax_row(x, 37, 37);
+    s2s_softmax_row(x, 0, 37, 37);
     cr_assert_lt(ref_max_diff(x, want, 37), 1e-6f);
     double sum = 0;
     for (int i = 0; i < 37; i++) sum += x[i];
@@ -19,7 +19,7 @@ Test(ops, softmax_matches_reference_and_sums_to_one) {
 
 Test(ops, softmax_large_logits_stay_finite) {
     float x[4] = {1e30f, -1e30f, 88.0f, 1e30f};
-    s2s_softmax_row(x, 4, 4);
+    s2s_softmax_row(x, 0, 4, 4);
     for (int i = 0; i < 4; i++) cr_assert(isfinite(x[i]), "x[%d] = %g", i, x[i]);
     cr_assert_float_eq(x[0], 0.5f, 1e-6);
     cr_assert_float_eq(x[3], 0.5f, 1e-6);
@@ -30,9 +30,42 @@ Test(ops, softmax_masks_keys_past_valid) {
     float x[6] = {1, 2, 3, 100, 100, 100}, want[3];
     float in[3] = {1, 2, 3};
     ref_softmax(want, in, 3);
-    s2s_softmax_row(x, 3, 6);
+    s2s_softmax_row(x, 0, 3, 6);
     cr_assert_lt(ref_max_diff(x, want, 3), 1e-6f);
     for (int i = 3; i < 6; i++) cr_assert_eq(x[i], 0.0f);
+}
+
+Test(ops, softmax_of_a_key_range_zeroes_the_rest) {
+    float x[12], want[5];
+    ref_fill(x, 12, 4, 6.0f);
+    ref_softmax(want, x + 4, 5);
+    s2s_softmax_row(x, 4, 9, 12);
+    cr_assert_lt(ref_max_diff(x + 4, want, 5), 1e-6f);
+    for (int i = 0; i < 12; i++)
+        if (i < 4 || i >= 9) cr_assert_eq(x[i], 0.0f, "x[%d] = %g outside [4, 9)", i, x[i]);
+}
+
+Test(ops, softmax_of_a_row_that_sees_no_key_is_zeros) {
+    float empty[5] = {1, 2, 3, 4, 5}, hidden[4] = {-INFINITY, -INFINITY, 7, 8};
+    s2s_softmax_row(empty, 3, 3, 5);   // lo == hi
+    s2s_softmax_row(hidden, 0, 2, 4);  // every key of the range at -inf
+    for (int i = 0; i < 5; i++) cr_assert_eq(empty[i], 0.0f, "empty[%d] = %g", i, empty[i]);
+    for (int i = 0; i < 4; i++) cr_assert_eq(hidden[i], 0.0f, "hidden[%d] = %g", i, hidden[i]);
+}
+
+Test(ops, softmax_backward_of_a_key_range_matches_the_formula) {
+    enum { N = 10, LO = 2, HI = 7 };
+    float x[N], dy[N], dx[N];
+    ref_fill(x, N, 5, 3.0f);
+    ref_fill(dy, N, 6, 1.0f);
+    s2s_softmax_row(x, LO, HI, N);
+    s2s_softmax_backward_row(dx, dy, x, LO, HI, N);
+    double dot = 0;
+    for (int j = LO; j < HI; j++) dot += (double)x[j] * dy[j];
+    for (int j = 0; j < N; j++) {
+        double want = j >= LO && j < HI ? x[j] * (dy[j] - dot) : 0.0;
+        cr_assert_float_eq(dx[j], want, 1e-6, "dx[%d]", j);
+    }
 }
 
 Test(ops, log_softmax_is_log_of_softmax) {

@@ -42,6 +42,8 @@ int s2s_cli_usage_error(const char *cmd, const char *fmt, ...)
 // False once any write to stdout has failed: the command should stop and
 // return S2S_EXIT_FAILURE; main prints the one message, with the errno.
 bool s2s_cli_flush_stdout(void);
+// errno of the first failed stdout write s2s_cli_flush_stdout saw, or 0.
+int s2s_cli_stdout_errno(void);
 
 // Checks that the output path can be written (s2s_check_writable), before
 // a command does its work. Returns S2S_EXIT_OK, or S2S_EXIT_FAILURE (a

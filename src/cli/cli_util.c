@@ -7,6 +7,17 @@
 
 #include "cli/cli.h"
 
+// errno of the first failed stdout write seen; stdio itself keeps only the
+// error flag, so it is caught at each flush.
+static int stdout_errno;
+
+bool s2s_cli_flush_stdout(void) {
+    if (fflush(stdout) != 0 && !stdout_errno) stdout_errno = errno;
+    return !ferror(stdout);
+}
+
+int s2s_cli_stdout_errno(void) { return stdout_errno; }
+
 int s2s_cli_fail(s2s_status st) {
     const char *msg = s2s_last_error();  // empty when the failure was not the library's
     fprintf(stderr, "s2s: %s\n", *msg ? msg : s2s_status_str(st));

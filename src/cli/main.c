@@ -54,15 +54,6 @@ static const command commands[] = {
 
 // ---- standard output ----
 
-// errno of the first failed stdout write seen; stdio itself keeps only the
-// error flag, so it is caught at each flush.
-static int stdout_errno;
-
-bool s2s_cli_flush_stdout(void) {
-    if (fflush(stdout) != 0 && !stdout_errno) stdout_errno = errno;
-    return !ferror(stdout);
-}
-
 // A closed descriptor 0, 1 or 2 (`s2s translate >&-`) would be reused by the
 // next open(), and stdout's lines would go into, say, a model's temp file.
 // /dev/null fills the slot, opened the wrong way round, so that writes to a
@@ -79,7 +70,7 @@ static void fill_closed_std_fds(void) {
 // its output was lost (a full disk, a closed stdout), else rc.
 static int finish(const char *cmd, int rc) {
     if (s2s_cli_flush_stdout()) return rc;
-    int err = stdout_errno;
+    int err = s2s_cli_stdout_errno();
     if (!err && write(STDOUT_FILENO, "", 0) != 0) err = errno;  // e.g. EBADF
     if (err)
         fprintf(stderr, "s2s %s: writing standard output: %s\n", cmd, strerror(err));

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config/arch.h"
 #include "core/error.h"
 #include "s2s/s2s.h"
 
@@ -488,9 +489,10 @@ static bool head_exists(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *w
 static bool layers_fit(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
     (void)r;
     const s2s_model_config *m = &cfg->model;
+    s2s_arch a = s2s_arch_make(m);
     double d = m->d_model, f = m->ffn_dim;
-    double n = m->encoder_layers * (4 * d * d + 2 * d * f) +
-               m->decoder_layers * (8 * d * d + 2 * d * f);
+    double n = a.enc.layers * s2s_stack_matrix_weights(&a.enc, d, f) +
+               a.dec.layers * s2s_stack_matrix_weights(&a.dec, d, f);
     if (n <= (double)S2S_MAX_WEIGHTS) return true;
     s2s_buf_printf(why, "model.d_model %d, model.ffn_dim %d, model.encoder_layers %d and "
                    "model.decoder_layers %d make more than %zu weights (the most a model may "

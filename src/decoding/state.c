@@ -41,10 +41,19 @@ static bool state_sizes(const s2s_model *m, int64_t B, int64_t K, int64_t S, int
     size_t seqs = S2S_SIZE(B, K);
     size_t enc_rows = S2S_SIZE(B, S), dec_rows = s2s_size_mul(seqs, (size_t)Tq);
     size_t R = enc_rows > dec_rows ? enc_rows : dec_rows;  // rows of the widest pass
+    // one layer's attention maps: the encoder's, the decoder's self- and
+    // cross-attention's; the scratch holds the largest of the attentions
+    // the network has
     size_t enc_p = S2S_SIZE(B, H, S, S), self_p = s2s_size_mul(seqs, S2S_SIZE(H, Tq, T)),
-           cross_p = S2S_SIZE(B, H, K, Tq, S);  // one layer's attention maps
-    size_t probs = enc_p > self_p ? enc_p : self_p;
-    probs = probs > cross_p ? probs : cross_p;
+           cross_p = S2S_SIZE(B, H, K, Tq, S), probs = 0;
+    const s2s_stack *stacks[] = {&m->arch.enc, &m->arch.dec};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < stacks[k]->n_subs; i++) {
+            s2s_sub_kind kind = stacks[k]->subs[i].kind;
+            size_t p = kind == S2S_SUB_FFN ? 0 : k == 0 ? enc_p
+                                              : kind == S2S_SUB_SELF_ATTN ? self_p : cross_p;
+            probs = p > probs ? p : probs;
+        }
 
     // Two blocks: the buffers every pass touches whole (s2s_big_alloc, on
     // huge pages), then the self-attention caches, on malloc's small pages:
@@ -280,6 +289,11 @@ static void embed(float *x, const s2s_model *m, const float *table, const int *i
                           m->pe + (t0 + i) * d, d);
 }
 
+// Decoder layer l's cross-attention weights, in the decoding copy.
+static const s2s_attn_weights *cross_weights(const s2s_state *st, int l) {
+    return &st->w->dec[l].sub[s2s_stack_find(&st->m->arch.dec, S2S_SUB_CROSS_ATTN)].attn;
+}
+
 // Folds every layer's cross-attention when that pays (or a test says so).
 static s2s_status fold_cross(s2s_state *st, int64_t B, int64_t S) {
     const s2s_model *m = st->m;
@@ -303,9 +317,10 @@ static s2s_status fold_cross(s2s_state *st, int64_t B, int64_t S) {
     }
     for (int l = 0; l < L; l++) {
         float *p = st->fold_block + l * per_layer;
-        st->fold[l] = (s2s_cross_folded){p, p + 2 * B * H * S * d, p + B * H * S * d};
+        st->fold[l] = (s2s_cross_folded){.qk = p, .qb = p + 2 * B * H * S * d,
+                                         .vo = p + B * H * S * d};
         S2S_TRY(s2s_cross_fold(&st->fold[l], st->cross_kv + (int64_t)l * B * S * 2 * d, m,
-                               &st->w->dec[l], B, S));
+                               cross_weights(st, l), B, S));
     }
     return S2S_OK;
 }
@@ -327,7 +342,7 @@ s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S, bool maps) {
                       c->layer_norm_eps);
     for (int l = 0; l < c->decoder_layers; l++)
         S2S_TRY(s2s_cross_kv(st->cross_kv + (int64_t)l * B * S * 2 * d, st->memory, m,
-                             &st->w->dec[l], B, S));
+                             cross_weights(st, l), B, S));
     return fold_cross(st, B, S);
 }
 

@@ -1,6 +1,6 @@
-// Multi-head attention: two batched oneDNN products around a masked softmax.
-// Training (src/train/backward_ops.c) runs the same two halves with
-// attention dropout between them.
+// Multi-head attention, both passes: two batched oneDNN products around
+// a masked softmax, with attention dropout between them in training, and
+// the backward pass of the same.
 #include "layers/attention.h"
 
 #include <math.h>
@@ -10,11 +10,53 @@
 #include "ops/matmul.h"
 #include "ops/ops.h"
 
-int64_t s2s_attention_valid_keys(const s2s_attn_shape *s, int64_t b, int64_t i) {
-    int64_t valid = s->k_len ? s->k_len[b] : s->tk;
-    if (s->causal_pos0 >= 0 && s->causal_pos0 + i + 1 < valid) valid = s->causal_pos0 + i + 1;
-    return valid;
+// ---- per-head products ----
+//
+// Every product of either pass is one s2s_mm over (B, H) that reads head
+// h's columns of a (B, T, ...) activation in place, and the (B, H, Tq, Tk)
+// weights (or their gradient) whole. Strides (B, H, rows, cols):
+
+typedef struct strides {
+    int64_t s[4];
+} strides;
+
+// A head-strided view (rows of T), or its transpose read in place.
+static strides heads_of(int64_t bs, int64_t rs, const s2s_attn_shape *s) {
+    return (strides){{bs, s->head_dim, rs, 1}};
 }
+static strides heads_t(int64_t bs, int64_t rs, const s2s_attn_shape *s) {
+    return (strides){{bs, s->head_dim, 1, rs}};
+}
+// The contiguous (B, Tq, D) context (or its gradient), as heads.
+static strides context_of(const s2s_attn_shape *s) {
+    int64_t d = s->heads * s->head_dim;
+    return (strides){{s->tq * d, s->head_dim, d, 1}};
+}
+// The weights (B, H, Tq, Tk), or their transpose (B, H, Tk, Tq) in place.
+static strides weights_of(const s2s_attn_shape *s) {
+    return (strides){{s->heads * s->tq * s->tk, s->tq * s->tk, s->tk, 1}};
+}
+static strides weights_t(const s2s_attn_shape *s) {
+    return (strides){{s->heads * s->tq * s->tk, s->tq * s->tk, 1, s->tk}};
+}
+
+// c (B, H, M, N) = alpha a (B, H, M, K) · b (B, H, K, N).
+static s2s_status per_head(float *c, strides sc, const float *a, strides sa, const float *b,
+                           strides sb, const s2s_attn_shape *s, int64_t m, int64_t k, int64_t n,
+                           float alpha, bool bf16) {
+    s2s_mm_args args = {
+        .b0 = s->batch, .b1 = s->heads, .m = m, .k = k, .n = n,
+        .alpha = alpha, .bf16 = bf16,
+    };
+    memcpy(args.sa, sa.s, sizeof sa.s);
+    memcpy(args.sb, sb.s, sizeof sb.s);
+    memcpy(args.sc, sc.s, sizeof sc.s);
+    return s2s_mm(c, a, b, &args);
+}
+
+static float scale_of(const s2s_attn_shape *s) { return 1.0f / sqrtf((float)s->head_dim); }
+
+// ---- forward ----
 
 // Whether s runs one product per sentence instead of one per head
 // (attention.h): where each head's products are a few rows and the H-fold
@@ -44,15 +86,6 @@ static void block_queries(const s2s_attn_shape *s, s2s_view q) {
 
 s2s_status s2s_attention_probs(float *probs, s2s_view q, s2s_view k, const s2s_attn_shape *s) {
     int64_t B = s->batch, H = s->heads, dh = s->head_dim, tq = s->tq, tk = s->tk;
-    // scores (B, H, Tq, Tk) = Q (B, H, Tq, Dh) · K^T (B, H, Dh, Tk) / sqrt(Dh)
-    s2s_mm_args scores = {
-        .b0 = B, .b1 = H, .m = tq, .k = dh, .n = tk,
-        .sa = {q.bs, dh, q.rs, 1},
-        .sb = {k.bs, dh, 1, k.rs},
-        .sc = {H * tq * tk, tq * tk, tk, 1},
-        .alpha = 1.0f / sqrtf((float)dh),
-        .bf16 = s->bf16,
-    };
     if (block_scores(s)) {
         // (B, H, Tk) = block queries (B, H, D) · K^T (B, D, Tk): the zeros
         // leave row h head h's dot products only
@@ -60,18 +93,21 @@ s2s_status s2s_attention_probs(float *probs, s2s_view q, s2s_view k, const s2s_a
         s2s_mm_args one = {
             .b0 = B, .b1 = 1, .m = H, .k = d, .n = tk,
             .sa = {H * d, 0, d, 1}, .sb = {k.bs, 0, 1, k.rs}, .sc = {H * tk, 0, tk, 1},
-            .alpha = scores.alpha, .bf16 = s->bf16,
+            .alpha = scale_of(s), .bf16 = s->bf16,
         };
         block_queries(s, q);
         S2S_TRY(s2s_mm(probs, s->block, k.p, &one));
     } else {
-        S2S_TRY(s2s_mm(probs, q.p, k.p, &scores));
+        // scores (B, H, Tq, Tk) = Q (B, H, Tq, Dh) · K^T (B, H, Dh, Tk) / sqrt(Dh)
+        S2S_TRY(per_head(probs, weights_of(s), q.p, heads_of(q.bs, q.rs, s), k.p,
+                         heads_t(k.bs, k.rs, s), s, tq, dh, tk, scale_of(s), s->bf16));
     }
     for (int64_t b = 0; b < B; b++)
         for (int64_t h = 0; h < H; h++)
-            for (int64_t i = 0; i < tq; i++)
-                s2s_softmax_row(probs + ((b * H + h) * tq + i) * tk,
-                                s2s_attention_valid_keys(s, b, i), tk);
+            for (int64_t i = 0; i < tq; i++) {
+                s2s_key_range r = s2s_attn_mask_keys(&s->mask, tk, b, i);
+                s2s_softmax_row(probs + ((b * H + h) * tq + i) * tk, r.lo, r.hi, tk);
+            }
     return S2S_OK;
 }
 
@@ -80,15 +116,9 @@ s2s_status s2s_attention_context(float *ctx, const float *weights, s2s_view v,
     int64_t B = s->batch, H = s->heads, dh = s->head_dim, tq = s->tq, tk = s->tk;
     int64_t d = H * dh;
     // ctx (B, H, Tq, Dh) written as (B, Tq, D) = weights · V (B, H, Tk, Dh)
-    s2s_mm_args context = {
-        .b0 = B, .b1 = H, .m = tq, .k = tk, .n = dh,
-        .sa = {H * tq * tk, tq * tk, tk, 1},
-        .sb = {v.bs, dh, v.rs, 1},
-        .sc = {tq * d, dh, d, 1},
-        .alpha = 1.0f,
-        .bf16 = s->bf16,
-    };
-    if (!block_context(s)) return s2s_mm(ctx, weights, v.p, &context);
+    if (!block_context(s))
+        return per_head(ctx, context_of(s), weights, weights_of(s), v.p,
+                        heads_of(v.bs, v.rs, s), s, tq, tk, dh, 1.0f, s->bf16);
     // r (B, H*Tq, D) = weights (B, H*Tq, Tk) · V (B, Tk, D); head h of ctx
     // row (b, i) is head h's columns of r's row (b, h, i)
     float *r = s->block_ctx;
@@ -110,4 +140,62 @@ s2s_status s2s_attention(float *ctx, float *probs, s2s_view q, s2s_view k, s2s_v
                          const s2s_attn_shape *s) {
     S2S_TRY(s2s_attention_probs(probs, q, k, s));
     return s2s_attention_context(ctx, probs, v, s);
+}
+
+// ---- training ----
+
+s2s_status s2s_attention_train(float *ctx, float *probs, float *pdrop, uint8_t *keep,
+                               s2s_view q, s2s_view k, s2s_view v, const s2s_attn_shape *s,
+                               float p, s2s_rng *rng) {
+    int64_t n = s->batch * s->heads * s->tq * s->tk;
+    S2S_TRY(s2s_attention_probs(probs, q, k, s));
+    const float *w = probs;
+    if (p > 0.0f) {
+        memcpy(pdrop, probs, (size_t)n * sizeof *pdrop);
+        s2s_dropout(pdrop, keep, n, p, rng);
+        w = pdrop;
+    }
+    return s2s_attention_context(ctx, w, v, s);
+}
+
+s2s_status s2s_attention_backward(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *dprobs,
+                                  const float *dctx, const s2s_attn_saved *f,
+                                  const s2s_attn_shape *s, const float *dhead, int64_t head) {
+    int64_t B = s->batch, H = s->heads, dh = s->head_dim, tq = s->tq, tk = s->tk;
+    int64_t n = B * H * tq * tk;
+    const float *w = f->p > 0.0f ? f->pdrop : f->probs;
+
+    // dPd (B, H, Tq, Tk) = dO (B, H, Tq, Dh) · V^T
+    S2S_TRY(per_head(dprobs, weights_of(s), dctx, context_of(s), f->v.p,
+                     heads_t(f->v.bs, f->v.rs, s), s, tq, dh, tk, 1.0f, false));
+    // dV (B, H, Tk, Dh) = Pd^T · dO
+    S2S_TRY(per_head(dv.p, heads_of(dv.bs, dv.rs, s), w, weights_t(s), dctx, context_of(s), s,
+                     tk, tq, dh, 1.0f, false));
+
+    s2s_dropout_backward(dprobs, dprobs, f->keep, n, f->p);
+    if (dhead) {
+        S2S_ASSERT(head >= 0 && head < H);
+        // The guided loss reads the weights before dropout: its gradient
+        // joins after the dropout backward.
+        for (int64_t b = 0; b < B; b++) {
+            float *dst = dprobs + (b * H + head) * tq * tk;
+            const float *src = dhead + b * tq * tk;
+            for (int64_t i = 0; i < tq * tk; i++) dst[i] += src[i];
+        }
+    }
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t i = 0; i < tq; i++) {
+                int64_t off = ((b * H + h) * tq + i) * tk;
+                s2s_key_range r = s2s_attn_mask_keys(&s->mask, tk, b, i);
+                s2s_softmax_backward_row(dprobs + off, dprobs + off, f->probs + off, r.lo, r.hi,
+                                         tk);
+            }
+
+    // dQ (B, H, Tq, Dh) = alpha dS · K
+    S2S_TRY(per_head(dq.p, heads_of(dq.bs, dq.rs, s), dprobs, weights_of(s), f->k.p,
+                     heads_of(f->k.bs, f->k.rs, s), s, tq, tk, dh, scale_of(s), false));
+    // dK (B, H, Tk, Dh) = alpha dS^T · Q
+    return per_head(dk.p, heads_of(dk.bs, dk.rs, s), dprobs, weights_t(s), f->q.p,
+                    heads_of(f->q.bs, f->q.rs, s), s, tk, tq, dh, scale_of(s), false);
 }

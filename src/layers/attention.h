@@ -1,4 +1,6 @@
-// Multi-head scaled dot-product attention (internal).
+// Multi-head scaled dot-product attention (internal): the forward pass
+// decoding runs, the training forward with dropout on the weights, and
+// the backward pass.
 //
 // Dimension letters: B sentences, H heads, Dh head width, D = H*Dh,
 // Tq query rows, Tk key rows. Head j reads columns [j*Dh, (j+1)*Dh) of
@@ -9,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/util.h"
+#include "layers/mask.h"
 #include "s2s/status.h"
 
 // Rows of a (B, T, ...) activation: row (b, i) starts at p + b*bs + i*rs.
@@ -17,11 +21,16 @@ typedef struct s2s_view {
     int64_t bs, rs;
 } s2s_view;
 
+// A writable s2s_view.
+typedef struct s2s_rows {
+    float *p;
+    int64_t bs, rs;
+} s2s_rows;
+
+// Build it with designated initialisers only.
 typedef struct s2s_attn_shape {
     int64_t batch, heads, head_dim, tq, tk;
-    const int *k_len;  // (B) valid keys per sentence (key padding); NULL: all Tk
-    int64_t causal_pos0;  // query i sits at position causal_pos0 + i and sees
-                          // keys 0..causal_pos0+i; -1 for no causal mask
+    s2s_attn_mask mask;   // which keys each query row sees
     bool bf16;            // both products in bf16 (s2s_mm_args.bf16)
     // NULL, or room for one product per sentence instead of one per head:
     // block (B, H, D) for block-diagonal queries when Tq is 1 (head h's row
@@ -36,7 +45,8 @@ typedef struct s2s_attn_shape {
 } s2s_attn_shape;
 
 // ctx (B, Tq, D) contiguous = concat_h softmax(mask(Q_h·K_h^T / sqrt(Dh))) · V_h
-// probs (B, H, Tq, Tk) receives the attention weights (masked ones are 0).
+// probs (B, H, Tq, Tk) receives the attention weights (masked ones are 0;
+// a row that sees no key is all 0).
 s2s_status s2s_attention(float *ctx, float *probs, s2s_view q, s2s_view k, s2s_view v,
                          const s2s_attn_shape *s);
 
@@ -47,8 +57,41 @@ s2s_status s2s_attention_probs(float *probs, s2s_view q, s2s_view k, const s2s_a
 s2s_status s2s_attention_context(float *ctx, const float *weights, s2s_view v,
                                  const s2s_attn_shape *s);
 
-// Keys query row i of sentence b sees: the key-padding length, cut by the
-// causal mask.
-int64_t s2s_attention_valid_keys(const s2s_attn_shape *s, int64_t b, int64_t i);
+// ---- training ----
+//
+// For one head (S scores, P weights, Pd dropped weights):
+//   S = alpha Q K^T (masked)   P = softmax(S)   Pd = drop(P)   O = Pd V
+//   dPd = dO V^T   dV = Pd^T dO   dP = drop'(dPd)   dS = P (dP - rowsum(P dP))
+//   dQ = alpha dS K   dK = alpha dS^T Q
+// Every product is one batched s2s_mm over (B, H) reading heads in place.
+
+// s2s_attention with dropout p on the weights after the softmax:
+// probs (B, H, Tq, Tk) gets the softmax, pdrop (same shape) the dropped
+// weights that multiply V, keep (same shape) the mask. With p == 0, pdrop
+// may be probs and keep NULL; rng is then not used.
+s2s_status s2s_attention_train(float *ctx, float *probs, float *pdrop, uint8_t *keep,
+                               s2s_view q, s2s_view k, s2s_view v, const s2s_attn_shape *s,
+                               float p, s2s_rng *rng);
+
+// What s2s_attention_backward reads besides the shape: the forward pass's
+// inputs and kept weights, and the gradient of its output.
+typedef struct s2s_attn_saved {
+    s2s_view q, k, v;
+    const float *probs;   // (B, H, Tq, Tk) softmax
+    const float *pdrop;   // after dropout (when p > 0)
+    const uint8_t *keep;  // dropout mask (when p > 0)
+    float p;              // attention dropout
+} s2s_attn_saved;
+
+// Backward of s2s_attention_train given dctx (B, Tq, D) contiguous. dq,
+// dk, dv are overwritten through head-strided views shaped like q, k, v
+// (they may be column blocks of one (rows, 3D) buffer); dprobs (B, H, Tq,
+// Tk) is scratch. When the loss also reads the weights of one head
+// directly (guided alignment), dhead (B, Tq, Tk) = d loss / d probs of
+// head `head` (before dropout) joins the gradient that comes back through
+// dropout and V before the softmax backward; dhead NULL: none.
+s2s_status s2s_attention_backward(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *dprobs,
+                                  const float *dctx, const s2s_attn_saved *f,
+                                  const s2s_attn_shape *s, const float *dhead, int64_t head);
 
 #endif

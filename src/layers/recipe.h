@@ -37,13 +37,14 @@ typedef struct s2s_qkv {
 // Part `part` (width D) of rows `parts`*D wide, T rows per sequence.
 static inline s2s_view s2s_recipe_part(const float *base, int parts, int part, int64_t T,
                                        int64_t d) {
-    return (s2s_view){base + part * d, T * parts * d, parts * d};
+    return (s2s_view){.p = base + part * d, .bs = T * parts * d, .rs = parts * d};
 }
 
 // Self-attention: Q|K|V of one fused (B, T, 3D) projection.
 static inline s2s_qkv s2s_recipe_self_qkv(const float *qkv, int64_t T, int64_t d) {
-    return (s2s_qkv){s2s_recipe_part(qkv, 3, 0, T, d), s2s_recipe_part(qkv, 3, 1, T, d),
-                     s2s_recipe_part(qkv, 3, 2, T, d)};
+    return (s2s_qkv){.q = s2s_recipe_part(qkv, 3, 0, T, d),
+                     .k = s2s_recipe_part(qkv, 3, 1, T, d),
+                     .v = s2s_recipe_part(qkv, 3, 2, T, d)};
 }
 
 // Queries (B, Tq, q_parts*D; Q is part 0) against keys and values held as
@@ -51,8 +52,9 @@ static inline s2s_qkv s2s_recipe_self_qkv(const float *qkv, int64_t T, int64_t d
 // self-attention over its cache (q_parts 3, the fused projection).
 static inline s2s_qkv s2s_recipe_cached_qkv(const float *q, int q_parts, int64_t tq,
                                             const float *kv, int64_t tk, int64_t d) {
-    return (s2s_qkv){s2s_recipe_part(q, q_parts, 0, tq, d), s2s_recipe_part(kv, 2, 0, tk, d),
-                     s2s_recipe_part(kv, 2, 1, tk, d)};
+    return (s2s_qkv){.q = s2s_recipe_part(q, q_parts, 0, tq, d),
+                     .k = s2s_recipe_part(kv, 2, 0, tk, d),
+                     .v = s2s_recipe_part(kv, 2, 1, tk, d)};
 }
 
 // The cross-attention K/V slice: rows D..3D of the fused weight (3D, D)

@@ -89,26 +89,46 @@ static s2s_status attn_out(float *x, s2s_scratch *s, const s2s_model *m,
                   /*accumulate=*/true);
 }
 
-s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
-                             const s2s_encoder_weights *w, int64_t B, int64_t S,
-                             const int *src_len, float *probs) {
+// x (B*S, D) += self-attention of a stack without a cache (the encoder's).
+static s2s_status self_attention(float *x, s2s_scratch *s, const s2s_model *m,
+                                 const s2s_sub_weights *w, const s2s_attn_mask *mask,
+                                 int64_t B, int64_t S, float *probs) {
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, rows = B * S;
-    const float *in = sublayer_in(x, s, m, &w->norm1, rows);
-    const s2s_attn_weights *sa = &w->self_attn;
+    const float *in = sublayer_in(x, s, m, &w->norm, rows);
+    const s2s_attn_weights *sa = &w->attn;
     S2S_TRY(linear(s->q, in, &sa->qkv, sa->w_qkv, sa->in_out, sa->b_qkv, rows, d, 3 * d,
                    S2S_MM_NONE, false));
-    s2s_attn_shape shape = {B, H, d / H, S, S, src_len, -1, bf16_rows(sa, S), NULL, NULL};
+    s2s_attn_shape shape = {
+        .batch = B, .heads = H, .head_dim = d / H, .tq = S, .tk = S, .mask = *mask,
+        .bf16 = bf16_rows(sa, S),
+    };
     s2s_qkv a = s2s_recipe_self_qkv(s->q, S, d);
     S2S_TRY(s2s_attention(s->ctx, probs ? probs : s->probs, a.q, a.k, a.v, &shape));
-    S2S_TRY(attn_out(x, s, m, &w->self_attn, rows));
-    sublayer_out(x, m, &w->norm1, rows);
-    return ffn(x, s, m, &w->ffn, &w->norm2, rows);
+    S2S_TRY(attn_out(x, s, m, sa, rows));
+    sublayer_out(x, m, &w->norm, rows);
+    return S2S_OK;
+}
+
+s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
+                             const s2s_layer_weights *w, int64_t B, int64_t S,
+                             const int *src_len, float *probs) {
+    const s2s_stack *st = &m->arch.enc;
+    for (int i = 0; i < st->n_subs; i++) {
+        const s2s_sublayer *sub = &st->subs[i];
+        S2S_ASSERT(sub->kind != S2S_SUB_CROSS_ATTN);  // the encoder has no memory to attend to
+        if (sub->kind == S2S_SUB_FFN) {
+            S2S_TRY(ffn(x, s, m, &w->sub[i].ffn, &w->sub[i].norm, B * S));
+            continue;
+        }
+        s2s_attn_mask mask = {.pattern = sub->pattern, .k_len = src_len};
+        S2S_TRY(self_attention(x, s, m, &w->sub[i], &mask, B, S, probs));
+    }
+    return S2S_OK;
 }
 
 s2s_status s2s_cross_kv(float *kv, const float *memory, const s2s_model *m,
-                        const s2s_decoder_weights *w, int64_t B, int64_t S) {
+                        const s2s_attn_weights *a, int64_t B, int64_t S) {
     int64_t d = m->cfg.model.d_model;
-    const s2s_attn_weights *a = &w->cross_attn;
     S2S_ASSERT(!a->in_out);  // the K/V slice is rows of the untransposed weight
     const float *bias = s2s_recipe_kv_bias(a->b_qkv, d);
     if (a->kv.w) return s2s_linear_w(kv, memory, &a->kv, bias, B * S, d, 2 * d, S2S_MM_NONE, false);
@@ -127,9 +147,8 @@ int64_t s2s_cross_fold_size(const s2s_model *m, int64_t B, int64_t S) {
 }
 
 s2s_status s2s_cross_fold(const s2s_cross_folded *f, const float *kv, const s2s_model *m,
-                          const s2s_decoder_weights *w, int64_t B, int64_t S) {
+                          const s2s_attn_weights *a, int64_t B, int64_t S) {
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, dh = d / H;
-    const s2s_attn_weights *a = &w->cross_attn;
     S2S_ASSERT(!a->in_out);
     float scale = 1.0f / sqrtf((float)dh);
     // qb (H, B*S): b_q,h (1, Dh) · K_h^T (Dh, B*S), every sentence at once
@@ -174,7 +193,7 @@ s2s_status s2s_cross_fold(const s2s_cross_folded *f, const float *kv, const s2s_
 // are one product's inner dimension, and to probs (B, H, K*Tq, S) if asked.
 static s2s_status cross_folded(float *x, const float *in, float *scratch, float *probs,
                                const s2s_cross_folded *f, const s2s_model *m, int64_t B,
-                               int64_t tc, int64_t S, const int *src_len) {
+                               int64_t tc, int64_t S, const s2s_attn_mask *mask) {
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, hs = H * S;
     s2s_mm_args scores = {
         .b0 = B, .b1 = 1, .m = tc, .k = d, .n = hs,
@@ -187,8 +206,9 @@ static s2s_status cross_folded(float *x, const float *in, float *scratch, float 
             for (int64_t h = 0; h < H; h++) {
                 float *row = scratch + ((b * tc + r) * H + h) * S;
                 const float *bias = f->qb + (h * B + b) * S;
-                for (int64_t j = 0; j < src_len[b]; j++) row[j] += bias[j];
-                s2s_softmax_row(row, src_len[b], S);
+                s2s_key_range k = s2s_attn_mask_keys(mask, S, b, r);
+                for (int64_t j = k.lo; j < k.hi; j++) row[j] += bias[j];
+                s2s_softmax_row(row, k.lo, k.hi, S);
                 if (probs)
                     memcpy(probs + ((b * H + h) * tc + r) * S, row, (size_t)S * sizeof(float));
             }
@@ -200,58 +220,96 @@ static s2s_status cross_folded(float *x, const float *in, float *scratch, float 
     return s2s_mm(x, scratch, f->vo, &context);
 }
 
-s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
-                             const s2s_decoder_weights *w, float *self_kv, s2s_dec_pos pos,
-                             const float *cross_kv, const s2s_cross_folded *folded, int64_t S,
-                             const int *src_len, int64_t B, float *self_probs,
-                             float *cross_probs) {
+// A step's heads in one product per sequence (attention.h; the scratch
+// holds one row per sequence), for the attentions of a step (one row)
+// with weights a. oneDNN generates kernels for them on first use: 1-2 ms
+// for the scores', about 30 ms for the context's (its fp32 gemm). bf16's
+// greedy search, which otherwise needs neither (bf16_rows), takes the
+// first for batches only (a lone sentence's first line would wait for it)
+// and never the second. (Cross-attention's weights have a bf16 copy
+// exactly when self-attention's do.)
+static void step_blocks(s2s_attn_shape *sh, s2s_scratch *s, const s2s_attn_weights *a,
+                        s2s_dec_pos pos, int64_t seqs) {
+    bool gemm_f32 = !(bf16_copy(a) && pos.beams == 1);
+    sh->block = pos.tq == 1 && (gemm_f32 || seqs > 1) ? s->block : NULL;
+    sh->block_ctx = pos.tq == 1 && gemm_f32 ? s->block_ctx : NULL;
+}
+
+// x (B, K*Tq, D) += masked self-attention over the cache: one fused QKV
+// product, then K and V of the new rows copied into the cache.
+static s2s_status cached_self_attention(float *x, s2s_scratch *s, const s2s_model *m,
+                                        const s2s_sub_weights *w, const s2s_attn_mask *mask,
+                                        float *self_kv, s2s_dec_pos pos, int64_t B,
+                                        float *probs) {
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, tq = pos.tq;
     int64_t seqs = B * pos.beams, rows = seqs * tq;
-
-    // masked self-attention: one fused QKV product, then K and V of the new
-    // rows copied into the cache
-    const float *in = sublayer_in(x, s, m, &w->norm1, rows);
-    const s2s_attn_weights *a = &w->self_attn;
+    const float *in = sublayer_in(x, s, m, &w->norm, rows);
+    const s2s_attn_weights *a = &w->attn;
     S2S_TRY(linear(s->q, in, &a->qkv, a->w_qkv, a->in_out, a->b_qkv, rows, d, 3 * d,
                    S2S_MM_NONE, false));
     for (int64_t i = 0; i < seqs; i++)
         for (int64_t t = 0; t < tq; t++)
             memcpy(self_kv + (i * pos.t_alloc + pos.t0 + t) * 2 * d, s->q + (i * tq + t) * 3 * d + d,
                    (size_t)(2 * d) * sizeof(float));
-    // A step's heads in one product per sequence (attention.h; the scratch
-    // holds one row per sequence). oneDNN generates kernels for them on
-    // first use: 1-2 ms for the scores', about 30 ms for the context's (its
-    // fp32 gemm). bf16's greedy search, which otherwise needs neither
-    // (bf16_rows), takes the first for batches only (a lone sentence's
-    // first line would wait for it) and never the second.
-    bool gemm_f32 = !(bf16_copy(a) && pos.beams == 1);
-    float *block = tq == 1 && (gemm_f32 || seqs > 1) ? s->block : NULL;
-    float *block_ctx = tq == 1 && gemm_f32 ? s->block_ctx : NULL;
-    s2s_attn_shape self = {seqs, H, d / H, tq, pos.t0 + tq, NULL, pos.t0, bf16_rows(a, tq),
-                           block, block_ctx};
+    s2s_attn_shape self = {
+        .batch = seqs, .heads = H, .head_dim = d / H, .tq = tq, .tk = pos.t0 + tq,
+        .mask = *mask, .bf16 = bf16_rows(a, tq),
+    };
+    step_blocks(&self, s, a, pos, seqs);
     s2s_qkv qkv = s2s_recipe_cached_qkv(s->q, 3, tq, self_kv, pos.t_alloc, d);
-    S2S_TRY(s2s_attention(s->ctx, self_probs ? self_probs : s->probs, qkv.q, qkv.k, qkv.v,
-                          &self));
+    S2S_TRY(s2s_attention(s->ctx, probs ? probs : s->probs, qkv.q, qkv.k, qkv.v, &self));
     S2S_TRY(attn_out(x, s, m, a, rows));
-    sublayer_out(x, m, &w->norm1, rows);
+    sublayer_out(x, m, &w->norm, rows);
+    return S2S_OK;
+}
 
-    // cross-attention over the encoder output, a sentence's sequences together
-    int64_t tc = pos.beams * tq;
-    in = sublayer_in(x, s, m, &w->norm2, rows);
+// x (B, K*Tq, D) += cross-attention over the encoder output, a sentence's
+// sequences together: folded when given the fold.
+static s2s_status cross_attention(float *x, s2s_scratch *s, const s2s_model *m,
+                                  const s2s_sub_weights *w, const s2s_attn_mask *mask,
+                                  const float *cross_kv, const s2s_cross_folded *folded,
+                                  s2s_dec_pos pos, int64_t B, int64_t S, float *probs) {
+    int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads;
+    int64_t tc = pos.beams * pos.tq, rows = B * tc;
+    const float *in = sublayer_in(x, s, m, &w->norm, rows);
     if (folded) {
-        S2S_TRY(cross_folded(x, in, s->probs, cross_probs, folded, m, B, tc, S, src_len));
-        sublayer_out(x, m, &w->norm2, rows);
-        return ffn(x, s, m, &w->ffn, &w->norm3, rows);
+        S2S_TRY(cross_folded(x, in, s->probs, probs, folded, m, B, tc, S, mask));
+        sublayer_out(x, m, &w->norm, rows);
+        return S2S_OK;
     }
-    a = &w->cross_attn;
+    const s2s_attn_weights *a = &w->attn;
     if (a->qkv.w) S2S_TRY(s2s_linear_w(s->q, in, &a->qkv, a->b_qkv, rows, d, d, S2S_MM_NONE, false));
     else S2S_TRY(s2s_linear(s->q, in, a->w_qkv, false, a->b_qkv, rows, d, d, S2S_MM_NONE, false));
-    s2s_attn_shape cross = {B, H, d / H, tc, S, src_len, -1, false, block, block_ctx};
-    qkv = s2s_recipe_cached_qkv(s->q, 1, tc, cross_kv, S, d);
-    S2S_TRY(s2s_attention(s->ctx, cross_probs ? cross_probs : s->probs, qkv.q, qkv.k, qkv.v,
-                          &cross));
+    s2s_attn_shape cross = {
+        .batch = B, .heads = H, .head_dim = d / H, .tq = tc, .tk = S, .mask = *mask,
+    };
+    step_blocks(&cross, s, a, pos, B * pos.beams);
+    s2s_qkv qkv = s2s_recipe_cached_qkv(s->q, 1, tc, cross_kv, S, d);
+    S2S_TRY(s2s_attention(s->ctx, probs ? probs : s->probs, qkv.q, qkv.k, qkv.v, &cross));
     S2S_TRY(attn_out(x, s, m, a, rows));
-    sublayer_out(x, m, &w->norm2, rows);
+    sublayer_out(x, m, &w->norm, rows);
+    return S2S_OK;
+}
 
-    return ffn(x, s, m, &w->ffn, &w->norm3, rows);
+s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
+                             const s2s_layer_weights *w, float *self_kv, s2s_dec_pos pos,
+                             const float *cross_kv, const s2s_cross_folded *folded, int64_t S,
+                             const int *src_len, int64_t B, float *self_probs,
+                             float *cross_probs) {
+    const s2s_stack *st = &m->arch.dec;
+    for (int i = 0; i < st->n_subs; i++) {
+        const s2s_sublayer *sub = &st->subs[i];
+        const s2s_sub_weights *sw = &w->sub[i];
+        if (sub->kind == S2S_SUB_SELF_ATTN) {
+            s2s_attn_mask mask = {.pattern = sub->pattern, .q_pos0 = pos.t0};
+            S2S_TRY(cached_self_attention(x, s, m, sw, &mask, self_kv, pos, B, self_probs));
+        } else if (sub->kind == S2S_SUB_CROSS_ATTN) {
+            s2s_attn_mask mask = {.pattern = sub->pattern, .k_len = src_len};
+            S2S_TRY(cross_attention(x, s, m, sw, &mask, cross_kv, folded, pos, B, S,
+                                    cross_probs));
+        } else {
+            S2S_TRY(ffn(x, s, m, &sw->ffn, &sw->norm, B * pos.beams * pos.tq));
+        }
+    }
+    return S2S_OK;
 }

@@ -22,13 +22,13 @@ typedef struct s2s_scratch {
 // x (B, S, D). src_len (B) masks padded keys. probs (B, H, S, S) receives
 // the self-attention weights, or NULL to keep them in scratch.
 s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
-                             const s2s_encoder_weights *w, int64_t B, int64_t S,
+                             const s2s_layer_weights *w, int64_t B, int64_t S,
                              const int *src_len, float *probs);
 
 // kv (B, S, 2D) = memory · [W_k; W_v]^T + [b_k; b_v]: cross-attention keys
 // and values, computed once per sentence.
 s2s_status s2s_cross_kv(float *kv, const float *memory, const s2s_model *m,
-                        const s2s_decoder_weights *w, int64_t B, int64_t S);
+                        const s2s_attn_weights *a, int64_t B, int64_t S);
 
 // Cross-attention folded ahead (s2s_cross_fold): per sentence and head, the
 // query projection is multiplied into the keys and the output projection
@@ -52,7 +52,7 @@ int64_t s2s_cross_fold_size(const s2s_model *m, int64_t B, int64_t S);
 
 // Fills f (laid out in s2s_cross_fold_size floats at f->qk) from kv.
 s2s_status s2s_cross_fold(const s2s_cross_folded *f, const float *kv, const s2s_model *m,
-                          const s2s_decoder_weights *w, int64_t B, int64_t S);
+                          const s2s_attn_weights *a, int64_t B, int64_t S);
 
 typedef struct s2s_dec_pos {
     int64_t t0;        // position of the first row computed now
@@ -70,7 +70,7 @@ typedef struct s2s_dec_pos {
 // (B, H, K*Tq, S) receive the attention weights, or NULL to keep them in
 // scratch.
 s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
-                             const s2s_decoder_weights *w, float *self_kv, s2s_dec_pos pos,
+                             const s2s_layer_weights *w, float *self_kv, s2s_dec_pos pos,
                              const float *cross_kv, const s2s_cross_folded *folded, int64_t S,
                              const int *src_len, int64_t B, float *self_probs,
                              float *cross_probs);

@@ -83,6 +83,47 @@ void s2s_decode_weights_free(s2s_decode_weights *w) {
     free(w);
 }
 
+// The sublayers of a stack's layer that the copy holds (the transposed
+// self-attention and feed-forward matrices; cross-attention's in bf16
+// only), into its elements and int8 column scales; with w, copied from
+// the model's layer `from` into the copy's `to`. Cross-attention goes
+// last in the block.
+static void copy_layer(const s2s_stack *st, bool bf16, cursor *c, int64_t d, int64_t f,
+                       size_t *elems, size_t *cols, const s2s_layer_weights *from,
+                       s2s_layer_weights *to) {
+    if (to) *to = *from;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < st->n_subs; i++) {
+            s2s_sub_kind kind = st->subs[i].kind;
+            if ((kind == S2S_SUB_CROSS_ATTN) != (pass == 1)) continue;
+            if (kind == S2S_SUB_SELF_ATTN) {
+                *elems = s2s_size_add(*elems, S2S_SIZE(4, d, d));
+                *cols = s2s_size_add(*cols, (size_t)(4 * d));
+                if (to) attn_in_out(&to->sub[i].attn, c, d);
+            } else if (kind == S2S_SUB_FFN) {
+                *elems = s2s_size_add(*elems, S2S_SIZE(2, d, f));
+                *cols = s2s_size_add(*cols, (size_t)(d + f));
+                if (to) ffn_in_out(&to->sub[i].ffn, c, d, f);
+            } else if (bf16) {
+                *elems = s2s_size_add(*elems, S2S_SIZE(4, d, d));
+                if (to) cross_bf16(&to->sub[i].attn, c, d);
+            }
+        }
+}
+
+// Both stacks' layers: counted (w NULL), or copied into w.
+static void copy_stacks(const s2s_model *m, s2s_decode_weights *w, cursor *c, size_t *elems,
+                        size_t *cols) {
+    const s2s_model_config *cfg = &m->cfg.model;
+    bool bf16 = m->compute == S2S_COMPUTE_BF16;
+    for (int l = 0; l < m->arch.enc.layers; l++)
+        copy_layer(&m->arch.enc, bf16, c, cfg->d_model, cfg->ffn_dim, elems, cols, &m->enc[l],
+                   w ? &w->enc[l] : NULL);
+    for (int l = 0; l < m->arch.dec.layers; l++)
+        copy_layer(&m->arch.dec, bf16, c, cfg->d_model, cfg->ffn_dim, elems, cols, &m->dec[l],
+                   w ? &w->dec[l] : NULL);
+}
+
 static s2s_status make(s2s_decode_weights **out, const s2s_model *m) {
     const s2s_model_config *c = &m->cfg.model;
     int64_t d = c->d_model, f = c->ffn_dim, V = s2s_vocab_size(m->tgt_vocab);
@@ -90,12 +131,8 @@ static s2s_status make(s2s_decode_weights **out, const s2s_model *m) {
     bool lp = type != S2S_COMPUTE_FP32;
     // Fewer elements than the weights (within S2S_MAX_WEIGHTS), in checked
     // arithmetic all the same: the sizes come from the config.
-    size_t layers = (size_t)c->encoder_layers + (size_t)c->decoder_layers;
-    size_t per_layer = s2s_size_add(S2S_SIZE(4, d, d), S2S_SIZE(2, d, f));
-    size_t elems = s2s_size_add(s2s_size_mul(layers, per_layer), S2S_SIZE(d, V));
-    bool bf16 = type == S2S_COMPUTE_BF16;
-    if (bf16) elems = s2s_size_add(elems, S2S_SIZE(c->decoder_layers, 4, d, d));
-    size_t cols = s2s_size_add(s2s_size_mul(layers, (size_t)(5 * d + f)), (size_t)V);
+    size_t elems = S2S_SIZE(d, V), cols = (size_t)V;
+    copy_stacks(m, NULL, NULL, &elems, &cols);
     int64_t widest = 3 * d > f ? 3 * d : f;
     size_t largest = S2S_SIZE(d, widest > V ? widest : V);
     s2s_decode_weights *w = s2s_calloc(1, sizeof *w);
@@ -115,18 +152,10 @@ static s2s_status make(s2s_decode_weights **out, const s2s_model *m) {
         free(tmp);
         return s2s_fail(S2S_ERR_NOMEM, "out of memory for the decoding copy of the weights");
     }
-    cursor cur = {type, w->block, w->scales, w->comps, tmp};
-    for (int l = 0; l < c->encoder_layers; l++) {
-        w->enc[l] = m->enc[l];
-        attn_in_out(&w->enc[l].self_attn, &cur, d);
-        ffn_in_out(&w->enc[l].ffn, &cur, d, f);
-    }
-    for (int l = 0; l < c->decoder_layers; l++) {
-        w->dec[l] = m->dec[l];
-        attn_in_out(&w->dec[l].self_attn, &cur, d);
-        ffn_in_out(&w->dec[l].ffn, &cur, d, f);
-        if (bf16) cross_bf16(&w->dec[l].cross_attn, &cur, d);
-    }
+    cursor cur = {.type = type, .dst = w->block, .scales = w->scales, .comps = w->comps,
+                  .tmp = tmp};
+    size_t unused = 0;
+    copy_stacks(m, w, &cur, &unused, &unused);
     w->gen = transposed(&cur, m->gen_w, V, d);
     w->gen_w = lp ? NULL : w->gen.w;
     free(tmp);

@@ -130,36 +130,51 @@ static s2s_ffn_weights ffn(layout *L, const char *fmt, int i, int64_t d, int64_t
     return w;
 }
 
+// One layer of stack st: its attentions in order, then its LayerNorms in
+// order, then its feed-forward block (the file order of every s2s model).
+static void layer(layout *L, const s2s_stack *st, int l, s2s_layer_weights *w) {
+    const s2s_model_config *c = &L->m->cfg.model;
+    int64_t d = c->d_model, f = c->ffn_dim;
+    char fmt[64];
+    for (int i = 0; i < st->n_subs; i++)
+        if (s2s_sub_is_attention(st->subs[i].kind)) {
+            snprintf(fmt, sizeof fmt, "%s.layers.%%d.%s", st->name, st->subs[i].name);
+            w->sub[i].attn = attention(L, fmt, l, d);
+        }
+    for (int i = 0; i < st->n_subs; i++) {
+        snprintf(fmt, sizeof fmt, "%s.layers.%%d.%s", st->name, st->subs[i].norm);
+        w->sub[i].norm = norm(L, fmt, l, d);
+    }
+    for (int i = 0; i < st->n_subs; i++)
+        if (st->subs[i].kind == S2S_SUB_FFN) {
+            snprintf(fmt, sizeof fmt, "%s.layers.%%d", st->name);
+            w->sub[i].ffn = ffn(L, fmt, l, d, f);
+        }
+}
+
+// The layers of stack st into w (NULL in the counting pass), then its
+// final LayerNorm (pre-norm).
+static void stack(layout *L, const s2s_stack *st, s2s_layer_weights *w, s2s_norm_weights *fin) {
+    for (int l = 0; l < st->layers && L->st == S2S_OK; l++)
+        layer(L, st, l, w ? &w[l] : &(s2s_layer_weights){0});
+    char name[32];
+    snprintf(name, sizeof name, "%s.norm", st->name);
+    if (L->m->cfg.model.norm == S2S_NORM_PRE) *fin = norm(L, name, 0, L->m->cfg.model.d_model);
+}
+
 static void walk(layout *L) {
     s2s_model *m = L->m;
     const s2s_model_config *c = &m->cfg.model;
-    int64_t d = c->d_model, f = c->ffn_dim;
+    int64_t d = c->d_model;
     int64_t vs = s2s_vocab_size(m->src_vocab), vt = s2s_vocab_size(m->tgt_vocab);
-    bool pre = c->norm == S2S_NORM_PRE;
 
     m->src_embed = param(L, S2S_PARAM_MATRIX, vs, d, "src_embed", 0, ".weight");
     m->tgt_embed = param(L, S2S_PARAM_MATRIX, vt, d, "tgt_embed", 0, ".weight");
     m->gen_w = c->tie_output ? m->tgt_embed
                              : param(L, S2S_PARAM_MATRIX, vt, d, "generator", 0, ".weight");
     m->gen_b = param(L, S2S_PARAM_BIAS, vt, 0, "generator", 0, ".bias");
-    for (int i = 0; i < c->encoder_layers && L->st == S2S_OK; i++) {
-        s2s_encoder_weights *e = m->params ? &m->enc[i] : &(s2s_encoder_weights){0};
-        e->self_attn = attention(L, "encoder.layers.%d.self_attn", i, d);
-        e->norm1 = norm(L, "encoder.layers.%d.norm1", i, d);
-        e->norm2 = norm(L, "encoder.layers.%d.norm2", i, d);
-        e->ffn = ffn(L, "encoder.layers.%d", i, d, f);
-    }
-    if (pre) m->enc_norm = norm(L, "encoder.norm", 0, d);
-    for (int i = 0; i < c->decoder_layers && L->st == S2S_OK; i++) {
-        s2s_decoder_weights *l = m->params ? &m->dec[i] : &(s2s_decoder_weights){0};
-        l->self_attn = attention(L, "decoder.layers.%d.self_attn", i, d);
-        l->cross_attn = attention(L, "decoder.layers.%d.cross_attn", i, d);
-        l->norm1 = norm(L, "decoder.layers.%d.norm1", i, d);
-        l->norm2 = norm(L, "decoder.layers.%d.norm2", i, d);
-        l->norm3 = norm(L, "decoder.layers.%d.norm3", i, d);
-        l->ffn = ffn(L, "decoder.layers.%d", i, d, f);
-    }
-    if (pre) m->dec_norm = norm(L, "decoder.norm", 0, d);
+    stack(L, &m->arch.enc, m->params ? m->enc : NULL, &m->enc_norm);
+    stack(L, &m->arch.dec, m->params ? m->dec : NULL, &m->dec_norm);
 }
 
 // Allocates the parameter block for cfg and the vocabularies already in m,
@@ -167,6 +182,7 @@ static void walk(layout *L) {
 static s2s_status build(s2s_model *m, const s2s_st_file *file, const char *where) {
     const s2s_model_config *c = &m->cfg.model;
     S2S_TRY(s2s_config_validate(&m->cfg, "model"));
+    m->arch = s2s_arch_make(c);
     layout L = {.m = m, .file = file, .where = where};
     walk(&L);
     S2S_TRY(L.st);
@@ -183,8 +199,8 @@ static s2s_status build(s2s_model *m, const s2s_st_file *file, const char *where
                         most / (size_t)c->d_model);
     m->params = s2s_big_alloc(m->n_params, sizeof(float));
     m->tensors = s2s_calloc((size_t)L.n, sizeof(s2s_param));
-    m->enc = s2s_calloc((size_t)c->encoder_layers, sizeof(s2s_encoder_weights));
-    m->dec = s2s_calloc((size_t)c->decoder_layers, sizeof(s2s_decoder_weights));
+    m->enc = s2s_calloc((size_t)c->encoder_layers, sizeof(s2s_layer_weights));
+    m->dec = s2s_calloc((size_t)c->decoder_layers, sizeof(s2s_layer_weights));
     m->pe = s2s_calloc(positions, sizeof(float));
     if (!m->params || !m->tensors || !m->enc || !m->dec || !m->pe) return S2S_ERR_NOMEM;
     L = (layout){.m = m, .where = where};

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "config/arch.h"
 #include "model/safetensors.h"
 #include "ops/matmul.h"
 #include "s2s/model.h"
@@ -39,17 +40,19 @@ typedef struct s2s_ffn_weights {
     s2s_wmat m1, m2; // s2s_decode_weights: W1^T, W2^T in the compute type, as for attention
 } s2s_ffn_weights;
 
-typedef struct s2s_encoder_weights {
-    s2s_attn_weights self_attn;
-    s2s_norm_weights norm1, norm2;  // attention, FFN
-    s2s_ffn_weights ffn;
-} s2s_encoder_weights;
+// One sublayer's weights: its LayerNorm and, by its kind, its attention or
+// its feed-forward block.
+typedef struct s2s_sub_weights {
+    s2s_norm_weights norm;
+    s2s_attn_weights attn;  // an attention's
+    s2s_ffn_weights ffn;    // a feed-forward block's
+} s2s_sub_weights;
 
-typedef struct s2s_decoder_weights {
-    s2s_attn_weights self_attn, cross_attn;
-    s2s_norm_weights norm1, norm2, norm3;  // self, cross, FFN
-    s2s_ffn_weights ffn;
-} s2s_decoder_weights;
+// One layer of a stack: its sublayers in the order of the stack's
+// description (config/arch.h; s2s_model.arch).
+typedef struct s2s_layer_weights {
+    s2s_sub_weights sub[S2S_ARCH_MAX_SUBS];
+} s2s_layer_weights;
 
 typedef enum s2s_param_kind {
     S2S_PARAM_MATRIX,   // Glorot-uniform
@@ -68,6 +71,7 @@ typedef struct s2s_param {
 
 struct s2s_model {
     s2s_config cfg;
+    s2s_arch arch;  // the network cfg.model describes
     s2s_vocab *src_vocab, *tgt_vocab;
 
     float *params;  // every weight, one block
@@ -79,8 +83,8 @@ struct s2s_model {
     float *tgt_embed;  // (Vt, D)
     float *gen_w;      // (Vt, D): generator.weight, or tgt_embed when tied
     float *gen_b;      // (Vt)
-    s2s_encoder_weights *enc;  // (encoder_layers)
-    s2s_decoder_weights *dec;  // (decoder_layers)
+    s2s_layer_weights *enc;  // (encoder_layers)
+    s2s_layer_weights *dec;  // (decoder_layers)
     s2s_norm_weights enc_norm, dec_norm;  // pre-norm only
 
     float *pe;  // (max_len, D) sinusoidal positions, not a parameter
@@ -135,8 +139,8 @@ s2s_status s2s_model_save_as(const s2s_model *m, const char *path, const s2s_st_
 // sentence and, at small batches, folded into per-step products that no
 // longer read its weights.
 typedef struct s2s_decode_weights {
-    s2s_encoder_weights *enc;  // (encoder_layers)
-    s2s_decoder_weights *dec;  // (decoder_layers)
+    s2s_layer_weights *enc;    // (encoder_layers)
+    s2s_layer_weights *dec;    // (decoder_layers)
     const float *gen_w;        // (D, Vt) fp32: with an int8 or bf16 copy, unused
     s2s_wmat gen;              // (D, Vt) in the compute type
     void *block;               // the transposed matrices, in the compute type

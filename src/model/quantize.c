@@ -16,18 +16,27 @@
 // (with a tied generator, the target embedding) stay F32.
 static bool within(const float *p, const float *w, int64_t n) { return p >= w && p < w + n; }
 
+static bool in_stack(const s2s_model *m, const s2s_stack *st, const s2s_layer_weights *w,
+                     const float *p) {
+    int64_t d = m->cfg.model.d_model, f = m->cfg.model.ffn_dim;
+    for (int l = 0; l < st->layers; l++)
+        for (int i = 0; i < st->n_subs; i++) {
+            const s2s_attn_weights *a = &w[l].sub[i].attn;
+            const s2s_ffn_weights *n = &w[l].sub[i].ffn;
+            s2s_sub_kind kind = st->subs[i].kind;
+            if (kind == S2S_SUB_SELF_ATTN &&
+                (within(p, a->w_qkv, 3 * d * d) || within(p, a->w_out, d * d)))
+                return true;
+            if (kind == S2S_SUB_FFN && (within(p, n->w1, f * d) || within(p, n->w2, d * f)))
+                return true;
+        }
+    return false;
+}
+
 static bool decoding_matrix(const s2s_model *m, const float *p) {
     const s2s_model_config *c = &m->cfg.model;
-    int64_t d = c->d_model, f = c->ffn_dim;
-    for (int l = 0; l < c->encoder_layers + c->decoder_layers; l++) {
-        bool enc = l < c->encoder_layers;
-        const s2s_attn_weights *a = enc ? &m->enc[l].self_attn
-                                        : &m->dec[l - c->encoder_layers].self_attn;
-        const s2s_ffn_weights *w = enc ? &m->enc[l].ffn : &m->dec[l - c->encoder_layers].ffn;
-        if (within(p, a->w_qkv, 3 * d * d) || within(p, a->w_out, d * d) ||
-            within(p, w->w1, f * d) || within(p, w->w2, d * f))
-            return true;
-    }
+    int64_t d = c->d_model;
+    if (in_stack(m, &m->arch.enc, m->enc, p) || in_stack(m, &m->arch.dec, m->dec, p)) return true;
     return !c->tie_output && within(p, m->gen_w, (int64_t)s2s_vocab_size(m->tgt_vocab) * d);
 }
 

@@ -1,4 +1,5 @@
-// Element-wise kernels: softmax, LayerNorm, embeddings, positions.
+// Element-wise kernels: softmax (and its backward), dropout, LayerNorm,
+// embeddings, positions.
 #include "ops/ops.h"
 
 #include <math.h>
@@ -115,11 +116,46 @@ static inline float exp_sum(float *y, const float *x, float shift, int64_t n, bo
     return lane_combine(acc);
 }
 
-VECTOR_CLONES void s2s_softmax_row(float *x, int64_t valid, int64_t n) {
-    float mx = lane_max(x, valid);  // largest term is exp(0): never overflows
-    float inv = 1.0f / exp_sum(x, x, mx, valid, true);
-    for (int64_t j = 0; j < valid; j++) x[j] *= inv;
-    for (int64_t j = valid; j < n; j++) x[j] = 0.0f;
+VECTOR_CLONES void s2s_softmax_row(float *x, int64_t lo, int64_t hi, int64_t n) {
+    for (int64_t j = 0; j < lo && j < n; j++) x[j] = 0.0f;
+    for (int64_t j = hi > lo ? hi : lo; j < n; j++) x[j] = 0.0f;
+    if (lo >= hi) return;
+    float *y = x + lo;
+    int64_t len = hi - lo;
+    float mx = lane_max(y, len);  // largest term is exp(0): never overflows
+    if (mx == -INFINITY) {  // every key hidden
+        memset(y, 0, (size_t)len * sizeof *y);
+        return;
+    }
+    float inv = 1.0f / exp_sum(y, y, mx, len, true);
+    for (int64_t j = 0; j < len; j++) y[j] *= inv;
+}
+
+void s2s_softmax_backward_row(float *dx, const float *dy, const float *y, int64_t lo, int64_t hi,
+                              int64_t n) {
+    float dot = 0.0f;
+    for (int64_t j = lo; j < hi; j++) dot += y[j] * dy[j];
+    for (int64_t j = lo; j < hi; j++) dx[j] = y[j] * (dy[j] - dot);
+    for (int64_t j = 0; j < lo && j < n; j++) dx[j] = 0.0f;
+    for (int64_t j = hi > lo ? hi : lo; j < n; j++) dx[j] = 0.0f;
+}
+
+void s2s_dropout(float *x, uint8_t *keep, int64_t n, float p, s2s_rng *rng) {
+    if (p == 0.0f) return;
+    float scale = 1.0f / (1.0f - p);
+    for (int64_t i = 0; i < n; i++) {
+        keep[i] = s2s_rng_uniform(rng) >= (double)p;
+        x[i] = keep[i] ? x[i] * scale : 0.0f;
+    }
+}
+
+void s2s_dropout_backward(float *dx, const float *dy, const uint8_t *keep, int64_t n, float p) {
+    if (p == 0.0f) {
+        if (dx != dy) memcpy(dx, dy, (size_t)n * sizeof *dx);
+        return;
+    }
+    float scale = 1.0f / (1.0f - p);
+    for (int64_t i = 0; i < n; i++) dx[i] = keep[i] ? dy[i] * scale : 0.0f;
 }
 
 VECTOR_CLONES void s2s_layernorm_fwd(float *y, float *xhat, float *rstd, const float *x, const float *w,

@@ -9,9 +9,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// In place, per row of length n: x[:valid] = softmax(x[:valid]),
-// x[valid:] = 0 (masked keys get no weight). valid >= 1.
-void s2s_softmax_row(float *x, int64_t valid, int64_t n);
+#include "core/util.h"
+
+// ---- the softmax of a row of attention scores, and dropout ----
+
+// In place, per row of length n: x[lo:hi] = softmax(x[lo:hi]), every other
+// x[j] = 0 (masked keys get no weight). Keys inside [lo, hi) may be
+// hidden by -inf. A row that sees no key (lo >= hi, or all -inf) becomes
+// zeros, never NaN. 0 <= lo, hi <= n.
+void s2s_softmax_row(float *x, int64_t lo, int64_t hi, int64_t n);
+
+// Backward of s2s_softmax_row given its output y: dx (n) = y * (dy -
+// sum(y * dy)) over [lo, hi), 0 elsewhere. dx may alias dy.
+void s2s_softmax_backward_row(float *dx, const float *dy, const float *y, int64_t lo, int64_t hi,
+                              int64_t n);
+
+// Inverted dropout in place: keep[i] = (uniform >= p), x[i] = keep ?
+// x[i] / (1 - p) : 0. One rng draw per element, in order. p == 0 leaves x
+// and keep alone and does not touch rng. 0 <= p < 1.
+void s2s_dropout(float *x, uint8_t *keep, int64_t n, float p, s2s_rng *rng);
+// dx = keep ? dy / (1 - p) : 0 (dx = dy when p == 0). dx may alias dy.
+void s2s_dropout_backward(float *dx, const float *dy, const uint8_t *keep, int64_t n, float p);
 
 // y (R, D) = LayerNorm(x) * w + b, biased variance. y may alias x.
 void s2s_layernorm(float *y, const float *x, const float *w, const float *b,

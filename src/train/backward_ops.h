@@ -1,11 +1,11 @@
-// Training kernels (internal): the pieces of the backward pass, and the
-// training-only forward pieces they pair with (dropout, LayerNorm that
-// keeps its normalised input, activations kept apart from the products,
-// attention with dropout on its weights). src/train/graph.c strings them
-// together; tests/test_graph.c checks each one against finite differences.
+// Training kernels (internal): the backward passes of LayerNorm, the
+// activations, the embeddings and the linear layers, and the forward
+// activations they pair with (kept apart from the products). The softmax
+// and dropout have theirs in ops/ops.h, the heads of layers/ theirs beside
+// their forward passes. src/train/graph.c strings them together; tests/test_graph.c
+// checks each one against finite differences.
 //
-// Dimension letters: R rows, D width, K inner, N outputs, B sentences,
-// H heads, Dh head width, Tq query rows, Tk key rows. Outputs first; a
+// Dimension letters: R rows, D width, K inner, N outputs. Outputs first; a
 // buffer named dX holds d loss / d X. Parameter gradients (dw, db, dW)
 // are always accumulated (+=), so a caller zeroes them once per step and
 // tied or shared weights collect every contribution.
@@ -16,7 +16,6 @@
 #include <stdint.h>
 
 #include "core/util.h"
-#include "layers/attention.h"
 #include "ops/matmul.h"
 
 // ---- LayerNorm ----
@@ -36,20 +35,6 @@ void s2s_gelu(float *y, const float *x, int64_t n);
 // dx = dy * (Phi(x) + x phi(x)), x the pre-activation.
 void s2s_gelu_backward(float *dx, const float *dy, const float *x, int64_t n);
 
-// Row of a masked softmax y = softmax(x[:valid]), zeros after: dx (n) =
-// y * (dy - sum(y * dy)) over the valid part, 0 after it. dx may alias dy.
-void s2s_softmax_backward_row(float *dx, const float *dy, const float *y, int64_t valid,
-                              int64_t n);
-
-// ---- dropout ----
-
-// Inverted dropout in place: keep[i] = (uniform >= p), x[i] = keep ?
-// x[i] / (1 - p) : 0. One rng draw per element, in order. p == 0 leaves x
-// and keep alone and does not touch rng. 0 <= p < 1.
-void s2s_dropout(float *x, uint8_t *keep, int64_t n, float p, s2s_rng *rng);
-// dx = keep ? dy / (1 - p) : 0 (dx = dy when p == 0). dx may alias dy.
-void s2s_dropout_backward(float *dx, const float *dy, const uint8_t *keep, int64_t n, float p);
-
 // ---- embeddings and biases ----
 
 // demb (V, D) += scale * dx[r] at row ids[r], for every row r < R.
@@ -67,40 +52,5 @@ void s2s_colsum(float *db, const float *dy, int64_t rows, int64_t n);
 s2s_status s2s_linear_backward(float *dx, float *dw, float *db, const float *dy,
                                const float *x, const float *w, int64_t rows, int64_t k,
                                int64_t n, bool accumulate_dx);
-
-// s2s_attention with dropout p on the weights after the softmax:
-// probs (B, H, Tq, Tk) gets the softmax, pdrop (same shape) the dropped
-// weights that multiply V, keep (same shape) the mask. With p == 0, pdrop
-// may be probs and keep NULL; rng is then not used.
-s2s_status s2s_attention_train(float *ctx, float *probs, float *pdrop, uint8_t *keep,
-                               s2s_view q, s2s_view k, s2s_view v, const s2s_attn_shape *s,
-                               float p, s2s_rng *rng);
-
-// A writable s2s_view: row (b, i) starts at p + b*bs + i*rs.
-typedef struct s2s_rows {
-    float *p;
-    int64_t bs;  // stride between blocks
-    int64_t rs;  // stride between rows
-} s2s_rows;
-
-// Backward of s2s_attention_train given dctx (B, Tq, D) contiguous. dq,
-// dk, dv are overwritten through head-strided views shaped like q, k, v
-// (they may be column blocks of one (rows, 3D) buffer); dprobs (B, H, Tq,
-// Tk) is scratch.
-s2s_status s2s_attention_backward(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *dprobs,
-                                  const float *dctx, const float *probs, const float *pdrop,
-                                  const uint8_t *keep, float p, s2s_view q, s2s_view k,
-                                  s2s_view v, const s2s_attn_shape *s);
-
-// s2s_attention_backward when the loss also reads the weights of one head
-// directly (guided alignment): dhead (B, Tq, Tk) = d loss / d probs of head
-// `head` (before dropout) is added to the gradient that comes back through
-// dropout and V before the softmax backward. dhead NULL: exactly
-// s2s_attention_backward.
-s2s_status s2s_attention_backward_head(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *dprobs,
-                                       const float *dctx, const float *probs, const float *pdrop,
-                                       const uint8_t *keep, float p, s2s_view q, s2s_view k,
-                                       s2s_view v, const s2s_attn_shape *s, const float *dhead,
-                                       int64_t head);
 
 #endif

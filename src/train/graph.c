@@ -72,7 +72,6 @@ typedef struct final_norm {
     float *y, *xhat, *rstd;  // (R, D), (R, D), (R)
 } final_norm;
 
-enum { SUB_ATTN, SUB_CROSS, SUB_FFN };
 
 struct s2s_graph {
     const s2s_model *m;
@@ -83,8 +82,8 @@ struct s2s_graph {
 
     float *src_x, *tgt_x;         // (Rs, D), (Rt, D) embedding outputs
     uint8_t *src_keep, *tgt_keep; // their dropout masks
-    sub_acts *enc;                // (L_enc * 2): attention, FFN
-    sub_acts *dec;                // (L_dec * 3): self, cross, FFN
+    sub_acts *enc;                // (encoder layers, their sublayers): see acts_at
+    sub_acts *dec;                // (decoder layers, their sublayers)
     final_norm enc_norm, dec_norm;  // pre-norm only
     const float *memory;          // (Rs, D) encoder output
     const float *hfin;            // (Rt, D) decoder output
@@ -129,7 +128,7 @@ static uint8_t *take_bytes(arena *a, int64_t n) {
     return p;
 }
 
-static void plan_sub(arena *a, sub_acts *s, int kind, bool pre, bool adrop, int64_t R,
+static void plan_sub(arena *a, sub_acts *s, s2s_sub_kind kind, bool pre, bool adrop, int64_t R,
                      int64_t Rs, int64_t n_probs, int64_t d, int64_t f) {
     *s = (sub_acts){0};
     if (pre) s->h = take(a, R * d);
@@ -137,13 +136,13 @@ static void plan_sub(arena *a, sub_acts *s, int kind, bool pre, bool adrop, int6
     s->rstd = take(a, R);
     s->keep = take_bytes(a, R * d);
     s->out = take(a, R * d);
-    if (kind == SUB_FFN) {
+    if (kind == S2S_SUB_FFN) {
         s->a1 = take(a, R * f);
         s->act = take(a, R * f);
         return;
     }
-    s->q = take(a, R * (kind == SUB_ATTN ? 3 * d : d));
-    if (kind == SUB_CROSS) s->kv = take(a, Rs * 2 * d);
+    s->q = take(a, R * (kind == S2S_SUB_SELF_ATTN ? 3 * d : d));
+    if (kind == S2S_SUB_CROSS_ATTN) s->kv = take(a, Rs * 2 * d);
     s->probs = take(a, n_probs);
     if (adrop) {
         s->pdrop = take(a, n_probs);
@@ -152,28 +151,41 @@ static void plan_sub(arena *a, sub_acts *s, int kind, bool pre, bool adrop, int6
     s->ctx = take(a, R * d);
 }
 
+// What sublayer i of layer l of stack st keeps.
+static sub_acts *acts_at(sub_acts *acts, const s2s_stack *st, int l, int i) {
+    return &acts[(int64_t)l * st->n_subs + i];
+}
+
+// The layers of stack st, over T rows per sentence (of N; S source rows).
+static void plan_stack(arena *a, sub_acts *acts, const s2s_stack *st, const s2s_graph *g,
+                       int64_t T) {
+    const s2s_model_config *c = &g->m->cfg.model;
+    int64_t N = g->cap_n, S = g->cap_s, H = c->heads;
+    bool pre = s2s_recipe_pre_norm(c);
+    for (int l = 0; l < st->layers; l++)
+        for (int i = 0; i < st->n_subs; i++) {
+            s2s_sub_kind kind = st->subs[i].kind;
+            int64_t keys = kind == S2S_SUB_CROSS_ATTN ? S : kind == S2S_SUB_SELF_ATTN ? T : 0;
+            plan_sub(a, acts_at(acts, st, l, i), kind, pre, g->cap_adrop, N * T, N * S,
+                     N * H * T * keys, c->d_model, c->ffn_dim);
+        }
+}
+
 static void plan(s2s_graph *g, arena *a) {
     const s2s_model_config *c = &g->m->cfg.model;
     int64_t N = g->cap_n, S = g->cap_s, T = g->cap_t;
     int64_t d = c->d_model, f = c->ffn_dim, H = c->heads;
     int64_t V = s2s_vocab_size(g->m->tgt_vocab);
     int64_t Rs = N * S, Rt = N * T, Rm = Rs > Rt ? Rs : Rt, tm = S > T ? S : T;
-    bool pre = s2s_recipe_pre_norm(c), ad = g->cap_adrop;
+    bool pre = s2s_recipe_pre_norm(c);
 
     g->src_x = take(a, Rs * d);
     g->src_keep = take_bytes(a, Rs * d);
-    for (int l = 0; l < c->encoder_layers; l++) {
-        plan_sub(a, &g->enc[2 * l], SUB_ATTN, pre, ad, Rs, Rs, N * H * S * S, d, f);
-        plan_sub(a, &g->enc[2 * l + 1], SUB_FFN, pre, ad, Rs, Rs, 0, d, f);
-    }
+    plan_stack(a, g->enc, &g->m->arch.enc, g, S);
     if (pre) g->enc_norm = (final_norm){take(a, Rs * d), take(a, Rs * d), take(a, Rs)};
     g->tgt_x = take(a, Rt * d);
     g->tgt_keep = take_bytes(a, Rt * d);
-    for (int l = 0; l < c->decoder_layers; l++) {
-        plan_sub(a, &g->dec[3 * l], SUB_ATTN, pre, ad, Rt, Rs, N * H * T * T, d, f);
-        plan_sub(a, &g->dec[3 * l + 1], SUB_CROSS, pre, ad, Rt, Rs, N * H * T * S, d, f);
-        plan_sub(a, &g->dec[3 * l + 2], SUB_FFN, pre, ad, Rt, Rs, 0, d, f);
-    }
+    plan_stack(a, g->dec, &g->m->arch.dec, g, T);
     if (pre) g->dec_norm = (final_norm){take(a, Rt * d), take(a, Rt * d), take(a, Rt)};
     g->logits = take(a, Rt * V);
 
@@ -232,8 +244,9 @@ s2s_status s2s_graph_new(s2s_graph **out, const s2s_model *m) {
     s2s_graph *g = s2s_calloc(1, sizeof *g);
     if (!g) return S2S_ERR_NOMEM;
     g->m = m;
-    g->enc = s2s_calloc((size_t)m->cfg.model.encoder_layers * 2 + 1, sizeof(sub_acts));
-    g->dec = s2s_calloc((size_t)m->cfg.model.decoder_layers * 3 + 1, sizeof(sub_acts));
+    const s2s_stack *enc = &m->arch.enc, *dec = &m->arch.dec;
+    g->enc = s2s_calloc((size_t)enc->layers * (size_t)enc->n_subs, sizeof(sub_acts));
+    g->dec = s2s_calloc((size_t)dec->layers * (size_t)dec->n_subs, sizeof(sub_acts));
     if (!g->enc || !g->dec) {
         s2s_graph_free(g);
         return S2S_ERR_NOMEM;
@@ -263,12 +276,16 @@ typedef struct pass {
     float drop, adrop;
     s2s_rng *rng;
     float *grads;  // backward only
-    // Guided alignment: on when guided_w > 0 and the batch has guided rows.
-    float guided_w;
-    int guided_layer, guided_head;
-    // Guided coreference, likewise with coreference rows.
-    float coref_w;
-    int coref_layer, coref_head;
+    // Guided alignment: on when guided_w > 0 and the batch has guided rows;
+    // guided coreference, likewise with coreference rows. Each reads the
+    // weights of head `head` of the attention whose activations are `at`,
+    // and sends their gradient (g->dguided, g->dcoref) back into it.
+    float guided_w, coref_w;
+    struct guide {
+        const sub_acts *at;
+        int head;
+        float *dhead;
+    } guided, coref;
     // What the loss and the guided terms are averaged over (s2s_train_opts'
     // norm_*, else the batch's own counts).
     int norm_tokens, norm_guided, norm_coref;
@@ -276,7 +293,7 @@ typedef struct pass {
 
 // The gradient of activation view v (into base) in dbase, laid out like base.
 static s2s_rows grad_of(float *dbase, const float *base, s2s_view v) {
-    return (s2s_rows){dbase + (v.p - base), v.bs, v.rs};
+    return (s2s_rows){.p = dbase + (v.p - base), .bs = v.bs, .rs = v.rs};
 }
 
 // The gradient of weight w: the same offset in the gradient block.
@@ -426,30 +443,36 @@ static s2s_status attn_tail(pass *p, sub_acts *a, const s2s_attn_weights *w,
     return S2S_OK;
 }
 
-// Self-attention over T rows per sentence (k_len: key padding, causal: -1
-// or 0 for the decoder's full-target causal mask).
-static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
-                                const s2s_norm_weights *n, int64_t T, const int *k_len,
-                                int64_t causal) {
+// The shape of an attention of Tq query rows over Tk keys per sentence.
+static s2s_attn_shape shape_of(const pass *p, int64_t tq, int64_t tk, s2s_attn_mask mask) {
+    return (s2s_attn_shape){.batch = p->N, .heads = p->H, .head_dim = p->d / p->H, .tq = tq,
+                            .tk = tk, .mask = mask};
+}
+
+// Self-attention over T rows per sentence.
+static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw, int64_t T,
+                                s2s_attn_mask mask) {
+    const s2s_attn_weights *w = &sw->attn;
+    const s2s_norm_weights *n = &sw->norm;
     int64_t d = p->d, R = p->N * T;
     sub_in(p, a, n, R);
     S2S_TRY(s2s_linear(a->q, a->h, w->w_qkv, false, w->b_qkv, R, d, 3 * d, S2S_MM_NONE, false));
-    s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = T,
-                          .k_len = k_len, .causal_pos0 = causal};
+    s2s_attn_shape sh = shape_of(p, T, T, mask);
     s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
     return attn_tail(p, a, w, n, v, &sh, R);
 }
 
-static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_decoder_weights *dw) {
-    const s2s_attn_weights *w = &dw->cross_attn;
+// Cross-attention of the T target rows over the S source rows.
+static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw,
+                                 s2s_attn_mask mask) {
+    const s2s_attn_weights *w = &sw->attn;
     int64_t d = p->d, T = p->T, S = p->S, R = p->N * T;
-    sub_in(p, a, &dw->norm2, R);
+    sub_in(p, a, &sw->norm, R);
     S2S_TRY(s2s_linear(a->q, a->h, w->w_qkv, false, w->b_qkv, R, d, d, S2S_MM_NONE, false));
-    S2S_TRY(s2s_cross_kv(a->kv, p->g->memory, p->m, dw, p->N, S));
-    s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = S,
-                          .k_len = p->b->src_len, .causal_pos0 = -1};
+    S2S_TRY(s2s_cross_kv(a->kv, p->g->memory, p->m, w, p->N, S));
+    s2s_attn_shape sh = shape_of(p, T, S, mask);
     s2s_qkv v = s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d);
-    return attn_tail(p, a, w, &dw->norm2, v, &sh, R);
+    return attn_tail(p, a, w, &sw->norm, v, &sh, R);
 }
 
 // The activation stays out of fc1's product: the backward pass needs the
@@ -468,24 +491,47 @@ static s2s_status ffn_fwd(pass *p, sub_acts *a, const s2s_ffn_weights *w,
     return S2S_OK;
 }
 
+// The mask of attention sublayer sub: its pattern, and keys padded to
+// k_len (NULL: none) for self-attention, to the source's for
+// cross-attention.
+static s2s_attn_mask mask_of(const pass *p, const s2s_sublayer *sub, const int *k_len) {
+    return (s2s_attn_mask){
+        .pattern = sub->pattern,
+        .k_len = sub->kind == S2S_SUB_CROSS_ATTN ? p->b->src_len : k_len,
+    };
+}
+
+// The layers of stack st over x (N*T rows), leaving the stream in *out;
+// k_len: self-attention's key padding (mask_of).
+static s2s_status stack_fwd(pass *p, const s2s_stack *st, sub_acts *acts,
+                            const s2s_layer_weights *w, const float *x, int64_t T,
+                            const int *k_len, const float **out) {
+    for (int l = 0; l < st->layers; l++)
+        for (int i = 0; i < st->n_subs; i++) {
+            const s2s_sublayer *sub = &st->subs[i];
+            sub_acts *a = acts_at(acts, st, l, i);
+            a->in = x;
+            if (sub->kind == S2S_SUB_SELF_ATTN)
+                S2S_TRY(self_attn_fwd(p, a, &w[l].sub[i], T, mask_of(p, sub, k_len)));
+            else if (sub->kind == S2S_SUB_CROSS_ATTN)
+                S2S_TRY(cross_attn_fwd(p, a, &w[l].sub[i], mask_of(p, sub, k_len)));
+            else
+                S2S_TRY(ffn_fwd(p, a, &w[l].sub[i].ffn, &w[l].sub[i].norm, p->N * T));
+            x = a->out;
+        }
+    *out = x;
+    return S2S_OK;
+}
+
 static s2s_status forward(pass *p) {
     s2s_graph *g = p->g;
     const s2s_model *m = p->m;
-    const s2s_model_config *c = &m->cfg.model;
     const s2s_batch *b = p->b;
     int64_t d = p->d, Rs = p->N * p->S, Rt = p->N * p->T;
 
     embed_fwd(p, g->src_x, g->src_keep, m->src_embed, b->src, p->S);
-    const float *x = g->src_x;
-    for (int l = 0; l < c->encoder_layers; l++) {
-        sub_acts *at = &g->enc[2 * l], *ff = &g->enc[2 * l + 1];
-        at->in = x;
-        S2S_TRY(self_attn_fwd(p, at, &m->enc[l].self_attn, &m->enc[l].norm1, p->S, b->src_len,
-                              -1));
-        ff->in = at->out;
-        S2S_TRY(ffn_fwd(p, ff, &m->enc[l].ffn, &m->enc[l].norm2, Rs));
-        x = ff->out;
-    }
+    const float *x;
+    S2S_TRY(stack_fwd(p, &m->arch.enc, g->enc, m->enc, g->src_x, p->S, b->src_len, &x));
     g->memory = x;
     if (p->pre) {
         final_norm *fn = &g->enc_norm;
@@ -495,18 +541,8 @@ static s2s_status forward(pass *p) {
     }
 
     embed_fwd(p, g->tgt_x, g->tgt_keep, m->tgt_embed, b->tgt_in, p->T);
-    x = g->tgt_x;
-    for (int l = 0; l < c->decoder_layers; l++) {
-        const s2s_decoder_weights *w = &m->dec[l];
-        sub_acts *sa = &g->dec[3 * l], *ca = &g->dec[3 * l + 1], *ff = &g->dec[3 * l + 2];
-        sa->in = x;
-        S2S_TRY(self_attn_fwd(p, sa, &w->self_attn, &w->norm1, p->T, NULL, 0));
-        ca->in = sa->out;
-        S2S_TRY(cross_attn_fwd(p, ca, w));
-        ff->in = ca->out;
-        S2S_TRY(ffn_fwd(p, ff, &w->ffn, &w->norm3, Rt));
-        x = ff->out;
-    }
+    // the target's padding is after every real row: the causal cut hides it
+    S2S_TRY(stack_fwd(p, &m->arch.dec, g->dec, m->dec, g->tgt_x, p->T, NULL, &x));
     g->hfin = x;
     if (p->pre) {
         final_norm *fn = &g->dec_norm;
@@ -593,15 +629,13 @@ static void guided_losses(pass *p, s2s_loss_stats *st) {
     const s2s_batch *b = p->b;
     s2s_graph *g = p->g;
     if (p->guided_w > 0.0f) {
-        st->guided = guide_loss(g->dguided, b->align,
-                                g->dec[3 * p->guided_layer + 1].probs, p->N, p->H,
-                                p->guided_head, p->T, p->S, p->guided_w, p->norm_guided);
+        st->guided = guide_loss(g->dguided, b->align, p->guided.at->probs, p->N, p->H,
+                                p->guided.head, p->T, p->S, p->guided_w, p->norm_guided);
         st->n_guided = b->n_guided;
     }
     if (p->coref_w > 0.0f) {
-        st->coref = guide_loss(g->dcoref, b->coref,
-                               g->enc[2 * p->coref_layer].probs, p->N, p->H, p->coref_head,
-                               p->S, p->S, p->coref_w, p->norm_coref);
+        st->coref = guide_loss(g->dcoref, b->coref, p->coref.at->probs, p->N, p->H,
+                               p->coref.head, p->S, p->S, p->coref_w, p->norm_coref);
         st->n_coref = b->n_coref;
     }
 }
@@ -633,58 +667,67 @@ static void sub_bwd_end(pass *p, sub_acts *a, const s2s_norm_weights *n, float *
                                p->d, /*accumulate=*/true);
 }
 
-// dhead: a guided loss's gradient for the weights of head `head` (NULL: none).
-static s2s_status self_attn_bwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
-                                const s2s_norm_weights *n, float *dx, int64_t T,
-                                const int *k_len, int64_t causal, const float *dhead,
-                                int64_t head) {
+// The guided term that reads the weights of attention a, or NULL.
+static const struct guide *guide_of(const pass *p, const sub_acts *a) {
+    if (p->guided_w > 0.0f && p->guided.at == a) return &p->guided;
+    if (p->coref_w > 0.0f && p->coref.at == a) return &p->coref;
+    return NULL;
+}
+
+// The attention backward between the output projection and the Q/K/V
+// projections: dctx in g->dctx, dq and dkv (rows of K|V) the gradients of
+// its queries' and keys' views.
+static s2s_status heads_bwd(pass *p, sub_acts *a, s2s_qkv v, s2s_rows dq, s2s_rows dk,
+                            s2s_rows dv, const s2s_attn_shape *sh) {
+    s2s_attn_saved f = {.q = v.q, .k = v.k, .v = v.v, .probs = a->probs,
+                        .pdrop = used_probs(p, a), .keep = a->akeep, .p = p->adrop};
+    const struct guide *gd = guide_of(p, a);
+    return s2s_attention_backward(dq, dk, dv, p->g->dprobs, p->g->dctx, &f, sh,
+                                  gd ? gd->dhead : NULL, gd ? gd->head : 0);
+}
+
+static s2s_status self_attn_bwd(pass *p, sub_acts *a, const s2s_sub_weights *sw, float *dx,
+                                int64_t T, s2s_attn_mask mask) {
+    const s2s_attn_weights *w = &sw->attn;
     s2s_graph *g = p->g;
     int64_t d = p->d, R = p->N * T;
     float *din;
     bool acc;
-    float *dsub = sub_bwd_begin(p, a, n, dx, R, &din, &acc);
+    float *dsub = sub_bwd_begin(p, a, &sw->norm, dx, R, &din, &acc);
     S2S_TRY(s2s_linear_backward(g->dctx, G(p, w->w_out), G(p, w->b_out), dsub, a->ctx,
                                 w->w_out, R, d, d, false));
-    s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = T,
-                          .k_len = k_len, .causal_pos0 = causal};
+    s2s_attn_shape sh = shape_of(p, T, T, mask);
     s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
-    S2S_TRY(s2s_attention_backward_head(grad_of(g->dq, a->q, v.q),
-                                        grad_of(g->dq, a->q, v.k),
-                                        grad_of(g->dq, a->q, v.v), g->dprobs, g->dctx,
-                                        a->probs, used_probs(p, a), a->akeep, p->adrop, v.q,
-                                        v.k, v.v, &sh, dhead, head));
+    S2S_TRY(heads_bwd(p, a, v, grad_of(g->dq, a->q, v.q), grad_of(g->dq, a->q, v.k),
+                      grad_of(g->dq, a->q, v.v), &sh));
     S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv, R,
                                 d, 3 * d, acc));
-    sub_bwd_end(p, a, n, dx, R);
+    sub_bwd_end(p, a, &sw->norm, dx, R);
     return S2S_OK;
 }
 
-// Also adds the encoder output's gradient into g->dsrc. dhead: the guided
-// loss's gradient for head p->guided_head's weights (NULL: none).
-static s2s_status cross_attn_bwd(pass *p, sub_acts *a, const s2s_attn_weights *w,
-                                 const s2s_norm_weights *n, float *dx, const float *dhead) {
+// Also adds the encoder output's gradient into g->dsrc.
+static s2s_status cross_attn_bwd(pass *p, sub_acts *a, const s2s_sub_weights *sw, float *dx,
+                                 s2s_attn_mask mask) {
+    const s2s_attn_weights *w = &sw->attn;
     s2s_graph *g = p->g;
     int64_t d = p->d, T = p->T, S = p->S, R = p->N * T;
     float *din;
     bool acc;
-    float *dsub = sub_bwd_begin(p, a, n, dx, R, &din, &acc);
+    float *dsub = sub_bwd_begin(p, a, &sw->norm, dx, R, &din, &acc);
     S2S_TRY(s2s_linear_backward(g->dctx, G(p, w->w_out), G(p, w->b_out), dsub, a->ctx,
                                 w->w_out, R, d, d, false));
-    s2s_attn_shape sh = {.batch = p->N, .heads = p->H, .head_dim = d / p->H, .tq = T, .tk = S,
-                          .k_len = p->b->src_len, .causal_pos0 = -1};
+    s2s_attn_shape sh = shape_of(p, T, S, mask);
     s2s_qkv v = s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d);
-    S2S_TRY(s2s_attention_backward_head(grad_of(g->dq, a->q, v.q),
-                                        grad_of(g->dkv, a->kv, v.k),
-                                        grad_of(g->dkv, a->kv, v.v), g->dprobs, g->dctx,
-                                        a->probs, used_probs(p, a), a->akeep, p->adrop, v.q, v.k,
-                                        v.v, &sh, dhead, p->guided_head));
+    S2S_TRY(heads_bwd(p, a, v, grad_of(g->dq, a->q, v.q), grad_of(g->dkv, a->kv, v.k),
+                      grad_of(g->dkv, a->kv, v.v), &sh));
     S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv, R,
                                 d, d, acc));
     const float *w_kv = s2s_recipe_kv_weight(w->w_qkv, d);
     S2S_TRY(s2s_linear_backward(g->dsrc, G(p, w_kv), G(p, s2s_recipe_kv_bias(w->b_qkv, d)),
                                 g->dkv, g->memory, w_kv, p->N * S, d, 2 * d,
                                 /*accumulate_dx=*/true));
-    sub_bwd_end(p, a, n, dx, R);
+    sub_bwd_end(p, a, &sw->norm, dx, R);
     return S2S_OK;
 }
 
@@ -713,11 +756,29 @@ static void embed_bwd(pass *p, float *demb, float *dx, const uint8_t *keep, cons
     s2s_embedding_backward(demb, dx, ids, R, p->d, sqrtf((float)p->d));
 }
 
+// The layers of stack st backward, last sublayer first, with dx (N*T, D)
+// the gradient of the stream leaving them (stack_fwd's arguments).
+static s2s_status stack_bwd(pass *p, const s2s_stack *st, sub_acts *acts,
+                            const s2s_layer_weights *w, float *dx, int64_t T,
+                            const int *k_len) {
+    for (int l = st->layers - 1; l >= 0; l--)
+        for (int i = st->n_subs - 1; i >= 0; i--) {
+            const s2s_sublayer *sub = &st->subs[i];
+            sub_acts *a = acts_at(acts, st, l, i);
+            if (sub->kind == S2S_SUB_SELF_ATTN)
+                S2S_TRY(self_attn_bwd(p, a, &w[l].sub[i], dx, T, mask_of(p, sub, k_len)));
+            else if (sub->kind == S2S_SUB_CROSS_ATTN)
+                S2S_TRY(cross_attn_bwd(p, a, &w[l].sub[i], dx, mask_of(p, sub, k_len)));
+            else
+                S2S_TRY(ffn_bwd(p, a, &w[l].sub[i].ffn, &w[l].sub[i].norm, dx, p->N * T));
+        }
+    return S2S_OK;
+}
+
 // Expects g->logits to hold d loss / d logits.
 static s2s_status backward(pass *p) {
     s2s_graph *g = p->g;
     const s2s_model *m = p->m;
-    const s2s_model_config *c = &m->cfg.model;
     int64_t d = p->d, Rs = p->N * p->S, Rt = p->N * p->T;
     memset(p->grads, 0, m->n_params * sizeof(float));
 
@@ -731,27 +792,13 @@ static s2s_status backward(pass *p) {
                                g->dec_norm.xhat, g->dec_norm.rstd, m->dec_norm.w, Rt, d, false);
 
     memset(g->dsrc, 0, (size_t)(Rs * d) * sizeof(float));
-    for (int l = c->decoder_layers - 1; l >= 0; l--) {
-        const s2s_decoder_weights *w = &m->dec[l];
-        S2S_TRY(ffn_bwd(p, &g->dec[3 * l + 2], &w->ffn, &w->norm3, g->dtgt, Rt));
-        const float *dhead = p->guided_w > 0.0f && l == p->guided_layer ? g->dguided : NULL;
-        S2S_TRY(cross_attn_bwd(p, &g->dec[3 * l + 1], &w->cross_attn, &w->norm2, g->dtgt,
-                               dhead));
-        S2S_TRY(self_attn_bwd(p, &g->dec[3 * l], &w->self_attn, &w->norm1, g->dtgt, p->T, NULL,
-                              0, NULL, 0));
-    }
+    S2S_TRY(stack_bwd(p, &m->arch.dec, g->dec, m->dec, g->dtgt, p->T, NULL));
     embed_bwd(p, G(p, m->tgt_embed), g->dtgt, g->tgt_keep, p->b->tgt_in, Rt);
 
     if (p->pre)
         s2s_layernorm_backward(g->dsrc, G(p, m->enc_norm.w), G(p, m->enc_norm.b), g->dsrc,
                                g->enc_norm.xhat, g->enc_norm.rstd, m->enc_norm.w, Rs, d, false);
-    for (int l = c->encoder_layers - 1; l >= 0; l--) {
-        const s2s_encoder_weights *w = &m->enc[l];
-        S2S_TRY(ffn_bwd(p, &g->enc[2 * l + 1], &w->ffn, &w->norm2, g->dsrc, Rs));
-        const float *dhead = p->coref_w > 0.0f && l == p->coref_layer ? g->dcoref : NULL;
-        S2S_TRY(self_attn_bwd(p, &g->enc[2 * l], &w->self_attn, &w->norm1, g->dsrc, p->S,
-                              p->b->src_len, -1, dhead, p->coref_head));
-    }
+    S2S_TRY(stack_bwd(p, &m->arch.enc, g->enc, m->enc, g->dsrc, p->S, p->b->src_len));
     embed_bwd(p, G(p, m->src_embed), g->dsrc, g->src_keep, p->b->src, Rs);
     return S2S_OK;
 }
@@ -797,15 +844,22 @@ s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_trai
     if (o->norm_tokens > 0) p.norm_tokens = o->norm_tokens;
     if (o->norm_guided > 0) p.norm_guided = o->norm_guided;
     if (o->norm_coref > 0) p.norm_coref = o->norm_coref;
+    const s2s_arch *arch = &g->m->arch;
     if (o->guided_weight > 0.0f && b->align && b->n_guided > 0) {
         p.guided_w = o->guided_weight;
-        p.guided_layer = o->guided_layer;
-        p.guided_head = o->guided_head;
+        p.guided = (struct guide){
+            .at = acts_at(g->dec, &arch->dec, o->guided_layer,
+                          s2s_stack_find(&arch->dec, S2S_SUB_CROSS_ATTN)),
+            .head = o->guided_head, .dhead = g->dguided,
+        };
     }
     if (o->coref_weight > 0.0f && b->coref && b->n_coref > 0) {
         p.coref_w = o->coref_weight;
-        p.coref_layer = o->coref_layer;
-        p.coref_head = o->coref_head;
+        p.coref = (struct guide){
+            .at = acts_at(g->enc, &arch->enc, o->coref_layer,
+                          s2s_stack_find(&arch->enc, S2S_SUB_SELF_ATTN)),
+            .head = o->coref_head, .dhead = g->dcoref,
+        };
     }
     S2S_TRY(forward(&p));
     loss(&p, o->label_smoothing, true, stats);

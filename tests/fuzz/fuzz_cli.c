@@ -151,12 +151,6 @@ int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     return __real_pthread_create(t, attr, fn, arg);
 }
 
-// main.c's, which is not linked in: the commands call it.
-bool s2s_cli_flush_stdout(void) {
-    fflush(stdout);
-    return !ferror(stdout);
-}
-
 enum { MAX_ARGS = 64 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
