@@ -42,9 +42,15 @@ SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]
 AMBIG_FRAMES = [("过", ["马路", "街", "河", "桥"], ["长", "宽", "干净", "脏"]),
                 ("喝", ["水", "茶", "咖啡", "牛奶", "果汁"], ["热", "冷"])]
 AMBIG_ANIMATE = ["累", "饿"]  # adjectives that fit only the animal
-KAN_SHARE = 0.05    # share of verb draws that pick 看 (some are redrawn: 看 needs a person subject)
-READ_SHARE = 0.45   # share of 看's objects that are readable (看书 = read books)
+KAN_SHARE = 0.058   # share of verb draws that pick 看 (some are redrawn: 看 needs a person subject)
+READ_SHARE = 0.5   # share of 看's objects that are readable (看书 = read books)
 AMBIG_SHARE = 0.03  # share of sentences that are ambiguous-"it" sentences (ambiguous())
+PHRASE_SHARE = 0.02  # share of sentences that open with a set phrase (phrase_sentence())
+OBJLESS_SHARE = 0.05  # share of vp clauses whose verb stands without its object (来 知道 睡)
+LOC_DECO_SHARE = 0.35  # share of count-noun locatives with a possessor, 那 or a number
+POSSR_SHARE = 0.45  # share of possessed count nouns whose possessor is no pronoun (医生的车)
+PHRASES = ["你好", "谢谢", "再见", "对不起"]  # lexicon words that are set phrases
+CHAIN_HEADS = ["朋友", "老师", "邻居", "孩子", "医生", "司机"]  # 我朋友的: people one has (and kin)
 VOWELS = "aeiou"
 
 
@@ -160,6 +166,13 @@ class Gen:
         self.nums = L.pos("num")
         self.times = {t: [e for e in L.pos("time") if e.get("tense") == t] for t in ("pres", "past", "fut")}
         self.loc_nouns = [e for e in self.nouns if e.get("loc")]
+        self.phrases = L.pos("phrase")
+        self.poss_prons = [p for p in self.prons if p.get("poss")]
+        self.humans = [e for e in self.nouns if e.pos == "noun" and e.get("cat") == "human"]
+        self.animals = [e for e in self.nouns if e.pos == "noun" and e.get("cat") == "animal"]
+        self.kin_de = True       # 我的妈妈; False renders the zh -> en source lines 我妈妈 (kin_variants)
+        self.kin_poss = False    # the sentence being built has a pronoun + kin (a kin variant may differ)
+        self.coord_subj = False  # 和 may join subjects (first clause of a one-clause sentence)
 
     def nid(self):
         self._id += 1
@@ -167,6 +180,7 @@ class Gen:
 
     def reset_ids(self):
         self._id = 0
+        self.kin_poss = False
 
     # ---- noun phrases ----
 
@@ -181,19 +195,44 @@ class Gen:
                 "gender": e.get("gender")}
 
     def np_kin(self, zh, poss=None):
+        """Kin: 妈妈; 我的妈妈 (poss a pronoun); 大卫的妈妈 (poss a possessor, np_possr)."""
         e = self.lex[zh]
         np = {"k": "kin", "e": e, "id": self.nid(), "num": "sg", "per": 3, "cat": "human",
-              "gender": e.get("gender"), "poss": None}
-        if poss:
-            np["poss"] = self.lex[poss]
-            np["pid"] = self.nid()
+              "gender": e.get("gender"), "poss": None, "pnp": None}
+        self.set_poss(np, poss)
+        if np["poss"] and np["poss"].zh != "它":
+            self.kin_poss = True
         return np
 
+    def set_poss(self, np, poss):
+        """poss: a pronoun (zh) -> np["poss"] = its entry; a possessor dict (np_possr) -> np["pnp"]."""
+        if isinstance(poss, dict):
+            np["pnp"] = poss
+        elif poss:
+            np["poss"] = self.lex[poss]
+            np["pid"] = self.nid()
+
+    def np_possr(self, head, pron=None):
+        """A possessor that is no lone pronoun: 医生的 = the doctor's, 大卫的 = david's,
+        妈妈的 = mom's, 我朋友的 = my friend's (no 的 after the pronoun)."""
+        d = {"k": "possr", "e": self.lex[head], "hid": self.nid(), "pron": None}
+        if pron:
+            d["pron"] = self.lex[pron]
+            d["prid"] = self.nid()
+        return d
+
+    def np_coord(self, a, b):
+        """和 = and: two noun phrases of one class, plural as a whole."""
+        return {"k": "coord", "parts": [a, b], "e": a["e"], "id": self.nid(), "num": "pl", "per": 3,
+                "cat": a["cat"], "gender": None}
+
     def np_noun(self, zh, form="bare", num=None, det=None, poss=None, adj=None):
-        """A count, mass, place or field noun. form: bare | num | det | detnum | poss."""
+        """A count, mass, place or field noun. form: bare | num | det | detnum | poss | men
+        (孩子们 = the children); poss: a pronoun (zh) or a possessor (np_possr)."""
         e = self.lex[zh]
         np = {"k": e.pos, "e": e, "id": self.nid(), "form": form, "per": 3, "cat": e.get("cat"),
-              "gender": e.get("gender"), "adj": None, "num_e": None, "det": None, "poss": None}
+              "gender": e.get("gender"), "adj": None, "num_e": None, "det": None, "poss": None,
+              "pnp": None}
         if adj:
             np["adj"] = self.lex[adj]
             np["aid"] = self.nid()
@@ -204,10 +243,11 @@ class Gen:
             np["det"] = det
             np["detid"] = self.nid()
         if form == "poss":
-            np["poss"] = self.lex[poss]
-            np["pid"] = self.nid()
+            self.set_poss(np, poss)
+        if form == "men":
+            np["menid"] = self.nid()
         if e.pos == "noun":
-            plural = form == "bare" or (form in ("num", "detnum") and num != "一")
+            plural = form in ("bare", "men") or (form in ("num", "detnum") and num != "一")
         elif e.pos == "mass":
             # two cups of tea are ...: the container sets the agreement
             plural = form in ("num", "detnum") and num != "一"
@@ -261,10 +301,13 @@ class Gen:
             return self.zh_np(a)
         if k in ("pron", "name"):
             return [T(e.zh, np["id"])]
+        if k == "coord":
+            a, b = np["parts"]
+            return self.zh_np(a) + [T("和", np["id"])] + self.zh_np(b)
         if k == "kin":
-            if np["poss"]:
-                return [T(np["poss"].zh, np["pid"]), T("的", np["pid"]), T(e.zh, np["id"])]
-            return [T(e.zh, np["id"])]
+            if np["poss"] and not self.kin_de and np["poss"].zh != "它":  # 叫它奶奶 = call it grandma
+                return [T(np["poss"].zh, np["pid"]), T(e.zh, np["id"])]  # 我妈妈 (kin_variants)
+            return self.zh_poss(np) + [T(e.zh, np["id"])]
         if k == "rel":
             return self.zh_np(np["subj"]) + [T(np["v"].zh, np["vid"]), T("的", np["deid"]),
                                               T(e.zh, np["id"])]
@@ -283,8 +326,38 @@ class Gen:
         elif form == "detnum":
             out += [T(np["det"], np["detid"]), T(np["num_e"].zh, np["numid"]), mw]
         elif form == "poss":
-            out += [T(np["poss"].zh, np["pid"]), T("的", np["pid"])]
+            out += self.zh_poss(np)
+        elif form == "men":
+            return [T(e.zh, np["id"]), T("们", np["menid"])]
         return out + self.zh_adj(np) + [T(e.zh, np["id"])]
+
+    def zh_poss(self, np):
+        """The possessor of np (or of a locative) with its 的; [] when it has none."""
+        if np.get("pnp"):
+            return self.zh_possr(np["pnp"])
+        if np.get("poss"):
+            return [T(np["poss"].zh, np["pid"]), T("的", np["pid"])]
+        return []
+
+    def zh_possr(self, d):
+        out = [T(d["pron"].zh, d["prid"])] if d["pron"] else []  # 我朋友的: no 的 after 我
+        return out + [T(d["e"].zh, d["hid"]), T("的", d["hid"])]
+
+    def en_poss(self, np):
+        if np.get("pnp"):
+            return self.en_possr(np["pnp"])
+        if np.get("poss"):
+            return words(np["poss"].words("poss"), np["pid"])
+        return []
+
+    def en_possr(self, d):
+        """the doctor's, david's, mom's, my friend's: 's on the last word, one token."""
+        e = d["e"]
+        if d["pron"]:
+            out = words(d["pron"].words("poss"), d["prid"])
+        else:
+            out = [T("the")] if e.pos == "noun" else []
+        return out + words(e.en[:-1], d["hid"]) + [T(e.en[-1] + "'s", d["hid"])]
 
     def en_np(self, np, case="subj"):
         k, e = np["k"], np["e"]
@@ -292,10 +365,11 @@ class Gen:
             return words(e.en if case == "subj" else e.words("obj"), np["id"])
         if k == "name":
             return words(e.en, np["id"])
+        if k == "coord":
+            a, b = np["parts"]
+            return self.en_np(a, case) + [T("and", np["id"])] + self.en_np(b, case)
         if k == "kin":
-            if np["poss"]:
-                return words(np["poss"].words("poss"), np["pid"]) + words(e.en, np["id"])
-            return words(e.en, np["id"])
+            return self.en_poss(np) + words(e.en, np["id"])
         if k == "rel":
             s = np["subj"]
             v = np["v"]
@@ -324,7 +398,7 @@ class Gen:
             if form == "bare":
                 return adj + noun
             if form == "poss":
-                return words(np["poss"].words("poss"), np["pid"]) + adj + noun
+                return self.en_poss(np) + adj + noun
             plural = form in ("num", "detnum") and np["num_e"].zh != "一"
             cont = [T((mw.words("pl") if plural else mw.en)[0], np["mwid"]), T("of")]
             if form == "num":
@@ -341,7 +415,9 @@ class Gen:
             return [self.en_det(np, False)] + adj + noun
         if form == "detnum":
             return [self.en_det(np, True), self.en_num(np)] + adj + noun
-        return words(np["poss"].words("poss"), np["pid"]) + adj + noun
+        if form == "men":
+            return [T("the", np["menid"])] + words(e.words("pl"), np["id"], np["menid"])
+        return self.en_poss(np) + adj + noun
 
     def en_num(self, np):
         return T(np["num_e"].en[0], np["numid"])  # 一 -> a (a/an fixed at the end)
@@ -355,16 +431,45 @@ class Gen:
     # A clause is a dict with "t": vp | adj | look | locpred | cop | have.
 
     def zh_loc(self, loc, absorb_zai=False):
-        """在公园里 (在 merged into 正在 when absorb_zai)."""
+        """在公园里, 在他的床上, 在那张床上, 在两张床上 (在 merged into 正在 when absorb_zai)."""
         out = [] if absorb_zai else [T("在", loc["zaiid"])]
-        return out + [T(loc["n"].zh, loc["nid"]), T(loc["n"].get("loc"), loc["locid"])]
+        n, form = loc["n"], loc["form"]
+        if form == "det":
+            out += [T("那", loc["detid"]), T(n.get("mw"))]
+        elif form == "num":
+            out += [T(loc["num_e"].zh, loc["numid"]), T(n.get("mw"))]
+        elif form == "poss":
+            out += self.zh_poss(loc)
+        return out + [T(n.zh, loc["nid"]), T(n.get("loc"), loc["locid"])]
 
     def en_loc(self, loc):
-        prep = self.lex[loc["n"].get("loc")].en[0]
-        return [T(prep, loc["zaiid"], loc["locid"]), T("the"), T(loc["n"].en[0], loc["nid"])]
+        n, form = loc["n"], loc["form"]
+        prep = self.lex[n.get("loc")].en[0]
+        noun = n.en
+        if form == "det":
+            mid = [T("that", loc["detid"])]
+        elif form == "num":
+            mid = [T(loc["num_e"].en[0], loc["numid"])]
+            if loc["num_e"].zh != "一":
+                noun = n.words("pl")
+        elif form == "poss":
+            mid = self.en_poss(loc)
+        else:
+            mid = [T("the")]
+        return [T(prep, loc["zaiid"], loc["locid"])] + mid + words(noun, loc["nid"])
 
-    def make_loc(self, zh):
-        return {"n": self.lex[zh], "nid": self.nid(), "zaiid": self.nid(), "locid": self.nid()}
+    def make_loc(self, zh, form=None, num=None, poss=None):
+        """A locative noun: bare (the), or form det (那), num, poss (pronoun or possessor)."""
+        loc = {"n": self.lex[zh], "nid": self.nid(), "zaiid": self.nid(), "locid": self.nid(),
+               "form": form, "poss": None, "pnp": None}
+        if form == "det":
+            loc["detid"] = self.nid()
+        elif form == "num":
+            loc["num_e"] = self.lex[num]
+            loc["numid"] = self.nid()
+        elif form == "poss":
+            self.set_poss(loc, poss)
+        return loc
 
     def zh_clause(self, c, tense, q):
         subj = self.zh_np(c["subj"])
@@ -433,6 +538,20 @@ class Gen:
                 out.append(T("不", c["negid"]))
             out.append(T("是", c["beid"]))
             out += self.zh_pred(c)
+        elif t == "posspred":
+            # 那辆车是他的 = that car is his; 这本书是医生的 = the book is the doctor's
+            out = subj + time
+            if c["neg"]:
+                out.append(T("不", c["negid"]))
+            out.append(T("是", c["beid"]))
+            out += self.zh_poss(c["pred"])
+        elif t == "comp":
+            # 他知道我很累 = he knows i am very tired: the object is a clause
+            out = subj + time
+            if c["neg"]:
+                out.append(T("不", c["negid"]))
+            out.append(T(c["v"].zh, c["vid"]))
+            out += self.zh_clause(c["comp"], tense, False)
         else:
             raise ValueError(t)
         if q:
@@ -531,6 +650,14 @@ class Gen:
         if t == "cop":
             pre, post = self.en_be(tense, c, q, agr, c["beid"])
             return pre + subj + post + self.en_pred(c) + time
+        if t == "posspred":
+            pre, post = self.en_be(tense, c, q, agr, c["beid"])
+            p = c["pred"]
+            own = self.en_possr(p["pnp"]) if p["pnp"] else words(p["poss"].words("pposs"), p["pid"])
+            return pre + subj + post + own + time
+        if t == "comp":
+            pre, post = self.en_vgroup(verb_forms(c["v"]), [c["vid"]], tense, c, q, agr)
+            return pre + subj + post + self.en_clause(c["comp"], tense, False) + time
         raise ValueError(t)
 
     def en_pred(self, c):
@@ -546,7 +673,8 @@ class Gen:
 
     def clause(self, t, subj, **kw):
         c = {"t": t, "subj": subj, "neg": False, "prog": False, "mv": None, "v": None, "obj": None,
-             "place": None, "la": None, "loc": None, "time": None, "deg": None, "adj": None}
+             "place": None, "la": None, "loc": None, "time": None, "deg": None, "adj": None,
+             "comp": None, "pred": None}
         c.update(kw)
         for key in ("negid", "qid", "progid", "leid", "vid", "mvid", "aid", "degid", "beid", "timeid"):
             c[key] = self.nid()
@@ -579,6 +707,17 @@ class Gen:
         elif kind == "so":
             Z = zh[0] + [T("，", cid), T("所以", sid)] + zh[1] + [T("。", pid)]
             E = en[0] + [T(",", cid), T("so", sid)] + en[1] + [T(".", pid)]
+        elif kind == "phrase":
+            # 你好。 = hello .; 你好，大卫。 = hello , david .; 对不起，我不知道。 = sorry , i don't know .
+            ph = s["phrase"]
+            Z, E = [T(ph.zh, s["phid"])], words(ph.en, s["phid"])
+            if s["voc"] or cs:
+                Z.append(T("，", cid))
+                E.append(T(",", cid))
+                Z += self.zh_np(s["voc"]) if s["voc"] else zh[0]
+                E += self.en_np(s["voc"]) if s["voc"] else en[0]
+            Z.append(T("。", pid))
+            E.append(T(".", pid))
         else:
             raise ValueError(kind)
         # a -> an before a vowel
@@ -600,7 +739,10 @@ class Gen:
         token, the nearest one before it. On the Chinese side a repeated noun
         (np_rep) is no pronoun and has no link."""
         out = []
+        clauses = []
         for c in s["clauses"]:
+            clauses += [c] + ([c["comp"]] if c.get("comp") else [])  # 大卫说他很饿: 他 -> 大卫
+        for c in clauses:
             np = c["subj"]
             a = np.get("ante")
             if a is None or (zh and np["k"] == "rep"):
@@ -661,7 +803,7 @@ class Gen:
             return self.np_noun(e.zh)
         if e.pos == "place":
             return self.np_noun(e.zh, adj=self.rand_adj_for(e, 0.12))
-        poss_prons = [p for p in self.prons if p.get("poss")]
+        poss_prons = self.poss_prons
         if e.pos == "mass":
             forms = [(5, "bare"), (3, "num"), (2, "det"), (0.4, "detnum"), (1, "poss")]
         else:
@@ -679,9 +821,31 @@ class Gen:
         if form == "detnum":
             n = self.pick(["两", "三", "四", "五"])
             return self.np_noun(e.zh, "detnum", num=n, det=self.pick(["这", "那"]), adj=adj)
+        if e.pos == "noun" and self.r.random() < POSSR_SHARE:
+            possr = self.rand_possr(animals=e.get("cat") != "human", avoid=e.zh)
+            return self.np_noun(e.zh, "poss", poss=possr, adj=adj)
         if e.get("cat") == "human":
             poss_prons = [p for p in poss_prons if p.zh != "它"]  # its child: not for people
         return self.np_noun(e.zh, "poss", poss=self.pick(poss_prons).zh, adj=adj)
+
+    def rand_possr(self, animals=True, avoid=None):
+        """A possessor that is no lone pronoun (np_possr); never the word avoid."""
+        while True:
+            k = self.wpick([(35, "noun"), (10 if animals else 0, "animal"), (25, "name"), (15, "kin"),
+                            (15, "pron")])
+            if k == "noun":
+                head, pron = self.pick(self.humans).zh, None
+            elif k == "animal":
+                head, pron = self.pick(self.animals).zh, None
+            elif k == "name":
+                head, pron = self.pick(self.names).zh, None
+            elif k == "kin":
+                head, pron = self.pick([x for x in self.kins if x.get("bare") == "1"]).zh, None
+            else:  # 我朋友的, 他妈妈的 (你们 and 它 are not used here)
+                head = self.pick([e for e in self.humans if e.zh in CHAIN_HEADS] + self.kins).zh
+                pron = self.pick([p for p in self.poss_prons if p.zh not in ("你们", "它")]).zh
+            if head != avoid:
+                return self.np_possr(head, pron)
 
     def rand_rel_subj(self, verb):
         cats = verb.lst("subj")
@@ -719,7 +883,8 @@ class Gen:
         if not heads:
             return None
         head = self.pick(heads)
-        verbs = [v for v in self.verbs if v.get("type") in ("tr", "intr") and head.get("cat") in v.lst("subj")]
+        verbs = [v for v in self.verbs if v.get("type") in ("tr", "intr") and head.get("cat") in v.lst("subj")
+                 and not v.get("only")]
         v = self.pick(verbs)
         obj = None
         if v.get("type") == "tr":
@@ -727,8 +892,9 @@ class Gen:
             obj = self.np_noun(self.pick(objs).zh)
         return self.np_srel(head.zh, v.zh, obj)
 
-    def rand_np(self, cats, role, avoid=None, rel=True):
-        """An NP whose class is in cats (classes and/or zh words)."""
+    def rand_np(self, cats, role, avoid=None, rel=True, extra=True):
+        """An NP whose class is in cats (classes and/or zh words); extra: 们 nouns and
+        coordinations (objects; subjects when coord_subj) may be drawn."""
         opts = []
         human, animal = "human" in cats, "animal" in cats
         prons = [p for p in self.prons if (human and p.get("cat") == "human") or (animal and p.zh == "它")]
@@ -745,6 +911,10 @@ class Gen:
             opts.append((0.4, "rel"))
             if human or animal:
                 opts.append((0.2, "srel"))
+        if extra and human:
+            opts.append((0.35, "men"))
+        if extra and (role == "obj" or self.coord_subj):
+            opts.append((0.45, "coord"))
         while True:
             k = self.wpick(opts)
             if k == "pron":
@@ -755,12 +925,34 @@ class Gen:
                 e = self.pick(self.kins)
                 if e.get("bare") == "1" and self.r.random() < 0.5:
                     return self.np_kin(e.zh)
-                return self.np_kin(e.zh, poss=self.pick([p for p in self.prons if p.get("poss")]).zh)
+                if self.r.random() < 0.2:  # 大卫的妈妈 = david's mom
+                    return self.np_kin(e.zh, poss=self.np_possr(self.pick(self.names).zh))
+                return self.np_kin(e.zh, poss=self.pick(self.poss_prons).zh)
             if k == "noun":
                 return self.rand_noun_np(self.pick(nouns))
+            if k == "men":  # 孩子们 = the children
+                return self.np_noun(self.pick(self.humans).zh, "men")
+            if k == "coord":
+                np = self.rand_coord(cats, role, avoid)
+                if np:
+                    return np
+                continue
             np = self.rand_rel(cats) if k == "rel" else self.rand_srel(cats)
             if np:
                 return np
+
+    def rand_coord(self, cats, role, avoid=None):
+        """猫和狗, 我和你: two NPs of one class, different words, neither 它, 们 or
+        a relative clause; two pronouns only when both are singular."""
+        for _ in range(10):
+            a = self.rand_np(cats, role, avoid=avoid, rel=False, extra=False)
+            b = self.rand_np(cats, role, avoid=avoid, rel=False, extra=False)
+            if a["cat"] != b["cat"] or a["e"].zh == b["e"].zh or "它" in (a["e"].zh, b["e"].zh):
+                continue
+            if a["k"] == "pron" and b["k"] == "pron" and "pl" in (a["num"], b["num"]):
+                continue
+            return self.np_coord(a, b)
+        return None
 
     def coref(self, np):
         """The pronoun that refers back to np, or None (no pronoun for non-human plurals)."""
@@ -793,8 +985,19 @@ class Gen:
         return not (human and g and pron.get("gender") and g != pron["gender"])
 
     def loc_for(self, cats=None):
+        """A locative; a count noun may take a possessor, 那 or a number (躺在他的床上)."""
         cands = self.loc_nouns if cats is None else [e for e in self.loc_nouns if self.noun_matches(e, cats)]
-        return self.make_loc(self.pick(cands).zh)
+        e = self.pick(cands)
+        if e.pos != "noun" or self.r.random() >= LOC_DECO_SHARE:
+            return self.make_loc(e.zh)
+        form = self.wpick([(45, "poss"), (25, "det"), (20, "num")])
+        if form == "det":
+            return self.make_loc(e.zh, "det")
+        if form == "num":
+            return self.make_loc(e.zh, "num", num=self.rand_num())
+        if self.r.random() < 0.55:
+            return self.make_loc(e.zh, "poss", poss=self.pick(self.poss_prons).zh)
+        return self.make_loc(e.zh, "poss", poss=self.rand_possr())
 
     def pick_verb(self, cands):
         """A verb of cands; 看 (read/watch) has a fixed share of its own, so
@@ -810,16 +1013,24 @@ class Gen:
         r = self.r
         core_types = ("tr", "intr", "loc", "motion", "have")
         vv = r.random() < 0.15
+        noobj = r.random() < OBJLESS_SHARE  # 我们来了, 她不知道, 猫睡了
         for _ in range(50):
-            if vv:
+            if noobj:
+                mv = None
+                v = self.pick([v for v in self.verbs if v.get("noobj") == "1"])
+                cats = v.lst("subj")
+            elif vv:
                 mv = self.pick([v for v in self.verbs if v.get("vv") == "1"])
-                v = self.pick_verb([v for v in self.verbs if v.get("type") in ("tr", "intr", "loc", "motion")
-                                    and v.get("le", "1") == "1" or v.get("type") == "loc"])
+                v = self.pick_verb([v for v in self.verbs if (v.get("type") in ("tr", "intr", "loc", "motion")
+                                    and v.get("le", "1") == "1" or v.get("type") == "loc")
+                                    and not v.get("only")])
                 cats = [x for x in mv.lst("subj") if x in v.lst("subj")]
             else:
                 mv = None
                 v = self.pick_verb([v for v in self.verbs if v.get("type") in core_types])
                 cats = v.lst("subj")
+            if v.get("only", tense) != tense:
+                continue  # 睡 = fall asleep: past only
             if subj is not None and subj["cat"] not in cats:
                 continue
             if not cats:
@@ -832,7 +1043,9 @@ class Gen:
         head = mv or v
         obj = place = la = loc = None
         t = v.get("type")
-        if t in ("tr", "have"):
+        if noobj:
+            pass
+        elif t in ("tr", "have"):
             avoid = subj["e"].zh if subj["k"] == "pron" else None
             if v.zh == "看" and r.random() < READ_SHARE:
                 obj = self.rand_noun_np(self.pick([e for e in self.nouns if e.get("cat") == "readable"]))
@@ -849,7 +1062,7 @@ class Gen:
             loc = self.loc_for(["place", "house", "vehicle"])  # where the action happens
         neg = (not q) and r.random() < 0.22
         prog = (tense == "pres" and not neg and mv is None and head.get("prog", "1") == "1"
-                and r.random() < 0.25)
+                and not noobj and r.random() < 0.25)
         return self.clause("vp", subj, v=v, mv=mv, obj=obj, place=place, la=la, loc=loc, neg=neg,
                            prog=prog)
 
@@ -910,10 +1123,57 @@ class Gen:
             return None
         return self.clause("cop", subj, pred=pred, neg=(not q) and self.r.random() < 0.2)
 
-    def rand_clause(self, tense, subj=None, q=False, prefer=None):
+    def rand_posspred(self, q=False):
+        """这本书是我的 = the book is mine: a 这/那 thing, animal or plant + 是 + possessor."""
+        cats = ("thing", "readable", "vehicle", "bike", "clothes", "furniture", "animal", "food", "plant")
+        e = self.pick([x for x in self.nouns if x.pos == "noun" and x.get("cat") in cats])
+        if self.r.random() < 0.75:
+            subj = self.np_noun(e.zh, "det", det=self.pick(["这", "那"]), adj=self.rand_adj_for(e))
+        else:
+            subj = self.np_noun(e.zh, "detnum", num=self.pick(["两", "三", "四", "五"]),
+                                det=self.pick(["这", "那"]), adj=self.rand_adj_for(e))
+        pred = {"poss": None, "pnp": None}
+        if self.r.random() < 0.5:
+            self.set_poss(pred, self.pick([p for p in self.prons if p.get("pposs")]).zh)
+        else:
+            self.set_poss(pred, self.rand_possr(animals=False, avoid=e.zh))
+        return self.clause("posspred", subj, pred=pred, neg=(not q) and self.r.random() < 0.2)
+
+    def rand_comp(self, tense, q=False):
+        """他知道我很累 = he knows i am very tired: 知道 说 觉得 + a clause, one tense,
+        present or past; the clause's pronoun subject refers back to the main
+        subject when it can (大卫说他很饿)."""
+        if tense == "fut" or (q and tense != "pres"):
+            return None
+        v = self.pick([x for x in self.verbs if x.get("comp") == "1"])
+        subj = self.rand_np(["human"], "subj", rel=False)
+        saved, self.coord_subj = self.coord_subj, False
+        inner = self.rand_clause(tense, q=q)  # built as a question's: no 太, no negation
+        self.coord_subj = saved
+        if inner is None:
+            return None
+        s2 = inner["subj"]
+        heads = [p["e"].zh for p in subj.get("parts", [subj])]
+        if s2["k"] == "pron":
+            if subj["k"] == "coord" and s2["e"].zh == "他们":
+                return None  # 大卫和玛丽说他们很累: no pronoun refers back to a coordination
+            if subj["k"] not in ("pron", "coord") and self.refers_back(s2, subj):
+                s2["ante"] = subj
+        elif s2["e"].zh in heads or s2["k"] == "coord":
+            return None
+        neg = v.get("neg") != "-" and not q and self.r.random() < 0.2
+        return self.clause("comp", subj, v=v, comp=inner, neg=neg)
+
+    def rand_clause(self, tense, subj=None, q=False, prefer=None, top=False):
+        """A clause; top: the only clause of its sentence, which may also be a
+        possessive predicate or have a clause as object."""
         kinds = [(5, "vp"), (2.2, "adj"), (1.2, "look"), (1, "locpred")]
         if tense == "pres":
             kinds.append((0.8, "cop"))
+        if top and subj is None:
+            kinds.append((1.0, "comp"))
+            if tense == "pres":
+                kinds.append((0.75, "posspred"))
         if prefer:
             kinds = prefer
         for _ in range(50):
@@ -930,6 +1190,10 @@ class Gen:
                 if tense != "pres":
                     continue
                 c = self.rand_cop(subj, q)
+            elif k == "comp":
+                c = self.rand_comp(tense, q)
+            elif k == "posspred":
+                c = self.rand_posspred(q)
             if c is not None:
                 return c
         return None
@@ -946,7 +1210,7 @@ class Gen:
         kind = self.wpick([(75, "because_after"), (25, "comma")])
         animal = self.pick([e for e in self.nouns if e.pos == "noun" and e.get("cat") == "animal"])
         if r.random() < 0.25:
-            poss = self.pick([p for p in self.prons if p.get("poss") and p.get("cat") == "human"])
+            poss = self.pick([p for p in self.poss_prons if p.get("cat") == "human" and p.zh != "你们"])
             subj = self.np_noun(animal.zh, "poss", poss=poss.zh)
         else:
             subj = self.np_noun(animal.zh, "det", det=self.pick(["这", "那"]))
@@ -979,20 +1243,27 @@ class Gen:
             return not (s2["e"].zh == "他们" and s1["k"] != "pron" and s1["num"] == "pl"
                         and s1["cat"] != "human")
         # 这只猫没有过马路，因为马路太长了 repeats the noun for 'it' (ambiguous())
-        heads = [s1, c1["obj"], c1["place"]]
-        heads = [np["e"].zh for np in heads if np] + [l["n"].zh for l in (c1["la"], c1["loc"]) if l]
+        heads = [np for np in (s1, c1["obj"], c1["place"]) if np]
+        heads = [p for np in heads for p in np.get("parts", [np])]  # both sides of 猫和狗
+        heads = [np["e"].zh for np in heads] + [l["n"].zh for l in (c1["la"], c1["loc"]) if l]
         return s2["e"].zh not in heads
 
     def rand_sentence(self):
         r = self.r
-        if r.random() < AMBIG_SHARE:
+        x = r.random()
+        if x < AMBIG_SHARE:
             return self.ambiguous()
+        if x < AMBIG_SHARE + PHRASE_SHARE:
+            return self.phrase_sentence()
         self.reset_ids()
         kind = self.wpick([(46, "single"), (18, "q"), (13, "comma"), (9, "because_after"),
                            (6, "because_first"), (8, "so")])
         tense = self.wpick([(50, "pres"), (35, "past"), (15, "fut")])
         q = kind == "q"
-        c1 = self.rand_clause(tense, q=q)
+        top = kind in ("single", "q")
+        self.coord_subj = top  # 猫和狗很饿: 和 joins subjects of one-clause sentences only
+        c1 = self.rand_clause(tense, q=q, top=top)
+        self.coord_subj = False
         if c1 is None:
             return None
         clauses = [c1]
@@ -1016,13 +1287,41 @@ class Gen:
         self.place_time(s)
         return s
 
+    def phrase_sentence(self, ph=None, tail=None):
+        """你好。 = hello .; a set phrase alone, before a name or kin word
+        (你好，大卫。), or before a statement (对不起，我不知道。)."""
+        r = self.r
+        self.reset_ids()
+        ph = self.lex[ph] if ph else self.pick(self.phrases)
+        tail = tail or self.wpick([(8, "alone"), (22, "voc"), (70, "clause")])
+        tense = self.wpick([(50, "pres"), (35, "past"), (15, "fut")])
+        voc, clauses = None, []
+        if tail == "voc":
+            if r.random() < 0.6:
+                voc = self.np_name(self.pick(self.names).zh)
+            else:
+                voc = self.np_kin(self.pick([x for x in self.kins if x.get("bare") == "1"]).zh)
+        elif tail == "clause":
+            c = self.rand_clause(tense)
+            if c is None or (tense != "pres" and c["t"] == "cop"):
+                return None
+            clauses = [c]
+        s = self.sentence("phrase", tense, clauses)
+        s["phrase"], s["phid"], s["voc"] = ph, self.nid(), voc
+        if clauses:
+            self.place_time(s)
+        return s
+
     def place_time(self, s):
         """Time words: 明天 always for the future; 昨天 whenever the past would
-        otherwise read like the present in either language; else optional."""
+        otherwise read like the present in either language, and in every past
+        sentence with a clause as object; else optional."""
         tense = s["tense"]
         first = s["clauses"][0]
         if tense == "fut":
             need = True
+        elif tense == "past" and first["t"] == "comp":
+            need = True  # 她昨天说他很饿: 说 cannot show the past itself
         elif tense == "past":
             past = self.strings(s)
             s["tense"] = "pres"
@@ -1032,7 +1331,8 @@ class Gen:
         else:
             need = False
         if need or (tense == "past" and self.r.random() < 0.25) or \
-                (tense == "pres" and not first["prog"] and first["t"] != "cop" and self.r.random() < 0.12):
+                (tense == "pres" and not first["prog"] and first["t"] not in ("cop", "posspred")
+                 and self.r.random() < 0.12):
             first["time"] = self.pick(self.times[tense])
 
 
@@ -1054,6 +1354,17 @@ def sample_sentences(g):
         g.clause("vp", animal, v=g.lex["过"], obj=g.np_noun("马路"), neg=True),
         g.clause("adj", g.coref(animal), adj=g.lex["累"], deg="太")])
     return [s1, s2, s3]
+
+
+def phrase_samples(g):
+    """The set phrases alone (你好。 = hello .), always in train."""
+    return [g.phrase_sentence(ph.zh, "alone") for ph in g.phrases]
+
+
+def reads_as_built(p):
+    """False when a set phrase's characters occur where the generator put
+    other words (你 + 好 would be read as 你好 = hello)."""
+    return all(p[0].count(w) == p[3].count(w) for w in PHRASES)
 
 
 # ---- output ----
@@ -1126,13 +1437,14 @@ def generate(seed, n_train, n_dev, n_test, lexicon, max_len=20):
     conflicts = 0
     too_long = 0
 
-    samples = [g.pair(s) for s in sample_sentences(g)]
+    samples = [g.pair(s) for s in sample_sentences(g) + phrase_samples(g)]
     for p in samples:
         zh2en[p[0]] = p[1]
         en2zh[p[1]] = p[0]
 
     need = n_train + n_dev + n_test - len(samples)
     tries = 0
+    variants = {}  # zh of a pair with 我的妈妈 -> the pair with 我妈妈 (kin_variants)
     while len(rows) < need:
         tries += 1
         if tries > 50 * need + 1000:
@@ -1144,6 +1456,8 @@ def generate(seed, n_train, n_dev, n_test, lexicon, max_len=20):
         if len(p[3]) > max_len or len(p[4]) > max_len:
             too_long += 1
             continue
+        if not reads_as_built(p):
+            continue  # 你好吗？ (are you good ?) would read as the set phrase
         zh, en = p[0], p[1]
         if zh in zh2en or en in en2zh:
             if zh2en.get(zh) != en or en2zh.get(en) != zh:
@@ -1152,15 +1466,32 @@ def generate(seed, n_train, n_dev, n_test, lexicon, max_len=20):
         zh2en[zh] = en
         en2zh[en] = zh
         rows.append(p)
+        if g.kin_poss:
+            g.kin_de = False
+            v = g.pair(s)
+            g.kin_de = True
+            if v[0] != zh:
+                variants[zh] = v
     r = random.Random(seed + 7919)
     r.shuffle(rows)
     test = rows[:n_test]
     dev = rows[n_test:n_test + n_dev]
     train = samples + rows[n_test + n_dev:]
     r.shuffle(train)
+    for v in variants.values():
+        if v[0] in zh2en or not reads_as_built(v):
+            conflicts += 1  # a kin variant must be no pair's source
     stats = {"conflicts": conflicts, "too_long": too_long, "tries": tries,
-             "samples": [p[:2] for p in samples]}
+             "samples": [p[:2] for p in samples], "variants": variants}
     return train, dev, test, stats
+
+
+def kin_variants(rows, variants):
+    """zh -> en lines of the train pairs with a pronoun + 的 + kin word again
+    without that 的 (我的妈妈很累。 -> 我妈妈很累。 = my mom is very tired .): both
+    spellings are common, but my mom has one rendering in the pairs; like the
+    unpunctuated lines, these are sources only, so translation stays a function."""
+    return [tsv_line((v[0], v[1], v[2]), v[5]) for v in (variants.get(r[0]) for r in rows) if v]
 
 
 def main(argv=None):
@@ -1184,6 +1515,7 @@ def main(argv=None):
         zh_en = [tsv_line((r[0], r[1], r[2]), r[5]) for r in rows]
         en_zh = [tsv_line((r[1], r[0], flip(r[2])), flip_coref(r[5])) for r in rows]
         if name == "train":
+            zh_en += kin_variants(rows, stats["variants"])
             zh_en += unpunctuated(rows, a.seed, zh_source=True, always=[p[0] for p in stats["samples"]])
             en_zh += unpunctuated(rows, a.seed, zh_source=False, always=[p[1] for p in stats["samples"]])
         write_lines(os.path.join(a.out, name + ".zh-en.tsv"), zh_en)

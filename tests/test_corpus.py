@@ -101,6 +101,10 @@ def segment(text, vocab):
     return out
 
 
+def tsv_line(r):
+    return "\t".join(r)
+
+
 def parse_align(s):
     pairs = []
     for p in s.split():
@@ -116,8 +120,10 @@ class Checks:
         self.quick = quick
         self.data, self.extra, self.raw = {}, {}, {}
         self.coref, self.extra_coref = {}, {}
+        self.variants = {}  # split -> zh-en lines of gen_corpus.kin_variants (我妈妈 = my mom)
         for sp in SPLITS:
-            for d in ("zh-en", "en-zh"):
+            n_pairs = None
+            for d in ("en-zh", "zh-en"):
                 path = os.path.join(CORPUS, "%s.%s.tsv" % (sp, d))
                 rows = read_tsv(path) if os.path.exists(path) else None
                 self.raw[(sp, d)] = rows
@@ -127,6 +133,11 @@ class Checks:
                 # 4th ("" when the line has none)
                 full = [r for r in rows or [] if ends_punct(r[0])]
                 extra = [r for r in rows or [] if not ends_punct(r[0])]
+                if d == "en-zh":
+                    n_pairs = len(full)
+                else:  # zh-en: the pairs, then the kin-without-的 lines, then the unpunctuated ones
+                    self.variants[sp] = full[n_pairs:]
+                    full = full[:n_pairs]
                 self.extra[(sp, d)] = [tuple(r[:3]) for r in extra]
                 self.extra_coref[(sp, d)] = [r[3] if len(r) > 3 else "" for r in extra]
                 self.data[(sp, d)] = [tuple(r[:3]) for r in full] if rows else rows
@@ -290,9 +301,11 @@ class Checks:
             if e.pos in ("func", "mw"):
                 continue
             f = set(e.en)
-            for key in ("pl", "obj", "poss", "3sg", "past", "ing"):
+            for key in ("pl", "obj", "poss", "pposs", "3sg", "past", "ing"):
                 if e.get(key):
                     f |= set(e.words(key))
+            if e.pos in ("noun", "name", "kin"):
+                f.add(e.en[-1] + "'s")  # 医生的车 = the doctor's car
             if e.get("read"):
                 f |= set(e.get("read").split(":")[1].split(","))
             if e.zh == "一":
@@ -451,6 +464,9 @@ class Checks:
                 seg = segment(r[0], lexv)
                 assert seg == r[3], "%s: %s segments as %s with the lexicon" % (sp, r[0], seg)
                 assert r[1].split(" ") == r[4], r[1]
+        want = gen_corpus.kin_variants(train, stats["variants"])
+        got = [tsv_line(r) for r in self.variants["train"]]
+        assert got == want, "the kin-without-的 lines differ from the generator's"
 
     # ---- coreference (the 4th column) and 看 = read/watch ----
 
@@ -596,6 +612,11 @@ class Checks:
                             # a relative clause inside the object (看了需要地图的大象): head after 的
                             u = zt.index("的", u) + 1
                             continue
+                        if (u + 1 < end and zt[u + 1] == "的" and cls.get(zt[u]) in ("human", "animal")
+                                and cls.get(next((t for t in zt[u + 2:end] if t in cls), None))
+                                not in ("human", "animal")):
+                            u += 2  # a possessor: 看妈妈的信 reads mom's letter (看猫的男孩: a relative)
+                            continue
                         if zt[u] in cls or (zt[u] in ("它", "它们") and zt[u + 1] != "的"):
                             obj = zt[u]
                             break
@@ -608,6 +629,138 @@ class Checks:
         n_watch = sum(1 for et in train if watch & set(et))
         assert n_read > 1400 and n_read > 0.75 * n_watch, (n_read, n_watch)
         return "train: %d pairs with read, %d with watch" % (n_read, n_watch)
+
+    # ---- issue 34: possessors, 们, 和, clause objects, verbs without objects, set phrases ----
+
+    def test_kin_variants(self):
+        """zh-en train holds every pair with a pronoun + 的 + kin word again
+        without that 的 (我妈妈很累。 = my mom is very tired .), as a source only."""
+        pairs = {en: zh for zh, en, _ in self.zhen("train")}
+        zh_src = set(pairs.values())
+        vz = set(self.vzh)
+        kin = re.compile(r"(我们|你们|他们|我|你|他|她)的(妈妈|爸爸|爷爷|奶奶|哥哥|姐姐)")
+        want = [zh for zh in pairs.values() if kin.search(zh)]
+        rows = self.variants["train"]
+        assert len(rows) == len(want), (len(rows), len(want))
+        for r in rows:
+            zh, en, al = r[:3]
+            assert en in pairs and kin.sub(r"\1\2", pairs[en]) == zh, "%s / %s" % (zh, en)
+            assert zh not in zh_src, zh
+            zt, et = segment(zh, vz), en.split(" ")
+            for i, j in parse_align(al):
+                assert 0 <= i < len(zt) and 0 <= j < len(et), (zh, en, al)
+        for sp in ("dev", "test"):
+            assert not self.variants[sp], "%s has kin-without-的 lines" % sp
+        assert len(rows) > 0.01 * len(self.zhen("train")), len(rows)
+        return "%d lines" % len(rows)
+
+    CLASSES = [
+        ("possessor 's", r"", r"\b(?!all's)[a-z]+'s\b"),
+        ("你们的 = you all's", r"你们的", r"you all's"),
+        ("possessive predicate", r"是[^，。？是]*的(吗)?[。？]$",
+         r"\b(is|are)( not)? (mine|yours|his|hers|ours|theirs|you all's|[a-z ]*?[a-z]+'s) [.?]$"),
+        ("们 = the + plural", r"(?<![我你他它])们", r"\bthe [a-z]+\b"),
+        ("和 = and", r"和", r"\band\b"),
+        ("clause object", r"(说|觉得|知道)(我|你|他|她|它|我们|你们|他们|小明|小红|大卫|玛丽|汤姆|安娜)",
+         r"\b(says?|said|thinks?|thought|knows?|knew) (i|you|he|she|it|we|they|xiaoming|xiaohong|david|mary|"
+         r"tom|anna) (am|is|are|was|were|will|don't|doesn't|didn't|[a-z]+)\b"),
+        ("verb without object", r"(来|来了|知道|睡|睡了)(吗)?[，。？]", r""),
+        ("locative with possessor, 那 or a number", r"在",
+         r"\b(in|on) (that|a|an|two|three|four|five|six|seven|eight|nine|ten|my|your|his|her|its|our|"
+         r"their|you all's|[a-z]+'s|the [a-z]+'s)\b"),
+        ("set phrase", r"^(你好|谢谢|再见|对不起)", r"^(hello|thank you|goodbye|sorry) "),
+    ]
+
+    def test_issue34_classes_have_a_share_of_train(self):
+        """Each new construction is in at least 1% of the train pairs (a model
+        of 766k parameters needs examples), and occurs in dev and test."""
+        out = []
+        for name, zp, ep in self.CLASSES:
+            zr, er = re.compile(zp), re.compile(ep)
+            n = {sp: sum(1 for zh, en, _ in self.zhen(sp) if zr.search(zh) and er.search(en)) for sp in SPLITS}
+            assert n["train"] > 0.01 * len(self.zhen("train")), (name, n)
+            assert n["dev"] and n["test"], (name, n)
+            out.append("%s %d" % (name, n["train"]))
+        return "train: " + ", ".join(out)
+
+    def test_issue34_constructions_occur(self):
+        rows = self.zhen("train")
+
+        def has(zpat, epat):
+            zr, er = re.compile(zpat), re.compile(epat)
+            return any(zr.search(zh) and er.search(en) for zh, en, _ in rows)
+
+        names = "小明|小红|大卫|玛丽|汤姆|安娜"
+        cases = [
+            ("noun possessor", r"医生的", r"the doctor's "),
+            ("name possessor", r"大卫的", r"david's "),
+            ("kin possessor", r"(?<![我你他她们])妈妈的", r"(?<!my )mom's "),
+            ("pronoun + noun possessor", r"我朋友的", r"my friend's "),
+            ("pronoun + kin possessor", r"我妈妈的", r"my mom's "),
+            ("name + kin", r"大卫的妈妈", r"david's mom"),
+            ("你们的", r"你们的老师", r"you all's teacher"),
+            ("possessive predicate, pronoun", r"是他的。$", r" is his \.$"),
+            ("possessive predicate, mine", r"是我的。$", r" is mine \.$"),
+            ("possessive predicate, noun", r"是医生的。$", r" is the doctor's \.$"),
+            ("们 subject", r"^孩子们", r"^the children "),
+            ("们 object", r"[^，]孩子们。$", r" the children \.$"),
+            ("和 subjects", r"^[^，]+和[^，]+。$", r"^[a-z' ]+ and [a-z' ]+ (are|were|will|don't|didn't|won't) "),
+            ("和 pronouns", r"(我|你|他|她)和(我|你|他|她)", r"\b(i|you|he|she|me|him|her) and (i|you|he|she|me|him|her)\b"),
+            ("和 objects", r"喜欢[^，]+和", r"like [a-z' ]+ and "),
+            ("知道 + clause", r"知道(我|你|他|她)很", r"knows? (i|you|he|she) (am|is|are) very"),
+            ("说 + clause", r"说", r"\b(say|says)\b"),
+            ("觉得 + clause", r"觉得", r"\b(think|thinks)\b"),
+            ("past clause object has yesterday", r"昨天(说|觉得)", r"\b(said|thought)\b.* yesterday \.$"),
+            ("clause object coref", r"^(%s)(说|觉得|知道)(他|她)" % names, r"^[a-z]+ (says|thinks|knows) (he|she) "),
+            ("来 without place", r"来了。$", r" came \.$"),
+            ("知道 without object", r"不知道。$", r"(don't|doesn't) know \.$"),
+            ("睡 = fall asleep", r"睡了。$", r" fell asleep \.$"),
+            ("locative with possessor", r"在他的床上", r"on his bed"),
+            ("locative with noun possessor", r"在[^在，]+的车里", r"in ([a-z]+'s|the [a-z]+'s|my [a-z]+'s) car"),
+            ("locative with 那", r"在那张床上", r"on that bed"),
+            ("locative with a number", r"在两张床上", r"on two beds"),
+            ("phrase + name", r"^你好，(%s)。$" % names, r"^hello , [a-z]+ \.$"),
+            ("phrase + statement", r"^对不起，我", r"^sorry , i "),
+        ]
+        missing = [name for name, z, e in cases if not has(z, e)]
+        assert not missing, missing
+        train = {zh: en for zh, en, _ in rows}
+        for zh, en in (("你好。", "hello ."), ("谢谢。", "thank you ."), ("再见。", "goodbye ."),
+                       ("对不起。", "sorry .")):
+            assert train.get(zh) == en, (zh, train.get(zh))
+        srcs = set(r[0] for r in self.extra[("train", "zh-en")])
+        assert {"你好", "谢谢", "再见", "对不起"} <= srcs, "set phrases without 。 missing"
+        srcs = set(r[0] for r in self.extra[("train", "en-zh")])
+        assert {"hello", "thank you", "goodbye", "sorry"} <= srcs, "set phrases without . missing"
+
+    def test_issue34_alignments(self):
+        """和 = and; 们 = the + the plural noun; an 's word = the possessor and its
+        的; set phrases to their words; 你好 only ever as the set phrase."""
+        for sp in SPLITS:
+            for (zh, en, al), zt in zip(self.zhen(sp), self.segs(sp)):
+                et = en.split(" ")
+                links = {}
+                for i, j in parse_align(al):
+                    links.setdefault(i, []).append(et[j])
+                back = {}
+                for i, j in parse_align(al):
+                    back.setdefault(j, []).append(zt[i])
+                where = "%s: %s / %s" % (sp, zh, en)
+                for i, t in enumerate(zt):
+                    if t == "和":
+                        assert links.get(i) == ["and"], where
+                    elif t == "们":
+                        ws = links.get(i, [])
+                        assert len(ws) == 2 and ws[0] == "the" and ws[1] == self.lex[zt[i - 1]].get("pl"), where
+                    elif t in ("你好", "再见", "对不起", "谢谢"):
+                        assert i == 0, where
+                        assert links.get(i) == {"你好": ["hello"], "再见": ["goodbye"], "对不起": ["sorry"],
+                                                "谢谢": ["thank", "you"]}[t], where
+                for j, w in enumerate(et):
+                    if w.endswith("'s") and w != "all's":
+                        zs = back.get(j, [])
+                        assert len(zs) == 2 and zs[1] == "的" and self.lex[zs[0]].en[-1] + "'s" == w, where
+                assert "你好" not in zh or zt.count("你好") == zh.count("你好"), where
 
     def test_segmentation_catches_merges(self):
         # the checker itself: a merge the generator did not intend is seen
