@@ -63,7 +63,7 @@ data = bytearray(raw)
 data[start + 4:start + 8] = struct.pack('<f', 100.0)  # id 1, <unk>
 open(sys.argv[2], 'wb').write(bytes(data))
 PY
-noguard=(--repetition-penalty 1 --no-repeat-ngram-size 0 --max-len 3)
+noguard=(--repetition-penalty 1 --no-repeat-ngram-size 0 --set decode.no_immediate_repeat=false --max-len 3)
 check "forced <unk>: replaced by the source word" run 0 "$s2s" translate -m "$tmp/unk.safetensors" "${noguard[@]}" -q Zebra
 check "forced <unk>: Zebra x3" bash -c "[ \"\$(cat '$tmp/out')\" = 'Zebra Zebra Zebra' ]"
 check "forced <unk>: beam, n-best, tokens" run 0 "$s2s" translate -m "$tmp/unk.safetensors" "${noguard[@]}" -q --beam 2 --n-best 2 --tokens Zebra

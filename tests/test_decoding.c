@@ -102,9 +102,10 @@ static s2s_decode_params params(const s2s_model *m, int max_batch, bool attn) {
     p.max_batch = max_batch;
     p.want_attention = attn;
     // plain search: the tests compare it with forced decoding (test_search
-    // checks the repetition guard)
+    // checks the repetition guard and the no-stutter rule)
     p.repetition_penalty = 1.0f;
     p.no_repeat_ngram_size = 0;
+    p.no_immediate_repeat = false;
     return p;
 }
 

@@ -73,13 +73,14 @@ static void assert_same(const s2s_hypothesis *a, const s2s_hypothesis *b, float 
         cr_assert_float_eq(a->token_logprobs[t], b->token_logprobs[t], tol, "sentence %d", i);
 }
 
-// The config's decoding without the repetition guard and <unk> replacing,
-// which tests below turn on themselves.
+// The config's decoding without the repetition guard, the no-stutter rule
+// and <unk> replacing, which tests below turn on themselves.
 static s2s_decode_params base(void) {
     s2s_decode_params p = s2s_decode_default_params(fx.m);
     p.threads = 1;
     p.repetition_penalty = 1.0f;
     p.no_repeat_ngram_size = 0;
+    p.no_immediate_repeat = false;
     p.replace_unknowns = false;
     return p;
 }
@@ -380,9 +381,16 @@ static int ref_greedy(const s2s_decode_params *p, int i, int *ids, float *lps, i
         for (int v = 0; v < V; v++) mx = row[v] > mx ? row[v] : mx;
         for (int v = 0; v < V; v++) sum += exp(row[v] - mx);
         int best = -1;
+        // no_immediate_repeat for known tokens, after the log-probs (a mask)
+        bool src_repeats = false;
+        for (int j = 0; j + 1 < fx.len[i]; j++)
+            src_repeats = src_repeats || (fx.src[i][j] == fx.src[i][j + 1] && fx.src[i][j] != S2S_UNK);
+        int banned = p->no_immediate_repeat && t > 0 && ids[t - 1] != S2S_UNK && !src_repeats
+                         ? ids[t - 1] : -1;
         for (int v = 0; v < V; v++) {
             row[v] -= mx + log(sum);
-            bool allowed = v != S2S_PAD && v != S2S_BOS && (v != S2S_EOS || t >= p->min_len);
+            bool allowed = v != S2S_PAD && v != S2S_BOS && (v != S2S_EOS || t >= p->min_len) &&
+                           v != banned;
             if (allowed && (best < 0 || row[v] > row[best])) best = v;
         }
         lps[(*n_out)++] = (float)row[best];
@@ -461,6 +469,143 @@ Test(search, repetition_guard_in_beam_and_sampling) {
     free_all(g, N_SENT);
 }
 
+// ---- no stutter (decode.no_immediate_repeat) ----
+
+static bool immediate_repeat(const int *ids, int n, bool unk_too) {
+    for (int t = 0; t + 1 < n; t++)
+        if (ids[t] == ids[t + 1] && (unk_too || ids[t] != S2S_UNK)) return true;
+    return false;
+}
+
+// Fills row (V) with 0 and applies the rule; returns the tokens it banned
+// as a bit set.
+static unsigned banned_by_rule(const int *prev, int t, bool on, s2s_repeat_ctx r) {
+    float row[16];
+    for (int v = 0; v < 16; v++) row[v] = 0.0f;
+    s2s_decode_params p = base();
+    p.no_immediate_repeat = on;
+    s2s_mask_repeat(row, prev, t, &p, &r);
+    unsigned bits = 0;
+    for (int v = 0; v < 16; v++) {
+        cr_assert(row[v] == 0.0f || row[v] == -INFINITY);
+        if (row[v] == -INFINITY) bits |= 1u << v;
+    }
+    return bits;
+}
+
+Test(search, no_immediate_repeat_on_one_row) {
+    int prev[] = {7, 9}, unk[] = {7, S2S_UNK};
+    s2s_repeat_ctx plain = {false, -1, -1}, src_repeats = {true, -1, -1};
+    cr_assert_eq(banned_by_rule(prev, 2, true, plain), 1u << 9, "the last token, only it");
+    cr_assert_eq(banned_by_rule(prev, 2, false, plain), 0u, "off");
+    cr_assert_eq(banned_by_rule(prev, 2, true, src_repeats), 0u, "the source repeats a token");
+    cr_assert_eq(banned_by_rule(prev, 0, true, plain), 0u, "nothing before the first token");
+    cr_assert_eq(banned_by_rule(prev, 1, true, plain), 1u << 7);
+    // a <unk> after a <unk> copying the same source token, whatever the source
+    cr_assert_eq(banned_by_rule(unk, 2, true, (s2s_repeat_ctx){false, 3, 3}), 1u << S2S_UNK);
+    cr_assert_eq(banned_by_rule(unk, 2, true, (s2s_repeat_ctx){true, 3, 3}), 1u << S2S_UNK);
+    cr_assert_eq(banned_by_rule(unk, 2, true, (s2s_repeat_ctx){false, 3, 4}), 0u, "another word");
+    cr_assert_eq(banned_by_rule(unk, 2, true, (s2s_repeat_ctx){false, -1, 3}), 0u);
+    cr_assert_eq(banned_by_rule(unk, 2, false, (s2s_repeat_ctx){false, 3, 3}), 0u);
+
+    // what counts as the source repeating: two equal adjacent tokens, not <unk>s
+    static const struct { int ids[4], n; bool repeats; } src[] = {
+        {{5, 6, 5}, 3, false}, {{5, 5}, 2, true}, {{6, 7, 7}, 3, true},
+        {{S2S_UNK, S2S_UNK}, 2, false}, {{5, S2S_UNK, S2S_UNK, 6}, 4, false}, {{5}, 0, false}};
+    for (size_t k = 0; k < sizeof src / sizeof *src; k++)
+        cr_assert_eq(s2s_source_repeats(src[k].ids, src[k].n), src[k].repeats, "case %zu", k);
+
+    // which source token a <unk> copies: (L=2, H=2, S=3) maps of one query row
+    float maps[2][2][3] = {{{0.1f, 0.8f, 0.1f}, {0.7f, 0.2f, 0.1f}},
+                           {{0.2f, 0.2f, 0.6f}, {0.6f, 0.3f, 0.1f}}};
+    const float *row = &maps[0][0][0];
+    cr_assert_eq(s2s_copied_source(row, 6, 3, 2, 2, 1, 0, 3), 2, "plane (1, 0)");
+    cr_assert_eq(s2s_copied_source(row, 6, 3, 2, 2, 0, 0, 3), 1, "plane (0, 0)");
+    cr_assert_eq(s2s_copied_source(row, 6, 3, 2, 2, -1, -1, 3), 0, "all planes: 1.6, 1.5, 0.9");
+    cr_assert_eq(s2s_copied_source(row, 6, 3, 2, 2, 1, 0, 2), 0, "past n_src left out; ties: the first");
+    cr_assert_eq(s2s_copied_source(row, 6, 3, 2, 2, 1, 1, 0), -1, "no source token");
+}
+
+// One target token far likelier than any other: every plain search
+// repeats it. Under the rule none does, unless the source repeats a token,
+// when the rule lets every search through unchanged.
+Test(search, no_immediate_repeat_unless_the_source_repeats) {
+    s2s_tensor_info gb = s2s_model_find_tensor(fx.m, "generator.bias");
+    float bias[4096];
+    int X = (int)gb.shape[0] - 1;
+    for (int64_t v = 0; v < gb.shape[0]; v++) bias[v] = (float)((v * 7919) % 13) * 0.3f;
+    bias[X] = 9.0f;
+    bias[S2S_UNK] = -30.0f;  // known tokens only here (the <unk> rule: the next test)
+    cr_assert_eq(s2s_model_set_tensor(fx.m, gb.name, bias, (size_t)gb.shape[0]), S2S_OK);
+    int twice[N_SENT][11], twice_len[N_SENT];
+    const int *twice_src[N_SENT];
+    for (int i = 0; i < N_SENT; i++) {
+        cr_assert_not(s2s_source_repeats(fx.src[i], fx.len[i]), "source %d repeats", i);
+        twice[i][0] = fx.ids[i][0];  // the first token twice, then the sentence
+        memcpy(twice[i] + 1, fx.ids[i], sizeof(int) * (size_t)fx.len[i]);
+        twice_len[i] = fx.len[i] + 1;
+        twice_src[i] = twice[i];
+    }
+    for (int mode = 0; mode < 3; mode++) {  // greedy, beam 4 with 4 best, sampling
+        s2s_decode_params off = base();
+        off.max_len = 12;
+        if (mode == 1) off.beam_size = off.n_best = 4;
+        if (mode == 2) off.sampling_topk = 0, off.temperature = 1.5f, off.seed = 3;
+        s2s_decode_params on = off;
+        on.no_immediate_repeat = true;
+        int nh = N_SENT * off.n_best, plain_repeats = 0;
+        s2s_hypothesis *plain = translate(off), *ruled = translate(on);
+        for (int i = 0; i < nh; i++) {
+            if (!plain[i].ids) continue;
+            plain_repeats += immediate_repeat(plain[i].ids, plain[i].n, true);
+            cr_assert_not(immediate_repeat(ruled[i].ids, ruled[i].n, true),
+                          "mode %d hypothesis %d repeats a token", mode, i);
+        }
+        cr_assert_gt(plain_repeats, N_SENT / 2, "mode %d: only %d plain repeats: the test proves "
+                     "little", mode, plain_repeats);
+        // a mask: the log-probs of what the rule lets through are the model's
+        for (int i = 0; mode == 1 && i < nh; i++) {
+            s2s_hypothesis f;
+            const int *tgt[1] = {ruled[i].ids};
+            cr_assert_eq(s2s_score(fx.st, &off, &fx.src[i / 4], &fx.len[i / 4], tgt, &ruled[i].n,
+                                   1, &f), S2S_OK);
+            for (int t = 0; t < ruled[i].n_out; t++)
+                cr_assert_float_eq(ruled[i].token_logprobs[t], f.token_logprobs[t], 1e-4,
+                                   "hypothesis %d token %d", i, t);
+            s2s_hypothesis_free(&f);
+        }
+        free_all(plain, nh), free_all(ruled, nh);
+
+        // a source with an immediate repeat: the same translations either way
+        plain = calloc((size_t)nh, sizeof *plain), ruled = calloc((size_t)nh, sizeof *ruled);
+        cr_assert_eq(s2s_translate(fx.st, &off, twice_src, twice_len, N_SENT, plain), S2S_OK);
+        cr_assert_eq(s2s_translate(fx.st, &on, twice_src, twice_len, N_SENT, ruled), S2S_OK);
+        plain_repeats = 0;
+        for (int i = 0; i < nh; i++) {
+            if (!plain[i].ids) continue;
+            plain_repeats += immediate_repeat(plain[i].ids, plain[i].n, true);
+            assert_same(&plain[i], &ruled[i], 0, i);
+        }
+        cr_assert_gt(plain_repeats, N_SENT / 2, "mode %d", mode);
+        free_all(plain, nh), free_all(ruled, nh);
+    }
+    // greedy under the rule is the plain loop that bans the last token
+    s2s_decode_params on = base();
+    on.max_len = 12;
+    on.no_immediate_repeat = true;
+    s2s_hypothesis *h = translate(on);
+    for (int i = 0; i < N_SENT; i++) {
+        int ids[16], n_out;
+        float lps[16];
+        int n = ref_greedy(&on, i, ids, lps, &n_out);
+        cr_assert_eq(h[i].n, n, "sentence %d: %d vs %d tokens", i, h[i].n, n);
+        for (int t = 0; t < n; t++) cr_assert_eq(h[i].ids[t], ids[t], "sentence %d token %d", i, t);
+        for (int t = 0; t < n_out; t++)
+            cr_assert_float_eq(h[i].token_logprobs[t], lps[t], 1e-4, "sentence %d token %d", i, t);
+    }
+    free_all(h, N_SENT);
+}
+
 // ---- replacing unknown words ----
 
 // The source token (</s> left out) with the most weight in row t of the
@@ -523,4 +668,56 @@ Test(search, replace_unknowns_names_the_most_attended_source_token) {
         }
     }
     cr_assert_gt(unks, 5, "only %d <unk> produced: the test proves little", unks);
+}
+
+// <unk> far likelier than any other token: plain searches copy one source
+// token twice in a row. Under the rule no two adjacent <unk>s copy the same
+// source token, in the maps the search returns (the model's alignment
+// head) and in what replace_unknowns prints (unk_src), while two adjacent
+// <unk>s that copy different tokens stay allowed.
+Test(search, no_unk_copies_one_source_token_twice_in_a_row) {
+    s2s_tensor_info gb = s2s_model_find_tensor(fx.m, "generator.bias");
+    float bias[4096];
+    for (int64_t v = 0; v < gb.shape[0]; v++) bias[v] = (float)((v * 7919) % 13) * 0.3f;
+    bias[S2S_UNK] = 9.0f;
+    cr_assert_eq(s2s_model_set_tensor(fx.m, gb.name, bias, (size_t)gb.shape[0]), S2S_OK);
+    static const int heads[][2] = {{1, 0}, {0, 1}};
+    int plain_pairs = 0, other_pairs = 0;
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(s2s_model_set_alignment_head(fx.m, heads[k][0], heads[k][1]), S2S_OK);
+        for (int beam = 1; beam <= 3; beam += 2) {
+            s2s_decode_params off = base();
+            off.max_len = 12;
+            off.beam_size = beam;
+            off.n_best = beam == 1 ? 1 : 2;
+            off.want_attention = true;
+            s2s_decode_params on = off, printed = off;
+            on.no_immediate_repeat = printed.no_immediate_repeat = true;
+            printed.want_attention = false;  // the rule reads the maps all the same
+            printed.replace_unknowns = true;
+            int nh = N_SENT * off.n_best;
+            s2s_hypothesis *plain = translate(off), *ruled = translate(on), *shown = translate(printed);
+            for (int i = 0; i < nh; i++) {
+                s2s_hypothesis *a = &plain[i], *r = &ruled[i], *s = &shown[i];
+                for (int t = 0; a->ids && t + 1 < a->n; t++)
+                    plain_pairs += a->ids[t] == S2S_UNK && a->ids[t + 1] == S2S_UNK &&
+                                   most_attended(a, t, heads[k][0], heads[k][1]) ==
+                                       most_attended(a, t + 1, heads[k][0], heads[k][1]);
+                if (!r->ids) continue;
+                assert_same(r, s, 1e-5f, i);
+                for (int t = 0; t + 1 < r->n; t++) {
+                    if (r->ids[t] != S2S_UNK || r->ids[t + 1] != S2S_UNK) continue;
+                    int from = most_attended(r, t, heads[k][0], heads[k][1]);
+                    cr_assert_neq(from, most_attended(r, t + 1, heads[k][0], heads[k][1]),
+                                  "head %d beam %d hyp %d: <unk>s %d and %d copy token %d", k,
+                                  beam, i, t, t + 1, from);
+                    cr_assert_neq(s->unk_src[t], s->unk_src[t + 1], "printed twice: hyp %d", i);
+                    other_pairs++;
+                }
+            }
+            free_all(plain, nh), free_all(ruled, nh), free_all(shown, nh);
+        }
+    }
+    cr_assert_gt(plain_pairs, 5, "only %d plain <unk> stutters: the test proves little", plain_pairs);
+    cr_assert_gt(other_pairs, 0, "the rule left no <unk> pair copying two tokens");
 }

@@ -92,6 +92,7 @@ typedef struct s2s_decode_config {
     int seed;             // sampling seed
     float repetition_penalty;  // 1 = off; > 1 penalises tokens already generated
     int no_repeat_ngram_size;  // 0 = off; n = no n-gram twice in a hypothesis
+    bool no_immediate_repeat;  // no token twice in a row unless the source repeats one
     bool replace_unknowns;     // <unk> in the output becomes the attended source word
     s2s_compute_type compute_type;  // decoding's matrix products
 } s2s_decode_config;

@@ -49,6 +49,12 @@ typedef struct s2s_decode_params {
     // and scores are those of the guarded logits.
     float repetition_penalty;
     int no_repeat_ngram_size;
+    // No stutter: a token never directly follows itself unless the source
+    // holds two equal adjacent tokens (<unk>s aside), and a <unk> never
+    // directly follows a <unk> that copies the same source token (the most
+    // attended one, as for unk_src), in every search. A mask, as min_len's:
+    // the log-probs and scores stay the model's.
+    bool no_immediate_repeat;
     // Fill s2s_hypothesis.unk_src: for each <unk> produced, the source token
     // the model's alignment head (s2s_model_alignment_head; else the mean of
     // every layer and head) attends to most at that step.

@@ -399,7 +399,7 @@ static const char *const bench_sets[] = {
     "model.d_model=128", "model.heads=4", "model.encoder_layers=3", "model.decoder_layers=3",
     "model.ffn_dim=512", "model.max_len=256", "decode.max_len=20", "decode.beam_size=1",
     "decode.min_len=20", "decode.repetition_penalty=1.0", "decode.no_repeat_ngram_size=0",
-    NULL};
+    "decode.no_immediate_repeat=false", NULL};
 static const preset presets[] = {
     {"demo", demo_sets}, {"zh-en", zh_en_sets}, {"bench", bench_sets}};
 

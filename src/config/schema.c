@@ -163,6 +163,16 @@ static const s2s_cfg_key decode_keys[] = {
      .min = 0,
      .help = "CTranslate2's `no_repeat_ngram_size`: a token that would complete an n-gram "
              "of this size already in the hypothesis is never chosen; 0 turns it off."},
+    {.name = "no_immediate_repeat", .type = S2S_CFG_BOOL,
+     FIELD(s2s_decode_config, no_immediate_repeat), .def = "true",
+     .help = "No stutter: a token never directly follows itself (*didn't didn't*, `，，`) "
+             "unless the source has two equal adjacent tokens (很 很, *very very*; two "
+             "`<unk>`s, two unknown words, do not count), and a `<unk>` never directly "
+             "follows a `<unk>` that copies the same source word (the one "
+             "`replace_unknowns` prints). A mask, as `min_len`'s: scores stay the model's "
+             "log-probabilities. Greedy, sampling and beam search; `s2s score` ignores it. "
+             "Turn it off for a target vocabulary that spells a word with a repeated token "
+             "(a character vocabulary for Chinese: 妈 妈, 谢 谢)."},
     {.name = "replace_unknowns", .type = S2S_CFG_BOOL,
      FIELD(s2s_decode_config, replace_unknowns), .def = "true",
      .help = "Each `<unk>` in a translation is printed as the source word (as typed, after "

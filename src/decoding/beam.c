@@ -27,10 +27,12 @@
 #include "ops/ops.h"
 
 // Sequence buffers of all B*K beams, indexed by sentence (b*K + k): (seqs,
-// T) tokens and log-probs, (seqs) total log-probs.
+// T) tokens and log-probs, (seqs) total log-probs and, when the last token
+// is a <unk>, the source token it copies (else -1: no_immediate_repeat).
 typedef struct beams {
     int *tok;
     float *lps, *score;
+    int *copy;
 } beams;
 
 // Rows of the state hold the live sentences only: row k holds sentence
@@ -55,16 +57,23 @@ typedef struct search {
     bool *taken;           // (K) slots of a sentence's next beams taken
     int *slot;             // (K) the slot of each continuing candidate
     float *lse;            // (K) log-sum-exp of each beam's row of the sentence at hand
+    // no_immediate_repeat: whether each source repeats a token (B); the
+    // source token a <unk> would copy at this step, for each beam of the
+    // sentence at hand (K); the plane that says so; sentences in the state
+    bool *src_repeats;
+    int *copy_now;
+    int copy_layer, copy_head, n_rows;
 } search;
 
 static s2s_status beams_alloc(beams *b, int64_t seqs, int64_t T) {
     b->tok = s2s_calloc((size_t)(seqs * T), sizeof(int));
     b->lps = s2s_calloc((size_t)(seqs * T), sizeof(float));
     b->score = s2s_calloc((size_t)seqs, sizeof(float));
-    return b->tok && b->lps && b->score ? S2S_OK : S2S_ERR_NOMEM;
+    b->copy = s2s_calloc((size_t)seqs, sizeof(int));
+    return b->tok && b->lps && b->score && b->copy ? S2S_OK : S2S_ERR_NOMEM;
 }
 
-static void beams_free(beams *b) { free(b->tok), free(b->lps), free(b->score); }
+static void beams_free(beams *b) { free(b->tok), free(b->lps), free(b->score), free(b->copy); }
 
 // Inserts c into the sorted list of the best `cap` candidates (after those
 // of equal score: earlier seqs and tokens first).
@@ -152,6 +161,7 @@ static void extend(search *s, int i, int parent, int token, float lp, float scor
     s->next.tok[i * T + t] = token;
     s->next.lps[i * T + t] = lp;
     s->next.score[i] = score;
+    s->next.copy[i] = token == S2S_UNK ? s->copy_now[parent % s->K] : -1;
     s->anc[t * s->B * s->K + i] = parent;
 }
 
@@ -166,6 +176,16 @@ static s2s_status step_sentence(search *s, int b, int64_t t, int limit, bool *do
         if (base == -INFINITY) continue;
         S2S_ASSERT(k < s->kr);  // step 0 runs beam 0 alone: the others are not live
         float *row = logits_of(s, b, k);
+        s->copy_now[k] = -1;
+        if (s->p->no_immediate_repeat) {
+            // query row k of sentence row[b] in the step's (L, n_rows, H, kr, S) maps
+            const s2s_model_config *c = &s->st->m->cfg.model;
+            int64_t kS = (int64_t)s->kr * s->S;
+            s->copy_now[k] = s2s_copied_source(
+                s->st->cross_probs + ((int64_t)s->row[b] * c->heads) * kS + k * s->S,
+                s->n_rows * c->heads * kS, kS, c->decoder_layers, c->heads, s->copy_layer,
+                s->copy_head, s->order[b].len);
+        }
         if (s2s_guard_on(s->p)) s2s_guard_row(row, s->cur.tok + seq * s->T, t, s->p);
         // log-probs row - lse, as s2s_log_softmax_row makes them, read
         // where ranked rather than written (the tokens masked after
@@ -173,6 +193,8 @@ static s2s_status step_sentence(search *s, int b, int64_t t, int limit, bool *do
         // either way)
         s->lse[k] = s2s_log_sum_exp_row(row, V);
         s2s_mask_row(row, V, t, s->p->min_len);
+        s2s_repeat_ctx rep = {s->src_repeats[b], s->cur.copy[seq], s->copy_now[k]};
+        s2s_mask_repeat(row, s->cur.tok + seq * s->T, t, s->p, &rep);
         s2s_keep_best_row(s->cands, &n, 2 * K, row, V, s->lse[k], base, seq);
     }
     // A live beam always has a finite continuation unless the model is not finite.
@@ -256,7 +278,10 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
     if (p->want_self_attention)
         return s2s_fail(S2S_ERR_INVALID, "beam search returns cross-attention only; "
                                          "use greedy decoding or scoring for self-attention");
-    S2S_TRY(s2s_state_reserve(st, B, K, s.S, s.T, 1, p->want_attention));
+    // no_immediate_repeat reads the step's cross-attention, asked for or not
+    unsigned step_maps = p->want_attention || p->no_immediate_repeat ? S2S_MAPS_CROSS : 0u;
+    s2s_copy_plane(m, &s.copy_layer, &s.copy_head);
+    S2S_TRY(s2s_state_reserve_maps(st, B, K, s.S, s.T, 1, step_maps));
     S2S_TRY(s2s_encode_batch(st, order, B, src, src_len, s.S, false));
 
     bool *done = s2s_calloc((size_t)B, sizeof(bool));
@@ -268,16 +293,23 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
     s.taken = s2s_calloc((size_t)K, sizeof(bool));
     s.slot = s2s_calloc((size_t)K, sizeof(int));
     s.lse = s2s_calloc((size_t)K, sizeof(float));
+    s.src_repeats = s2s_calloc((size_t)B, sizeof(bool));
+    s.copy_now = s2s_calloc((size_t)K, sizeof(int));
     int *live = s2s_calloc((size_t)B, sizeof(int)), *keep = s2s_calloc((size_t)B, sizeof(int));
     int *parent = s2s_calloc((size_t)seqs, sizeof(int));  // in state rows, for reorder
     if (p->want_attention) s.hist = s2s_calloc((size_t)(s.T * seqs * s.lh * s.S), sizeof(float));
     bool got = done && s.fin && s.n_fin && s.anc && s.row && s.cands && s.taken && s.slot &&
-               s.lse && live && keep && parent && (s.hist || !p->want_attention);
+               s.lse && s.src_repeats && s.copy_now && live && keep && parent &&
+               (s.hist || !p->want_attention);
     s2s_status status = got ? S2S_OK : S2S_ERR_NOMEM;
     if (status == S2S_OK) status = beams_alloc(&s.cur, seqs, s.T);
     if (status == S2S_OK) status = beams_alloc(&s.next, seqs, s.T);
-    for (int64_t i = 0; i < seqs && status == S2S_OK; i++)  // one live beam to start
+    for (int64_t i = 0; i < seqs && status == S2S_OK; i++) {  // one live beam to start
         s.cur.score[i] = i % K == 0 ? 0.0f : -INFINITY;
+        s.cur.copy[i] = -1;
+    }
+    for (int b = 0; b < B && s.src_repeats; b++)
+        s.src_repeats[b] = s2s_source_repeats(src[order[b].index], order[b].len);
     for (int b = 0; b < B && live; b++) live[b] = b;
 
     int n = B, remaining = B;
@@ -292,7 +324,8 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
         }
         st->row_steps += (int64_t)n * s.kr;
         s2s_dec_pos pos = {.t0 = t, .tq = 1, .t_alloc = s.T, .beams = s.kr};
-        status = s2s_decode_rows(st, n, s.S, pos, s2s_maps_wanted(p));
+        s.n_rows = n;
+        status = s2s_decode_rows(st, n, s.S, pos, step_maps);
         if (status == S2S_OK && s.hist) keep_maps(&s, live, n, t);
         int *anc = s.anc + t * seqs;
         for (int64_t i = 0; i < seqs; i++) anc[i] = (int)i;
@@ -332,7 +365,7 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
     beams_free(&s.cur);
     beams_free(&s.next);
     free(done), free(s.fin), free(s.n_fin), free(s.anc), free(s.row), free(s.cands);
-    free(s.taken), free(s.slot), free(s.lse);
+    free(s.taken), free(s.slot), free(s.lse), free(s.src_repeats), free(s.copy_now);
     free(live), free(keep), free(parent), free(s.hist);
     return status;
 }

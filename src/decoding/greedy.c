@@ -80,15 +80,22 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
         if (limit > T) T = limit;
     }
     unsigned maps = s2s_maps_wanted(p);
+    // no_immediate_repeat reads which source token each step's <unk> would
+    // copy from the step's cross-attention, asked for or not
+    bool no_stutter = p->no_immediate_repeat;
+    unsigned step_maps = maps | (no_stutter ? S2S_MAPS_CROSS : 0u);
     const s2s_model_config *c = &m->cfg.model;
-    S2S_TRY(s2s_state_reserve(st, B, 1, S, T, 1, maps != 0));
+    int layer, head;
+    s2s_copy_plane(m, &layer, &head);
+    S2S_TRY(s2s_state_reserve_maps(st, B, 1, S, T, 1, step_maps));
     S2S_TRY(s2s_encode_batch(st, order, B, src, src_len, S, maps & S2S_MAPS_SELF));
 
     int *prev = s2s_calloc((size_t)B, sizeof(int)), *limit = s2s_calloc((size_t)B, sizeof(int));
     bool *done = s2s_calloc((size_t)B, sizeof(bool));
     s2s_rng *rngs = s2s_calloc((size_t)B, sizeof(s2s_rng));
     cand *work = s2s_calloc((size_t)V, sizeof(cand));
-    s2s_status status = prev && limit && done && rngs && work ? S2S_OK : S2S_ERR_NOMEM;
+    s2s_repeat_ctx *rep = s2s_calloc((size_t)B, sizeof *rep);
+    s2s_status status = prev && limit && done && rngs && work && rep ? S2S_OK : S2S_ERR_NOMEM;
     for (int b = 0; b < B && status == S2S_OK; b++) {
         int i = order[b].index;
         status = s2s_hyp_alloc(&out[i * p->n_best], m, (int)T, src_len[i] + 1, maps);
@@ -96,6 +103,7 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
             s2s_copy_encoder_maps(&out[i * p->n_best], st, b, B, S);
         prev[b] = S2S_BOS;
         limit[b] = s2s_length_limit(p, m, src_len[i]);
+        rep[b] = (s2s_repeat_ctx){s2s_source_repeats(src[i], src_len[i]), -1, -1};
         // each sentence its own stream, from the seed and its words: a
         // sample does not depend on batching or on the other sentences
         uint64_t key = p->seed * 0x9E3779B97F4A7C15ULL + (uint64_t)src_len[i];
@@ -114,7 +122,7 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
         for (int k = 0; k < n; k++) st->ids[k] = prev[live[k]];
         st->row_steps += n;
         s2s_dec_pos pos = {.t0 = t, .tq = 1, .t_alloc = T, .beams = 1};
-        status = s2s_decode_rows(st, n, S, pos, maps);
+        status = s2s_decode_rows(st, n, S, pos, step_maps);
         s2s_map_src cross = {st->cross_probs, c->decoder_layers, n, c->heads, 1, S};
         s2s_map_src self = {st->self_probs, c->decoder_layers, n, c->heads, 1, t + 1};
         for (int k = 0; k < n && status == S2S_OK; k++) {
@@ -122,17 +130,24 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
             if (done[b]) continue;
             s2s_hypothesis *h = &out[order[b].index * p->n_best];
             float *row = st->logits + k * V;
+            // the source token a <unk> here copies: row k of (L, n, H, 1, S)
+            if (no_stutter)
+                rep[b].copy_now = s2s_copied_source(st->cross_probs + k * c->heads * S,
+                                                    n * c->heads * S, S, c->decoder_layers,
+                                                    c->heads, layer, head, src_len[order[b].index]);
             if (s2s_guard_on(p)) s2s_guard_row(row, h->ids, t, p);  // h->n == t while live
             int next;
             float lp;
             if (sampling(p)) {
                 s2s_log_softmax_row(row, V);
                 s2s_mask_row(row, V, t, p->min_len);
+                s2s_mask_repeat(row, h->ids, t, p, &rep[b]);
                 next = s2s_finite_row(row, V) ? sample(row, V, p, &rngs[b], work) : -1;
                 lp = next >= 0 ? row[next] : 0.0f;
             } else {  // the same log-probs, read rather than written (as beam.c)
                 float lse = s2s_log_sum_exp_row(row, V);
                 s2s_mask_row(row, V, t, p->min_len);
+                s2s_mask_repeat(row, h->ids, t, p, &rep[b]);
                 next = argmax_logprob(row, V, lse);
                 lp = next >= 0 ? row[next] - lse : 0.0f;
             }
@@ -151,6 +166,7 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
             }
             if (next != S2S_EOS) h->ids[h->n++] = next;
             prev[b] = next;
+            rep[b].last_copy = next == S2S_UNK ? rep[b].copy_now : -1;
         }
     }
     free(live), free(keep);
@@ -159,6 +175,6 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
         h->score = h->logprob / powf((float)h->n_out, p->length_penalty);
         s2s_compact_maps(h, (int)T);
     }
-    free(prev), free(limit), free(done), free(rngs), free(work);
+    free(prev), free(limit), free(done), free(rngs), free(work), free(rep);
     return status;
 }

@@ -165,6 +165,46 @@ void s2s_guard_row(float *logits, const int *prev, int64_t t, const s2s_decode_p
             logits[prev[i + n - 1]] = -INFINITY;
 }
 
+// A known token is a word of the target, which the source licenses to
+// repeat only by repeating one itself (很 很, very very); a <unk> stands for
+// the source word it copies, and copying one word twice in a row is a
+// stutter whatever the source says.
+void s2s_mask_repeat(float *row, const int *prev, int64_t t, const s2s_decode_params *p,
+                     const s2s_repeat_ctx *r) {
+    if (!p->no_immediate_repeat || t == 0) return;
+    int last = prev[t - 1];
+    if (last != S2S_UNK) {
+        if (!r->src_repeats) row[last] = -INFINITY;
+    } else if (r->copy_now >= 0 && r->copy_now == r->last_copy) {
+        row[S2S_UNK] = -INFINITY;
+    }
+}
+
+bool s2s_source_repeats(const int *ids, int n) {
+    for (int j = 0; j + 1 < n; j++)
+        if (ids[j] == ids[j + 1] && ids[j] != S2S_UNK) return true;
+    return false;
+}
+
+void s2s_copy_plane(const s2s_model *m, int *layer, int *head) {
+    if (!s2s_model_alignment_head(m, layer, head)) *layer = *head = -1;
+}
+
+int s2s_copied_source(const float *row, int64_t layer_stride, int64_t head_stride, int layers,
+                      int heads, int layer, int head, int n_src) {
+    int best = -1;
+    float top = -1;
+    for (int j = 0; j < n_src; j++) {
+        float w = 0;
+        for (int l = 0; l < layers; l++)
+            for (int k = 0; k < heads; k++)
+                if ((layer < 0 || l == layer) && (head < 0 || k == head))
+                    w += row[l * layer_stride + k * head_stride + j];
+        if (w > top) top = w, best = j;
+    }
+    return best;
+}
+
 int s2s_length_limit(const s2s_decode_params *p, const s2s_model *m, int src_len) {
     int limit = p->max_len < m->cfg.model.max_len ? p->max_len : m->cfg.model.max_len;
     if (p->max_len_ratio > 0) {

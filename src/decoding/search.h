@@ -71,6 +71,40 @@ static inline bool s2s_guard_on(const s2s_decode_params *p) {
     return p->repetition_penalty != 1.0f || p->no_repeat_ngram_size > 0;
 }
 
+// What no_immediate_repeat needs of a hypothesis besides its tokens.
+typedef struct s2s_repeat_ctx {
+    bool src_repeats;  // its source holds an immediate repeat (s2s_source_repeats)
+    int last_copy;     // the source token its last output copies when that is a <unk>, else -1
+    int copy_now;      // the source token a <unk> at this step copies (-1: not known)
+} s2s_repeat_ctx;
+
+// no_immediate_repeat (s2s/decode.h) for a hypothesis holding prev[0..t):
+// -inf on the immediate repeat it forbids, if any, in a row of log-probs
+// or of logits whose log-sum-exp is taken. A mask, as s2s_mask_row: the
+// log-probs of the other tokens stay the model's, so that a translation's
+// scores are those s2s_score gives it. A no-op when off.
+void s2s_mask_repeat(float *row, const int *prev, int64_t t, const s2s_decode_params *p,
+                     const s2s_repeat_ctx *r);
+
+// Whether ids[0..n) holds two equal adjacent tokens other than <unk>: the
+// immediate repeat that lets a translation repeat a token. Source and
+// target vocabularies differ, so which word repeats is not compared; two
+// <unk>s are two unknown words, not known to be one.
+bool s2s_source_repeats(const int *ids, int n);
+
+// The cross-attention plane that says which source token a <unk> copies
+// (replace_unknowns): the model's alignment head, else layer = head = -1,
+// the sum of every layer and head.
+void s2s_copy_plane(const s2s_model *m, int *layer, int *head);
+
+// The source token, from 0 to n_src - 1, with the most weight in one query
+// row of cross-attention maps: in the plane (layer, head), a negative
+// layer or head summing them all (in layer, then head order); the first of
+// equal ones; -1 when n_src < 1. row is that query row's in layer 0, head
+// 0; layer l, head h's starts at row + l * layer_stride + h * head_stride.
+int s2s_copied_source(const float *row, int64_t layer_stride, int64_t head_stride, int layers,
+                      int heads, int layer, int head, int n_src);
+
 // Most tokens sentence i may get (</s> included) under p and the model.
 int s2s_length_limit(const s2s_decode_params *p, const s2s_model *m, int src_len);
 

@@ -30,9 +30,11 @@ void s2s_state_free(s2s_state *st) {
 // The floats of each buffer of a state for B sentences of S source rows,
 // K sequences each of up to T target rows, Tq in a pass (the table of
 // S2S_STATE_BUFFERS entries, caches last), then the ints of ids and of
-// src_len. false when a total is too large to address.
+// src_len, with room for the maps of the S2S_MAPS_* bits in maps. false
+// when a total is too large to address.
 static bool state_sizes(const s2s_model *m, int64_t B, int64_t K, int64_t S, int64_t T,
-                        int64_t Tq, bool maps, size_t sizes[S2S_STATE_BUFFERS + 2]) {
+                        int64_t Tq, unsigned maps, size_t sizes[S2S_STATE_BUFFERS + 2]) {
+    bool self = maps & S2S_MAPS_SELF, cross = maps & S2S_MAPS_CROSS;
     const s2s_model_config *c = &m->cfg.model;
     int64_t d = c->d_model, f = c->ffn_dim, H = c->heads, L = c->decoder_layers;
     int64_t L_enc = c->encoder_layers;
@@ -71,9 +73,9 @@ static bool state_sizes(const s2s_model *m, int64_t B, int64_t K, int64_t S, int
         s2s_size_mul(seqs, S2S_SIZE(H, d)),   // block_ctx
         S2S_SIZE(B, S, d),                    // memory
         S2S_SIZE(L, B, S, 2, d),              // cross_kv
-        maps ? s2s_size_mul((size_t)L_enc, enc_p) : 0,  // enc_probs
-        maps ? s2s_size_mul((size_t)L, self_p) : 0,     // self_probs
-        maps ? s2s_size_mul((size_t)L, cross_p) : 0,    // cross_probs
+        self ? s2s_size_mul((size_t)L_enc, enc_p) : 0,  // enc_probs
+        self ? s2s_size_mul((size_t)L, self_p) : 0,     // self_probs
+        cross ? s2s_size_mul((size_t)L, cross_p) : 0,   // cross_probs
         s2s_size_mul(dec_rows, (size_t)V),    // logits
         s2s_size_mul(seqs, S2S_SIZE(L, T, 2, d)),             // self_kv: the second block
         K > 1 ? s2s_size_mul(seqs, S2S_SIZE(T, 2, d)) : 0,    // kv_tmp
@@ -101,7 +103,8 @@ static size_t sizes_bytes(const size_t sizes[S2S_STATE_BUFFERS + 2]) {
 size_t s2s_state_bytes_for(const s2s_model *m, int64_t B, int64_t K, int64_t S, int64_t T,
                            int64_t Tq, bool maps) {
     size_t sizes[S2S_STATE_BUFFERS + 2];
-    if (!state_sizes(m, B, K, S, T, Tq, maps, sizes)) return SIZE_MAX;
+    if (!state_sizes(m, B, K, S, T, Tq, maps ? S2S_MAPS_CROSS | S2S_MAPS_SELF : 0u, sizes))
+        return SIZE_MAX;
     size_t fold = s2s_cross_fold_pays(m, B, S)
                       ? s2s_size_mul((size_t)m->cfg.model.decoder_layers,
                                      (size_t)s2s_cross_fold_size(m, B, S))
@@ -142,6 +145,12 @@ bool s2s_state_trim(s2s_state *st, size_t max_bytes) {
 
 s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int64_t T,
                              int64_t Tq, bool maps) {
+    return s2s_state_reserve_maps(st, B, K, S, T, Tq,
+                                  maps ? S2S_MAPS_CROSS | S2S_MAPS_SELF : 0u);
+}
+
+s2s_status s2s_state_reserve_maps(s2s_state *st, int64_t B, int64_t K, int64_t S, int64_t T,
+                                  int64_t Tq, unsigned maps) {
     enum { N = S2S_STATE_BUFFERS, CACHES = N - 2 };
     size_t sizes[N + 2];
     if (!state_sizes(st->m, B, K, S, T, Tq, maps, sizes))

@@ -65,6 +65,11 @@ enum { S2S_MAPS_CROSS = 1, S2S_MAPS_SELF = 2 };
 // as it is: nothing is allocated or cleared.
 s2s_status s2s_state_reserve(s2s_state *st, int64_t B, int64_t K, int64_t S, int64_t T,
                              int64_t Tq, bool maps);
+// The same with room for the maps of the S2S_MAPS_* bits in maps only
+// (S2S_MAPS_SELF: the encoder's too): what a search that reads the
+// cross-attention of its steps needs, without the others' memory.
+s2s_status s2s_state_reserve_maps(s2s_state *st, int64_t B, int64_t K, int64_t S, int64_t T,
+                                  int64_t Tq, unsigned maps);
 
 // Bytes a fresh state holds after s2s_state_reserve(B, K, S, T, Tq, maps)
 // and an encoder pass over B sentences of S rows (with its folded

@@ -31,6 +31,7 @@ s2s_decode_params s2s_decode_params_from_config(const s2s_config *cfg) {
         .max_batch = 32,
         .repetition_penalty = d->repetition_penalty,
         .no_repeat_ngram_size = d->no_repeat_ngram_size,
+        .no_immediate_repeat = d->no_immediate_repeat,
         .replace_unknowns = d->replace_unknowns,
     };
 }
@@ -158,25 +159,18 @@ static bool has_unk(const s2s_hypothesis *h) {
 }
 
 // h->unk_src from maps (layers, heads, rows, n_src) whose row t predicted
-// ids[t] (rows >= 1): the argmax over source tokens (the last column, the
-// source </s>, left out) of the plane at (layer, head), -1 meaning the mean.
+// ids[t] (rows >= 1): the source token each <unk> copies (s2s_copied_source,
+// the last column, the source </s>, left out) in the plane (layer, head).
 static s2s_status unk_from_maps(s2s_hypothesis *h, const float *maps, int rows, int layer,
                                 int head) {
     h->unk_src = s2s_calloc((size_t)h->n, sizeof(int));
     if (!h->unk_src) return S2S_ERR_NOMEM;
-    int L = h->layers, H = h->heads, S = h->n_src - 1;
+    int64_t plane = (int64_t)rows * h->n_src;
     for (int t = 0; t < h->n; t++) {
         h->unk_src[t] = -1;
-        if (h->ids[t] != S2S_UNK || t >= rows || S < 1) continue;
-        float best = -1;
-        for (int j = 0; j < S; j++) {
-            float w = 0;
-            for (int l = 0; l < L; l++)
-                for (int k = 0; k < H; k++)
-                    if ((layer < 0 || l == layer) && (head < 0 || k == head))
-                        w += maps[(((int64_t)l * H + k) * rows + t) * h->n_src + j];
-            if (w > best) best = w, h->unk_src[t] = j;
-        }
+        if (h->ids[t] != S2S_UNK || t >= rows) continue;
+        h->unk_src[t] = s2s_copied_source(maps + (int64_t)t * h->n_src, h->heads * plane, plane,
+                                          h->layers, h->heads, layer, head, h->n_src - 1);
     }
     return S2S_OK;
 }
@@ -190,8 +184,8 @@ static s2s_status unk_from_maps(s2s_hypothesis *h, const float *maps, int rows, 
 // same prefix, so the same attention.
 static s2s_status fill_unk_src(s2s_state *st, const s2s_decode_params *p, const int *const *src,
                                const int *src_len, int n, s2s_hypothesis *out) {
-    int layer = -1, head = -1;
-    if (!s2s_model_alignment_head(st->m, &layer, &head)) layer = head = -1;
+    int layer, head;
+    s2s_copy_plane(st->m, &layer, &head);
     int total = n * p->n_best, k = 0, max_tgt = st->m->cfg.model.max_len - 1;
     int *which = s2s_calloc((size_t)total + 1, sizeof(int));
     const int **fs = s2s_calloc((size_t)total + 1, sizeof *fs), **ft = s2s_calloc((size_t)total + 1, sizeof *ft);
