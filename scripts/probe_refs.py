@@ -48,7 +48,8 @@ import probe  # noqa: E402  (read_pairs, source_tokens, CLASS_GROUPS)
 
 AUX = {"do", "does", "did", "will", "is", "are", "am", "was", "were"}
 ZH_MARKS = {",": "，", ".": "。", "?": "？", "!": "。"}
-KEEP_VERBS = {"看", "来", "知道", "睡", "说", "觉得", "爱", "喜欢", "想", "需要", "有", "是", "看起来"}
+# verbs that stay words of their own: a class's own verbs, 看 (read/watch) and the stative ones
+KEEP_VERBS = set("看 来 知道 睡 说 觉得 爱 喜欢 想 需要 有 是 看起来".split())
 
 
 def norm_zh(s):
@@ -90,7 +91,8 @@ class Classes:
             f = dict(kv.split("=", 1) for kv in (rest[0].split() if rest else []))
             if pos == "noun":
                 # 看 + something to read = read; they = 他们 for people, 它们 for the rest
-                c = ("N=" if f["pl"] == e else "N") + {"readable": ":r", "human": ":h"}.get(f["cat"], "")
+                c = ("N=" if f["pl"] == e else "N") + {"readable": ":r",
+                                                        "human": ":h"}.get(f["cat"], "")
                 zh[w] = c
                 en.update({e: c, f["pl"]: c if f["pl"] == e else c + "s", e + "'s": c + "'s"})
             elif pos == "place":
@@ -117,8 +119,8 @@ class Classes:
         zh["她"] = "他"
         en.update({"she": "he", "him": "HIM", "his": "HIM", "her": "HIM", "hers": "HIM"})
         if coarse:
-            for w, c in (("我", "P1"), ("你", "P2"), ("他", "P3"), ("它", "P3"), ("我们", "Ppl"),
-                         ("你们", "Ppl"), ("他们", "Ppl"), ("它们", "Ppl")):
+            for w, c in (("我", "P1"), ("你", "P2"), ("他", "P3"), ("它", "P3"),
+                         ("我们", "Ppl"), ("你们", "Ppl"), ("他们", "Ppl"), ("它们", "Ppl")):
                 zh[w] = c
             for ws, c in (("i me my mine", "P1"), ("you your yours", "P2"),
                           ("he him his her hers it its", "P3"),
