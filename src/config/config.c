@@ -387,7 +387,7 @@ static const char *const zh_en_sets[] = {
     "model.d_model=128", "model.heads=4", "model.encoder_layers=2", "model.decoder_layers=2",
     "model.ffn_dim=256", "model.max_len=64", "model.attention_dropout=0.0",
     "train.lr=0.002", "train.schedule=inverse_sqrt", "train.warmup_steps=400",
-    "train.batch_tokens=4096", "train.seed=1", "train.max_steps=3200", "train.valid_every=400",
+    "train.batch_tokens=4096", "train.seed=1", "train.max_steps=4000", "train.valid_every=400",
     "train.save_every=400", "train.patience=0", "train.label_smoothing=0.1",
     "train.adam_betas=[0.9, 0.98]", "train.adam_eps=1e-9", "train.weight_decay=0.0",
     "train.clip_norm=1.0", "train.best_metric=bleu", "train.guided_alignment.layer=1",
