@@ -20,6 +20,18 @@ typedef struct fixture {
 
 static fixture fx;
 
+// generator.bias = a fixed pattern over the target vocabulary, then token
+// `favour` (if >= 0) at favour_bias and <unk> at unk_bias (unless NaN).
+static void set_output_bias(int favour, float favour_bias, float unk_bias) {
+    s2s_tensor_info gb = s2s_model_find_tensor(fx.m, "generator.bias");
+    float bias[4096];
+    cr_assert_leq(gb.shape[0], 4096);
+    for (int64_t v = 0; v < gb.shape[0]; v++) bias[v] = (float)((v * 7919) % 13) * 0.3f;
+    if (favour >= 0) bias[favour] = favour_bias;
+    if (!isnan(unk_bias)) bias[S2S_UNK] = unk_bias;
+    cr_assert_eq(s2s_model_set_tensor(fx.m, gb.name, bias, (size_t)gb.shape[0]), S2S_OK);
+}
+
 // A random model from a test config; biases and norms jittered so that the
 // distributions are peaked enough for searches to differ.
 static void setup(const char *config, uint64_t seed) {
@@ -30,11 +42,7 @@ static void setup(const char *config, uint64_t seed) {
     cr_assert_eq(s2s_config_load_file(&c, path), S2S_OK, "%s", s2s_last_error());
     c.decode.max_len = 10;
     cr_assert_eq(s2s_model_init(&fx.m, &c, seed), S2S_OK, "%s", s2s_last_error());
-    s2s_tensor_info gb = s2s_model_find_tensor(fx.m, "generator.bias");
-    float bias[4096];
-    cr_assert_leq(gb.shape[0], 4096);
-    for (int64_t v = 0; v < gb.shape[0]; v++) bias[v] = (float)((v * 7919) % 13) * 0.3f;
-    cr_assert_eq(s2s_model_set_tensor(fx.m, gb.name, bias, (size_t)gb.shape[0]), S2S_OK);
+    set_output_bias(-1, 0.0f, NAN);
     cr_assert_eq(s2s_state_new(&fx.st, fx.m), S2S_OK);
     int vs = s2s_vocab_size(s2s_model_src_vocab(fx.m));
     for (int i = 0; i < N_SENT; i++) {
@@ -530,13 +538,9 @@ Test(search, no_immediate_repeat_on_one_row) {
 // repeats it. Under the rule none does, unless the source repeats a token,
 // when the rule lets every search through unchanged.
 Test(search, no_immediate_repeat_unless_the_source_repeats) {
-    s2s_tensor_info gb = s2s_model_find_tensor(fx.m, "generator.bias");
-    float bias[4096];
-    int X = (int)gb.shape[0] - 1;
-    for (int64_t v = 0; v < gb.shape[0]; v++) bias[v] = (float)((v * 7919) % 13) * 0.3f;
-    bias[X] = 9.0f;
-    bias[S2S_UNK] = -30.0f;  // known tokens only here (the <unk> rule: the next test)
-    cr_assert_eq(s2s_model_set_tensor(fx.m, gb.name, bias, (size_t)gb.shape[0]), S2S_OK);
+    // known tokens only here (the <unk> rule: the next test)
+    int X = s2s_vocab_size(s2s_model_tgt_vocab(fx.m)) - 1;
+    set_output_bias(X, 9.0f, -30.0f);
     int twice[N_SENT][11], twice_len[N_SENT];
     const int *twice_src[N_SENT];
     for (int i = 0; i < N_SENT; i++) {
@@ -626,11 +630,7 @@ static int most_attended(const s2s_hypothesis *h, int t, int layer, int head) {
 
 Test(search, replace_unknowns_names_the_most_attended_source_token) {
     // make <unk> likely, so that the searches produce it now and then
-    s2s_tensor_info gb = s2s_model_find_tensor(fx.m, "generator.bias");
-    float bias[4096];
-    for (int64_t v = 0; v < gb.shape[0]; v++) bias[v] = (float)((v * 7919) % 13) * 0.3f;
-    bias[S2S_UNK] = 3.4f;
-    cr_assert_eq(s2s_model_set_tensor(fx.m, gb.name, bias, (size_t)gb.shape[0]), S2S_OK);
+    set_output_bias(-1, 0.0f, 3.4f);
     static const int heads[][2] = {{1, 0}, {0, 1}, {-1, -1}};
     int unks = 0;
     for (int k = 0; k < 3; k++) {
@@ -676,11 +676,7 @@ Test(search, replace_unknowns_names_the_most_attended_source_token) {
 // head) and in what replace_unknowns prints (unk_src), while two adjacent
 // <unk>s that copy different tokens stay allowed.
 Test(search, no_unk_copies_one_source_token_twice_in_a_row) {
-    s2s_tensor_info gb = s2s_model_find_tensor(fx.m, "generator.bias");
-    float bias[4096];
-    for (int64_t v = 0; v < gb.shape[0]; v++) bias[v] = (float)((v * 7919) % 13) * 0.3f;
-    bias[S2S_UNK] = 9.0f;
-    cr_assert_eq(s2s_model_set_tensor(fx.m, gb.name, bias, (size_t)gb.shape[0]), S2S_OK);
+    set_output_bias(-1, 0.0f, 9.0f);
     static const int heads[][2] = {{1, 0}, {0, 1}};
     int plain_pairs = 0, other_pairs = 0;
     for (int k = 0; k < 2; k++) {
