@@ -1,6 +1,8 @@
-// Translates the sentences given on the command line with the public API.
+// Translates the lines given on the command line with the public API, as
+// `s2s translate` does: each line split into sentences, translated, and
+// joined (s2s_line_prepare, s2s_translate_lines).
 //
-//   translate_sentences MODEL SENTENCE...
+//   translate_sentences MODEL LINE...
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -8,7 +10,7 @@
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s MODEL SENTENCE...\n", argv[0]);
+        fprintf(stderr, "usage: %s MODEL LINE...\n", argv[0]);
         return 2;
     }
     s2s_model *m;
@@ -17,33 +19,20 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s\n", s2s_last_error());
         return 2;
     }
-    int n = argc - 2;
-    s2s_tokens *toks = calloc((size_t)n, sizeof *toks);
-    const int **src = calloc((size_t)n, sizeof *src);
-    int *len = calloc((size_t)n, sizeof *len);
-    s2s_hypothesis *hyps = calloc((size_t)n, sizeof *hyps);
-    int rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
-        if (s2s_tokenize(s2s_model_src_vocab(m), argv[i + 2], &toks[i]) != S2S_OK) rc = 2;
-        src[i] = toks[i].ids;
-        len[i] = toks[i].n;
-    }
+    int n = argc - 2, rc = 0;
+    s2s_line *lines = calloc((size_t)n, sizeof *lines);
+    for (int i = 0; i < n && rc == 0; i++)
+        if (s2s_line_prepare(m, argv[i + 2], /*split=*/true, &lines[i]) != S2S_OK) rc = 2;
     s2s_decode_params p = s2s_decode_default_params(m);
-    if (rc == 0 && s2s_translate(st, &p, src, len, n, hyps) != S2S_OK) rc = 1;
+    if (rc == 0 && s2s_translate_lines(st, &p, lines, n) != S2S_OK) rc = 1;
     if (rc != 0) fprintf(stderr, "%s\n", s2s_last_error());
     for (int i = 0; i < n && rc == 0; i++) {
-        char *text = s2s_detokenize(s2s_model_tgt_vocab(m), hyps[i].ids, hyps[i].n);
-        printf("%s\t%s\t(logprob %.3f)\n", argv[i + 2], text ? text : "", hyps[i].logprob);
-        free(text);
+        const s2s_line *l = &lines[i];  // no hypotheses for a line of no tokens
+        printf("%s\t%s\t(logprob %.3f)\n", argv[i + 2], l->n_hyps ? l->out[0].text : "",
+               l->n_hyps ? l->out[0].logprob : 0.0);
     }
-    for (int i = 0; i < n; i++) {
-        s2s_tokens_free(&toks[i]);
-        s2s_hypothesis_free(&hyps[i]);
-    }
-    free(toks);
-    free(src);
-    free(len);
-    free(hyps);
+    for (int i = 0; i < n; i++) s2s_line_free(&lines[i]);
+    free(lines);
     s2s_state_free(st);
     s2s_model_free(m);
     return rc;

@@ -56,9 +56,11 @@ configure() {  # configure BUILD_DIR: the app against the prefix
 }
 check "find_package(s2s) configures" configure 0 build
 check "find_package(s2s) build" run 0 cmake --build "$tmp/app/build"
-run 0 "$tmp/app/build/translate_sentences" "$model" 我爱吃苹果 猫吃鱼
+run 0 "$tmp/app/build/translate_sentences" "$model" 我爱吃苹果 猫吃鱼 我爱吃苹果。他明天看书吗？
 check "find_package build translates" out_has "^$want	(logprob -[0-9.]*)$"
 check "find_package build, second sentence" out_has "^猫吃鱼	Cats eat fish.	"
+check "find_package build, a line of two sentences (s2s_translate_lines)" \
+  out_has "^我爱吃苹果。他明天看书吗？	I love to eat apples. Will he read books tomorrow?	"
 # s2sConfigVersion.cmake: a 0.x release satisfies only its own minor version.
 sed -i 's/find_package(s2s 0.1 REQUIRED)/find_package(s2s 0.99 REQUIRED)/' "$tmp/app/CMakeLists.txt"
 check "find_package(s2s 0.99) is refused" configure 1 build-0.99

@@ -101,7 +101,7 @@ check("translate: an empty text stays empty", st == 200 and j["results"][0]["tra
 
 # Attention maps against `s2s align --format json` (one plane, the CLI's own code).
 st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我爱吃苹果", "attention": True})
-maps = j["results"][0]["maps"]
+maps = j["results"][0]["sentences"][0]["maps"]
 kinds = {k: [m for m in maps if m["type"] == k] for k in ("cross", "self", "enc")}
 check("attention: every layer and head of each map", all(len(v) == 8 for v in kinds.values()),
       {k: len(v) for k, v in kinds.items()})
@@ -115,7 +115,67 @@ ref = json.loads(cli("align", "-m", ZH_EN, "--format", "json", "--map", "enc", "
 mine = next(m for m in kinds["enc"] if m["layer"] == 0 and m["head"] == 3)
 check("attention: encoder plane equals s2s align's",
       all(abs(a - b) < 2e-6 for ra, rb in zip(mine["weights"], ref["maps"][0]["weights"]) for a, b in zip(ra, rb)))
-check("attention: not in the other hypotheses", "maps" not in j["results"][0]["hypotheses"][0])
+check("attention: per sentence, not on the line nor in the hypotheses",
+      "maps" not in j["results"][0] and "maps" not in j["results"][0]["hypotheses"][0] and
+      "maps" not in j["results"][0]["sentences"][0]["hypotheses"][0])
+
+# ---- several sentences in one text: the one translation path of `s2s translate` ----
+
+# Issue 32: the server used to decode a text as one sentence ("Will I love
+# to eat apples tomorrow?"). Now a text is split, translated and joined as
+# the command does it, greedy and with beam search and n-best.
+two = "我爱吃苹果。他明天看书吗？"
+st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "text": two})
+r = j["results"][0] if st == 200 else {}
+want = cli("translate", "-m", ZH_EN, two).strip()
+check("sentences: the translation is `s2s translate`'s",
+      r.get("translation") == want == "I love to eat apples. Will he read books tomorrow?", (r.get("translation"), want))
+sents = r.get("sentences", [])
+check("sentences: one entry each, with its source as sent",
+      [s["source"] for s in sents] == ["我爱吃苹果。", "他明天看书吗？"], sents)
+check("sentences: each its own translation and tokens",
+      [s["translation"] for s in sents] == ["I love to eat apples.", "Will he read books tomorrow?"] and
+      [s["source_tokens"] for s in sents] == [["我", "爱", "吃", "苹果", "。"], ["他", "明天", "看", "书", "吗", "？"]] and
+      sents[1]["target_tokens"][:2] == ["will", "he"], sents)
+check("sentences: the line's tokens are the sentences' one after the other",
+      r["target_tokens"] == sents[0]["target_tokens"] + sents[1]["target_tokens"] and
+      r["source_tokens"] == sents[0]["source_tokens"] + sents[1]["source_tokens"], r)
+# Each sentence's alignment over its own tokens; the line's shifts the
+# second sentence's links past the first's tokens (5 source, 6 target).
+shift = " ".join(f"{int(a) + 5}-{int(b) + 6}" for a, b in (x.split("-") for x in sents[1]["alignment"].split()))
+check("sentences: alignment per sentence, and over the line's tokens",
+      all(re.fullmatch(r"\d+-\d+( \d+-\d+)*", s["alignment"]) for s in sents) and
+      r["alignment"] == sents[0]["alignment"] + " " + shift, (r["alignment"], [s["alignment"] for s in sents]))
+check("sentences: the line's score is the sum of theirs",
+      abs(r["score"] - sents[0]["score"] - sents[1]["score"]) < 1e-5 and
+      abs(r["logprob"] - sents[0]["logprob"] - sents[1]["logprob"]) < 1e-5, r)
+st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "text": two, "attention": True})
+sents = j["results"][0]["sentences"] if st == 200 else []
+check("sentences: attention maps per sentence, over its own tokens",
+      len(sents) == 2 and all(len(s["maps"]) == 24 for s in sents) and
+      next(m for m in sents[1]["maps"] if m["type"] == "cross")["cols"] == ["他", "明天", "看", "书", "吗", "？", "</s>"],
+      [len(s.get("maps", [])) for s in sents])
+ref = json.loads(cli("align", "-m", ZH_EN, "--format", "json", "--layer", "1", "--head", "0", "他明天看书吗？"))
+mine = next(m for m in sents[1]["maps"] if m["type"] == "cross" and m["layer"] == 1 and m["head"] == 0)
+check("sentences: the second sentence's cross plane equals s2s align's on it alone",
+      mine["rows"] == ref["maps"][0]["rows"] and
+      all(abs(a - b) < 2e-6 for ra, rb in zip(mine["weights"], ref["maps"][0]["weights"]) for a, b in zip(ra, rb)))
+# n-best: the line's j-th hypothesis is its sentences' j-th, joined, scored
+# by the sum (s2s translate --n-best on a split line).
+lines = ["我爱吃苹果。他明天看书吗？", "猫很小。狗很大！", "我想吃巧克力。小明喜欢企鹅。"]
+want = [json.loads(x) for x in cli("translate", "-m", ZH_EN, "-q", "--beam", "4", "--n-best", "3", "--json",
+                                   stdin="\n".join(lines) + "\n").splitlines()]
+st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "texts": lines, "beam_size": 4, "n_best": 3})
+ok = st == 200 and len(want) == len(lines)
+for got, w in zip(j["results"] if ok else [], want):
+    ok = ok and got["translation"] == w["hypotheses"][0]["text"] and len(got["hypotheses"]) == len(w["hypotheses"])
+    for gh, wh in zip(got["hypotheses"], w["hypotheses"]):
+        ok = ok and gh["translation"] == wh["text"] and gh["target_tokens"] == wh["tokens"] and \
+            abs(gh["score"] - wh["score"]) < 1e-4
+    ok = ok and [s["source"] for s in got["sentences"]] == w.get("sentences", [got["source"]])
+    ok = ok and all(len(s["hypotheses"]) == 3 for s in got["sentences"])
+check("sentences: n-best as `s2s translate --n-best --json` gives on split lines", ok,
+      (j.get("results") if j else None, want))
 
 # Forced alignment, with and without gold.
 body = {"model": "zh-en", "source": "我爱吃苹果", "target": "I love to eat apples."}

@@ -103,6 +103,42 @@ const ready = (page, n) => page.waitForFunction(k => +(document.body.getAttribut
       await page.screenshot({path: screenshot, type: 'png'});
     }
 
+    // Two sentences in one text (issue 32): the joined translation as
+    // `s2s translate` gives it, the line's n-best, each sentence's maps.
+    const TWO = '我爱吃苹果。他明天看书吗？', WANT2 = 'I love to eat apples. Will he read books tomorrow?';
+    const p3 = await browser.newPage();
+    watch(p3);
+    await p3.setViewport({width: 1100, height: 760});
+    await p3.goto(url + '/?model=zh-en&text=' + encodeURIComponent(TWO), {waitUntil: 'networkidle0'});
+    await ready(p3, 1);
+    check('two sentences: the joined translation', (await p3.$eval('#translation', e => e.textContent)) === WANT2,
+          await p3.$eval('#translation', e => e.textContent));
+    const nb2 = await p3.$$eval('#nbest li', ls => ls.map(l => l.textContent));
+    check('two sentences: the n-best list is of the whole text', nb2.length >= 2 && nb2[0].startsWith(WANT2), nb2);
+    const sents = await p3.$$eval('#sent option', os => os.map(o => o.textContent));
+    check('two sentences: a sentence selector', sents.length === 2 &&
+          !(await p3.$eval('#sentbox', e => e.hidden)), sents);
+    t = await tables(p3);
+    check('two sentences: the first sentence\'s maps', t[0].cols.join(' ') === '我 爱 吃 苹果 。 </s>' &&
+          t[0].rows[0].label === 'i', t[0].cols);
+    await p3.select('#sent', '1');
+    t = await tables(p3);
+    check('two sentences: the second sentence\'s maps', t[0].cols.join(' ') === '他 明天 看 书 吗 ？ </s>' &&
+          t[0].rows[0].label === 'will', [t[0].cols, t[0].rows.map(r => r.label)]);
+    check('two sentences: the view keeps its layer and head', t[0].caption === 'layer 1 · head 0', t[0].caption);
+    check('two sentences: the URL holds the sentence', (await p3.url()).includes('sent=1'), await p3.url());
+    const p4 = await browser.newPage();
+    watch(p4);
+    await p4.goto(await p3.url(), {waitUntil: 'networkidle0'});
+    await ready(p4, 1);
+    t = await tables(p4);
+    check('two sentences: a deep link opens on its sentence', t[0].cols.join(' ') === '他 明天 看 书 吗 ？ </s>', t[0].cols);
+    const one = await browser.newPage();
+    watch(one);
+    await one.goto(url + '/?model=zh-en&text=' + encodeURIComponent(TEXT), {waitUntil: 'networkidle0'});
+    await ready(one, 1);
+    check('one sentence: no sentence selector', await one.$eval('#sentbox', e => e.hidden));
+
     // A deep link reproduces a view.
     const p2 = await browser.newPage();
     watch(p2);

@@ -1353,3 +1353,115 @@ Test(decoding, bf16_products_stay_near_fp32) {
         s2s_model_free(m);
     }
 }
+
+// ---- text in, text out (s2s_line_prepare, s2s_translate_lines) ----
+
+#define ZH_EN_MODEL S2S_SOURCE_DIR "/models/zh-en.safetensors"
+#define EN_ZH_MODEL S2S_SOURCE_DIR "/models/en-zh.safetensors"
+
+// Translates text as one sentence with s2s_translate: what each sentence
+// of a split line must give.
+static void translate_alone(const s2s_model *m, s2s_state *st, const s2s_decode_params *p,
+                            const char *text, s2s_hypothesis *out, s2s_tokens *t) {
+    cr_assert_eq(s2s_tokenize(s2s_model_src_vocab(m), text, t), S2S_OK);
+    const int *src[1] = {t->ids};
+    cr_assert_eq(s2s_translate(st, p, src, &t->n, 1, out), S2S_OK);
+}
+
+// A line of two sentences gives each sentence's translation alone, joined
+// by a space (English target); its j-th hypothesis joins the sentences'
+// j-th and sums their scores; an empty line gets none.
+Test(decoding, a_line_is_its_sentences_translated_alone_and_joined) {
+    s2s_model *m;
+    s2s_state *st;
+    cr_assert_eq(s2s_model_load(&m, ZH_EN_MODEL), S2S_OK);
+    cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+    s2s_decode_params p = s2s_decode_default_params(m);
+    p.beam_size = 4;
+    p.n_best = 2;
+    const char *pieces[2] = {"我爱吃苹果。", "他明天看书吗？"};
+    s2s_line l[3];
+    cr_assert_eq(s2s_line_prepare(m, "我爱吃苹果。他明天看书吗？", /*split=*/true, &l[0]), S2S_OK);
+    cr_assert_eq(s2s_line_prepare(m, "", /*split=*/true, &l[1]), S2S_OK);
+    cr_assert_eq(s2s_line_prepare(m, "我爱吃苹果。他明天看书吗？", /*split=*/false, &l[2]), S2S_OK);
+    cr_assert_eq(l[0].n_sentences, 2);
+    cr_assert_eq(l[1].n_sentences, 1);
+    cr_assert_eq(l[2].n_sentences, 1);
+    cr_assert_eq(l[0].sentences[1].span.start, strlen(pieces[0]));
+    cr_assert_eq(s2s_translate_lines(st, &p, l, 3), S2S_OK);
+
+    s2s_hypothesis alone[2][2] = {0};
+    s2s_tokens t[2] = {0};
+    for (int i = 0; i < 2; i++) translate_alone(m, st, &p, pieces[i], alone[i], &t[i]);
+    const s2s_vocab *tv = s2s_model_tgt_vocab(m);
+    cr_assert_eq(l[0].n_hyps, 2);
+    for (int j = 0; j < 2; j++) {
+        char *a = s2s_detokenize(tv, alone[0][j].ids, alone[0][j].n);
+        char *b = s2s_detokenize(tv, alone[1][j].ids, alone[1][j].n);
+        char want[512];
+        snprintf(want, sizeof want, "%s %s", a, b);
+        cr_assert_str_eq(l[0].out[j].text, want);
+        cr_assert_str_eq(l[0].sentences[0].out[j].text, a);
+        cr_assert_eq(l[0].sentences[1].hyps[j].n, alone[1][j].n);
+        cr_assert_eq(l[0].out[j].n, alone[0][j].n + alone[1][j].n);
+        cr_assert_float_eq(l[0].out[j].score, (double)alone[0][j].score + alone[1][j].score, 1e-4);
+        free(a);
+        free(b);
+    }
+    cr_assert_str_eq(l[0].out[0].text, "I love to eat apples. Will he read books tomorrow?");
+    cr_assert_eq(l[1].n_hyps, 0, "an empty line has no hypotheses");
+    cr_assert_eq(l[1].sentences[0].n_hyps, 0);
+    cr_assert_eq(l[2].sentences[0].src.n, t[0].n + t[1].n, "without split: one sentence");
+    cr_assert_str_neq(l[2].out[0].text, l[0].out[0].text, "decoded whole, the line is merged");
+
+    // Translating again replaces the results.
+    p.n_best = p.beam_size = 1;
+    cr_assert_eq(s2s_translate_lines(st, &p, l, 1), S2S_OK);
+    cr_assert_eq(l[0].n_hyps, 1);
+    cr_assert_str_eq(l[0].out[0].text, "I love to eat apples. Will he read books tomorrow?");
+    for (int i = 0; i < 3; i++) s2s_line_free(&l[i]);
+    for (int i = 0; i < 2; i++) {
+        s2s_tokens_free(&t[i]);
+        for (int j = 0; j < 2; j++) s2s_hypothesis_free(&alone[i][j]);
+    }
+    s2s_state_free(st);
+    s2s_model_free(m);
+}
+
+// Chinese sentences join without a space; an unknown word is copied
+// into both the text and the tokens (replace_unknowns); a sentence longer
+// than the model takes fails the call and leaves no hypotheses.
+Test(decoding, lines_join_chinese_without_a_space_and_copy_unknown_words) {
+    s2s_model *m;
+    s2s_state *st;
+    cr_assert_eq(s2s_model_load(&m, EN_ZH_MODEL), S2S_OK);
+    cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+    s2s_decode_params p = s2s_decode_default_params(m);
+    s2s_line l;
+    cr_assert_eq(s2s_line_prepare(m, "I love apples. I love pizza.", /*split=*/true, &l), S2S_OK);
+    cr_assert_eq(l.n_sentences, 2);
+    cr_assert_eq(s2s_translate_lines(st, &p, &l, 1), S2S_OK);
+    char want[512];
+    snprintf(want, sizeof want, "%s%s", l.sentences[0].out[0].text, l.sentences[1].out[0].text);
+    cr_assert_str_eq(l.out[0].text, want);
+    cr_assert(strstr(l.out[0].text, "pizza"), "%s", l.out[0].text);
+    bool copied = false;
+    for (int x = 0; x < l.out[0].n; x++) copied = copied || !strcmp(l.out[0].tokens[x], "pizza");
+    cr_assert(copied, "the copied word is a token of the line too");
+    s2s_line_free(&l);
+
+    char *longer = malloc(4096);
+    strcpy(longer, "I");
+    for (int k = 0; k < 100; k++) strcat(longer, " love");
+    cr_assert_eq(s2s_line_prepare(m, longer, /*split=*/true, &l), S2S_OK);
+    cr_assert_gt(l.sentences[0].src.n, s2s_model_get_config(m)->model.max_len - 1);
+    cr_assert_eq(s2s_translate_lines(st, &p, &l, 1), S2S_ERR_INVALID);
+    cr_assert_eq(l.n_hyps, 0);
+    cr_assert_null(l.sentences[0].hyps);
+    s2s_line_free(&l);
+    free(longer);
+    cr_assert_eq(s2s_line_prepare(m, "bad \xff utf-8", /*split=*/true, &l), S2S_ERR_INVALID);
+    s2s_line_free(&l);
+    s2s_state_free(st);
+    s2s_model_free(m);
+}

@@ -116,6 +116,72 @@ s2s_status s2s_score(s2s_state *st, const s2s_decode_params *p, const int *const
                      const int *src_len, const int *const *tgt, const int *tgt_len, int n,
                      s2s_hypothesis *out);
 
+// ---- text in, text out ----
+//
+// A line of text, which may hold several sentences, translated as `s2s
+// translate` and `s2s serve` translate it: split into sentences
+// (s2s_split_sentences), each normalised and tokenized (s2s_tokenize),
+// the sentences of every line decoded in one s2s_translate call, each
+// <unk> printed as the source word it copies (p->replace_unknowns), and
+// the sentences' translations joined: without a space when the target
+// language is Chinese, with one otherwise.
+//
+//     s2s_line l;
+//     s2s_line_prepare(model, "我爱吃苹果。他明天看书吗？", /*split=*/true, &l);
+//     s2s_translate_lines(st, &p, &l, 1);
+//     ... l.out[0].text: "I love to eat apples. Will he read books tomorrow?" ...
+//     ... l.sentences[i]: each sentence's tokens, hypotheses and attention ...
+//     s2s_line_free(&l);
+//
+// The n-best list of a line of several sentences: its j-th hypothesis is
+// its sentences' j-th, joined, scored by the sum of their scores (as
+// `s2s translate --n-best` prints it).
+
+// One hypothesis as text.
+typedef struct s2s_translation {
+    char *text;           // detokenized, each copied <unk> as its source word
+    int n;                // target tokens, </s> excluded
+    char **tokens;        // (n) vocab tokens, each copied <unk> as its source word
+    double score, logprob;  // s2s_hypothesis's (a line's: the sum of its sentences')
+} s2s_translation;
+
+// One sentence of a line.
+typedef struct s2s_line_sentence {
+    s2s_span span;          // its bytes in the line as given
+    s2s_tokens src;         // normalised (src.text) and tokenized
+    int n_hyps;             // hypotheses, best first: n_best, fewer, or 0 when src.n is 0
+    s2s_hypothesis *hyps;   // (n_hyps) as s2s_translate gave them: ids, attention
+    s2s_translation *out;   // (n_hyps) the same as text
+} s2s_line_sentence;
+
+typedef struct s2s_line {
+    int n_sentences;               // >= 1 (an empty line is one empty sentence)
+    s2s_line_sentence *sentences;  // (n_sentences) in order
+    int n_hyps;                    // 0 when no sentence has a token, else the fewest any has
+    s2s_translation *out;          // (n_hyps) the line's: out[j] joins the sentences' j-th;
+                                   // its tokens point into the sentences'
+} s2s_line;
+
+// Splits text (UTF-8, one line) into sentences (one, the whole text,
+// without split) and tokenizes each with the model's source vocab,
+// filling *out (free with s2s_line_free, also after a failure). Nothing
+// is decoded yet: the caller may check the sentences first, against the
+// model's length (s2s_model_get_config(m)->model.max_len - 1 tokens: a
+// longer sentence makes s2s_translate_lines fail; cut it by lowering
+// src.n, or refuse it) and for unknown words (s2s_unknown_words).
+// S2S_ERR_INVALID on invalid UTF-8 or a NULL argument; else
+// s2s_tokenize's failures.
+s2s_status s2s_line_prepare(const s2s_model *m, const char *text, bool split, s2s_line *out);
+
+// Translates the sentences of lines[0..n) (prepared for st's model) in
+// one s2s_translate call with p, and fills each sentence's and each
+// line's hypotheses (results of an earlier call are replaced). Returns
+// s2s_translate's status; on failure no line has hypotheses.
+s2s_status s2s_translate_lines(s2s_state *st, const s2s_decode_params *p, s2s_line *lines,
+                               int n);
+
+void s2s_line_free(s2s_line *l);
+
 // Threads used by matrix products (<= 0: all cores).
 void s2s_set_threads(int n);
 

@@ -15,8 +15,9 @@
 //                                           h.unk_src, &t);
 //     ...
 //
-// A line of several sentences: s2s_split_sentences, translate the pieces
-// together, join their texts (as `s2s translate` does).
+// A line of text, one sentence or several: s2s_line_prepare and
+// s2s_translate_lines (s2s/decode.h) split, translate and join it as
+// `s2s translate` does.
 //     s2s_shutdown();  // optional, at exit: frees oneDNN's engine and caches
 //
 // Every call returns an s2s_status; s2s_last_error() says what went wrong.

@@ -234,7 +234,10 @@ static void put_page(s2s_buf *b, const char *title, bool live) {
                     "<div><div id=\"translation\"></div><ol id=\"nbest\"></ol>"
                     "<div id=\"status\"></div></div>\n</div>\n");
     s2s_buf_puts(b, "<div id=\"controls\">\n");
-    s2s_buf_puts(b, live ? "" : "<label>sentence <select id=\"sent\"></select></label>\n");
+    // The live page's sentences are those of the text typed: the selector
+    // shows once it holds two or more.
+    s2s_buf_puts(b, live ? "<label id=\"sentbox\" hidden>sentence <select id=\"sent\"></select></label>\n"
+                         : "<label>sentence <select id=\"sent\"></select></label>\n");
     s2s_buf_puts(b,
                 "<label>map <select id=\"map\"></select></label>\n"
                 "<label>layer <select id=\"layer\"></select></label>\n"

@@ -229,12 +229,20 @@ function post(path,body){
   body:JSON.stringify(body)}).then(function(r){return r.json().then(function(j){
   if(!r.ok)throw new Error(j.message||('HTTP '+r.status));return j;});});
 }
+// The page's text is a line of one or more sentences: /v1/translate splits
+// it as `s2s translate` does and gives the joined translation (shown large)
+// and the line's n-best list; each sentence's maps come from a forced
+// decode of the sentence and its own translation (/v1/align), chosen with
+// the sentence selector. Gold links (the reference field) are the shown
+// sentence's.
 function livePage(){
  var q=new URLSearchParams(location.search),models={},seq=0,timer=null,cur=null,viewSet=false;
- var want={layer:q.get('layer'),head:q.get('head'),map:q.get('map')};
+ var want={layer:q.get('layer'),head:q.get('head'),map:q.get('map'),sent:q.get('sent')};
+ var line=null;  // {s: the sentences in the report's form, a: their /v1/align replies}
  function status(t,bad){var e=$('status');e.textContent=t;e.className=bad?'bad':'';}
  function share(){var u=new URLSearchParams();u.set('model',$('model').value);
   if($('text').value)u.set('text',$('text').value);
+  if(line&&line.s.length>1)u.set('sent',$('sent').value);
   if(cur){u.set('map',$('map').value);u.set('layer',$('layer').value);u.set('head',$('head').value);}
   if($('ref').value)u.set('ref',$('ref').value);
   history.replaceState(null,'','?'+u.toString());}
@@ -252,10 +260,17 @@ function livePage(){
    setSel($('head'),want.head!==null?want.head:String(x[1]));}
   redraw();
  }
+ // The sentence selected: its maps, and the AER of its gold links.
+ function pick(){var i=+$('sent').value||0,a=line.a[i];
+  $('aer').textContent=a.aer!==undefined?'AER '+a.aer.toFixed(3)+' (precision '+a.precision.toFixed(3)+
+   ', recall '+a.recall.toFixed(3)+') at layer '+a.alignment_layer+', head '+a.alignment_head:'';
+  show(line.s[i]);}
+ function clear(){$('maps').innerHTML='';$('lines').innerHTML='';$('links').innerHTML='';
+  $('pair').textContent='';$('aer').textContent='';$('sent').innerHTML='';$('sentbox').hidden=true;
+  cur=null;line=null;}
  function run(){
   var text=$('text').value,model=$('model').value,ref=$('ref').value.trim(),my=++seq;
-  if(!text.trim()){$('translation').textContent='';$('nbest').innerHTML='';$('maps').innerHTML='';
-   $('lines').innerHTML='';$('links').innerHTML='';cur=null;share();return;}
+  if(!text.trim()){$('translation').textContent='';$('nbest').innerHTML='';clear();share();return;}
   status('translating\u2026');
   post('/v1/translate',{model:model,text:text,n_best:4}).then(function(t){
    if(my!==seq)return null;var r=t.results[0];
@@ -263,16 +278,26 @@ function livePage(){
    var nb=$('nbest');nb.innerHTML='';r.hypotheses.forEach(function(h){
     var li=el('li');li.appendChild(el('span','',h.translation));
     li.appendChild(el('span','score',' '+h.score.toFixed(3)));nb.appendChild(li);});
-   if(!r.target_tokens.length){status('');return null;}
-   return post('/v1/align',{model:model,source:text,target:r.translation,gold:ref||null,attention:true});
-  }).then(function(a){if(!a||my!==seq)return;
-   $('aer').textContent=a.aer!==undefined?'AER '+a.aer.toFixed(3)+' (precision '+a.precision.toFixed(3)+
-    ', recall '+a.recall.toFixed(3)+') at layer '+a.alignment_layer+', head '+a.alignment_head:'';
-   show(fromApi(a));status('');document.body.setAttribute('data-s2s-ready',String(my));
+   var ss=r.sentences.filter(function(s){return s.target_tokens.length;});
+   if(!ss.length){clear();status('');return null;}
+   // the sentence shown: the deep link's, else the one selected, kept while it exists
+   var i=want.sent!==null?+want.sent:+$('sent').value||0;
+   i=Math.max(0,Math.min(ss.length-1,i||0));
+   return Promise.all(ss.map(function(s,k){return post('/v1/align',{model:model,source:s.source,
+    target:s.translation,gold:k===i&&ref?ref:null,attention:true});}))
+    .then(function(as){return {ss:ss,as:as,i:i};});
+  }).then(function(x){if(!x||my!==seq)return;
+   var sel=$('sent');sel.innerHTML='';
+   x.ss.forEach(function(s,k){opt(sel,String(k),(k+1)+': '+s.source);});
+   sel.value=String(x.i);$('sentbox').hidden=x.ss.length<2;want.sent=null;
+   line={s:x.as.map(fromApi),a:x.as};pick();
+   status('');document.body.setAttribute('data-s2s-ready',String(my));
   }).catch(function(e){if(my===seq)status(e.message,true);});
  }
  function later(){clearTimeout(timer);timer=setTimeout(run,250);}
- $('text').oninput=later;$('ref').oninput=later;$('model').onchange=function(){viewSet=false;want={layer:null,head:null,map:null};run();};
+ $('text').oninput=later;$('ref').oninput=later;$('model').onchange=function(){viewSet=false;want={layer:null,head:null,map:null,sent:null};run();};
+ // Gold links go with the sentence shown: another sentence asks again.
+ $('sent').onchange=function(){if(!line)return;if($('ref').value.trim())run();else pick();};
  $('map').onchange=function(){if(cur){fillLayerHead(cur);mapView(views());redraw();}};
  $('layer').onchange=$('head').onchange=$('noeos').onchange=redraw;
  fetch('/v1/models').then(function(r){return r.json();}).then(function(j){

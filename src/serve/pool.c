@@ -40,14 +40,18 @@ struct s2s_pool {
 
 // ---- jobs ----
 
-s2s_job *s2s_job_new(int n, int n_best, bool forced) {
+s2s_job *s2s_job_new(int n, bool forced) {
     s2s_job *j = calloc(1, sizeof *j);
     if (!j) return NULL;
     j->n = n;
-    j->src = calloc((size_t)n + 1, sizeof *j->src);
-    j->tgt = forced ? calloc((size_t)n + 1, sizeof *j->tgt) : NULL;
-    j->out = calloc((size_t)n * (forced ? 1 : n_best) + 1, sizeof *j->out);
-    if (!j->src || (forced && !j->tgt) || !j->out) {
+    if (forced) {
+        j->src = calloc((size_t)n + 1, sizeof *j->src);
+        j->tgt = calloc((size_t)n + 1, sizeof *j->tgt);
+        j->out = calloc((size_t)n + 1, sizeof *j->out);
+    } else {
+        j->lines = calloc((size_t)n + 1, sizeof *j->lines);
+    }
+    if (forced ? !j->src || !j->tgt || !j->out : !j->lines) {
         s2s_job_free(j);
         return NULL;
     }
@@ -56,13 +60,13 @@ s2s_job *s2s_job_new(int n, int n_best, bool forced) {
 
 void s2s_job_free(s2s_job *j) {
     if (!j) return;
-    int per = j->tgt ? 1 : j->p.n_best;
     for (int i = 0; i < j->n; i++) {
+        if (j->lines) s2s_line_free(&j->lines[i]);
         if (j->src) s2s_tokens_free(&j->src[i]);
         if (j->tgt) s2s_tokens_free(&j->tgt[i]);
+        if (j->out) s2s_hypothesis_free(&j->out[i]);
     }
-    if (j->out)
-        for (int i = 0; i < j->n * per; i++) s2s_hypothesis_free(&j->out[i]);
+    free(j->lines);
     free(j->src);
     free(j->tgt);
     free(j->out);
@@ -72,18 +76,39 @@ void s2s_job_free(s2s_job *j) {
 
 // ---- one batch ----
 
-// Decodes the jobs b[0..nb) (same model, same key) in one call with st.
-// A sentence of no tokens is not decoded: its hypotheses stay empty.
-static s2s_status decode(s2s_state *st, s2s_job **b, int nb, char *err, size_t err_size) {
-    const s2s_job *j0 = b[0];
-    bool forced = j0->tgt != NULL;
-    int per = forced ? 1 : j0->p.n_best, total = 0, n = 0;
+// Translates the lines of jobs b[0..nb) (same model, same key) in one
+// s2s_translate_lines call with st: the library's one translation path.
+static s2s_status translate_batch(s2s_state *st, s2s_job **b, int nb) {
+    int total = 0, n = 0;
+    for (int k = 0; k < nb; k++) total += b[k]->n;
+    s2s_line *lines = malloc((size_t)total * sizeof *lines + 1);
+    if (!lines) return s2s_fail(S2S_ERR_NOMEM, "out of memory for a batch of %d texts", total);
+    for (int k = 0; k < nb; k++) {  // the jobs' lines side by side, moved back after
+        memcpy(lines + n, b[k]->lines, (size_t)b[k]->n * sizeof *lines);
+        n += b[k]->n;
+    }
+    s2s_decode_params p = b[0]->p;
+    p.threads = 1;  // the pool's parallelism is its workers
+    s2s_status status = s2s_translate_lines(st, &p, lines, n);
+    n = 0;
+    for (int k = 0; k < nb; k++) {
+        memcpy(b[k]->lines, lines + n, (size_t)b[k]->n * sizeof *lines);
+        n += b[k]->n;
+    }
+    free(lines);
+    return status;
+}
+
+// Scores the pairs of jobs b[0..nb) in one s2s_score call with st. A pair
+// of no source tokens is not decoded: its hypothesis stays empty.
+static s2s_status score_batch(s2s_state *st, s2s_job **b, int nb) {
+    int total = 0, n = 0;
     for (int k = 0; k < nb; k++) total += b[k]->n;
     const int **src = malloc((size_t)total * sizeof *src + 1), **tgt = malloc((size_t)total * sizeof *tgt + 1);
     int *src_len = malloc((size_t)total * sizeof *src_len + 1);
     int *tgt_len = malloc((size_t)total * sizeof *tgt_len + 1);
     s2s_hypothesis **dest = malloc((size_t)total * sizeof *dest + 1);  // where each result goes
-    s2s_hypothesis *out = calloc((size_t)total * per + 1, sizeof *out);
+    s2s_hypothesis *out = calloc((size_t)total + 1, sizeof *out);
     s2s_status status = S2S_ERR_NOMEM;
     if (src && tgt && src_len && tgt_len && dest && out) {
         for (int k = 0; k < nb; k++)
@@ -91,18 +116,18 @@ static s2s_status decode(s2s_state *st, s2s_job **b, int nb, char *err, size_t e
                 if (b[k]->src[s].n == 0) continue;
                 src[n] = b[k]->src[s].ids;
                 src_len[n] = b[k]->src[s].n;
-                tgt[n] = forced ? b[k]->tgt[s].ids : NULL;
-                tgt_len[n] = forced ? b[k]->tgt[s].n : 0;
-                dest[n++] = &b[k]->out[(size_t)s * per];
+                tgt[n] = b[k]->tgt[s].ids;
+                tgt_len[n] = b[k]->tgt[s].n;
+                dest[n++] = &b[k]->out[s];
             }
-        s2s_decode_params p = j0->p;
-        p.threads = 1;  // the pool's parallelism is its workers
-        status = forced ? s2s_score(st, &p, src, src_len, tgt, tgt_len, n, out)
-                        : s2s_translate(st, &p, src, src_len, n, out);
+        s2s_decode_params p = b[0]->p;
+        p.threads = 1;
+        status = s2s_score(st, &p, src, src_len, tgt, tgt_len, n, out);
         if (status == S2S_OK)
-            for (int i = 0; i < n; i++) memcpy(dest[i], out + (size_t)i * per, (size_t)per * sizeof *out);
+            for (int i = 0; i < n; i++) *dest[i] = out[i];
+    } else {
+        status = s2s_fail(S2S_ERR_NOMEM, "out of memory for a batch of %d pairs", total);
     }
-    if (status != S2S_OK) snprintf(err, err_size, "%s", s2s_last_error());
     free(src);
     free(tgt);
     free(src_len);
@@ -112,11 +137,18 @@ static s2s_status decode(s2s_state *st, s2s_job **b, int nb, char *err, size_t e
     return status;
 }
 
+// Decodes the jobs b[0..nb) (same model, same key) in one call with st.
+static s2s_status decode(s2s_state *st, s2s_job **b, int nb, char *err, size_t err_size) {
+    s2s_status status = b[0]->lines ? translate_batch(st, b, nb) : score_batch(st, b, nb);
+    if (status != S2S_OK) snprintf(err, err_size, "%s", s2s_last_error());
+    return status;
+}
+
 // The key holds the request's options; the maps asked for are compared
 // here too, so that no caller's key can make a batch drop them.
 static bool same_batch(const s2s_job *a, const s2s_job *b) {
     return a->model == b->model && a->key && b->key && !strcmp(a->key, b->key) &&
-           (a->tgt != NULL) == (b->tgt != NULL) && a->p.want_attention == b->p.want_attention &&
+           (a->lines != NULL) == (b->lines != NULL) && a->p.want_attention == b->p.want_attention &&
            a->p.want_self_attention == b->p.want_self_attention;
 }
 
@@ -127,14 +159,14 @@ static int take_batch(s2s_pool *p, s2s_job **b) {
     s2s_job **link = &p->head, *prev = NULL;
     while (*link) {
         s2s_job *j = *link;
-        bool take = j == first || (same_batch(first, j) && sentences + j->n <= p->max_batch);
+        bool take = j == first || (same_batch(first, j) && sentences + j->sentences <= p->max_batch);
         if (take) {
             *link = j->next;
             if (p->tail == j) p->tail = prev;
             j->next = NULL;
             j->started = true;
             b[nb++] = j;
-            sentences += j->n;
+            sentences += j->sentences;
             p->queued--;
             if (!first->key || sentences >= p->max_batch) break;
         } else {
@@ -183,7 +215,7 @@ static void *worker(void *arg) {
         p->stats.batches++;
         for (int k = 0; k < nb; k++) {
             p->stats.jobs++;
-            p->stats.sentences += b[k]->n;
+            p->stats.sentences += b[k]->sentences;
             if (b[k]->abandoned) s2s_job_free(b[k]);
             else b[k]->done = true;
         }

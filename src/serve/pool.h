@@ -17,10 +17,13 @@ typedef struct s2s_job {
     int model;
     char *key;            // batching key: jobs with equal keys share batches (NULL: never)
     s2s_decode_params p;
-    int n;                // sentences
+    int n;                // texts (lines to translate, or pairs to score)
+    int sentences;        // sentences to decode: what a batch counts up to max_batch
+    s2s_line *lines;      // (n) to translate (s2s_translate_lines), or NULL to score
+    // forced decoding (s2s_score)
     s2s_tokens *src;      // (n)
-    s2s_tokens *tgt;      // (n) forced decoding (s2s_score), or NULL to translate
-    s2s_hypothesis *out;  // (n * p.n_best), or (n) when scoring
+    s2s_tokens *tgt;      // (n)
+    s2s_hypothesis *out;  // (n)
     s2s_status status;
     char error[512];
     // pool-owned
@@ -39,9 +42,9 @@ s2s_status s2s_pool_new(s2s_pool **out, const s2s_model *const *models, int n_mo
 // Finishes the queued jobs, joins the workers, frees the pool.
 void s2s_pool_free(s2s_pool *p);
 
-// A new job with room for n sentences of n_best hypotheses each; NULL on
-// out of memory. Give it to s2s_pool_run, or free it with s2s_job_free.
-s2s_job *s2s_job_new(int n, int n_best, bool forced);
+// A new job with room for n lines to translate, or n pairs to score
+// (forced); NULL on out of memory. Give it to s2s_pool_run, or free it with s2s_job_free.
+s2s_job *s2s_job_new(int n, bool forced);
 void s2s_job_free(s2s_job *j);
 
 typedef enum { S2S_POOL_DONE, S2S_POOL_FULL, S2S_POOL_TIMEOUT } s2s_pool_result;

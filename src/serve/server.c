@@ -477,22 +477,12 @@ static void sentence_fields(json_t *o, const s2s_model *m, const s2s_tokens *src
     free_labels(&lb);
 }
 
-// The target tokens of h with each replaced <unk> as its source word, as
-// the translation and `s2s translate --json` give them.
-static void put_unknowns(json_t *tokens, const s2s_hypothesis *h, const s2s_tokens *src) {
-    for (int x = 0; h->unk_src && x < h->n && x < (int)json_array_size(tokens); x++) {
-        char *w = h->ids[x] == S2S_UNK && h->unk_src[x] >= 0 ? s2s_token_text(src, h->unk_src[x]) : NULL;
-        if (w) json_array_set_new(tokens, (size_t)x, json_string(w));
-        free(w);
-    }
-}
-
-// A job of n sentences for model mi with the request's decoding options p
+// A job of n texts for model mi with the request's decoding options p
 // (and their batching key, owned by the job from now on); NULL after a 500
 // reply when memory runs out.
 static s2s_job *new_job(int mi, int n, bool forced, s2s_decode_params p, char *key,
                         s2s_server_reply *r) {
-    s2s_job *j = s2s_job_new(n, p.n_best, forced);
+    s2s_job *j = s2s_job_new(n, forced);
     if (!j) {
         free(key);
         s2s_server_error_reply(r, 500, "internal", "out of memory");
@@ -501,10 +491,136 @@ static s2s_job *new_job(int mi, int n, bool forced, s2s_decode_params p, char *k
     j->p = p;
     j->key = key;
     j->model = mi;
+    j->sentences = n;
     return j;
 }
 
 // ---- POST /v1/translate ----
+
+// Splits and tokenizes one text into l (s2s_line_prepare, as `s2s
+// translate` does) and adds its sentences to *sentences; false after a
+// 400 (a sentence longer than the model takes).
+static bool prepare_line(const s2s_model *m, const char *what, const char *text, s2s_line *l,
+                         int *sentences, s2s_server_reply *r) {
+    if (s2s_line_prepare(m, text, /*split=*/true, l) != S2S_OK) {
+        bad_request(r, "%s: %s", what, s2s_last_error());
+        return false;
+    }
+    int max = s2s_model_get_config(m)->model.max_len - 1;
+    for (int i = 0; i < l->n_sentences; i++) {
+        int n = l->sentences[i].src.n;
+        if (n > max && l->n_sentences == 1) {
+            bad_request(r, "%s: %d tokens; the model takes at most %d", what, n, max);
+            return false;
+        }
+        if (n > max) {
+            bad_request(r, "%s, sentence %d of %d: %d tokens; the model takes at most %d", what,
+                        i + 1, l->n_sentences, n, max);
+            return false;
+        }
+        *sentences += n > 0;
+    }
+    return true;
+}
+
+// Pharaoh text of hypothesis j of line l over the line's tokens: each
+// sentence's links at the model's calibrated plane, shifted past the
+// sentences before it. a is scratch.
+static json_t *line_links(const s2s_model *m, const s2s_line *l, int j, s2s_alignment *a) {
+    int al = S2S_ALIGN_AVG, ah = S2S_ALIGN_AVG, ds = 0, dt = 0;
+    s2s_model_alignment_head(m, &al, &ah);
+    s2s_buf b = {0};
+    s2s_buf_puts(&b, "");
+    for (int i = 0; i < l->n_sentences; i++) {
+        const s2s_line_sentence *s = &l->sentences[i];
+        if (s->n_hyps == 0) continue;
+        if (s->hyps[j].cross_attn && s2s_hard_align(a, &s->hyps[j], al, ah, /*no_eos=*/false) == S2S_OK)
+            for (int k = 0; k < a->n; k++)
+                s2s_buf_printf(&b, "%s%d-%d", b.len ? " " : "", a->links[k].src + ds, a->links[k].tgt + dt);
+        ds += s->src.n;
+        dt += s->hyps[j].n;
+    }
+    json_t *t = json_string(b.s ? b.s : "");
+    free(b.s);
+    return t;
+}
+
+static json_t *translation_tokens(const s2s_translation *t) {
+    return json_strings((const char *const *)t->tokens, t->n);
+}
+
+// Hypothesis j of line l: its sentences' j-th joined, the alignment over
+// the line's tokens, the sums of their scores.
+static json_t *line_hypothesis(const s2s_model *m, const s2s_line *l, int j, s2s_alignment *a) {
+    const s2s_translation *t = &l->out[j];
+    int al = S2S_ALIGN_AVG, ah = S2S_ALIGN_AVG;
+    s2s_model_alignment_head(m, &al, &ah);
+    json_t *o = json_object();
+    json_object_set_new(o, "translation", json_string(t->text));
+    json_object_set_new(o, "target_tokens", translation_tokens(t));
+    json_object_set_new(o, "alignment", line_links(m, l, j, a));
+    json_object_set_new(o, "alignment_layer", json_sel(al));
+    json_object_set_new(o, "alignment_head", json_sel(ah));
+    json_object_set_new(o, "score", json_real(t->score));
+    json_object_set_new(o, "logprob", json_real(t->logprob));
+    return o;
+}
+
+// One sentence of a line: its source as sent, tokens, best translation
+// with its alignment, score and (with maps) attention maps, and its own
+// n-best list.
+static json_t *sentence_json(const s2s_model *m, const char *text, const s2s_line_sentence *s,
+                             bool maps, s2s_alignment *a) {
+    json_t *o = json_object(), *hyps = json_array();
+    json_object_set_new(o, "source", json_stringn(text + s->span.start, s->span.end - s->span.start));
+    for (int k = 0; k < s->n_hyps; k++) {
+        json_t *hj = json_object();
+        json_object_set_new(hj, "translation", json_string(s->out[k].text));
+        sentence_fields(hj, m, &s->src, NULL, &s->hyps[k], k == 0 && maps, a);
+        // each replaced <unk> as the source word it came from
+        json_object_set_new(hj, "target_tokens", translation_tokens(&s->out[k]));
+        json_object_del(hj, "source_tokens");
+        if (k == 0) {  // the best one's fields on the sentence itself
+            json_object_update(o, hj);
+            json_object_del(hj, "maps");
+        }
+        json_array_append_new(hyps, hj);
+    }
+    if (s->n_hyps == 0) {  // nothing to translate
+        json_object_set_new(o, "translation", json_string(""));
+        json_object_set_new(o, "target_tokens", json_array());
+        json_object_set_new(o, "alignment", json_string(""));
+    }
+    json_object_set_new(o, "source_tokens", json_strings((const char *const *)s->src.pieces, s->src.n));
+    json_object_set_new(o, "hypotheses", hyps);
+    return o;
+}
+
+// The result of one text: the line's translation (its sentences' joined),
+// tokens, alignment and scores, its n-best list (the j-th joins the
+// sentences' j-th, as `s2s translate --n-best` does), and its sentences.
+static json_t *line_json(const s2s_model *m, json_t *text, const s2s_line *l, bool maps,
+                         s2s_alignment *a) {
+    json_t *res = json_object(), *hyps = json_array(), *sents = json_array(), *src = json_array();
+    json_object_set_new(res, "source", json_copy(text));
+    for (int j = 0; j < l->n_hyps; j++) json_array_append_new(hyps, line_hypothesis(m, l, j, a));
+    if (l->n_hyps > 0) {
+        json_object_update(res, json_array_get(hyps, 0));
+    } else {  // nothing to translate
+        json_object_set_new(res, "translation", json_string(""));
+        json_object_set_new(res, "target_tokens", json_array());
+        json_object_set_new(res, "alignment", json_string(""));
+    }
+    for (int i = 0; i < l->n_sentences; i++) {
+        const s2s_tokens *t = &l->sentences[i].src;
+        for (int x = 0; x < t->n; x++) json_array_append_new(src, json_string(t->pieces[x]));
+        json_array_append_new(sents, sentence_json(m, json_string_value(text), &l->sentences[i], maps, a));
+    }
+    json_object_set_new(res, "source_tokens", src);
+    json_object_set_new(res, "hypotheses", hyps);
+    json_object_set_new(res, "sentences", sents);
+    return res;
+}
 
 static void translate(s2s_server *s, json_t *o, s2s_server_reply *r) {
     int mi = find_model(s, o, r);
@@ -529,49 +645,22 @@ static void translate(s2s_server *s, json_t *o, s2s_server_reply *r) {
     p.want_self_attention = json_is_true(att);
     s2s_job *j = new_job(mi, n, /*forced=*/false, p, key, r);
     if (!j) return;
+    j->sentences = 0;
     for (int i = 0; i < n; i++) {
         char what[32];
         snprintf(what, sizeof what, texts ? "texts[%d]" : "text", i);
-        if (!tokenize(m, s2s_model_src_vocab(m), what,
-                      json_string_value(texts ? json_array_get(texts, (size_t)i) : text), &j->src[i], r)) {
+        if (!prepare_line(m, what, json_string_value(texts ? json_array_get(texts, (size_t)i) : text),
+                          &j->lines[i], &j->sentences, r)) {
             s2s_job_free(j);
             return;
         }
     }
     if (!run_job(s, j, r)) return;
-    const s2s_vocab *tv = s2s_model_tgt_vocab(m);
     json_t *results = json_array();
     s2s_alignment a = {0};
-    for (int i = 0; i < n; i++) {
-        json_t *res = json_object(), *hyps = json_array();
-        json_object_set_new(res, "source", json_copy(texts ? json_array_get(texts, (size_t)i) : text));
-        for (int k = 0; k < p.n_best; k++) {
-            const s2s_hypothesis *h = &j->out[i * p.n_best + k];
-            if (!h->ids && (k > 0 || j->src[i].n == 0)) continue;  // fewer than asked for
-            // replace_unknowns: each <unk> printed as the source word it came from
-            char *t = s2s_detokenize_replacing(tv, h->ids, h->n, h->unk_src, &j->src[i]);
-            json_t *hj = json_object();
-            json_object_set_new(hj, "translation", json_string(t ? t : ""));
-            sentence_fields(hj, m, &j->src[i], NULL, h, k == 0 && p.want_self_attention, &a);
-            put_unknowns(json_object_get(hj, "target_tokens"), h, &j->src[i]);
-            json_object_del(hj, "source_tokens");
-            if (k == 0) {  // the best one's fields on the result itself
-                json_object_update(res, hj);
-                json_object_del(hj, "maps");
-            }
-            json_array_append_new(hyps, hj);
-            free(t);
-        }
-        if (j->src[i].n == 0) {  // nothing to translate
-            json_object_set_new(res, "translation", json_string(""));
-            json_object_set_new(res, "target_tokens", json_array());
-            json_object_set_new(res, "alignment", json_string(""));
-        }
-        json_object_set_new(res, "source_tokens",
-                            json_strings((const char *const *)j->src[i].pieces, j->src[i].n));
-        json_object_set_new(res, "hypotheses", hyps);
-        json_array_append_new(results, res);
-    }
+    for (int i = 0; i < n; i++)
+        json_array_append_new(results, line_json(m, texts ? json_array_get(texts, (size_t)i) : text,
+                                                 &j->lines[i], p.want_self_attention, &a));
     s2s_alignment_free(&a);
     json_t *out = json_object();
     json_object_set_new(out, "model", json_string(s->models[mi].name));
