@@ -47,6 +47,41 @@ extern "C" {
 typedef enum s2s_norm { S2S_NORM_PRE, S2S_NORM_POST, S2S_NORM_COUNT } s2s_norm;
 typedef enum s2s_activation { S2S_ACT_RELU, S2S_ACT_GELU, S2S_ACT_COUNT } s2s_activation;
 
+// Which keys an attention's queries see (docs/attention.md), of those not
+// padded and, in the decoder's self-attention, not after the query's own
+// position; positions count from 0 and include </s>.
+typedef enum s2s_attn_type {
+    S2S_ATTN_FULL,     // every key
+    S2S_ATTN_LOCAL,    // |i - j| <= window
+    S2S_ATTN_BLOCK,    // i / block == j / block
+    S2S_ATTN_STRIDED,  // |i - j| < stride, or (i - j) % stride == 0
+    S2S_ATTN_LINEAR,   // every key, weighted by phi(q).phi(k), phi = elu + 1
+    S2S_ATTN_TYPE_COUNT
+} s2s_attn_type;
+
+// The most entries of an index list (s2s_index_list), and the largest
+// index one holds: the heads and layers an attention variant applies to.
+#define S2S_MAX_INDICES 64
+
+// A list of distinct indices in [0, S2S_MAX_INDICES), written [0, 2, 3].
+// n == 0 (the default, or []): every index.
+typedef struct s2s_index_list {
+    int n;
+    int v[S2S_MAX_INDICES];
+} s2s_index_list;
+
+// The attention one kind of sublayer runs (model.encoder_attention,
+// .decoder_attention, .cross_attention): the heads in `heads` of the layers
+// in `layers` follow `type`; the others are full.
+typedef struct s2s_attention_config {
+    s2s_attn_type type;
+    int window;  // local
+    int block;   // block
+    int stride;  // strided
+    s2s_index_list heads;
+    s2s_index_list layers;
+} s2s_attention_config;
+
 // The architecture. Everything here is stored in a model file.
 typedef struct s2s_model_config {
     int d_model;            // width of every residual stream
@@ -61,6 +96,9 @@ typedef struct s2s_model_config {
     float attention_dropout;  // on attention weights; training only
     bool tie_output;        // logits use tgt_embed.weight
     int max_len;            // longest sequence (positions 0..max_len-1)
+    s2s_attention_config encoder_attention;  // the encoder's self-attention
+    s2s_attention_config decoder_attention;  // the decoder's causal self-attention
+    s2s_attention_config cross_attention;    // full or linear only
 } s2s_model_config;
 
 typedef struct s2s_vocab_config {
