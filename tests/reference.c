@@ -54,24 +54,32 @@ void ref_layernorm_rows(double *y, const double *x, const double *w, const doubl
     }
 }
 
+static double ref_phi(double x) { return x > 0 ? x + 1 : exp(x); }
+
 void ref_attention(float *ctx, float *probs, const float *q, int64_t ldq, const float *k,
                    const float *v, int64_t ldk, int64_t H, int64_t dh, int64_t tq, int64_t tk,
                    const s2s_attn_mask *mask, int64_t b) {
     for (int64_t h = 0; h < H; h++)
         for (int64_t i = 0; i < tq; i++) {
+            bool linear = s2s_pattern_head(&mask->pattern, h) == S2S_ATTN_LINEAR;
             double s[4096], mx = -INFINITY, sum = 0;
             for (int64_t j = 0; j < tk; j++) {
-                bool visible = s2s_attn_mask_sees(mask, tk, b, i, j);
+                bool visible = s2s_attn_mask_sees(mask, tk, b, h, i, j);
                 double dot = 0;
-                for (int64_t c = 0; c < dh; c++)
-                    dot += (double)q[i * ldq + h * dh + c] * k[j * ldk + h * dh + c];
-                s[j] = visible ? dot / sqrt((double)dh) : -INFINITY;
+                for (int64_t c = 0; c < dh; c++) {
+                    double qc = q[i * ldq + h * dh + c], kc = k[j * ldk + h * dh + c];
+                    dot += linear ? ref_phi(qc) * ref_phi(kc) : qc * kc;
+                }
+                s[j] = !visible ? -INFINITY : linear ? dot : dot / sqrt((double)dh);
                 if (s[j] > mx) mx = s[j];
             }
-            for (int64_t j = 0; j < tk; j++) sum += s[j] == -INFINITY ? 0 : exp(s[j] - mx);
+            for (int64_t j = 0; j < tk; j++)
+                sum += s[j] == -INFINITY ? 0 : linear ? s[j] : exp(s[j] - mx);
             float *p = probs + (h * tq + i) * tk;
             for (int64_t j = 0; j < tk; j++)
-                p[j] = s[j] == -INFINITY ? 0.0f : (float)(exp(s[j] - mx) / sum);
+                p[j] = s[j] == -INFINITY ? 0.0f
+                       : linear          ? (float)(s[j] / (sum + 1e-6))
+                                         : (float)(exp(s[j] - mx) / sum);
             for (int64_t c = 0; c < dh; c++) {
                 double acc = 0;
                 for (int64_t j = 0; j < tk; j++) acc += (double)p[j] * v[j * ldk + h * dh + c];

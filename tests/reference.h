@@ -21,7 +21,8 @@ void ref_layernorm_rows(double *y, const double *x, const double *w, const doubl
                         int d, double eps);
 
 // Attention of sentence b, one head at a time: q (Tq, ldq), k, v (Tk, ldk)
-// rows; ctx (Tq, H*Dh) and probs (H, Tq, Tk). Query i sees key j where
+// rows as projected (a linear head's phi is taken here); ctx (Tq, H*Dh)
+// and probs (H, Tq, Tk). Query i of head h sees key j where
 // s2s_attn_mask_sees says so (the mask's definition, key by key); a row
 // that sees no key gets zeros.
 void ref_attention(float *ctx, float *probs, const float *q, int64_t ldq, const float *k,

@@ -16,12 +16,30 @@
 
 typedef struct case_ {
     int B, H, dh, tq, tk, causal, pos0;
+    s2s_attn_type kind;  // of the heads in `heads`
+    int span;
+    unsigned heads;
 } case_;
 
 ParameterizedTestParameters(attention, matches_reference) {
     static case_ cases[] = {
-        {1, 1, 4, 1, 1, 0, -1},  {2, 4, 8, 5, 7, 0, -1}, {3, 2, 16, 6, 6, 1, 0},
-        {2, 4, 8, 1, 9, 1, 8},   {1, 8, 4, 3, 12, 1, 9}, {4, 3, 5, 10, 3, 0, -1},
+        {1, 1, 4, 1, 1, 0, -1, S2S_ATTN_FULL, 0, 0},
+        {2, 4, 8, 5, 7, 0, -1, S2S_ATTN_FULL, 0, 0},
+        {3, 2, 16, 6, 6, 1, 0, S2S_ATTN_FULL, 0, 0},
+        {2, 4, 8, 1, 9, 1, 8, S2S_ATTN_FULL, 0, 0},
+        {1, 8, 4, 3, 12, 1, 9, S2S_ATTN_FULL, 0, 0},
+        {4, 3, 5, 10, 3, 0, -1, S2S_ATTN_FULL, 0, 0},
+        // the variants, on every head or some
+        {2, 4, 8, 7, 7, 0, 0, S2S_ATTN_LOCAL, 1, 0xf},
+        {2, 4, 8, 6, 6, 1, 0, S2S_ATTN_LOCAL, 2, 0xe},
+        {2, 4, 8, 1, 9, 1, 8, S2S_ATTN_LOCAL, 3, 0xf},
+        {3, 2, 8, 9, 9, 0, 0, S2S_ATTN_BLOCK, 4, 0x3},
+        {2, 2, 8, 9, 9, 1, 0, S2S_ATTN_BLOCK, 2, 0x2},
+        {2, 4, 8, 11, 11, 0, 0, S2S_ATTN_STRIDED, 3, 0xf},
+        {2, 3, 8, 10, 10, 1, 0, S2S_ATTN_STRIDED, 2, 0x5},
+        {2, 4, 8, 5, 7, 0, -1, S2S_ATTN_LINEAR, 0, 0xf},
+        {3, 4, 8, 6, 6, 1, 0, S2S_ATTN_LINEAR, 0, 0x5},
+        {2, 4, 8, 1, 9, 1, 8, S2S_ATTN_LINEAR, 0, 0xf},
     };
     return cr_make_param_array(case_, cases, sizeof cases / sizeof cases[0]);
 }
@@ -39,12 +57,23 @@ static void check_attention(const case_ *c, float *block, float *block_ctx) {
     for (int64_t b = 0; b < B; b++) klen[b] = (int)(tk - b % tk);  // padding differs per sentence
     s2s_attn_shape s = {
         .batch = B, .heads = H, .head_dim = dh, .tq = tq, .tk = tk,
-        .mask = {.pattern = {.causal = c->causal}, .k_len = klen, .q_pos0 = c->pos0},
+        .mask = {.pattern = {.kind = c->kind, .span = c->span, .heads = c->heads,
+                             .causal = c->causal},
+                 .k_len = klen, .q_pos0 = c->pos0},
         .block = block, .block_ctx = block_ctx,
     };
-    s2s_view qv = {.p = q, .bs = tq * 3 * d, .rs = 3 * d},
-             kview = {.p = kv, .bs = tk * 2 * d, .rs = 2 * d},
-             vview = {.p = kv + d, .bs = tk * 2 * d, .rs = 2 * d};
+    // the engine's queries and keys through the features (the reference
+    // takes phi itself)
+    float *qf = malloc(sizeof(float) * B * tq * 3 * d), *kvf = malloc(sizeof(float) * B * tk * 2 * d);
+    memcpy(qf, q, sizeof(float) * B * tq * 3 * d);
+    memcpy(kvf, kv, sizeof(float) * B * tk * 2 * d);
+    s2s_attention_features((s2s_rows){.p = qf, .bs = tq * 3 * d, .rs = 3 * d}, B, tq,
+                           &s.mask.pattern, H, dh, true);
+    s2s_attention_features((s2s_rows){.p = kvf, .bs = tk * 2 * d, .rs = 2 * d}, B, tk,
+                           &s.mask.pattern, H, dh, false);
+    s2s_view qv = {.p = qf, .bs = tq * 3 * d, .rs = 3 * d},
+             kview = {.p = kvf, .bs = tk * 2 * d, .rs = 2 * d},
+             vview = {.p = kvf + d, .bs = tk * 2 * d, .rs = 2 * d};
     memset(ctx, 0xff, sizeof(float) * B * tq * d);  // NaN: every element must be written
     // the queries' places in the block hold anything before a call (NaN
     // here), the rest zeros, which must stay
@@ -67,10 +96,11 @@ static void check_attention(const case_ *c, float *block, float *block_ctx) {
                 if (j >= klen[b] || (c->causal && j > c->pos0 + i)) cr_assert_eq(p, 0.0f);
                 sum += p;
             }
-            cr_assert_float_eq(sum, 1.0, 1e-5);
+            if (sum > 0) cr_assert_float_eq(sum, 1.0, 1e-5);  // a row may see no key
         }
     }
-    free(q), free(kv), free(ctx), free(probs), free(want_ctx), free(want_p), free(klen);
+    free(q), free(kv), free(qf), free(kvf), free(ctx), free(probs), free(want_ctx), free(want_p),
+        free(klen);
 }
 
 ParameterizedTest(case_ *c, attention, matches_reference) {
@@ -157,7 +187,7 @@ static void run_layer(float *y, const float *x, const float *pe, const s2s_model
     if (pe)
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < d; k++) y[r * d + k] += pe[r % PS * d + k];
-    cr_assert_eq(s2s_encoder_layer(y, &s, m, &m->enc[0], PB, PS, P_LEN, NULL), S2S_OK, "%s",
+    cr_assert_eq(s2s_encoder_layer(y, &s, m, 0, &m->enc[0], PB, PS, P_LEN, NULL), S2S_OK, "%s",
                  s2s_last_error());
     free(s.h), free(s.q), free(s.ctx), free(s.ffn), free(s.probs);
 }
@@ -176,28 +206,39 @@ static float perm_diff(const float *a, const float *b, int perm[PB][PS], int64_t
 }
 
 // s2s_attn_mask_keys is the fast form of s2s_attn_mask_sees: for every
-// pattern, the range holds exactly the keys the definition sees.
+// pattern, the range holds every key the definition sees, and exactly
+// those where s2s_attn_mask_exact says so; heads outside the pattern's
+// are full.
 Test(attention, mask_range_is_the_keys_the_mask_sees) {
     static const int k_len[3] = {7, 3, 0};
-    static const s2s_attn_pattern patterns[] = {{.kind = S2S_ATTN_FULL},
-                                                {.kind = S2S_ATTN_FULL, .causal = true}};
-    enum { TK = 7, TQ = 9 };
-    for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++)
-        for (int padded = 0; padded < 2; padded++)
-            for (int64_t pos0 = 0; pos0 < 4; pos0++) {
-                s2s_attn_mask m = {.pattern = patterns[p], .k_len = padded ? k_len : NULL,
-                                   .q_pos0 = pos0};
-                for (int64_t b = 0; b < 3; b++)
-                    for (int64_t i = 0; i < TQ; i++) {
-                        s2s_key_range r = s2s_attn_mask_keys(&m, TK, b, i);
-                        for (int64_t j = 0; j < TK; j++)
-                            cr_assert_eq(s2s_attn_mask_sees(&m, TK, b, i, j),
-                                         j >= r.lo && j < r.hi,
-                                         "pattern %zu, padded %d, pos0 %lld, b %lld, i %lld, "
-                                         "key %lld", p, padded, (long long)pos0, (long long)b,
-                                         (long long)i, (long long)j);
+    enum { TK = 7, TQ = 9, HEADS = 2 };
+    for (int kind = 0; kind < S2S_ATTN_TYPE_COUNT; kind++)
+        for (int causal = 0; causal < 2; causal++)
+            for (int span = 1; span <= 4; span++)
+                for (int padded = 0; padded < 2; padded++)
+                    for (int64_t pos0 = 0; pos0 < 4; pos0++) {
+                        s2s_attn_mask m = {
+                            .pattern = {.kind = (s2s_attn_type)kind,
+                                        .span = kind == S2S_ATTN_STRIDED ? span + 1 : span,
+                                        .heads = 2, .causal = causal},
+                            .k_len = padded ? k_len : NULL, .q_pos0 = pos0};
+                        for (int64_t h = 0; h < HEADS; h++)
+                            for (int64_t b = 0; b < 3; b++)
+                                for (int64_t i = 0; i < TQ; i++) {
+                                    s2s_key_range r = s2s_attn_mask_keys(&m, TK, b, h, i);
+                                    for (int64_t j = 0; j < TK; j++) {
+                                        bool sees = s2s_attn_mask_sees(&m, TK, b, h, i, j);
+                                        bool in = j >= r.lo && j < r.hi;
+                                        cr_assert(s2s_attn_mask_exact(&m, h) ? sees == in
+                                                                             : !sees || in,
+                                                  "kind %d causal %d span %d padded %d pos0 "
+                                                  "%lld head %lld b %lld i %lld key %lld",
+                                                  kind, causal, span, padded, (long long)pos0,
+                                                  (long long)h, (long long)b, (long long)i,
+                                                  (long long)j);
+                                    }
+                                }
                     }
-            }
 }
 
 Test(encoder_layer, is_permutation_equivariant_without_positions) {

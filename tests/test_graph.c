@@ -218,37 +218,48 @@ Test(graph, embedding_backward_scatters_with_the_scale) {
 
 // ---- attention ----
 
-// ctx (Tq, H*Dh) of one sentence in double; keep (H, Tq, Tk) and scale
-// apply attention dropout when keep is not NULL. probs_out (H, Tq, Tk), when
-// not NULL, gets the weights before dropout (0 where masked).
+// ctx (Tq, H*Dh) of sentence b in double, its queries seeing the keys
+// mask says (s2s_attn_mask_sees, the definition); a linear head weighs
+// them by phi(q).phi(k) / (sum + 1e-6) with phi = elu + 1 taken here.
+// keep (H, Tq, Tk) and scale apply attention dropout when keep is not
+// NULL. probs_out (H, Tq, Tk), when not NULL, gets the weights before
+// dropout (0 where masked).
+static double r_phi(double x) { return x > 0 ? x + 1 : exp(x); }
+
 static void r_attend(double *ctx, const double *q, int ldq, const double *k, const double *v,
-                     int ldk, int tq, int tk, int H, int dh, int klen, int pos0,
+                     int ldk, int tq, int tk, int H, int dh, const s2s_attn_mask *mask, int b,
                      const uint8_t *keep, double scale, double *probs_out) {
     double *p = malloc(sizeof(double) * (size_t)tk);
-    for (int h = 0; h < H; h++)
+    for (int h = 0; h < H; h++) {
+        bool linear = s2s_pattern_head(&mask->pattern, h) == S2S_ATTN_LINEAR;
         for (int i = 0; i < tq; i++) {
-            int valid = klen;
-            if (pos0 >= 0 && pos0 + i + 1 < valid) valid = pos0 + i + 1;
             double mx = -1e300, sum = 0;
-            for (int j = 0; j < valid; j++) {
+            for (int j = 0; j < tk; j++) {
+                if (!s2s_attn_mask_sees(mask, tk, b, h, i, j)) {
+                    p[j] = NAN;
+                    continue;
+                }
                 double s = 0;
-                for (int c = 0; c < dh; c++) s += q[i * ldq + h * dh + c] * k[j * ldk + h * dh + c];
-                p[j] = s / sqrt((double)dh);
+                for (int c = 0; c < dh; c++) {
+                    double qc = q[i * ldq + h * dh + c], kc = k[j * ldk + h * dh + c];
+                    s += linear ? r_phi(qc) * r_phi(kc) : qc * kc;
+                }
+                p[j] = linear ? s : s / sqrt((double)dh);
                 mx = p[j] > mx ? p[j] : mx;
             }
-            for (int j = 0; j < valid; j++) sum += (p[j] = exp(p[j] - mx));
-            for (int j = 0; j < tk && probs_out; j++)
-                probs_out[(h * tq + i) * tk + j] = j < valid ? p[j] / sum : 0.0;
-            for (int j = 0; j < valid; j++) {
-                p[j] /= sum;
-                if (keep) p[j] *= keep[(h * tq + i) * tk + j] ? scale : 0.0;
-            }
+            for (int j = 0; j < tk; j++)
+                if (p[j] == p[j]) sum += linear ? p[j] : (p[j] = exp(p[j] - mx));
+            if (linear) sum += 1e-6;
+            for (int j = 0; j < tk; j++) p[j] = p[j] == p[j] ? p[j] / sum : 0.0;
+            for (int j = 0; j < tk && probs_out; j++) probs_out[(h * tq + i) * tk + j] = p[j];
+            for (int j = 0; j < tk && keep; j++) p[j] *= keep[(h * tq + i) * tk + j] ? scale : 0.0;
             for (int c = 0; c < dh; c++) {
                 double acc = 0;
-                for (int j = 0; j < valid; j++) acc += p[j] * v[j * ldk + h * dh + c];
+                for (int j = 0; j < tk; j++) acc += p[j] * v[j * ldk + h * dh + c];
                 ctx[i * H * dh + h * dh + c] = acc;
             }
         }
+    }
     free(p);
 }
 
@@ -257,14 +268,26 @@ typedef struct attn_case {
     int klen[2];
     int pos0;     // -1: no causal mask
     float p;      // attention dropout
+    s2s_attn_type kind;  // of the heads in `heads`
+    int span;
+    unsigned heads;
 } attn_case;
 
 ParameterizedTestParameters(graph, attention_backward_matches_finite_differences) {
     static attn_case cases[] = {
-        {2, 2, 3, 4, 5, {5, 3}, -1, 0.0f},   // cross-attention: key padding
-        {2, 2, 3, 5, 5, {5, 2}, 0, 0.0f},    // both masks at once
-        {1, 3, 2, 4, 4, {4, 0}, 0, 0.0f},    // causal only, three heads
-        {2, 2, 3, 4, 5, {4, 5}, 0, 0.3f},    // with attention dropout
+        {2, 2, 3, 4, 5, {5, 3}, -1, 0.0f, S2S_ATTN_FULL, 0, 0},  // cross-attention: key padding
+        {2, 2, 3, 5, 5, {5, 2}, 0, 0.0f, S2S_ATTN_FULL, 0, 0},   // both masks at once
+        {1, 3, 2, 4, 4, {4, 0}, 0, 0.0f, S2S_ATTN_FULL, 0, 0},   // causal only, three heads
+        {2, 2, 3, 4, 5, {4, 5}, 0, 0.3f, S2S_ATTN_FULL, 0, 0},   // with attention dropout
+        // the variants: local on one head of two, block, strided with
+        // padding, linear alone, beside a softmax head and with dropout
+        {2, 2, 3, 6, 6, {6, 4}, -1, 0.0f, S2S_ATTN_LOCAL, 1, 0x2},
+        {2, 2, 3, 6, 6, {6, 5}, 0, 0.0f, S2S_ATTN_LOCAL, 2, 0x3},
+        {1, 2, 3, 7, 7, {7, 0}, -1, 0.0f, S2S_ATTN_BLOCK, 3, 0x3},
+        {2, 2, 3, 7, 7, {7, 5}, 0, 0.0f, S2S_ATTN_STRIDED, 3, 0x3},
+        {2, 2, 3, 4, 5, {5, 3}, -1, 0.0f, S2S_ATTN_LINEAR, 0, 0x3},
+        {2, 2, 3, 5, 5, {5, 2}, 0, 0.0f, S2S_ATTN_LINEAR, 0, 0x1},
+        {2, 2, 3, 4, 5, {4, 5}, 0, 0.3f, S2S_ATTN_LINEAR, 0, 0x2},
     };
     return cr_make_param_array(attn_case, cases, sizeof cases / sizeof cases[0]);
 }
@@ -279,15 +302,27 @@ ParameterizedTest(attn_case *c, graph, attention_backward_matches_finite_differe
     float *qb = malloc(sizeof(float) * (size_t)nq), *kb = nk ? malloc(sizeof(float) * (size_t)nk) : NULL;
     fill(qb, nq, 1.5);
     if (kb) fill(kb, nk, 1.5);
-    const float *kbase = fused ? qb + d : kb;
-    s2s_view q = {.p = qb, .bs = tq * ldq, .rs = ldq}, k = {.p = kbase, .bs = tk * ldk, .rs = ldk},
-             v = {.p = kbase + d, .bs = tk * ldk, .rs = ldk};
     int klen[2] = {c->klen[0], c->klen[1]};
     s2s_attn_shape sh = {
         .batch = B, .heads = H, .head_dim = dh, .tq = tq, .tk = tk,
-        .mask = {.pattern = {.causal = c->pos0 >= 0}, .k_len = c->klen[1] ? klen : NULL,
-                 .q_pos0 = c->pos0},
+        .mask = {.pattern = {.kind = c->kind, .span = c->span, .heads = c->heads,
+                             .causal = c->pos0 >= 0},
+                 .k_len = c->klen[1] ? klen : NULL, .q_pos0 = c->pos0 >= 0 ? c->pos0 : 0},
     };
+    // the kernels take the queries and keys through the features (linear
+    // heads'), the reference takes them as projected: qf, kf
+    float *qf = malloc(sizeof(float) * (size_t)nq), *kf = nk ? malloc(sizeof(float) * (size_t)nk) : NULL;
+    memcpy(qf, qb, sizeof(float) * (size_t)nq);
+    if (kf) memcpy(kf, kb, sizeof(float) * (size_t)nk);
+    const float *kfbase = fused ? qf + d : kf;
+    s2s_attention_features((s2s_rows){.p = qf, .bs = tq * ldq, .rs = ldq}, B, tq,
+                           &sh.mask.pattern, H, dh, true);
+    s2s_attention_features((s2s_rows){.p = (float *)kfbase, .bs = tk * ldk, .rs = ldk}, B, tk,
+                           &sh.mask.pattern, H, dh, false);
+    s2s_view q = {.p = qf, .bs = tq * ldq, .rs = ldq}, k = {.p = kfbase, .bs = tk * ldk, .rs = ldk},
+             v = {.p = kfbase + d, .bs = tk * ldk, .rs = ldk};
+    float *norms = malloc(sizeof(float) * B * H * tq);
+    sh.norms = norms;
     int64_t np = (int64_t)B * H * tq * tk;
     float *ctx = malloc(sizeof(float) * B * tq * d), *probs = malloc(sizeof(float) * np);
     float *pdrop = malloc(sizeof(float) * np), *dprobs = malloc(sizeof(float) * np);
@@ -316,9 +351,11 @@ ParameterizedTest(attn_case *c, graph, attention_backward_matches_finite_differe
                  dk = {.p = dkbase, .bs = tk * ldk, .rs = ldk},
                  dv = {.p = dkbase + d, .bs = tk * ldk, .rs = ldk};
         s2s_attn_saved f = {.q = q, .k = k, .v = v, .probs = probs, .pdrop = pdrop, .keep = keep,
-                            .p = c->p};
+                            .p = c->p, .norms = norms};
         cr_assert_eq(s2s_attention_backward(dq, dk, dv, dprobs, r, &f, &sh, with_head ? rh : NULL,
                                             H - 1), S2S_OK);
+        s2s_attention_features_backward(dq, q, B, tq, &sh.mask.pattern, H, dh, true);
+        s2s_attention_features_backward(dk, k, B, tk, &sh.mask.pattern, H, dh, false);
 
         // loss in double over every sentence
         double *Q = malloc(sizeof(double) * (size_t)nq), *K = nk ? malloc(sizeof(double) * (size_t)nk) : NULL;
@@ -331,9 +368,8 @@ ParameterizedTest(attn_case *c, graph, attention_backward_matches_finite_differe
             res = 0;                                                                        \
             for (int b = 0; b < B; b++) {                                                   \
                 const double *kk = fused ? Q + b * tq * ldq + d : K + b * tk * ldk;         \
-                r_attend(out, Q + b * tq * ldq, ldq, kk, kk + d, ldk, tq, tk, H, dh,        \
-                         sh.mask.k_len ? klen[b] : tk, c->pos0,                             \
-                         c->p > 0 ? keep + (int64_t)b * H * tq * tk : NULL, scale, ph);     \
+                r_attend(out, Q + b * tq * ldq, ldq, kk, kk + d, ldk, tq, tk, H, dh, &sh.mask, \
+                         b, c->p > 0 ? keep + (int64_t)b * H * tq * tk : NULL, scale, ph);  \
                 res += dot_fd(out, r + b * tq * d, tq * d);                                 \
                 if (with_head)                                                              \
                     res += dot_fd(ph + (H - 1) * tq * tk, rh + b * tq * tk, tq * tk);       \
@@ -359,8 +395,8 @@ ParameterizedTest(attn_case *c, graph, attention_backward_matches_finite_differe
     #undef ATT_LOSS
         free(dqb), free(dkb), free(Q), free(K), free(out);
     }
-    free(qb), free(kb), free(ctx), free(probs), free(pdrop), free(dprobs), free(keep), free(r);
-    free(rh), free(ph);
+    free(qb), free(kb), free(qf), free(kf), free(norms), free(ctx), free(probs), free(pdrop);
+    free(dprobs), free(keep), free(r), free(rh), free(ph);
 }
 
 // ---- FFN through s2s_linear_backward ----
@@ -461,9 +497,15 @@ static void write_lines(const char *path, const char *const *lines, int n) {
     fclose(f);
 }
 
-// A random model with vocabularies of 12 and 11 tokens; every 1-D tensor
-// is perturbed so a missing bias or norm weight cannot hide.
-static s2s_model *make_model(const arch *a, uint64_t seed) {
+// The attention variants of a model under test (model.*_attention).
+typedef struct attn_tables {
+    s2s_attention_config enc, dec, cross;
+} attn_tables;
+
+// A random model with vocabularies of 12 and 11 tokens and attentions t
+// (NULL: full); every 1-D tensor is perturbed so a missing bias or norm
+// weight cannot hide.
+static s2s_model *make_model_with(const arch *a, uint64_t seed, const attn_tables *at) {
     char dir[] = "/tmp/s2s_test_graph_XXXXXX";
     cr_assert(mkdtemp(dir));
     char src[64], tgt[64];
@@ -482,6 +524,11 @@ static s2s_model *make_model(const arch *a, uint64_t seed) {
     c.model.norm = (s2s_norm)a->norm;
     c.model.tie_output = a->tie;
     c.model.max_len = MAX_LEN;
+    if (at) {
+        c.model.encoder_attention = at->enc;
+        c.model.decoder_attention = at->dec;
+        c.model.cross_attention = at->cross;
+    }
     snprintf(c.vocab.src, sizeof c.vocab.src, "%s", src);
     snprintf(c.vocab.tgt, sizeof c.vocab.tgt, "%s", tgt);
     s2s_model *m = NULL;
@@ -496,6 +543,8 @@ static s2s_model *make_model(const arch *a, uint64_t seed) {
     }
     return m;
 }
+
+static s2s_model *make_model(const arch *a, uint64_t seed) { return make_model_with(a, seed, NULL); }
 
 // Sentences as token ids without </s>.
 typedef struct corpus {
@@ -616,8 +665,8 @@ static void r_ln(double *y, const double *x, const s2s_model *m, const char *fmt
 // out (Tq, D) = MHA of xq over xkv, weights "<prefix>.{q,k,v,out}_proj";
 // probs_out (H, Tq, Tk): the attention weights, when not NULL.
 static void r_mha(double *out, const double *xq, int tq, const double *xkv, int tk,
-                  const s2s_model *m, const char *prefix, int layer, int pos0,
-                  double *probs_out) {
+                  const s2s_model *m, const char *prefix, int layer,
+                  const s2s_attn_mask *mask, double *probs_out) {
     int d = m->cfg.model.d_model, H = m->cfg.model.heads;
     char fmt[96];
     snprintf(fmt, sizeof fmt, prefix, layer);
@@ -627,7 +676,7 @@ static void r_mha(double *out, const double *xq, int tq, const double *xkv, int 
     ref_linear(q, xq, P(m, fmt, 0, ".q_proj.weight"), P(m, fmt, 0, ".q_proj.bias"), tq, d, d);
     ref_linear(k, xkv, P(m, fmt, 0, ".k_proj.weight"), P(m, fmt, 0, ".k_proj.bias"), tk, d, d);
     ref_linear(v, xkv, P(m, fmt, 0, ".v_proj.weight"), P(m, fmt, 0, ".v_proj.bias"), tk, d, d);
-    r_attend(ctx, q, d, k, v, d, tq, tk, H, d / H, tk, pos0, NULL, 1.0, probs_out);
+    r_attend(ctx, q, d, k, v, d, tq, tk, H, d / H, mask, 0, NULL, 1.0, probs_out);
     ref_linear(out, ctx, P(m, fmt, 0, ".out_proj.weight"), P(m, fmt, 0, ".out_proj.bias"), tq, d, d);
     free(q), free(k), free(v), free(ctx);
 }
@@ -667,8 +716,14 @@ static void r_sub(double *x, int R, const double *mem, int S, const s2s_model *m
     double *h = malloc(sizeof(double) * (size_t)(R * d)), *y = malloc(sizeof(double) * (size_t)(R * d));
     if (pre) r_ln(h, x, m, nfmt, layer, R);
     else memcpy(h, x, sizeof(double) * (size_t)(R * d));
+    // the layer's pattern, from the model's description of itself
+    const s2s_stack *st = pos0 >= 0 || kind == 1 ? &m->arch.dec : &m->arch.enc;
+    s2s_attn_mask mask = {
+        .pattern = s2s_sub_pattern(&st->subs[kind == 1 ? 1 : 0], layer),
+        .q_pos0 = pos0 >= 0 ? pos0 : 0,
+    };
     if (kind == 2) r_ffn(y, h, R, m, layer_fmt, layer);
-    else r_mha(y, h, R, kind == 1 ? mem : h, kind == 1 ? S : R, m, afmt, layer, pos0, probs_out);
+    else r_mha(y, h, R, kind == 1 ? mem : h, kind == 1 ? S : R, m, afmt, layer, &mask, probs_out);
     for (int i = 0; i < R * d; i++) x[i] += y[i];
     if (!pre) {
         r_ln(h, x, m, nfmt, layer, R);
@@ -974,6 +1029,60 @@ ParameterizedTest(arch *a, graph, model_gradients_match_finite_differences) {
     free_batch(&b);
     s2s_graph_free(g);
     s2s_model_free(m);
+}
+
+// The same for the attention variants, one or several per model, on
+// some heads and layers or all (gelu: no relu kink under a difference).
+typedef struct variant_case {
+    arch a;
+    attn_tables t;
+} variant_case;
+
+#define ATTN(type_, span_, ...) \
+    {.type = S2S_ATTN_##type_, .window = span_, .block = span_, .stride = span_ < 2 ? 2 : span_, \
+     __VA_ARGS__}
+
+ParameterizedTestParameters(graph, variant_gradients_match_finite_differences) {
+    static variant_case cases[] = {
+        {{8, 2, 16, 1, 2, S2S_NORM_PRE, S2S_ACT_GELU, 0, 0.1f},
+         {ATTN(LOCAL, 1), ATTN(LOCAL, 1, .layers = {1, {1}}), ATTN(FULL, 1)}},
+        {{8, 2, 16, 1, 1, S2S_NORM_POST, S2S_ACT_GELU, 1, 0.0f},
+         {ATTN(STRIDED, 2), ATTN(BLOCK, 2), ATTN(LINEAR, 1, .heads = {1, {1}})}},
+        {{8, 2, 16, 1, 1, S2S_NORM_PRE, S2S_ACT_GELU, 0, 0.0f},
+         {ATTN(LINEAR, 1), ATTN(LINEAR, 1), ATTN(LINEAR, 1)}},
+        {{8, 2, 16, 2, 1, S2S_NORM_PRE, S2S_ACT_GELU, 1, 0.1f},
+         {ATTN(LOCAL, 1, .heads = {1, {1}}, .layers = {1, {1}}), ATTN(STRIDED, 2), ATTN(FULL, 1)}},
+    };
+    return cr_make_param_array(variant_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(variant_case *vc, graph, variant_gradients_match_finite_differences) {
+    s2s_model *m = make_model_with(&vc->a, 4242, &vc->t);
+    s2s_batch b;
+    make_batch(&b, &THREE, 0, 3);
+    s2s_graph *g;
+    cr_assert_eq(s2s_graph_new(&g, m), S2S_OK);
+    float *grads = malloc(sizeof(float) * m->n_params);
+    s2s_train_opts o = {.label_smoothing = vc->a.smoothing};
+    s2s_loss_stats st;
+    cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, grads, &st), S2S_OK, "%s", s2s_last_error());
+    double nll;
+    int correct;
+    double want = r_loss(m, &THREE, vc->a.smoothing, &nll, &correct);
+    cr_assert(fabs(st.loss - want) <= 1e-5 * want, "loss %.9g, reference %.9g", st.loss, want);
+    // and the variants change what is computed
+    s2s_model *full = make_model(&vc->a, 4242);
+    double full_nll;
+    cr_assert(fabs(r_loss(full, &THREE, vc->a.smoothing, &full_nll, &correct) - want) > 1e-6);
+    double worst, worst_rel, gmax;
+    int checked = check_model_grads(m, grads, &THREE, vc->a.smoothing, &(r_guides){0}, &worst,
+                                    &worst_rel, &gmax);
+    cr_assert_gt(checked, 300);
+    free(grads);
+    free_batch(&b);
+    s2s_graph_free(g);
+    s2s_model_free(m);
+    s2s_model_free(full);
 }
 
 // ---- guided alignment ----

@@ -3,25 +3,50 @@
 // cross-attention and a feed-forward block.
 #include "config/arch.h"
 
-static const s2s_sublayer self_attn = {
-    .kind = S2S_SUB_SELF_ATTN, .name = "self_attn", .norm = "norm1",
-    .pattern = {.kind = S2S_ATTN_FULL},
-};
+static uint64_t index_bits(const s2s_index_list *l) {
+    if (l->n == 0) return ~(uint64_t)0;
+    uint64_t bits = 0;
+    for (int i = 0; i < l->n; i++) bits |= (uint64_t)1 << l->v[i];
+    return bits;
+}
 
-s2s_arch s2s_arch_make(const s2s_model_config *c) {
-    s2s_sublayer causal = self_attn;
-    causal.pattern.causal = true;
-    return (s2s_arch){
-        .enc = {.name = "encoder", .layers = c->encoder_layers, .n_subs = 2,
-                .subs = {self_attn, {.kind = S2S_SUB_FFN, .name = "ffn", .norm = "norm2"}}},
-        .dec = {.name = "decoder", .layers = c->decoder_layers, .n_subs = 3,
-                .subs = {causal,
-                         {.kind = S2S_SUB_CROSS_ATTN, .name = "cross_attn", .norm = "norm2",
-                          .pattern = {.kind = S2S_ATTN_FULL}},
-                         {.kind = S2S_SUB_FFN, .name = "ffn", .norm = "norm3"}}},
+static s2s_sublayer attention(s2s_sub_kind kind, const char *name, const char *norm,
+                              const s2s_attention_config *a, bool causal) {
+    int span = a->type == S2S_ATTN_LOCAL   ? a->window
+               : a->type == S2S_ATTN_BLOCK ? a->block
+               : a->type == S2S_ATTN_STRIDED ? a->stride
+                                             : 0;
+    return (s2s_sublayer){
+        .kind = kind, .name = name, .norm = norm,
+        .pattern = {.kind = a->type, .span = span, .heads = index_bits(&a->heads),
+                    .causal = causal},
+        .layers = index_bits(&a->layers),
     };
 }
 
+s2s_arch s2s_arch_make(const s2s_model_config *c) {
+    const s2s_sublayer ffn2 = {.kind = S2S_SUB_FFN, .name = "ffn", .norm = "norm2"};
+    const s2s_sublayer ffn3 = {.kind = S2S_SUB_FFN, .name = "ffn", .norm = "norm3"};
+    return (s2s_arch){
+        .enc = {.name = "encoder", .layers = c->encoder_layers, .n_subs = 2,
+                .subs = {attention(S2S_SUB_SELF_ATTN, "self_attn", "norm1",
+                                   &c->encoder_attention, false),
+                         ffn2}},
+        .dec = {.name = "decoder", .layers = c->decoder_layers, .n_subs = 3,
+                .subs = {attention(S2S_SUB_SELF_ATTN, "self_attn", "norm1",
+                                   &c->decoder_attention, true),
+                         attention(S2S_SUB_CROSS_ATTN, "cross_attn", "norm2",
+                                   &c->cross_attention, false),
+                         ffn3}},
+    };
+}
+
+s2s_attn_pattern s2s_sub_pattern(const s2s_sublayer *sub, int l) {
+    s2s_attn_pattern p = sub->pattern;
+    if (p.kind == S2S_ATTN_FULL || l >= 64 || !(sub->layers >> l & 1))
+        p = (s2s_attn_pattern){.kind = S2S_ATTN_FULL, .causal = p.causal};
+    return p;
+}
 int s2s_stack_find(const s2s_stack *s, s2s_sub_kind kind) {
     for (int i = 0; i < s->n_subs; i++)
         if (s->subs[i].kind == kind) return i;

@@ -13,18 +13,29 @@
 #define S2S_CONFIG_ARCH_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "s2s/config.h"
 
-// Which keys an attention's queries see, besides key padding.
-typedef enum s2s_attn_kind {
-    S2S_ATTN_FULL,  // every key
-} s2s_attn_kind;
-
+// Which keys an attention's queries see, besides key padding, and how
+// they weigh them: in one layer, the heads in `heads` follow `kind` and
+// the others are full (s2s_pattern_head); every head keeps the causal cut.
 typedef struct s2s_attn_pattern {
-    s2s_attn_kind kind;
-    bool causal;  // and none after the query's own position
+    s2s_attn_type kind;
+    int span;        // local: the window; block: the block; strided: the stride
+    uint64_t heads;  // bit h: head h follows kind
+    bool causal;     // and no key after the query's own position
 } s2s_attn_pattern;
+
+// The kind head h of a layer with pattern p runs.
+static inline s2s_attn_type s2s_pattern_head(const s2s_attn_pattern *p, int64_t h) {
+    return h < 64 && (p->heads >> h & 1) ? p->kind : S2S_ATTN_FULL;
+}
+
+// Whether any head of p is linear (its queries and keys go through phi).
+static inline bool s2s_pattern_linear(const s2s_attn_pattern *p) {
+    return p->kind == S2S_ATTN_LINEAR && p->heads;
+}
 
 typedef enum s2s_sub_kind {
     S2S_SUB_SELF_ATTN,   // queries, keys and values from the stack's own stream
@@ -38,7 +49,8 @@ typedef struct s2s_sublayer {
     s2s_sub_kind kind;
     const char *name;          // in its tensors' names: "self_attn", "cross_attn", "ffn"
     const char *norm;          // its LayerNorm's: "norm1", "norm2", "norm3"
-    s2s_attn_pattern pattern;  // an attention's
+    s2s_attn_pattern pattern;  // an attention's, in the layers of `layers`
+    uint64_t layers;           // bit l: layer l follows pattern; the others are full
 } s2s_sublayer;
 
 typedef struct s2s_stack {
@@ -54,6 +66,9 @@ typedef struct s2s_arch {
 
 // The description of a network configured by c.
 s2s_arch s2s_arch_make(const s2s_model_config *c);
+
+// The pattern of sublayer sub in layer l.
+s2s_attn_pattern s2s_sub_pattern(const s2s_sublayer *sub, int l);
 
 // The index of s's first sublayer of that kind, or -1.
 int s2s_stack_find(const s2s_stack *s, s2s_sub_kind kind);

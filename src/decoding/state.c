@@ -308,8 +308,8 @@ static s2s_status fold_cross(s2s_state *st, int64_t B, int64_t S) {
     const s2s_model *m = st->m;
     int L = m->cfg.model.decoder_layers;
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads;
-    st->folded = st->fold_mode == S2S_FOLD_ALWAYS ||
-                 (st->fold_mode == S2S_FOLD_AUTO && s2s_cross_fold_pays(m, B, S));
+    st->folded = st->fold_mode == S2S_FOLD_ALWAYS ? s2s_cross_fold_works(m)
+                 : st->fold_mode == S2S_FOLD_AUTO && s2s_cross_fold_pays(m, B, S);
     if (!st->folded) return S2S_OK;
     int64_t per_layer = s2s_cross_fold_size(m, B, S), need = L * per_layer;
     if (need > st->fold_cap) {
@@ -343,14 +343,14 @@ s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S, bool maps) {
     int64_t H = c->heads;
     for (int l = 0; l < c->encoder_layers; l++) {
         float *probs = maps ? st->enc_probs + (int64_t)l * B * H * S * S : NULL;
-        S2S_TRY(s2s_encoder_layer(st->memory, &st->scratch, m, &st->w->enc[l], B, S,
+        S2S_TRY(s2s_encoder_layer(st->memory, &st->scratch, m, l, &st->w->enc[l], B, S,
                                   st->src_len, probs));
     }
     if (c->norm == S2S_NORM_PRE)
         s2s_layernorm(st->memory, st->memory, m->enc_norm.w, m->enc_norm.b, B * S, d,
                       c->layer_norm_eps);
     for (int l = 0; l < c->decoder_layers; l++)
-        S2S_TRY(s2s_cross_kv(st->cross_kv + (int64_t)l * B * S * 2 * d, st->memory, m,
+        S2S_TRY(s2s_cross_kv(st->cross_kv + (int64_t)l * B * S * 2 * d, st->memory, m, l,
                              cross_weights(st, l), B, S));
     return fold_cross(st, B, S);
 }
@@ -371,7 +371,7 @@ s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos,
                           ? st->self_probs + (int64_t)l * rows * H * (pos.t0 + pos.tq)
                           : NULL;
         const s2s_cross_folded *folded = st->folded ? &st->fold[l] : NULL;
-        S2S_TRY(s2s_decoder_layer(st->x, &st->scratch, m, &st->w->dec[l], self_kv, pos, cross_kv,
+        S2S_TRY(s2s_decoder_layer(st->x, &st->scratch, m, l, &st->w->dec[l], self_kv, pos, cross_kv,
                                   folded, S, st->src_len, B, self, cross));
     }
     const float *h = st->x;

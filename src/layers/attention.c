@@ -54,7 +54,79 @@ static s2s_status per_head(float *c, strides sc, const float *a, strides sa, con
     return s2s_mm(c, a, b, &args);
 }
 
-static float scale_of(const s2s_attn_shape *s) { return 1.0f / sqrtf((float)s->head_dim); }
+// A layer with linear heads scales its softmax heads' queries instead
+// (s2s_attention_features).
+static float scale_of(const s2s_attn_shape *s) {
+    return s2s_pattern_linear(&s->mask.pattern) ? 1.0f : 1.0f / sqrtf((float)s->head_dim);
+}
+
+// ---- linear heads' features ----
+
+static float phi(float x) { return x > 0.0f ? x + 1.0f : expf(x); }
+
+void s2s_attention_features(s2s_rows x, int64_t B, int64_t T, const s2s_attn_pattern *p,
+                            int64_t heads, int64_t head_dim, bool queries) {
+    if (!s2s_pattern_linear(p)) return;
+    float scale = 1.0f / sqrtf((float)head_dim);
+    for (int64_t h = 0; h < heads; h++) {
+        bool linear = s2s_pattern_head(p, h) == S2S_ATTN_LINEAR;
+        if (!linear && !queries) continue;
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t t = 0; t < T; t++) {
+                float *r = x.p + b * x.bs + t * x.rs + h * head_dim;
+                for (int64_t c = 0; c < head_dim; c++) r[c] = linear ? phi(r[c]) : r[c] * scale;
+            }
+    }
+}
+
+void s2s_attention_features_backward(s2s_rows dx, s2s_view fx, int64_t B, int64_t T,
+                                     const s2s_attn_pattern *p, int64_t heads,
+                                     int64_t head_dim, bool queries) {
+    if (!s2s_pattern_linear(p)) return;
+    float scale = 1.0f / sqrtf((float)head_dim);
+    for (int64_t h = 0; h < heads; h++) {
+        bool linear = s2s_pattern_head(p, h) == S2S_ATTN_LINEAR;
+        if (!linear && !queries) continue;
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t t = 0; t < T; t++) {
+                float *d = dx.p + b * dx.bs + t * dx.rs + h * head_dim;
+                const float *f = fx.p + b * fx.bs + t * fx.rs + h * head_dim;
+                for (int64_t c = 0; c < head_dim; c++)
+                    d[c] *= linear ? fminf(f[c], 1.0f) : scale;
+            }
+    }
+}
+
+// ---- weights from scores ----
+
+// The sum linear attention adds to each row's total (docs/attention.md).
+static const float linear_eps = 1e-6f;
+
+// In place on scores (B, H, Tq, Tk): each row's weights over the keys it
+// sees; s->norms (when set) gets linear rows' 1 / (sum + eps).
+static void weigh(float *probs, const s2s_attn_shape *s) {
+    int64_t B = s->batch, H = s->heads, tq = s->tq, tk = s->tk;
+    const s2s_attn_mask *m = &s->mask;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++) {
+            bool linear = s2s_pattern_head(&m->pattern, h) == S2S_ATTN_LINEAR;
+            bool exact = s2s_attn_mask_exact(m, h);
+            for (int64_t i = 0; i < tq; i++) {
+                int64_t row = (b * H + h) * tq + i;
+                float *x = probs + row * tk;
+                s2s_key_range r = s2s_attn_mask_keys(m, tk, b, h, i);
+                if (!exact)
+                    for (int64_t j = r.lo; j < r.hi; j++)
+                        if (!s2s_attn_mask_sees(m, tk, b, h, i, j)) x[j] = -INFINITY;
+                if (!linear) {
+                    s2s_softmax_row(x, r.lo, r.hi, tk);
+                    continue;
+                }
+                float inv = s2s_normalize_row(x, r.lo, r.hi, tk, linear_eps);
+                if (s->norms) s->norms[row] = inv;
+            }
+        }
+}
 
 // ---- forward ----
 
@@ -102,12 +174,7 @@ s2s_status s2s_attention_probs(float *probs, s2s_view q, s2s_view k, const s2s_a
         S2S_TRY(per_head(probs, weights_of(s), q.p, heads_of(q.bs, q.rs, s), k.p,
                          heads_t(k.bs, k.rs, s), s, tq, dh, tk, scale_of(s), s->bf16));
     }
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t h = 0; h < H; h++)
-            for (int64_t i = 0; i < tq; i++) {
-                s2s_key_range r = s2s_attn_mask_keys(&s->mask, tk, b, i);
-                s2s_softmax_row(probs + ((b * H + h) * tq + i) * tk, r.lo, r.hi, tk);
-            }
+    weigh(probs, s);
     return S2S_OK;
 }
 
@@ -184,13 +251,19 @@ s2s_status s2s_attention_backward(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *
         }
     }
     for (int64_t b = 0; b < B; b++)
-        for (int64_t h = 0; h < H; h++)
+        for (int64_t h = 0; h < H; h++) {
+            bool linear = s2s_pattern_head(&s->mask.pattern, h) == S2S_ATTN_LINEAR;
             for (int64_t i = 0; i < tq; i++) {
-                int64_t off = ((b * H + h) * tq + i) * tk;
-                s2s_key_range r = s2s_attn_mask_keys(&s->mask, tk, b, i);
-                s2s_softmax_backward_row(dprobs + off, dprobs + off, f->probs + off, r.lo, r.hi,
-                                         tk);
+                int64_t row = (b * H + h) * tq + i;
+                float *d = dprobs + row * tk;
+                const float *y = f->probs + row * tk;
+                s2s_key_range r = s2s_attn_mask_keys(&s->mask, tk, b, h, i);
+                if (linear)
+                    s2s_normalize_backward_row(d, d, y, f->norms[row], r.lo, r.hi, tk);
+                else
+                    s2s_softmax_backward_row(d, d, y, r.lo, r.hi, tk);
             }
+        }
 
     // dQ (B, H, Tq, Dh) = alpha dS · K
     S2S_TRY(per_head(dq.p, heads_of(dq.bs, dq.rs, s), dprobs, weights_of(s), f->k.p,

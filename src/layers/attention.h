@@ -42,9 +42,28 @@ typedef struct s2s_attn_shape {
     // oneDNN's cost there is per call (tests/bench_attention_products.c;
     // the rules in attention.c).
     float *block, *block_ctx;
+    // NULL, or (B, H, Tq): what each row of a linear head was divided by,
+    // as 1 / (sum + 1e-6) (s2s_normalize_row); training keeps it for the
+    // backward pass.
+    float *norms;
 } s2s_attn_shape;
 
+// Linear attention's feature map phi(x) = elu(x) + 1, in place on queries
+// or keys as they are projected: in a layer with linear heads
+// (s2s_pattern_linear), those heads' queries and keys become phi(q) and
+// phi(k), the other heads' queries q / sqrt(Dh), and the score product
+// scales nothing. x: (B, T) rows of D = H*Dh.
+void s2s_attention_features(s2s_rows x, int64_t B, int64_t T, const s2s_attn_pattern *p,
+                            int64_t heads, int64_t head_dim, bool queries);
+// Its backward in place on dx (B, T) given its output fx: phi'(x) =
+// min(phi(x), 1).
+void s2s_attention_features_backward(s2s_rows dx, s2s_view fx, int64_t B, int64_t T,
+                                     const s2s_attn_pattern *p, int64_t heads,
+                                     int64_t head_dim, bool queries);
+
 // ctx (B, Tq, D) contiguous = concat_h softmax(mask(Q_h·K_h^T / sqrt(Dh))) · V_h
+// for a softmax head, and concat_h normalize(mask(Q_h·K_h^T)) · V_h for a
+// linear one (its Q and K through s2s_attention_features).
 // probs (B, H, Tq, Tk) receives the attention weights (masked ones are 0;
 // a row that sees no key is all 0).
 s2s_status s2s_attention(float *ctx, float *probs, s2s_view q, s2s_view k, s2s_view v,
@@ -62,6 +81,7 @@ s2s_status s2s_attention_context(float *ctx, const float *weights, s2s_view v,
 // For one head (S scores, P weights, Pd dropped weights):
 //   S = alpha Q K^T (masked)   P = softmax(S)   Pd = drop(P)   O = Pd V
 //   dPd = dO V^T   dV = Pd^T dO   dP = drop'(dPd)   dS = P (dP - rowsum(P dP))
+// (a linear head: P = S / (rowsum(S) + 1e-6) = S * inv, dS = inv (dP - rowsum(P dP)))
 //   dQ = alpha dS K   dK = alpha dS^T Q
 // Every product is one batched s2s_mm over (B, H) reading heads in place.
 
@@ -80,6 +100,7 @@ typedef struct s2s_attn_saved {
     const float *probs;   // (B, H, Tq, Tk) softmax
     const float *pdrop;   // after dropout (when p > 0)
     const uint8_t *keep;  // dropout mask (when p > 0)
+    const float *norms;   // (B, H, Tq) when the layer has linear heads (s2s_attn_shape)
     float p;              // attention dropout
 } s2s_attn_saved;
 

@@ -89,6 +89,18 @@ static s2s_status attn_out(float *x, s2s_scratch *s, const s2s_model *m,
                   /*accumulate=*/true);
 }
 
+// Linear heads' features (s2s_attention_features) on `rows` projected
+// rows of queries (and the keys after them, `stride` floats apart).
+static void features(float *q, int64_t stride, int64_t rows, const s2s_attn_pattern *p,
+                     const s2s_model *m, bool keys_too) {
+    int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads;
+    s2s_rows r = {.p = q, .bs = 0, .rs = stride};
+    s2s_attention_features(r, 1, rows, p, H, d / H, true);
+    if (!keys_too) return;
+    r.p = q + d;
+    s2s_attention_features(r, 1, rows, p, H, d / H, false);
+}
+
 // x (B*S, D) += self-attention of a stack without a cache (the encoder's).
 static s2s_status self_attention(float *x, s2s_scratch *s, const s2s_model *m,
                                  const s2s_sub_weights *w, const s2s_attn_mask *mask,
@@ -103,13 +115,14 @@ static s2s_status self_attention(float *x, s2s_scratch *s, const s2s_model *m,
         .bf16 = bf16_rows(sa, S),
     };
     s2s_qkv a = s2s_recipe_self_qkv(s->q, S, d);
+    features(s->q, 3 * d, rows, &mask->pattern, m, true);
     S2S_TRY(s2s_attention(s->ctx, probs ? probs : s->probs, a.q, a.k, a.v, &shape));
     S2S_TRY(attn_out(x, s, m, sa, rows));
     sublayer_out(x, m, &w->norm, rows);
     return S2S_OK;
 }
 
-s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
+s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m, int l,
                              const s2s_layer_weights *w, int64_t B, int64_t S,
                              const int *src_len, float *probs) {
     const s2s_stack *st = &m->arch.enc;
@@ -120,25 +133,41 @@ s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
             S2S_TRY(ffn(x, s, m, &w->sub[i].ffn, &w->sub[i].norm, B * S));
             continue;
         }
-        s2s_attn_mask mask = {.pattern = sub->pattern, .k_len = src_len};
+        s2s_attn_mask mask = {.pattern = s2s_sub_pattern(sub, l), .k_len = src_len};
         S2S_TRY(self_attention(x, s, m, &w->sub[i], &mask, B, S, probs));
     }
     return S2S_OK;
 }
 
-s2s_status s2s_cross_kv(float *kv, const float *memory, const s2s_model *m,
+// Decoder layer l's cross-attention pattern.
+static s2s_attn_pattern cross_pattern(const s2s_model *m, int l) {
+    const s2s_stack *st = &m->arch.dec;
+    return s2s_sub_pattern(&st->subs[s2s_stack_find(st, S2S_SUB_CROSS_ATTN)], l);
+}
+
+s2s_status s2s_cross_kv(float *kv, const float *memory, const s2s_model *m, int l,
                         const s2s_attn_weights *a, int64_t B, int64_t S) {
-    int64_t d = m->cfg.model.d_model;
+    int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads;
     S2S_ASSERT(!a->in_out);  // the K/V slice is rows of the untransposed weight
     const float *bias = s2s_recipe_kv_bias(a->b_qkv, d);
-    if (a->kv.w) return s2s_linear_w(kv, memory, &a->kv, bias, B * S, d, 2 * d, S2S_MM_NONE, false);
-    return s2s_linear(kv, memory, s2s_recipe_kv_weight(a->w_qkv, d), false, bias, B * S, d,
-                      2 * d, S2S_MM_NONE, false);
+    if (a->kv.w)
+        S2S_TRY(s2s_linear_w(kv, memory, &a->kv, bias, B * S, d, 2 * d, S2S_MM_NONE, false));
+    else
+        S2S_TRY(s2s_linear(kv, memory, s2s_recipe_kv_weight(a->w_qkv, d), false, bias, B * S, d,
+                           2 * d, S2S_MM_NONE, false));
+    s2s_attn_pattern p = cross_pattern(m, l);
+    s2s_attention_features((s2s_rows){.p = kv, .rs = 2 * d}, 1, B * S, &p, H, d / H, false);
+    return S2S_OK;
+}
+
+bool s2s_cross_fold_works(const s2s_model *m) {
+    return !s2s_pattern_linear(&m->arch.dec.subs[s2s_stack_find(&m->arch.dec,
+                                                                S2S_SUB_CROSS_ATTN)].pattern);
 }
 
 bool s2s_cross_fold_pays(const s2s_model *m, int64_t B, int64_t S) {
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads;
-    return B * (H - 1) * S <= d;
+    return s2s_cross_fold_works(m) && B * (H - 1) * S <= d;
 }
 
 int64_t s2s_cross_fold_size(const s2s_model *m, int64_t B, int64_t S) {
@@ -206,7 +235,7 @@ static s2s_status cross_folded(float *x, const float *in, float *scratch, float 
             for (int64_t h = 0; h < H; h++) {
                 float *row = scratch + ((b * tc + r) * H + h) * S;
                 const float *bias = f->qb + (h * B + b) * S;
-                s2s_key_range k = s2s_attn_mask_keys(mask, S, b, r);
+                s2s_key_range k = s2s_attn_mask_keys(mask, S, b, h, r);
                 for (int64_t j = k.lo; j < k.hi; j++) row[j] += bias[j];
                 s2s_softmax_row(row, k.lo, k.hi, S);
                 if (probs)
@@ -247,6 +276,7 @@ static s2s_status cached_self_attention(float *x, s2s_scratch *s, const s2s_mode
     const s2s_attn_weights *a = &w->attn;
     S2S_TRY(linear(s->q, in, &a->qkv, a->w_qkv, a->in_out, a->b_qkv, rows, d, 3 * d,
                    S2S_MM_NONE, false));
+    features(s->q, 3 * d, rows, &mask->pattern, m, true);
     for (int64_t i = 0; i < seqs; i++)
         for (int64_t t = 0; t < tq; t++)
             memcpy(self_kv + (i * pos.t_alloc + pos.t0 + t) * 2 * d, s->q + (i * tq + t) * 3 * d + d,
@@ -280,6 +310,7 @@ static s2s_status cross_attention(float *x, s2s_scratch *s, const s2s_model *m,
     const s2s_attn_weights *a = &w->attn;
     if (a->qkv.w) S2S_TRY(s2s_linear_w(s->q, in, &a->qkv, a->b_qkv, rows, d, d, S2S_MM_NONE, false));
     else S2S_TRY(s2s_linear(s->q, in, a->w_qkv, false, a->b_qkv, rows, d, d, S2S_MM_NONE, false));
+    features(s->q, d, rows, &mask->pattern, m, false);
     s2s_attn_shape cross = {
         .batch = B, .heads = H, .head_dim = d / H, .tq = tc, .tk = S, .mask = *mask,
     };
@@ -291,7 +322,7 @@ static s2s_status cross_attention(float *x, s2s_scratch *s, const s2s_model *m,
     return S2S_OK;
 }
 
-s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
+s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m, int l,
                              const s2s_layer_weights *w, float *self_kv, s2s_dec_pos pos,
                              const float *cross_kv, const s2s_cross_folded *folded, int64_t S,
                              const int *src_len, int64_t B, float *self_probs,
@@ -301,10 +332,10 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
         const s2s_sublayer *sub = &st->subs[i];
         const s2s_sub_weights *sw = &w->sub[i];
         if (sub->kind == S2S_SUB_SELF_ATTN) {
-            s2s_attn_mask mask = {.pattern = sub->pattern, .q_pos0 = pos.t0};
+            s2s_attn_mask mask = {.pattern = s2s_sub_pattern(sub, l), .q_pos0 = pos.t0};
             S2S_TRY(cached_self_attention(x, s, m, sw, &mask, self_kv, pos, B, self_probs));
         } else if (sub->kind == S2S_SUB_CROSS_ATTN) {
-            s2s_attn_mask mask = {.pattern = sub->pattern, .k_len = src_len};
+            s2s_attn_mask mask = {.pattern = s2s_sub_pattern(sub, l), .k_len = src_len};
             S2S_TRY(cross_attention(x, s, m, sw, &mask, cross_kv, folded, pos, B, S,
                                     cross_probs));
         } else {

@@ -21,13 +21,14 @@ typedef struct s2s_scratch {
 
 // x (B, S, D). src_len (B) masks padded keys. probs (B, H, S, S) receives
 // the self-attention weights, or NULL to keep them in scratch.
-s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
+s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m, int l,
                              const s2s_layer_weights *w, int64_t B, int64_t S,
                              const int *src_len, float *probs);
 
-// kv (B, S, 2D) = memory · [W_k; W_v]^T + [b_k; b_v]: cross-attention keys
-// and values, computed once per sentence.
-s2s_status s2s_cross_kv(float *kv, const float *memory, const s2s_model *m,
+// kv (B, S, 2D) = memory · [W_k; W_v]^T + [b_k; b_v]: decoder layer l's
+// cross-attention keys (through s2s_attention_features) and values,
+// computed once per sentence.
+s2s_status s2s_cross_kv(float *kv, const float *memory, const s2s_model *m, int l,
                         const s2s_attn_weights *a, int64_t B, int64_t S);
 
 // Cross-attention folded ahead (s2s_cross_fold): per sentence and head, the
@@ -45,7 +46,9 @@ typedef struct s2s_cross_folded {
 
 // Whether folding pays for B sentences of S source rows (each step reads
 // (H-1)*S*D more floats per sentence, and D*D fewer per product).
+// Only a model without linear cross-attention heads folds.
 bool s2s_cross_fold_pays(const s2s_model *m, int64_t B, int64_t S);
+bool s2s_cross_fold_works(const s2s_model *m);
 
 // Floats s2s_cross_fold writes for B sentences of S rows, per layer.
 int64_t s2s_cross_fold_size(const s2s_model *m, int64_t B, int64_t S);
@@ -69,7 +72,7 @@ typedef struct s2s_dec_pos {
 // runs folded. self_probs (B*K, H, Tq, t0+Tq) and cross_probs
 // (B, H, K*Tq, S) receive the attention weights, or NULL to keep them in
 // scratch.
-s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m,
+s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m, int l,
                              const s2s_layer_weights *w, float *self_kv, s2s_dec_pos pos,
                              const float *cross_kv, const s2s_cross_folded *folded, int64_t S,
                              const int *src_len, int64_t B, float *self_probs,

@@ -116,9 +116,14 @@ static inline float exp_sum(float *y, const float *x, float shift, int64_t n, bo
     return lane_combine(acc);
 }
 
-VECTOR_CLONES void s2s_softmax_row(float *x, int64_t lo, int64_t hi, int64_t n) {
+// Zeroes x outside [lo, hi).
+static void zero_outside(float *x, int64_t lo, int64_t hi, int64_t n) {
     for (int64_t j = 0; j < lo && j < n; j++) x[j] = 0.0f;
     for (int64_t j = hi > lo ? hi : lo; j < n; j++) x[j] = 0.0f;
+}
+
+VECTOR_CLONES void s2s_softmax_row(float *x, int64_t lo, int64_t hi, int64_t n) {
+    zero_outside(x, lo, hi, n);
     if (lo >= hi) return;
     float *y = x + lo;
     int64_t len = hi - lo;
@@ -136,8 +141,24 @@ void s2s_softmax_backward_row(float *dx, const float *dy, const float *y, int64_
     float dot = 0.0f;
     for (int64_t j = lo; j < hi; j++) dot += y[j] * dy[j];
     for (int64_t j = lo; j < hi; j++) dx[j] = y[j] * (dy[j] - dot);
-    for (int64_t j = 0; j < lo && j < n; j++) dx[j] = 0.0f;
-    for (int64_t j = hi > lo ? hi : lo; j < n; j++) dx[j] = 0.0f;
+    zero_outside(dx, lo, hi, n);
+}
+
+float s2s_normalize_row(float *x, int64_t lo, int64_t hi, int64_t n, float eps) {
+    zero_outside(x, lo, hi, n);
+    float sum = 0.0f;
+    for (int64_t j = lo; j < hi; j++) sum += x[j];
+    float inv = 1.0f / (sum + eps);
+    for (int64_t j = lo; j < hi; j++) x[j] *= inv;
+    return inv;
+}
+
+void s2s_normalize_backward_row(float *dx, const float *dy, const float *y, float inv,
+                                int64_t lo, int64_t hi, int64_t n) {
+    float dot = 0.0f;
+    for (int64_t j = lo; j < hi; j++) dot += y[j] * dy[j];
+    for (int64_t j = lo; j < hi; j++) dx[j] = inv * (dy[j] - dot);
+    zero_outside(dx, lo, hi, n);
 }
 
 void s2s_dropout(float *x, uint8_t *keep, int64_t n, float p, s2s_rng *rng) {

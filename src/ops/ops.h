@@ -24,6 +24,17 @@ void s2s_softmax_row(float *x, int64_t lo, int64_t hi, int64_t n);
 void s2s_softmax_backward_row(float *dx, const float *dy, const float *y, int64_t lo, int64_t hi,
                               int64_t n);
 
+// In place, per row of length n of scores >= 0 (linear attention's):
+// x[lo:hi] = x[lo:hi] / (sum(x[lo:hi]) + eps), every other x[j] = 0.
+// Returns 1 / (sum + eps), which the backward takes.
+float s2s_normalize_row(float *x, int64_t lo, int64_t hi, int64_t n, float eps);
+
+// Backward of s2s_normalize_row given its output y and what it returned:
+// dx (n) = inv * (dy - sum(y * dy)) over [lo, hi), 0 elsewhere. dx may
+// alias dy.
+void s2s_normalize_backward_row(float *dx, const float *dy, const float *y, float inv,
+                                int64_t lo, int64_t hi, int64_t n);
+
 // Inverted dropout in place: keep[i] = (uniform >= p), x[i] = keep ?
 // x[i] / (1 - p) : 0. One rng draw per element, in order. p == 0 leaves x
 // and keep alone and does not touch rng. 0 <= p < 1.

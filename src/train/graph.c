@@ -62,6 +62,7 @@ typedef struct sub_acts {
     float *probs;     // (N, H, Tq, Tk) softmax
     float *pdrop;     // (N, H, Tq, Tk) after attention dropout (when allocated)
     uint8_t *akeep;   // (N, H, Tq, Tk)
+    float *norms;     // (N, H, Tq) linear heads' row norms (s2s_attn_shape)
     float *ctx;       // (R, D) heads concatenated, before out_proj
     // FFN
     float *a1;        // (R, F) fc1 output before the activation
@@ -129,7 +130,7 @@ static uint8_t *take_bytes(arena *a, int64_t n) {
 }
 
 static void plan_sub(arena *a, sub_acts *s, s2s_sub_kind kind, bool pre, bool adrop, int64_t R,
-                     int64_t Rs, int64_t n_probs, int64_t d, int64_t f) {
+                     int64_t Rs, int64_t n_probs, int64_t n_norms, int64_t d, int64_t f) {
     *s = (sub_acts){0};
     if (pre) s->h = take(a, R * d);
     s->xhat = take(a, R * d);
@@ -144,6 +145,7 @@ static void plan_sub(arena *a, sub_acts *s, s2s_sub_kind kind, bool pre, bool ad
     s->q = take(a, R * (kind == S2S_SUB_SELF_ATTN ? 3 * d : d));
     if (kind == S2S_SUB_CROSS_ATTN) s->kv = take(a, Rs * 2 * d);
     s->probs = take(a, n_probs);
+    s->norms = take(a, n_norms);
     if (adrop) {
         s->pdrop = take(a, n_probs);
         s->akeep = take_bytes(a, n_probs);
@@ -167,7 +169,7 @@ static void plan_stack(arena *a, sub_acts *acts, const s2s_stack *st, const s2s_
             s2s_sub_kind kind = st->subs[i].kind;
             int64_t keys = kind == S2S_SUB_CROSS_ATTN ? S : kind == S2S_SUB_SELF_ATTN ? T : 0;
             plan_sub(a, acts_at(acts, st, l, i), kind, pre, g->cap_adrop, N * T, N * S,
-                     N * H * T * keys, c->d_model, c->ffn_dim);
+                     N * H * T * keys, N * H * T, c->d_model, c->ffn_dim);
         }
 }
 
@@ -435,8 +437,10 @@ static s2s_status attn_tail(pass *p, sub_acts *a, const s2s_attn_weights *w,
                             const s2s_norm_weights *n, s2s_qkv v, const s2s_attn_shape *sh,
                             int64_t R) {
     int64_t d = p->d;
-    S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, v.q, v.k, v.v, sh,
-                                p->adrop, p->rng));
+    s2s_attn_shape with_norms = *sh;
+    with_norms.norms = a->norms;
+    S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, v.q, v.k, v.v,
+                                &with_norms, p->adrop, p->rng));
     S2S_TRY(s2s_linear(p->g->tmp, a->ctx, w->w_out, false, w->b_out, R, d, d, S2S_MM_NONE,
                        false));
     sub_out(p, a, n, p->g->tmp, R);
@@ -449,6 +453,17 @@ static s2s_attn_shape shape_of(const pass *p, int64_t tq, int64_t tk, s2s_attn_m
                             .tk = tk, .mask = mask};
 }
 
+// Linear heads' features (s2s_attention_features), in place on the
+// queries of v in base, and on its keys when they are there too
+// (self-attention; s2s_cross_kv makes cross-attention's).
+static void features_fwd(const pass *p, float *base, s2s_qkv v, const s2s_attn_shape *sh,
+                         bool keys) {
+    const s2s_attn_pattern *pt = &sh->mask.pattern;
+    int64_t dh = p->d / p->H;
+    s2s_attention_features(grad_of(base, base, v.q), p->N, sh->tq, pt, p->H, dh, true);
+    if (keys) s2s_attention_features(grad_of(base, base, v.k), p->N, sh->tk, pt, p->H, dh, false);
+}
+
 // Self-attention over T rows per sentence.
 static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw, int64_t T,
                                 s2s_attn_mask mask) {
@@ -459,19 +474,21 @@ static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw,
     S2S_TRY(s2s_linear(a->q, a->h, w->w_qkv, false, w->b_qkv, R, d, 3 * d, S2S_MM_NONE, false));
     s2s_attn_shape sh = shape_of(p, T, T, mask);
     s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
+    features_fwd(p, a->q, v, &sh, true);
     return attn_tail(p, a, w, n, v, &sh, R);
 }
 
 // Cross-attention of the T target rows over the S source rows.
-static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw,
+static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw, int l,
                                  s2s_attn_mask mask) {
     const s2s_attn_weights *w = &sw->attn;
     int64_t d = p->d, T = p->T, S = p->S, R = p->N * T;
     sub_in(p, a, &sw->norm, R);
     S2S_TRY(s2s_linear(a->q, a->h, w->w_qkv, false, w->b_qkv, R, d, d, S2S_MM_NONE, false));
-    S2S_TRY(s2s_cross_kv(a->kv, p->g->memory, p->m, w, p->N, S));
+    S2S_TRY(s2s_cross_kv(a->kv, p->g->memory, p->m, l, w, p->N, S));  // keys' features too
     s2s_attn_shape sh = shape_of(p, T, S, mask);
     s2s_qkv v = s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d);
+    features_fwd(p, a->q, v, &sh, false);
     return attn_tail(p, a, w, &sw->norm, v, &sh, R);
 }
 
@@ -491,12 +508,12 @@ static s2s_status ffn_fwd(pass *p, sub_acts *a, const s2s_ffn_weights *w,
     return S2S_OK;
 }
 
-// The mask of attention sublayer sub: its pattern, and keys padded to
-// k_len (NULL: none) for self-attention, to the source's for
+// The mask of attention sublayer sub in layer l: its pattern, and keys
+// padded to k_len (NULL: none) for self-attention, to the source's for
 // cross-attention.
-static s2s_attn_mask mask_of(const pass *p, const s2s_sublayer *sub, const int *k_len) {
+static s2s_attn_mask mask_of(const pass *p, const s2s_sublayer *sub, int l, const int *k_len) {
     return (s2s_attn_mask){
-        .pattern = sub->pattern,
+        .pattern = s2s_sub_pattern(sub, l),
         .k_len = sub->kind == S2S_SUB_CROSS_ATTN ? p->b->src_len : k_len,
     };
 }
@@ -512,9 +529,9 @@ static s2s_status stack_fwd(pass *p, const s2s_stack *st, sub_acts *acts,
             sub_acts *a = acts_at(acts, st, l, i);
             a->in = x;
             if (sub->kind == S2S_SUB_SELF_ATTN)
-                S2S_TRY(self_attn_fwd(p, a, &w[l].sub[i], T, mask_of(p, sub, k_len)));
+                S2S_TRY(self_attn_fwd(p, a, &w[l].sub[i], T, mask_of(p, sub, l, k_len)));
             else if (sub->kind == S2S_SUB_CROSS_ATTN)
-                S2S_TRY(cross_attn_fwd(p, a, &w[l].sub[i], mask_of(p, sub, k_len)));
+                S2S_TRY(cross_attn_fwd(p, a, &w[l].sub[i], l, mask_of(p, sub, l, k_len)));
             else
                 S2S_TRY(ffn_fwd(p, a, &w[l].sub[i].ffn, &w[l].sub[i].norm, p->N * T));
             x = a->out;
@@ -676,14 +693,20 @@ static const struct guide *guide_of(const pass *p, const sub_acts *a) {
 
 // The attention backward between the output projection and the Q/K/V
 // projections: dctx in g->dctx, dq and dkv (rows of K|V) the gradients of
-// its queries' and keys' views.
+// its queries' and keys' views, through linear heads' features.
 static s2s_status heads_bwd(pass *p, sub_acts *a, s2s_qkv v, s2s_rows dq, s2s_rows dk,
                             s2s_rows dv, const s2s_attn_shape *sh) {
     s2s_attn_saved f = {.q = v.q, .k = v.k, .v = v.v, .probs = a->probs,
-                        .pdrop = used_probs(p, a), .keep = a->akeep, .p = p->adrop};
+                        .pdrop = used_probs(p, a), .keep = a->akeep, .p = p->adrop,
+                        .norms = a->norms};
     const struct guide *gd = guide_of(p, a);
-    return s2s_attention_backward(dq, dk, dv, p->g->dprobs, p->g->dctx, &f, sh,
-                                  gd ? gd->dhead : NULL, gd ? gd->head : 0);
+    S2S_TRY(s2s_attention_backward(dq, dk, dv, p->g->dprobs, p->g->dctx, &f, sh,
+                                   gd ? gd->dhead : NULL, gd ? gd->head : 0));
+    const s2s_attn_pattern *pt = &sh->mask.pattern;
+    int64_t dh = p->d / p->H;
+    s2s_attention_features_backward(dq, v.q, p->N, sh->tq, pt, p->H, dh, true);
+    s2s_attention_features_backward(dk, v.k, p->N, sh->tk, pt, p->H, dh, false);
+    return S2S_OK;
 }
 
 static s2s_status self_attn_bwd(pass *p, sub_acts *a, const s2s_sub_weights *sw, float *dx,
@@ -766,9 +789,9 @@ static s2s_status stack_bwd(pass *p, const s2s_stack *st, sub_acts *acts,
             const s2s_sublayer *sub = &st->subs[i];
             sub_acts *a = acts_at(acts, st, l, i);
             if (sub->kind == S2S_SUB_SELF_ATTN)
-                S2S_TRY(self_attn_bwd(p, a, &w[l].sub[i], dx, T, mask_of(p, sub, k_len)));
+                S2S_TRY(self_attn_bwd(p, a, &w[l].sub[i], dx, T, mask_of(p, sub, l, k_len)));
             else if (sub->kind == S2S_SUB_CROSS_ATTN)
-                S2S_TRY(cross_attn_bwd(p, a, &w[l].sub[i], dx, mask_of(p, sub, k_len)));
+                S2S_TRY(cross_attn_bwd(p, a, &w[l].sub[i], dx, mask_of(p, sub, l, k_len)));
             else
                 S2S_TRY(ffn_bwd(p, a, &w[l].sub[i].ffn, &w[l].sub[i].norm, dx, p->N * T));
         }
