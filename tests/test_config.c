@@ -998,7 +998,13 @@ Test(config, model_to_yaml_holds_only_model_and_decode) {
         model_keys += !strncmp(s2s_cfg_leaf_get(i)->path, "model.", 6);
         decode_keys += !strncmp(s2s_cfg_leaf_get(i)->path, "decode.", 7);
     }
-    cr_assert_eq(count_lines(y), 2 + model_keys + decode_keys, "%s", y);
+    // A nested table (model.encoder_attention) is one more line, its name.
+    const s2s_cfg_table *model = s2s_cfg_root.keys[s2s_cfg_find(&s2s_cfg_root, "model", 5)].sub;
+    const s2s_cfg_table *decode =
+        s2s_cfg_root.keys[s2s_cfg_find(&s2s_cfg_root, "decode", 6)].sub;
+    cr_assert_eq(count_lines(y),
+                 2 + model_keys + decode_keys + count_tables(model) + count_tables(decode), "%s",
+                 y);
     s2s_config back;
     s2s_config_default(&back);
     cr_assert_eq(s2s_config_load_string(&back, y, "model file", NULL), S2S_OK, "%s", s2s_last_error());
@@ -1662,7 +1668,8 @@ Test(config, json_schema_has_every_key_with_what_the_loader_takes) {
     s2s_config_default(&def);
     static const struct { s2s_cfg_type t; const char *json; } types[] = {
         {S2S_CFG_INT, "integer"}, {S2S_CFG_FLOAT, "number"}, {S2S_CFG_BOOL, "boolean"},
-        {S2S_CFG_ENUM, "string"}, {S2S_CFG_FLOAT_PAIR, "array"}};
+        {S2S_CFG_ENUM, "string"}, {S2S_CFG_FLOAT_PAIR, "array"},
+        {S2S_CFG_INDEX_LIST, "array"}};
     for (int i = 0; i < s2s_cfg_n_leaves(); i++) {
         const s2s_cfg_leaf *l = s2s_cfg_leaf_get(i);
         const s2s_cfg_key *k = l->key;
@@ -1695,10 +1702,14 @@ Test(config, json_schema_has_every_key_with_what_the_loader_takes) {
         cr_assert_not_null(d, "%s has no default", l->path);
         char value[160];
         if (json_is_array(d)) {
-            char a[64], b[64];
-            json_to_text(a, sizeof a, json_array_get(d, 0));
-            json_to_text(b, sizeof b, json_array_get(d, 1));
-            snprintf(value, sizeof value, "[%s, %s]", a, b);
+            // "[a, b]", or "[]" for an empty index list.
+            size_t at = (size_t)snprintf(value, sizeof value, "[");
+            for (size_t j = 0; j < json_array_size(d); j++) {
+                char a[64];
+                json_to_text(a, sizeof a, json_array_get(d, j));
+                at += (size_t)snprintf(value + at, sizeof value - at, "%s%s", j ? ", " : "", a);
+            }
+            snprintf(value + at, sizeof value - at, "]");
         } else {
             json_to_text(value, sizeof value, d);
         }
@@ -1721,9 +1732,19 @@ Test(config, json_schema_has_every_key_with_what_the_loader_takes) {
             continue;
         }
         if (k->type == S2S_CFG_BOOL) continue;
+        if (k->type == S2S_CFG_INDEX_LIST) {
+            // Distinct entries, at most S2S_MAX_INDICES: as the loader.
+            cr_assert(json_is_true(json_object_get(s, "uniqueItems")), "%s", l->path);
+            cr_assert_eq(json_integer_value(json_object_get(s, "maxItems")), S2S_MAX_INDICES,
+                         "%s", l->path);
+            cr_assert(set_ok(l->path, "[1, 0]"), "%s", l->path);
+            cr_assert(!set_ok(l->path, "[1, 1]"), "%s: uniqueItems", l->path);
+        }
         // Bounds: the loader takes an inclusive bound and refuses an
-        // exclusive one and whatever lies beyond either.
+        // exclusive one and whatever lies beyond either (each entry of a
+        // list: a pair's two, an index list's one).
         json_t *num = json_is_array(d) ? json_object_get(s, "items") : s;
+        const char *list_fmt = k->type == S2S_CFG_FLOAT_PAIR ? "[%s, %s]" : "[%s]";
         static const char *const names[] = {"minimum", "exclusiveMinimum", "maximum",
                                             "exclusiveMaximum"};
         int found = 0;
@@ -1736,8 +1757,8 @@ Test(config, json_schema_has_every_key_with_what_the_loader_takes) {
             char at[64], past[64], at2[140], past2[140];
             json_to_text(at, sizeof at, v);
             snprintf(past, sizeof past, integer ? "%.0f" : "%.9g", b < 2 ? x - step : x + step);
-            snprintf(at2, sizeof at2, json_is_array(d) ? "[%s, %s]" : "%s", at, at);
-            snprintf(past2, sizeof past2, json_is_array(d) ? "[%s, %s]" : "%s", past, past);
+            snprintf(at2, sizeof at2, json_is_array(d) ? list_fmt : "%s", at, at);
+            snprintf(past2, sizeof past2, json_is_array(d) ? list_fmt : "%s", past, past);
             cr_assert_eq(set_ok(l->path, at2), b % 2 == 0, "%s=%s", l->path, at2);
             cr_assert(!set_ok(l->path, past2), "%s=%s is beyond the schema's %s", l->path, past2,
                       names[b]);

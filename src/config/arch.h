@@ -16,10 +16,10 @@
 
 #include "s2s/config.h"
 
-// Which keys an attention's queries see, besides key padding.
-typedef enum s2s_attn_kind {
-    S2S_ATTN_FULL,  // every key
-} s2s_attn_kind;
+// Which keys an attention's queries see, besides key padding: the type a
+// config gives (s2s_attn_type, s2s/config.h), so that the two cannot drift
+// apart and a config's type is a pattern's kind as it stands.
+typedef s2s_attn_type s2s_attn_kind;
 
 typedef struct s2s_attn_pattern {
     s2s_attn_kind kind;
