@@ -65,15 +65,17 @@ static const s2s_cfg_table head_pull_table = TABLE(head_pull_keys);
 // model.encoder_attention, .decoder_attention and .cross_attention, so the
 // three read and print alike. The largest index of a head or layer list is
 // S2S_MAX_INDICES - 1; the rules below bound it by the model's own counts.
+// (The help says abs(i - j), not |i - j|: a '|' would split a cell of
+// docs/config.md's tables.)
 static const s2s_cfg_key attention_keys[] = {
     {.name = "type", .type = S2S_CFG_ENUM, FIELD(s2s_attention_config, type), .def = "full",
      .names = attn_type_names,
      .help = "Which keys a query sees, of those it may see at all: positions count from 0 "
              "over the sequence including `</s>`, padded keys never count, and in the "
              "decoder's self-attention a query i never sees a key j > i. `full`: every "
-             "key. `local`: keys with |i - j| <= `window` (in the decoder, i - `window` <= "
+             "key. `local`: keys with abs(i - j) <= `window` (in the decoder, i - `window` <= "
              "j <= i). `block`: keys with floor(i / `block`) = floor(j / `block`). "
-             "`strided`: keys with |i - j| < `stride` or (i - j) mod `stride` = 0, the "
+             "`strided`: keys with abs(i - j) < `stride` or (i - j) mod `stride` = 0, the "
              "union of the Sparse Transformer's two strided heads. `linear`: every key, "
              "weighted without a softmax: phi(x) = elu(x) + 1 on the projected queries "
              "and keys of each head (no 1/sqrt(d)), o_i = sum_j phi(q_i).phi(k_j) v_j / "
