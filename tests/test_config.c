@@ -421,6 +421,464 @@ Test(config, pair_values_parse_check_and_print) {
     free(y);
 }
 
+// ---- the attention variants' keys: index lists and model.*_attention ----
+
+static const s2s_attention_config *attentions(const s2s_config *cfg, int i) {
+    const s2s_attention_config *a[] = {&cfg->model.encoder_attention,
+                                       &cfg->model.decoder_attention,
+                                       &cfg->model.cross_attention};
+    return a[i];
+}
+
+// Whether list l holds exactly want[0..n) in that order.
+static bool list_is(const s2s_index_list *l, const int *want, int n) {
+    if (l->n != n) return false;
+    for (int i = 0; i < n; i++)
+        if (l->v[i] != want[i]) return false;
+    return true;
+}
+
+static void expect_string_ok(s2s_config *cfg, const char *text) {
+    s2s_config_default(cfg);
+    cr_assert_eq(s2s_config_load_string(cfg, text, "t.yaml", NULL), S2S_OK, "%s: %s", text,
+                 s2s_last_error());
+}
+
+Test(config, attention_defaults_are_full_and_old_model_files_read_them) {
+    s2s_config cfg;
+    memset(&cfg, 0xAB, sizeof cfg);
+    s2s_config_default(&cfg);
+    for (int i = 0; i < 3; i++) {
+        const s2s_attention_config *a = attentions(&cfg, i);
+        cr_assert_eq(a->type, S2S_ATTN_FULL, "%d", i);
+        cr_assert(a->window == 16 && a->block == 64 && a->stride == 8, "%d", i);
+        cr_assert(a->heads.n == 0 && a->layers.n == 0, "%d: every head and layer", i);
+    }
+    // A model file's stored config from before these keys: the defaults.
+    s2s_config old;
+    memset(&old, 0x5A, sizeof old);
+    s2s_config_default(&old);
+    cr_assert_eq(s2s_config_load_string(&old, "model:\n  d_model: 64\n  heads: 4\n"
+                                        "decode:\n  beam_size: 2\n", "m.safetensors", NULL),
+                 S2S_OK, "%s", s2s_last_error());
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(attentions(&old, i)->type, S2S_ATTN_FULL);
+    s2s_config want;
+    s2s_config_default(&want);
+    want.model.d_model = 64;
+    want.model.heads = 4;
+    cr_assert(s2s_config_same_arch(&old, &want));
+    // The model file's text spells every key out and reads back the same.
+    char *y = s2s_config_model_to_yaml(&cfg);
+    cr_assert_not_null(strstr(y, "\n  encoder_attention:\n    type: full  # default\n"
+                                 "    window: 16  # default\n    block: 64  # default\n"
+                                 "    stride: 8  # default\n    heads: []  # default\n"
+                                 "    layers: []  # default\n  decoder_attention:\n"),
+                       "%s", y);
+    cr_assert_not_null(strstr(y, "\n  cross_attention:\n    type: full  # default\n"), "%s", y);
+    free(y);
+    s2s_config good, back;
+    load_good(&good);
+    y = s2s_config_model_to_yaml(&good);
+    cr_assert_not_null(strstr(y, "\n  encoder_attention:\n    type: local\n    window: 3\n"
+                                 "    block: 32\n    stride: 4\n    heads: [1, 2, 3]\n"
+                                 "    layers: [0, 2]\n"), "%s", y);
+    s2s_config_default(&back);
+    cr_assert_eq(s2s_config_load_string(&back, y, "m.safetensors", NULL), S2S_OK, "%s",
+                 s2s_last_error());
+    cr_assert(s2s_config_same_arch(&good, &back), "%s", y);
+    cr_assert(list_is(&back.model.decoder_attention.heads, (int[]){0, 2}, 2));
+    cr_assert_eq(back.model.cross_attention.type, S2S_ATTN_LINEAR);
+    free(y);
+    // A stored architecture that differs in an attention key is named.
+    cr_assert_eq(s2s_config_check_arch(&good, "m.safetensors", &cfg, "c.yaml"), S2S_ERR_CONFIG);
+    cr_assert_not_null(strstr(s2s_last_error(), "\n  model.encoder_attention.heads: [1, 2, 3] in "
+                                                "the model, [] in the config"),
+                       "%s", s2s_last_error());
+}
+
+Test(config, index_lists_read_flow_and_block_sequences_and_print_back) {
+    s2s_config cfg, back;
+    expect_string_ok(&cfg, "model:\n  encoder_attention:\n    heads: [3, 0, 2]\n");
+    cr_assert(list_is(&cfg.model.encoder_attention.heads, (int[]){3, 0, 2}, 3),
+              "kept in the order written");
+    expect_string_ok(&cfg, "model:\n  decoder_attention:\n    layers:\n      - 5\n      - 1\n"
+                           "    heads: [ ]\n");
+    cr_assert(list_is(&cfg.model.decoder_attention.layers, (int[]){5, 1}, 2));
+    cr_assert_eq(cfg.model.decoder_attention.heads.n, 0);
+    // [] empties a list set before (here by a base: the text read first).
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_set(&cfg, "model.cross_attention.heads=[1,2]"), S2S_OK);
+    cr_assert_eq(s2s_config_load_string(&cfg, "model: {cross_attention: {heads: []}}\n", "t.yaml",
+                                        NULL), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(cfg.model.cross_attention.heads.n, 0);
+    // Printed as a flow list, read back to the same values.
+    expect_string_ok(&cfg, "model:\n  heads: 64\n  encoder_attention: {type: block, block: 4, "
+                           "heads: [63, 0], layers: [1]}\n");
+    char *y = s2s_config_to_yaml(&cfg);
+    cr_assert_not_null(strstr(y, "\n  encoder_attention:\n    type: block\n    window: 16  # "
+                                 "default\n    block: 4\n    stride: 8  # default\n"
+                                 "    heads: [63, 0]\n    layers: [1]\n"), "%s", y);
+    s2s_config_default(&back);
+    cr_assert_eq(s2s_config_load_string(&back, y, "y", NULL), S2S_OK, "%s", s2s_last_error());
+    expect_same_config(&back, &cfg, y);
+    cr_assert(list_is(&back.model.encoder_attention.heads, (int[]){63, 0}, 2));
+    free(y);
+    // The same indices in another order are the same list (one architecture).
+    back = cfg;
+    back.model.encoder_attention.heads = (s2s_index_list){.n = 2, .v = {0, 63}};
+    cr_assert(s2s_config_equal(&cfg, &back));
+    back.model.encoder_attention.heads = (s2s_index_list){.n = 2, .v = {0, 62}};
+    cr_assert_not(s2s_config_equal(&cfg, &back));
+    char *d = NULL;
+    cr_assert_eq(s2s_config_diff(&cfg, &back, true, &d), S2S_OK);
+    cr_assert_str_eq(d, "model.encoder_attention.heads: [63, 0] -> [0, 62]\n");
+    free(d);
+    // 64 distinct entries are the most a list holds, and fit.
+    s2s_buf text = {0};
+    s2s_buf_puts(&text, "model:\n  heads: 64\n  encoder_attention:\n    heads: [");
+    for (int i = 63; i >= 0; i--) s2s_buf_printf(&text, "%d%s", i, i ? ", " : "]\n");
+    expect_string_ok(&cfg, text.s);
+    cr_assert_eq(cfg.model.encoder_attention.heads.n, 64);
+    cr_assert_eq(cfg.model.encoder_attention.heads.v[63], 0);
+    s2s_buf_free(&text);
+}
+
+Test(config, index_list_errors_are_at_the_entry) {
+    // Out of range, in a flow list: at the entry, with its caret.
+    expect_string_error("model:\n  encoder_attention: {heads: [0, 64]}\n",
+                        "t.yaml:2:34: model.encoder_attention.heads: 64 is out of range; must be "
+                        ">= 0 and <= 63\n"
+                        "  encoder_attention: {heads: [0, 64]}\n"
+                        "                                 ^");
+    // In a block list, at the entry's own line.
+    expect_string_error("model:\n  decoder_attention:\n    layers:\n      - 1\n      - -1\n",
+                        "t.yaml:5:9: model.decoder_attention.layers: -1 is out of range; must be "
+                        ">= 0 and <= 63\n"
+                        "      - -1\n"
+                        "        ^");
+    // Twice: at the second.
+    expect_string_error("model:\n  cross_attention:\n    heads: [1, 2, 1]\n",
+                        "t.yaml:3:19: model.cross_attention.heads: 1 is listed twice\n"
+                        "    heads: [1, 2, 1]\n"
+                        "                  ^");
+    // Every bad entry is reported, each at its own place.
+    expect_string_error("model:\n  encoder_attention:\n    heads: [x, 2, \"3\", [4], 2, ~]\n",
+                        "t.yaml:3:13: model.encoder_attention.heads: expected an integer, got "
+                        "'x'\n"
+                        "    heads: [x, 2, \"3\", [4], 2, ~]\n"
+                        "            ^\n"
+                        "t.yaml:3:19: model.encoder_attention.heads: expected an integer, got the "
+                        "quoted string '3'\n"
+                        "    heads: [x, 2, \"3\", [4], 2, ~]\n"
+                        "                  ^\n"
+                        "t.yaml:3:24: model.encoder_attention.heads: expected an integer, got a "
+                        "sequence\n"
+                        "    heads: [x, 2, \"3\", [4], 2, ~]\n"
+                        "                       ^\n"
+                        "t.yaml:3:29: model.encoder_attention.heads: 2 is listed twice\n"
+                        "    heads: [x, 2, \"3\", [4], 2, ~]\n"
+                        "                            ^\n"
+                        "t.yaml:3:32: model.encoder_attention.heads: expected an integer, got "
+                        "nothing\n"
+                        "    heads: [x, 2, \"3\", [4], 2, ~]\n"
+                        "                               ^");
+    // Not a list at all: at the value.
+    expect_string_error("model:\n  encoder_attention:\n    heads: 3\n",
+                        "t.yaml:3:12: model.encoder_attention.heads: expected a list of integers, "
+                        "such as [0, 2], got '3'\n"
+                        "    heads: 3\n"
+                        "           ^");
+    expect_string_error("model:\n  encoder_attention:\n    layers: {0: 1}\n",
+                        "t.yaml:3:13: model.encoder_attention.layers: expected a list of "
+                        "integers, such as [0, 2], got a mapping\n"
+                        "    layers: {0: 1}\n"
+                        "            ^");
+    // More than S2S_MAX_INDICES entries: at the first one too many.
+    s2s_buf text = {0}, msg = {0};
+    s2s_buf_puts(&text, "model:\n  encoder_attention:\n    heads:\n");
+    for (int i = 0; i < 64; i++) s2s_buf_printf(&text, "      - %d\n", i);
+    s2s_buf_puts(&text, "      - 0\n");
+    s2s_buf_puts(&msg, "t.yaml:68:9: model.encoder_attention.heads: more than 64 entries\n"
+                       "      - 0\n"
+                       "        ^");
+    expect_string_error(text.s, msg.s);
+    s2s_buf_free(&text);
+    s2s_buf_free(&msg);
+    // A failed list leaves the value it had.
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_set(&cfg, "model.encoder_attention.heads=[1]"), S2S_OK);
+    cr_assert_eq(s2s_config_load_string(&cfg, "model: {encoder_attention: {heads: [2, 99]}}\n",
+                                        "t.yaml", NULL), S2S_ERR_CONFIG);
+    cr_assert(list_is(&cfg.model.encoder_attention.heads, (int[]){1}, 1));
+}
+
+Test(config, attention_keys_misspelt_or_out_of_range_are_reported) {
+    expect_string_error("model:\n  encoder_attention:\n    type: local\n    widow: 3\n",
+                        "t.yaml:4:5: unknown key 'widow' in 'model.encoder_attention' (did you "
+                        "mean 'window'?)\n"
+                        "    widow: 3\n"
+                        "    ^");
+    expect_string_error("model:\n  encoder_atention: {type: local}\n",
+                        "t.yaml:2:3: unknown key 'encoder_atention' in 'model' (did you mean "
+                        "'encoder_attention'?)\n"
+                        "  encoder_atention: {type: local}\n"
+                        "  ^");
+    expect_string_error("model:\n  decoder_attention: {type: sparse}\n",
+                        "t.yaml:2:29: model.decoder_attention.type: expected full, local, block, "
+                        "strided or linear, got 'sparse'\n"
+                        "  decoder_attention: {type: sparse}\n"
+                        "                            ^");
+    expect_string_error("model:\n  encoder_attention: {window: 0, block: 0, stride: 1}\n",
+                        "t.yaml:2:31: model.encoder_attention.window: 0 is out of range; must be "
+                        ">= 1\n"
+                        "  encoder_attention: {window: 0, block: 0, stride: 1}\n"
+                        "                              ^\n"
+                        "t.yaml:2:41: model.encoder_attention.block: 0 is out of range; must be "
+                        ">= 1\n"
+                        "  encoder_attention: {window: 0, block: 0, stride: 1}\n"
+                        "                                        ^\n"
+                        "t.yaml:2:52: model.encoder_attention.stride: 1 is out of range; must be "
+                        ">= 2\n"
+                        "  encoder_attention: {window: 0, block: 0, stride: 1}\n"
+                        "                                                   ^");
+    expect_string_error("model:\n  cross_attention: local\n",
+                        "t.yaml:2:20: model.cross_attention: expected a mapping of type, window, "
+                        "block, stride, heads or layers, got a scalar\n"
+                        "  cross_attention: local\n"
+                        "                   ^");
+    s2s_config cfg;
+    expect_string_ok(&cfg, "model:\n  encoder_attention: {window: 1, block: 1, stride: 2}\n");
+    cr_assert(cfg.model.encoder_attention.window == 1 && cfg.model.encoder_attention.block == 1 &&
+              cfg.model.encoder_attention.stride == 2, "the bounds themselves are allowed");
+}
+
+Test(config, index_lists_and_attention_keys_can_be_set) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_set(&cfg, "model.encoder_attention.heads=[1,2,3]"), S2S_OK, "%s",
+                 s2s_last_error());
+    cr_assert(list_is(&cfg.model.encoder_attention.heads, (int[]){1, 2, 3}, 3));
+    cr_assert_eq(s2s_config_set(&cfg, "model.decoder_attention.layers = [ 0 , 1 ] "), S2S_OK, "%s",
+                 s2s_last_error());
+    cr_assert(list_is(&cfg.model.decoder_attention.layers, (int[]){0, 1}, 2));
+    cr_assert_eq(s2s_config_set(&cfg, "model.decoder_attention.type=linear"), S2S_OK);
+    cr_assert_eq(cfg.model.decoder_attention.type, S2S_ATTN_LINEAR);
+    cr_assert_eq(s2s_config_set(&cfg, "model.encoder_attention.window=3"), S2S_OK);
+    cr_assert_eq(cfg.model.encoder_attention.window, 3);
+    cr_assert_eq(s2s_config_set(&cfg, "model.encoder_attention.heads=[]"), S2S_OK);
+    cr_assert_eq(cfg.model.encoder_attention.heads.n, 0);
+    cr_assert_eq(s2s_config_set(&cfg, "model.encoder_attention.heads=[2]"), S2S_OK);
+    expect_set_error(&cfg, "model.encoder_attention.heads=[1,64]",
+                     "--set model.encoder_attention.heads=[1,64]: 64 is out of range; must be "
+                     ">= 0 and <= 63");
+    expect_set_error(&cfg, "model.encoder_attention.heads=[1,2,1]",
+                     "--set model.encoder_attention.heads=[1,2,1]: 1 is listed twice");
+    expect_set_error(&cfg, "model.encoder_attention.heads=1,2",
+                     "--set model.encoder_attention.heads=1,2: expected a list of integers, "
+                     "such as [0, 2], got '1,2'");
+    expect_set_error(&cfg, "model.encoder_attention.heads=[1,,2]",
+                     "--set model.encoder_attention.heads=[1,,2]: expected an integer, got ''");
+    expect_set_error(&cfg, "model.encoder_attention.heads=[1.5]",
+                     "--set model.encoder_attention.heads=[1.5]: expected an integer, got '1.5'");
+    expect_set_error(&cfg, "model.encoder_attention.widow=3",
+                     "--set model.encoder_attention.widow=3: unknown key 'widow' in "
+                     "'model.encoder_attention' (did you mean 'window'?)");
+    expect_set_error(&cfg, "model.encoder_attention=local",
+                     "--set model.encoder_attention=local: 'model.encoder_attention' is a "
+                     "mapping; set one of its keys (type, window, block, stride, heads or "
+                     "layers)");
+    expect_set_error(&cfg, "model.encoder_attention.stride=1",
+                     "--set model.encoder_attention.stride=1: 1 is out of range; must be >= 2");
+    s2s_buf a = {0};
+    s2s_buf_puts(&a, "model.encoder_attention.heads=[");
+    for (int i = 0; i < 64; i++) s2s_buf_printf(&a, "%d,", i);
+    s2s_buf_puts(&a, "0]");
+    cr_assert_eq(s2s_config_set(&cfg, a.s), S2S_ERR_CONFIG);
+    cr_assert_not_null(strstr(s2s_last_error(), ": more than 64 entries"), "%s", s2s_last_error());
+    s2s_buf_free(&a);
+    cr_assert(list_is(&cfg.model.encoder_attention.heads, (int[]){2}, 1), "failures change nothing");
+}
+
+// Each rule fails with its message at the value it names, and passes for
+// the configs next to the failing one.
+Test(config, attention_rules_across_keys) {
+    // Cross-attention: full or linear.
+    expect_string_error("model:\n  cross_attention: {type: local}\n",
+                        "t.yaml:2:27: model.cross_attention.type: local is not allowed; "
+                        "cross-attention is full or linear (a target word may need any source "
+                        "word)\n"
+                        "  cross_attention: {type: local}\n"
+                        "                          ^");
+    static const char *const cross[] = {"block", "strided"};
+    for (int i = 0; i < 2; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "model: {cross_attention: {type: %s}}\n", cross[i]);
+        s2s_config cfg;
+        s2s_config_default(&cfg);
+        cr_assert_eq(s2s_config_load_string(&cfg, text, "t.yaml", NULL), S2S_ERR_CONFIG, "%s",
+                     text);
+    }
+    s2s_config cfg;
+    expect_string_ok(&cfg, "model: {cross_attention: {type: linear}}\n");
+    // Every head index < model.heads, in each table; at the list.
+    expect_string_error("model:\n  heads: 4\n  d_model: 64\n  decoder_attention: {heads: [1, 4]}\n",
+                        "t.yaml:4:30: model.decoder_attention.heads: 4 is out of range; "
+                        "model.heads is 4 (heads count from 0)\n"
+                        "  decoder_attention: {heads: [1, 4]}\n"
+                        "                             ^");
+    expect_string_error("model: {cross_attention: {heads: [8]}}\n",
+                        "t.yaml:1:34: model.cross_attention.heads: 8 is out of range; model.heads "
+                        "is 8 (heads count from 0)\n"
+                        "model: {cross_attention: {heads: [8]}}\n"
+                        "                                 ^");
+    expect_string_ok(&cfg, "model: {encoder_attention: {heads: [7]}}\n");
+    // Every layer index < its stack's layers.
+    expect_string_error("model:\n  encoder_layers: 2\n  encoder_attention:\n    layers: [0, 2]\n",
+                        "t.yaml:4:13: model.encoder_attention.layers: 2 is out of range; "
+                        "model.encoder_layers is 2 (layers count from 0)\n"
+                        "    layers: [0, 2]\n"
+                        "            ^");
+    expect_string_error("model: {decoder_layers: 2, decoder_attention: {layers: [2]}}\n",
+                        "t.yaml:1:56: model.decoder_attention.layers: 2 is out of range; "
+                        "model.decoder_layers is 2 (layers count from 0)\n"
+                        "model: {decoder_layers: 2, decoder_attention: {layers: [2]}}\n"
+                        "                                                       ^");
+    expect_string_error("model: {decoder_layers: 2, cross_attention: {layers: [3]}}\n",
+                        "t.yaml:1:54: model.cross_attention.layers: 3 is out of range; "
+                        "model.decoder_layers is 2 (layers count from 0)\n"
+                        "model: {decoder_layers: 2, cross_attention: {layers: [3]}}\n"
+                        "                                                     ^");
+    // Each list counts against its own stack.
+    expect_string_ok(&cfg, "model: {decoder_layers: 2, encoder_attention: {layers: [5]}}\n");
+    expect_string_ok(&cfg, "model: {encoder_layers: 2, cross_attention: {layers: [5]}}\n");
+
+    // The guided alignment head is not a linear cross-attention head...
+    static const char ga[] = "model: {decoder_layers: 2, cross_attention: {type: linear, %s}}\n"
+                             "train: {guided_alignment: {layer: 1, head: 2}}\n";
+    char text[256];
+    snprintf(text, sizeof text, ga, "heads: [2]");
+    expect_string_error(text,
+                        "t.yaml:2:44: train.guided_alignment.head: head 2 of decoder layer 1 is "
+                        "a linear head (model.cross_attention.type is linear and its heads and "
+                        "layers include it); a guided head must be a softmax head\n"
+                        "train: {guided_alignment: {layer: 1, head: 2}}\n"
+                        "                                           ^");
+    snprintf(text, sizeof text, ga, "layers: [1]");  // every head of layer 1
+    expect_string_error(text,
+                        "t.yaml:2:44: train.guided_alignment.head: head 2 of decoder layer 1 is "
+                        "a linear head (model.cross_attention.type is linear and its heads and "
+                        "layers include it); a guided head must be a softmax head\n"
+                        "train: {guided_alignment: {layer: 1, head: 2}}\n"
+                        "                                           ^");
+    // ... and any other head, layer or type is fine, as is the loss off.
+    static const char *const fine[] = {"heads: [0, 1, 3]", "layers: [0]", "heads: [2], layers: [0]"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(text, sizeof text, ga, fine[i]);
+        expect_string_ok(&cfg, text);
+    }
+    expect_string_ok(&cfg, "model: {cross_attention: {type: full, heads: [0]}}\n"
+                           "train: {guided_alignment: {layer: 1, head: 0}}\n");
+    expect_string_ok(&cfg, "model: {cross_attention: {type: linear}}\n"
+                           "train: {guided_alignment: {layer: -1, head: 0}}\n");
+    // The encoder's linear heads are no concern of guided alignment.
+    expect_string_ok(&cfg, "model: {encoder_attention: {type: linear}}\n"
+                           "train: {guided_alignment: {layer: 1, head: 0}}\n");
+
+    // The guided coreference head is not a linear encoder self-attention head.
+    expect_string_error("model: {encoder_attention: {type: linear, heads: [1, 2, 3]}}\n"
+                        "train:\n  guided_coref: {layer: 0, head: 3}\n",
+                        "t.yaml:3:34: train.guided_coref.head: head 3 of encoder layer 0 is a "
+                        "linear head (model.encoder_attention.type is linear and its heads and "
+                        "layers include it); a guided head must be a softmax head\n"
+                        "  guided_coref: {layer: 0, head: 3}\n"
+                        "                                 ^");
+    // Heads 1-3 local, head 0 full and guided (the item 7 model).
+    expect_string_ok(&cfg, "model: {encoder_attention: {type: local, window: 3, heads: [1, 2, 3]}}\n"
+                           "train: {guided_coref: {layer: 1, head: 1}}\n");
+    expect_string_ok(&cfg, "model: {encoder_attention: {type: linear, heads: [1, 2, 3]}}\n"
+                           "train: {guided_coref: {layer: 1, head: 0}}\n");
+    expect_string_ok(&cfg, "model: {cross_attention: {type: linear}, decoder_attention: "
+                           "{type: linear}}\ntrain: {guided_coref: {layer: 1, head: 0}}\n");
+
+    // A struct filled by hand: the same rules, and the values themselves.
+    s2s_config_default(&cfg);
+    cfg.model.encoder_attention.heads = (s2s_index_list){.n = 2, .v = {0, 8}};
+    cr_assert_eq(s2s_config_validate(&cfg, "cli"), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(), "cli: model.encoder_attention.heads: 8 is out of range; "
+                                       "model.heads is 8 (heads count from 0)");
+    cfg.model.encoder_attention.heads = (s2s_index_list){.n = 2, .v = {3, 3}};
+    cr_assert_eq(s2s_config_validate(&cfg, "cli"), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(), "cli: model.encoder_attention.heads: 3 is listed twice");
+    cfg.model.encoder_attention.heads = (s2s_index_list){.n = 1, .v = {-1}};
+    cr_assert_eq(s2s_config_validate(&cfg, "cli"), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(), "cli: model.encoder_attention.heads: -1 is out of range; "
+                                       "must be >= 0 and <= 63");
+    cfg.model.encoder_attention.heads.n = 65;
+    cr_assert_eq(s2s_config_validate(&cfg, "cli"), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(), "cli: model.encoder_attention.heads: 65 is not a valid "
+                                       "number of entries (0 to 64)");
+    s2s_config_default(&cfg);
+    cfg.model.cross_attention.type = S2S_ATTN_STRIDED;
+    cr_assert_eq(s2s_config_validate(&cfg, "cli"), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(), "cli: model.cross_attention.type: strided is not allowed; "
+                                       "cross-attention is full or linear (a target word may "
+                                       "need any source word)");
+    // An override can fix what the file alone would fail.
+    char path[] = "/tmp/s2s_test_attn_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    const char *file = "model:\n  heads: 4\n  d_model: 64\n  encoder_attention: {heads: [5]}\n";
+    cr_assert_eq(write(fd, file, strlen(file)), (ssize_t)strlen(file));
+    close(fd);
+    const char *sets[] = {"model.encoder_attention.heads=[3]"};
+    s2s_config_default(&cfg);
+    cr_assert_eq(s2s_config_load_file_set(&cfg, path, sets, 1), S2S_OK, "%s", s2s_last_error());
+    cr_assert(list_is(&cfg.model.encoder_attention.heads, (int[]){3}, 1));
+    unlink(path);
+}
+
+Test(config, attention_keys_are_explained) {
+    char *text = NULL;
+    cr_assert_eq(s2s_config_explain("model.encoder_attention", &text), S2S_OK);
+    cr_assert_not_null(strstr(text, "model.encoder_attention: a mapping of type, window, block, "
+                                    "stride, heads or layers\n"), "%s", text);
+    cr_assert_not_null(strstr(text, "\n  model.encoder_attention.heads: [int, ...] (distinct, "
+                                    "each >= 0 and <= 63); default []\n"), "%s", text);
+    cr_assert_not_null(strstr(text, "\n  model.encoder_attention.type: enum (`full`, `local`, "
+                                    "`block`, `strided`, `linear`); default full\n"), "%s", text);
+    free(text);
+    cr_assert_eq(s2s_config_explain("model.cross_attention.type", &text), S2S_OK);
+    cr_assert_not_null(strstr(text, "Checked with other keys:\n    - `model.cross_attention.type` "
+                                    "is `full` or `linear`"), "%s", text);
+    cr_assert_not_null(strstr(text, "abs(i - j) <= `window`"), "the semantics: %s", text);
+    free(text);
+    cr_assert_eq(s2s_config_explain("model.decoder_attention.layers", &text), S2S_OK);
+    cr_assert_not_null(strstr(text, "  Checked with other keys:\n    - Every index of "
+                                    "`model.decoder_attention.layers` is <\n"), "%s", text);
+    free(text);
+    // A bare name: a section's own key first, else the tables that have it.
+    cr_assert_eq(s2s_config_explain("heads", &text), S2S_OK);
+    cr_assert(strncmp(text, "model.heads: int (>= 1); default 8\n", 35) == 0, "%s", text);
+    free(text);
+    cr_assert_eq(s2s_config_explain("window", &text), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(), "'window' is a key of several tables; name one: "
+                                       "model.encoder_attention.window, "
+                                       "model.decoder_attention.window, "
+                                       "model.cross_attention.window");
+    cr_assert_eq(s2s_config_explain("model.encoder_attention.widow", &text), S2S_ERR_CONFIG);
+    cr_assert_str_eq(s2s_last_error(), "unknown key 'widow' in 'model.encoder_attention' (did you "
+                                       "mean 'model.encoder_attention.window'?)");
+    // docs/config.md: a row for the table, then one per key.
+    char *ref = s2s_config_reference();
+    cr_assert_not_null(strstr(ref, "| `model.cross_attention` | mapping | | type, window, block, "
+                                   "stride, heads or layers |"));
+    cr_assert_not_null(strstr(ref, "| `model.cross_attention.heads` | [int, ...] | `[]` | "
+                                   "distinct, each >= 0 and <= 63 |"), "%s", ref);
+    free(ref);
+}
+
 Test(config, keys_left_out_keep_their_values) {
     s2s_config cfg, want;
     s2s_config_default(&cfg);
@@ -998,7 +1456,13 @@ Test(config, model_to_yaml_holds_only_model_and_decode) {
         model_keys += !strncmp(s2s_cfg_leaf_get(i)->path, "model.", 6);
         decode_keys += !strncmp(s2s_cfg_leaf_get(i)->path, "decode.", 7);
     }
-    cr_assert_eq(count_lines(y), 2 + model_keys + decode_keys, "%s", y);
+    // A nested table (model.encoder_attention) is one more line, its name.
+    const s2s_cfg_table *model = s2s_cfg_root.keys[s2s_cfg_find(&s2s_cfg_root, "model", 5)].sub;
+    const s2s_cfg_table *decode =
+        s2s_cfg_root.keys[s2s_cfg_find(&s2s_cfg_root, "decode", 6)].sub;
+    cr_assert_eq(count_lines(y),
+                 2 + model_keys + decode_keys + count_tables(model) + count_tables(decode), "%s",
+                 y);
     s2s_config back;
     s2s_config_default(&back);
     cr_assert_eq(s2s_config_load_string(&back, y, "model file", NULL), S2S_OK, "%s", s2s_last_error());
@@ -1662,7 +2126,8 @@ Test(config, json_schema_has_every_key_with_what_the_loader_takes) {
     s2s_config_default(&def);
     static const struct { s2s_cfg_type t; const char *json; } types[] = {
         {S2S_CFG_INT, "integer"}, {S2S_CFG_FLOAT, "number"}, {S2S_CFG_BOOL, "boolean"},
-        {S2S_CFG_ENUM, "string"}, {S2S_CFG_FLOAT_PAIR, "array"}};
+        {S2S_CFG_ENUM, "string"}, {S2S_CFG_FLOAT_PAIR, "array"},
+        {S2S_CFG_INDEX_LIST, "array"}};
     for (int i = 0; i < s2s_cfg_n_leaves(); i++) {
         const s2s_cfg_leaf *l = s2s_cfg_leaf_get(i);
         const s2s_cfg_key *k = l->key;
@@ -1695,10 +2160,14 @@ Test(config, json_schema_has_every_key_with_what_the_loader_takes) {
         cr_assert_not_null(d, "%s has no default", l->path);
         char value[160];
         if (json_is_array(d)) {
-            char a[64], b[64];
-            json_to_text(a, sizeof a, json_array_get(d, 0));
-            json_to_text(b, sizeof b, json_array_get(d, 1));
-            snprintf(value, sizeof value, "[%s, %s]", a, b);
+            // "[a, b]", or "[]" for an empty index list.
+            size_t at = (size_t)snprintf(value, sizeof value, "[");
+            for (size_t j = 0; j < json_array_size(d); j++) {
+                char a[64];
+                json_to_text(a, sizeof a, json_array_get(d, j));
+                at += (size_t)snprintf(value + at, sizeof value - at, "%s%s", j ? ", " : "", a);
+            }
+            snprintf(value + at, sizeof value - at, "]");
         } else {
             json_to_text(value, sizeof value, d);
         }
@@ -1721,9 +2190,19 @@ Test(config, json_schema_has_every_key_with_what_the_loader_takes) {
             continue;
         }
         if (k->type == S2S_CFG_BOOL) continue;
+        if (k->type == S2S_CFG_INDEX_LIST) {
+            // Distinct entries, at most S2S_MAX_INDICES: as the loader.
+            cr_assert(json_is_true(json_object_get(s, "uniqueItems")), "%s", l->path);
+            cr_assert_eq(json_integer_value(json_object_get(s, "maxItems")), S2S_MAX_INDICES,
+                         "%s", l->path);
+            cr_assert(set_ok(l->path, "[1, 0]"), "%s", l->path);
+            cr_assert(!set_ok(l->path, "[1, 1]"), "%s: uniqueItems", l->path);
+        }
         // Bounds: the loader takes an inclusive bound and refuses an
-        // exclusive one and whatever lies beyond either.
+        // exclusive one and whatever lies beyond either (each entry of a
+        // list: a pair's two, an index list's one).
         json_t *num = json_is_array(d) ? json_object_get(s, "items") : s;
+        const char *list_fmt = k->type == S2S_CFG_FLOAT_PAIR ? "[%s, %s]" : "[%s]";
         static const char *const names[] = {"minimum", "exclusiveMinimum", "maximum",
                                             "exclusiveMaximum"};
         int found = 0;
@@ -1736,8 +2215,8 @@ Test(config, json_schema_has_every_key_with_what_the_loader_takes) {
             char at[64], past[64], at2[140], past2[140];
             json_to_text(at, sizeof at, v);
             snprintf(past, sizeof past, integer ? "%.0f" : "%.9g", b < 2 ? x - step : x + step);
-            snprintf(at2, sizeof at2, json_is_array(d) ? "[%s, %s]" : "%s", at, at);
-            snprintf(past2, sizeof past2, json_is_array(d) ? "[%s, %s]" : "%s", past, past);
+            snprintf(at2, sizeof at2, json_is_array(d) ? list_fmt : "%s", at, at);
+            snprintf(past2, sizeof past2, json_is_array(d) ? list_fmt : "%s", past, past);
             cr_assert_eq(set_ok(l->path, at2), b % 2 == 0, "%s=%s", l->path, at2);
             cr_assert(!set_ok(l->path, past2), "%s=%s is beyond the schema's %s", l->path, past2,
                       names[b]);

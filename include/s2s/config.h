@@ -287,8 +287,10 @@ s2s_status s2s_config_preset(s2s_config *cfg, const char *name);
 
 // One key's entry of the reference, as plain text: "model.d_model: int
 // (>= 1); default 512", its help, the keys of a table, and the cross-field
-// rules that read it. key is a full path ("train.guided_alignment.layer")
-// or a key name only one table has ("d_model"). S2S_ERR_CONFIG for an
+// rules that read it. key is a full path ("train.guided_alignment.layer"),
+// a key name only one table has ("d_model"), or one that only one section
+// has as its own key ("heads": model.heads, not the nested
+// model.encoder_attention.heads). S2S_ERR_CONFIG for an
 // unknown key, with a did-you-mean when a key is close; on success
 // *out_text is the caller's to free.
 s2s_status s2s_config_explain(const char *key, char **out_text);

@@ -19,7 +19,8 @@ static const char intro[] =
     "(`train.guided_alignment`). Every key is optional: a key left out keeps its\n"
     "default. Any key can also be set on the command line with\n"
     "`--set section.key=value` (`--set train.guided_alignment.layer=1` for a\n"
-    "nested one). `s2s config show` prints the effective config, marking values\n"
+    "nested one, `--set model.encoder_attention.heads=[1,2,3]` for a list of\n"
+    "indices). `s2s config show` prints the effective config, marking values\n"
     "equal to their default with `# default`, with every path made absolute and\n"
     "canonical.\n"
     "\n"
@@ -214,12 +215,15 @@ static const s2s_cfg_key *find_key(const char *path, size_t n, s2s_buf *why) {
 }
 
 // A bare key name ("d_model") that is not a section: the leaf paths that
-// end in it, appended to paths as "a, b", and how many there are.
-static int leaves_named(const char *name, s2s_buf *paths) {
+// end in it, appended to paths as "a, b", and how many there are. top_only:
+// only keys of a section itself ("model.heads", not
+// "model.encoder_attention.heads").
+static int leaves_named(const char *name, bool top_only, s2s_buf *paths) {
     int found = 0;
     for (int i = 0; i < s2s_cfg_n_leaves(); i++) {
         const s2s_cfg_leaf *l = s2s_cfg_leaf_get(i);
         if (strcmp(l->key->name, name) != 0) continue;
+        if (top_only && strchr(l->path, '.') != strrchr(l->path, '.')) continue;
         s2s_buf_printf(paths, "%s%s", found ? ", " : "", l->path);
         found++;
     }
@@ -249,8 +253,20 @@ s2s_status s2s_config_explain(const char *key, char **out_text) {
     } else if (strchr(key, '.') || s2s_cfg_find(&s2s_cfg_root, key, n) >= 0) {
         k = find_key(path, n, &why);
     } else {
-        // "d_model": the one leaf of that name, wherever it is.
-        int found = leaves_named(key, &paths);
+        // "d_model": the one leaf of that name, wherever it is; "heads": the
+        // one key of a section of that name (model.heads), as a nested key
+        // of the same name is named by its table (model.encoder_attention.heads).
+        int found = leaves_named(key, /*top_only=*/false, &paths);
+        if (found > 1) {
+            s2s_buf top = {0};
+            if (leaves_named(key, /*top_only=*/true, &top) == 1) {
+                s2s_buf_free(&paths);
+                paths = top;
+                found = 1;
+            } else {
+                s2s_buf_free(&top);
+            }
+        }
         if (found == 1) {
             snprintf(path, sizeof path, "%s", paths.s);
             k = find_key(path, strlen(path), &why);

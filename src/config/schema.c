@@ -16,6 +16,7 @@ _Static_assert(sizeof(s2s_norm) == sizeof(int), "enum fields must be int-sized")
 _Static_assert(sizeof(s2s_activation) == sizeof(int), "enum fields must be int-sized");
 _Static_assert(sizeof(s2s_schedule) == sizeof(int), "enum fields must be int-sized");
 _Static_assert(sizeof(s2s_best_metric) == sizeof(int), "enum fields must be int-sized");
+_Static_assert(sizeof(s2s_attn_type) == sizeof(int), "enum fields must be int-sized");
 
 // A field of struct T: its offset and size.
 #define FIELD(T, f) .offset = offsetof(T, f), .size = sizeof(((T *)0)->f)
@@ -32,6 +33,10 @@ static const char *const schedule_names[] = {
     [S2S_SCHEDULE_CONSTANT] = "constant", [S2S_SCHEDULE_NOAM] = "noam",
     [S2S_SCHEDULE_INVERSE_SQRT] = "inverse_sqrt", [S2S_SCHEDULE_COSINE] = "cosine",
     [S2S_SCHEDULE_COUNT] = NULL};
+static const char *const attn_type_names[] = {
+    [S2S_ATTN_FULL] = "full", [S2S_ATTN_LOCAL] = "local", [S2S_ATTN_BLOCK] = "block",
+    [S2S_ATTN_STRIDED] = "strided", [S2S_ATTN_LINEAR] = "linear",
+    [S2S_ATTN_TYPE_COUNT] = NULL};
 static const char *const best_metric_names[] = {
     [S2S_BEST_BLEU] = "bleu", [S2S_BEST_LOSS] = "loss",
     [S2S_BEST_EXACT_MATCH] = "exact_match", [S2S_BEST_COUNT] = NULL};
@@ -55,6 +60,50 @@ static const s2s_cfg_key head_pull_keys[] = {
      .help = "Factor of this loss, added to the cross-entropy."},
 };
 static const s2s_cfg_table head_pull_table = TABLE(head_pull_keys);
+
+// The attention one kind of sublayer runs (s2s_attention_config): shared by
+// model.encoder_attention, .decoder_attention and .cross_attention, so the
+// three read and print alike. The largest index of a head or layer list is
+// S2S_MAX_INDICES - 1; the rules below bound it by the model's own counts.
+// (The help says abs(i - j), not |i - j|: a '|' would split a cell of
+// docs/config.md's tables.)
+static const s2s_cfg_key attention_keys[] = {
+    {.name = "type", .type = S2S_CFG_ENUM, FIELD(s2s_attention_config, type), .def = "full",
+     .names = attn_type_names,
+     .help = "Which keys a query sees, of those it may see at all: positions count from 0 "
+             "over the sequence including `</s>`, padded keys never count, and in the "
+             "decoder's self-attention a query i never sees a key j > i. `full`: every "
+             "key. `local`: keys with abs(i - j) <= `window` (in the decoder, i - `window` <= "
+             "j <= i). `block`: keys with floor(i / `block`) = floor(j / `block`). "
+             "`strided`: keys with abs(i - j) < `stride` or (i - j) mod `stride` = 0, the "
+             "union of the Sparse Transformer's two strided heads. `linear`: every key, "
+             "weighted without a softmax: phi(x) = elu(x) + 1 on the projected queries "
+             "and keys of each head (no 1/sqrt(d)), o_i = sum_j phi(q_i).phi(k_j) v_j / "
+             "(sum_j phi(q_i).phi(k_j) + 1e-6), the sums over the keys the query may "
+             "see; its weights a_ij = phi(q_i).phi(k_j) / sum_j' phi(q_i).phi(k_j') are "
+             "what the attention maps, alignments and probes show. `cross_attention` "
+             "takes `full` or `linear` only."},
+    {.name = "window", .type = S2S_CFG_INT, FIELD(s2s_attention_config, window), .def = "16",
+     .bounds = S2S_CFG_MIN, .min = 1,
+     .help = "`local` only: how far a query sees on each side (in the decoder, back)."},
+    {.name = "block", .type = S2S_CFG_INT, FIELD(s2s_attention_config, block), .def = "64",
+     .bounds = S2S_CFG_MIN, .min = 1,
+     .help = "`block` only: the size of the blocks of positions that see each other."},
+    {.name = "stride", .type = S2S_CFG_INT, FIELD(s2s_attention_config, stride), .def = "8",
+     .bounds = S2S_CFG_MIN, .min = 2,
+     .help = "`strided` only: the stride; at least 2, since a stride of 1 is `full`."},
+    {.name = "heads", .type = S2S_CFG_INDEX_LIST, FIELD(s2s_attention_config, heads),
+     .def = "[]", .bounds = S2S_CFG_MIN | S2S_CFG_MAX, .min = 0, .max = S2S_MAX_INDICES - 1,
+     .help = "Heads that follow `type`, from 0 and each < `model.heads`; the other heads "
+             "are `full`. `[]` (the default): every head."},
+    {.name = "layers", .type = S2S_CFG_INDEX_LIST, FIELD(s2s_attention_config, layers),
+     .def = "[]", .bounds = S2S_CFG_MIN | S2S_CFG_MAX, .min = 0, .max = S2S_MAX_INDICES - 1,
+     .help = "Layers whose `heads` follow `type`, from 0 and each < the stack's layers "
+             "(`model.encoder_layers` for `encoder_attention`, `model.decoder_layers` "
+             "for the other two); the other layers are `full`. `[]` (the default): every "
+             "layer."},
+};
+static const s2s_cfg_table attention_table = TABLE(attention_keys);
 
 static const s2s_cfg_key model_keys[] = {
     {.name = "d_model", .type = S2S_CFG_INT, FIELD(s2s_model_config, d_model),
@@ -104,6 +153,26 @@ static const s2s_cfg_key model_keys[] = {
      .def = "256", .bounds = S2S_CFG_MIN, .min = 1,
      .help = "Longest sequence the model handles; positions run from 0 to "
              "`max_len - 1`."},
+    {.name = "encoder_attention", .type = S2S_CFG_TABLE,
+     FIELD(s2s_model_config, encoder_attention), .sub = &attention_table,
+     .help = "The attention of the encoder's self-attention sublayers: `type` (and its "
+             "`window`, `block` or `stride`) in the heads `heads` of the layers `layers`, "
+             "every other head full softmax attention. The default is `full` everywhere, "
+             "which is also what a model file written before these keys existed holds. "
+             "Written as a mapping (`{type: local, window: 3, heads: [1, 2, 3]}`); keys "
+             "left out keep their values, and `--set "
+             "model.encoder_attention.heads=[1,2,3]` sets one."},
+    {.name = "decoder_attention", .type = S2S_CFG_TABLE,
+     FIELD(s2s_model_config, decoder_attention), .sub = &attention_table,
+     .help = "The attention of the decoder's masked self-attention sublayers, as "
+             "`encoder_attention`: a query never sees a later key, so `local` sees the "
+             "`window` keys before it and itself. `layers` are decoder layers."},
+    {.name = "cross_attention", .type = S2S_CFG_TABLE,
+     FIELD(s2s_model_config, cross_attention), .sub = &attention_table,
+     .help = "The attention of the decoder's cross-attention sublayers over the source, "
+             "as `encoder_attention` but `full` or `linear` only: every target word may "
+             "need any source word, so no local pattern fits it. `layers` are decoder "
+             "layers. The guided-alignment head must not be a linear one."},
 };
 
 static const s2s_cfg_key vocab_keys[] = {
@@ -511,6 +580,96 @@ static bool layers_fit(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *wh
     return false;
 }
 
+// ---- the attention variants' rules ----
+
+// The attention config of the table at path `arg` ("model.encoder_attention").
+static const s2s_attention_config *attention_at(const s2s_config *cfg, const char *arg) {
+    char path[MAX_PATH];
+    int n = snprintf(path, sizeof path, "%s.type", arg);
+    int i = s2s_cfg_find_leaf(path, (size_t)n);
+    S2S_ASSERT(i >= 0);
+    const char *type = s2s_cfg_field_const(cfg, s2s_cfg_leaf_get(i));
+    return (const s2s_attention_config *)(type - offsetof(s2s_attention_config, type));
+}
+
+// Whether index i is in list l; an empty list holds every index.
+static bool index_listed(const s2s_index_list *l, int i) {
+    if (l->n == 0) return true;
+    for (int j = 0; j < l->n; j++)
+        if (l->v[j] == i) return true;
+    return false;
+}
+
+// The first index of l that is >= n, or -1.
+static int index_past(const s2s_index_list *l, int n) {
+    for (int j = 0; j < l->n; j++)
+        if (l->v[j] >= n) return l->v[j];
+    return -1;
+}
+
+static bool cross_attention_full_or_linear(const s2s_cfg_rule *r, const s2s_config *cfg,
+                                           s2s_buf *why) {
+    (void)r;
+    s2s_attn_type t = cfg->model.cross_attention.type;
+    if (t == S2S_ATTN_FULL || t == S2S_ATTN_LINEAR) return true;
+    s2s_buf_printf(why, "model.cross_attention.type: %s is not allowed; cross-attention is "
+                   "full or linear (a target word may need any source word)",
+                   attn_type_names[t]);
+    return false;
+}
+
+static bool attention_heads_exist(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
+    int bad = index_past(&attention_at(cfg, r->arg)->heads, cfg->model.heads);
+    if (bad < 0) return true;
+    s2s_buf_printf(why, "%s.heads: %d is out of range; model.heads is %d (heads count from 0)",
+                   r->arg, bad, cfg->model.heads);
+    return false;
+}
+
+static bool attention_layers_below(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why,
+                                   int n, const char *what) {
+    int bad = index_past(&attention_at(cfg, r->arg)->layers, n);
+    if (bad < 0) return true;
+    s2s_buf_printf(why, "%s.layers: %d is out of range; model.%s is %d (layers count from 0)",
+                   r->arg, bad, what, n);
+    return false;
+}
+
+static bool enc_attention_layers_exist(const s2s_cfg_rule *r, const s2s_config *cfg,
+                                       s2s_buf *why) {
+    return attention_layers_below(r, cfg, why, cfg->model.encoder_layers, "encoder_layers");
+}
+
+static bool dec_attention_layers_exist(const s2s_cfg_rule *r, const s2s_config *cfg,
+                                       s2s_buf *why) {
+    return attention_layers_below(r, cfg, why, cfg->model.decoder_layers, "decoder_layers");
+}
+
+// The guided head of table r->arg is not a linear head of the attention at
+// `attn`: a guided loss pulls the head's n x n weights, which a linear head
+// never forms (it computes phi(Q) (phi(K)^T V) instead).
+static bool guided_head_not_linear(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why,
+                                   const char *attn, const char *stack) {
+    int layer = head_field(r, cfg, "layer"), head = head_field(r, cfg, "head");
+    const s2s_attention_config *a = attention_at(cfg, attn);
+    if (layer < 0 || a->type != S2S_ATTN_LINEAR || !index_listed(&a->heads, head) ||
+        !index_listed(&a->layers, layer))
+        return true;
+    s2s_buf_printf(why, "%s.head: head %d of %s layer %d is a linear head (%s.type is linear "
+                   "and its heads and layers include it); a guided head must be a softmax "
+                   "head", r->arg, head, stack, layer, attn);
+    return false;
+}
+
+static bool alignment_head_not_linear(const s2s_cfg_rule *r, const s2s_config *cfg,
+                                      s2s_buf *why) {
+    return guided_head_not_linear(r, cfg, why, "model.cross_attention", "decoder");
+}
+
+static bool coref_head_not_linear(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
+    return guided_head_not_linear(r, cfg, why, "model.encoder_attention", "encoder");
+}
+
 const s2s_cfg_rule s2s_cfg_rules[] = {
     {"`model.d_model` is even: sinusoidal positions fill the embedding in sin/cos pairs.",
      d_model_even, NULL, {"model.d_model"}},
@@ -531,5 +690,37 @@ const s2s_cfg_rule s2s_cfg_rules[] = {
     {"The layers' weights (`encoder_layers * (4 d^2 + 2 d ffn_dim) + decoder_layers * (8 d^2 "
      "+ 2 d ffn_dim)` with `d = d_model`) are at most 2^32, the most a model may have.",
      layers_fit, NULL, {"model.d_model", "model.ffn_dim", "model.encoder_layers"}},
+    {"`model.cross_attention.type` is `full` or `linear`: a target word may need any source "
+     "word, so no local pattern fits cross-attention.",
+     cross_attention_full_or_linear, NULL, {"model.cross_attention.type"}},
+    {"Every index of `model.encoder_attention.heads` is < `model.heads`.",
+     attention_heads_exist, "model.encoder_attention",
+     {"model.encoder_attention.heads", "model.heads"}},
+    {"Every index of `model.encoder_attention.layers` is < `model.encoder_layers`.",
+     enc_attention_layers_exist, "model.encoder_attention",
+     {"model.encoder_attention.layers", "model.encoder_layers"}},
+    {"Every index of `model.decoder_attention.heads` is < `model.heads`.",
+     attention_heads_exist, "model.decoder_attention",
+     {"model.decoder_attention.heads", "model.heads"}},
+    {"Every index of `model.decoder_attention.layers` is < `model.decoder_layers`.",
+     dec_attention_layers_exist, "model.decoder_attention",
+     {"model.decoder_attention.layers", "model.decoder_layers"}},
+    {"Every index of `model.cross_attention.heads` is < `model.heads`.",
+     attention_heads_exist, "model.cross_attention",
+     {"model.cross_attention.heads", "model.heads"}},
+    {"Every index of `model.cross_attention.layers` is < `model.decoder_layers`.",
+     dec_attention_layers_exist, "model.cross_attention",
+     {"model.cross_attention.layers", "model.decoder_layers"}},
+    {"When `train.guided_alignment.layer` is not -1, `train.guided_alignment.head` is not a "
+     "linear head of `model.cross_attention` in that layer (a head is linear when `type` is "
+     "`linear`, `heads` is `[]` or holds the head and `layers` is `[]` or holds the layer): "
+     "the guided loss pulls the head's weights, which a linear head never forms.",
+     alignment_head_not_linear, "train.guided_alignment",
+     {"train.guided_alignment.head", "train.guided_alignment.layer",
+      "model.cross_attention.type"}},
+    {"When `train.guided_coref.layer` is not -1, `train.guided_coref.head` is not a linear "
+     "head of `model.encoder_attention` in that layer (as for `train.guided_alignment`).",
+     coref_head_not_linear, "train.guided_coref",
+     {"train.guided_coref.head", "train.guided_coref.layer", "model.encoder_attention.type"}},
 };
 const int s2s_cfg_n_rules = (int)(sizeof s2s_cfg_rules / sizeof s2s_cfg_rules[0]);

@@ -36,6 +36,9 @@ typedef enum s2s_cfg_type {
     S2S_CFG_STRING,  // char[size]
     S2S_CFG_FLOAT_PAIR,  // float[2], written [a, b]; bounds apply to each
     S2S_CFG_TABLE,   // a struct whose fields are the keys of `sub`
+    // s2s_index_list, written [0, 2, 3] ([]: every index); bounds apply to
+    // each entry, which must be distinct.
+    S2S_CFG_INDEX_LIST,
     S2S_CFG_TYPE_COUNT
 } s2s_cfg_type;
 
@@ -165,6 +168,15 @@ bool s2s_cfg_put(struct json_t *o, const char *key, struct json_t *v);
 
 // The operations of a leaf's type. Precondition: k->type != S2S_CFG_TABLE.
 const s2s_cfg_ops *s2s_cfg_ops_of(const s2s_cfg_key *k);
+
+// Appends one entry, the YAML scalar `text`, to the list of an
+// S2S_CFG_INDEX_LIST key k: an integer within k's bounds, not yet in the
+// list, the list not yet full (S2S_MAX_INDICES). Otherwise leaves the list
+// alone, appends the reason ("9 is listed twice") to why and returns false.
+// The loader calls it entry by entry, so that a bad entry of a YAML
+// sequence is reported at its own line and column; parse calls it too.
+bool s2s_cfg_index_add(const s2s_cfg_key *k, s2s_index_list *list, const char *text,
+                       bool quoted, s2s_buf *why);
 
 // ---- cross-field rules (schema.c), read by validation and the docs ----
 

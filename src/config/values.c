@@ -574,6 +574,171 @@ static const s2s_cfg_ops pair_ops = {"[float, float]", pair_describe, pair_parse
                                      pair_format, pair_equal, pair_allowed,
                                      pair_json_schema, pair_to_json};
 
+// ---- index list: s2s_index_list, written [0, 2, 3] ----
+// Heads and layers an attention variant applies to. Entries are kept in the
+// order written, and two lists holding the same indices are equal, so
+// [2, 1] and [1, 2] are one architecture.
+
+static void list_describe(s2s_buf *b, const s2s_cfg_key *k) {
+    (void)k;
+    s2s_buf_puts(b, "a list of integers, such as [0, 2]");
+}
+
+bool s2s_cfg_index_add(const s2s_cfg_key *k, s2s_index_list *list, const char *text,
+                       bool quoted, s2s_buf *why) {
+    if (quoted || !is_decimal_int(text)) {
+        s2s_buf_puts(why, quoted ? "expected an integer, got the quoted string "
+                                 : "expected an integer, got ");
+        s2s_cfg_quote(why, text, strlen(text), 60);
+        return false;
+    }
+    // Checked before the value: with every bound no wider than the list,
+    // an entry past the last is always a repeat or out of range as well,
+    // and "too many" says more.
+    if (list->n >= S2S_MAX_INDICES) {
+        s2s_buf_printf(why, "more than %d entries", S2S_MAX_INDICES);
+        return false;
+    }
+    errno = 0;
+    long long v = strtoll(text, NULL, 10);
+    if (errno == ERANGE || v < INT_MIN || v > INT_MAX || !in_bounds(k, (double)v)) {
+        s2s_buf_append(why, text, strlen(text) > 60 ? 60 : strlen(text));
+        s2s_buf_puts(why, " is out of range; must be ");
+        describe_bounds(why, k);
+        return false;
+    }
+    for (int i = 0; i < list->n; i++)
+        if (list->v[i] == (int)v) {
+            s2s_buf_printf(why, "%d is listed twice", (int)v);
+            return false;
+        }
+    list->v[list->n++] = (int)v;
+    return true;
+}
+
+// "[a, b, ...]" (a YAML sequence as --set gives it, or a default); the
+// brackets are required, as a YAML list needs them, so `heads: 3` in a
+// file is refused rather than read as [3].
+static bool list_parse(const s2s_cfg_key *k, const char *text, bool quoted, void *field,
+                       s2s_buf *why) {
+    const char *s = text, *end = text + strlen(text);
+    while (s < end && *s == ' ') s++;
+    while (end > s && end[-1] == ' ') end--;
+    if (quoted || end - s < 2 || *s != '[' || end[-1] != ']')
+        return type_error(k, text, quoted, why);
+    s++;
+    end--;
+    s2s_index_list list = {0};
+    const char *a = s;
+    while (a < end && *a == ' ') a++;
+    if (a < end) {
+        for (;;) {
+            const char *stop = memchr(s, ',', (size_t)(end - s));
+            if (!stop) stop = end;
+            const char *b = stop;
+            a = s;
+            while (a < b && *a == ' ') a++;
+            while (b > a && b[-1] == ' ') b--;
+            char num[64];
+            size_t n = (size_t)(b - a) < sizeof num ? (size_t)(b - a) : sizeof num - 1;
+            memcpy(num, a, n);
+            num[n] = '\0';
+            if (!s2s_cfg_index_add(k, &list, num, false, why)) return false;
+            if (stop == end) break;
+            s = stop + 1;
+        }
+    }
+    memcpy(field, &list, sizeof list);
+    return true;
+}
+
+// Any bits: a count outside 0..S2S_MAX_INDICES is clamped for printing.
+static int list_count(const s2s_index_list *l) {
+    return l->n < 0 ? 0 : l->n > S2S_MAX_INDICES ? S2S_MAX_INDICES : l->n;
+}
+
+static bool list_check(const s2s_cfg_key *k, const void *field, s2s_buf *why) {
+    s2s_index_list l;
+    memcpy(&l, field, sizeof l);
+    if (l.n < 0 || l.n > S2S_MAX_INDICES) {
+        s2s_buf_printf(why, "%d is not a valid number of entries (0 to %d)", l.n,
+                       S2S_MAX_INDICES);
+        return false;
+    }
+    for (int i = 0; i < l.n; i++) {
+        if (!in_bounds(k, l.v[i])) {
+            s2s_buf_printf(why, "%d is out of range; must be ", l.v[i]);
+            describe_bounds(why, k);
+            return false;
+        }
+        for (int j = 0; j < i; j++)
+            if (l.v[j] == l.v[i]) {
+                s2s_buf_printf(why, "%d is listed twice", l.v[i]);
+                return false;
+            }
+    }
+    return true;
+}
+
+static void list_format(s2s_buf *b, const s2s_cfg_key *k, const void *field) {
+    (void)k;
+    s2s_index_list l;
+    memcpy(&l, field, sizeof l);
+    s2s_buf_puts(b, "[");
+    for (int i = 0; i < list_count(&l); i++) s2s_buf_printf(b, "%s%d", i ? ", " : "", l.v[i]);
+    s2s_buf_puts(b, "]");
+}
+
+// The same count and every entry of one in the other: with distinct
+// entries (which check ensures), the same set of indices.
+static bool list_equal(const s2s_cfg_key *k, const void *a, const void *b) {
+    (void)k;
+    s2s_index_list x, y;
+    memcpy(&x, a, sizeof x);
+    memcpy(&y, b, sizeof y);
+    if (x.n != y.n) return false;
+    for (int i = 0; i < list_count(&x); i++) {
+        bool found = false;
+        for (int j = 0; j < list_count(&y) && !found; j++) found = x.v[i] == y.v[j];
+        if (!found) return false;
+    }
+    return true;
+}
+
+// "distinct, each >= 0 and <= 63"; the most entries only where the bounds
+// leave room for more.
+static void list_allowed(s2s_buf *b, const s2s_cfg_key *k) {
+    s2s_buf_puts(b, "distinct, each ");
+    allowed_bounds(b, k);
+    bool bounded = (k->bounds & S2S_CFG_MIN) && (k->bounds & S2S_CFG_MAX);
+    if (!bounded || k->max - k->min + 1 > S2S_MAX_INDICES)
+        s2s_buf_printf(b, ", at most %d", S2S_MAX_INDICES);
+}
+
+static bool list_json_schema(json_t *s, const s2s_cfg_key *k) {
+    json_t *item = json_object();
+    return s2s_cfg_put(s, "type", json_string("array")) && s2s_cfg_put(s, "items", item) &&
+           int_json_schema(item, k) && s2s_cfg_put(s, "uniqueItems", json_true()) &&
+           s2s_cfg_put(s, "maxItems", json_integer(S2S_MAX_INDICES));
+}
+
+static json_t *list_to_json(const s2s_cfg_key *k, const void *field) {
+    (void)k;
+    s2s_index_list l;
+    memcpy(&l, field, sizeof l);
+    json_t *a = json_array();
+    for (int i = 0; a && i < list_count(&l); i++)
+        if (json_array_append_new(a, json_integer(l.v[i]))) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+static const s2s_cfg_ops list_ops = {"[int, ...]", list_describe, list_parse, list_check,
+                                     list_format, list_equal, list_allowed,
+                                     list_json_schema, list_to_json};
+
 // ---- by type ----
 
 const s2s_cfg_ops *s2s_cfg_ops_of(const s2s_cfg_key *k) {
@@ -581,7 +746,7 @@ const s2s_cfg_ops *s2s_cfg_ops_of(const s2s_cfg_key *k) {
         [S2S_CFG_INT] = &int_ops,       [S2S_CFG_FLOAT] = &float_ops,
         [S2S_CFG_BOOL] = &bool_ops,     [S2S_CFG_ENUM] = &enum_ops,
         [S2S_CFG_PATH] = &path_ops,     [S2S_CFG_STRING] = &string_ops,
-        [S2S_CFG_FLOAT_PAIR] = &pair_ops,
+        [S2S_CFG_FLOAT_PAIR] = &pair_ops, [S2S_CFG_INDEX_LIST] = &list_ops,
     };
     S2S_ASSERT(k->type >= 0 && k->type < S2S_CFG_TYPE_COUNT && by_type[k->type]);
     return by_type[k->type];

@@ -146,7 +146,8 @@ static bool is_null(const yaml_node_t *n) {
 }
 
 // A flow or block sequence of plain scalars as the text "[a, b, ...]", for
-// list-valued keys (S2S_CFG_FLOAT_PAIR), which parse that text. False when
+// S2S_CFG_FLOAT_PAIR, which parses that text (index lists are read entry
+// by entry instead: load_index_list). False when
 // an item is not a plain scalar.
 static bool sequence_text(yaml_document_t *doc, const yaml_node_t *vn, s2s_buf *out) {
     s2s_buf_puts(out, "[");
@@ -166,11 +167,55 @@ static bool sequence_text(yaml_document_t *doc, const yaml_node_t *vn, s2s_buf *
 
 // ---- walking the tables ----
 
+// Records that leaf l's value came from node vn, for the cross-field checks.
+static void set_origin(s2s_cfg_ctx *c, const s2s_cfg_leaf *l, const yaml_node_t *vn) {
+    s2s_cfg_ctx *t = s2s_cfg_top(c);
+    if (t->origin)
+        t->origin[l - s2s_cfg_leaf_get(0)] = (s2s_cfg_origin){
+            .name = c->name, .text = c->text, .len = c->len, .mark = vn->start_mark,
+            .set = true};
+}
+
+// A YAML sequence (flow or block) for an index list, read entry by entry
+// so that each bad entry is reported at its own line and column; every bad
+// entry is reported, and the field changes only when all are good.
+static void load_index_list(s2s_cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc,
+                            const s2s_cfg_leaf *l, const yaml_node_t *vn) {
+    s2s_index_list list = {0};
+    bool ok = true;
+    for (yaml_node_item_t *it = vn->data.sequence.items.start; it < vn->data.sequence.items.top;
+         it++) {
+        const yaml_node_t *n = yaml_document_get_node(doc, *it);
+        if (!n) continue;
+        s2s_buf why = {0};
+        s2s_buf_printf(&why, "%s: ", l->path);
+        if (n->type != YAML_SCALAR_NODE || is_null(n))
+            s2s_buf_printf(&why, "expected an integer, got %s",
+                           n->type == YAML_SCALAR_NODE ? "nothing" : node_kind(n));
+        else if (memchr(n->data.scalar.value, '\0', n->data.scalar.length))
+            s2s_buf_puts(&why, "value contains a NUL character");
+        else if (s2s_cfg_index_add(l->key, &list, (const char *)n->data.scalar.value,
+                                   n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE, &why)) {
+            s2s_buf_free(&why);
+            continue;
+        }
+        ok = false;
+        s2s_cfg_report_buf(c, &n->start_mark, &why);
+    }
+    if (!ok) return;
+    memcpy(s2s_cfg_field(cfg, l), &list, sizeof list);
+    set_origin(c, l, vn);
+}
+
 // The value vn of leaf l, reported at vn when it is bad; on success the
 // leaf's origin is vn.
 static void load_leaf(s2s_cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc,
                       const s2s_cfg_leaf *l, const yaml_node_t *vn) {
     const s2s_cfg_key *k = l->key;
+    if (k->type == S2S_CFG_INDEX_LIST && vn->type == YAML_SEQUENCE_NODE) {
+        load_index_list(c, cfg, doc, l, vn);
+        return;
+    }
     s2s_buf why = {0}, seq = {0};
     s2s_buf_printf(&why, "%s: ", l->path);
     size_t prefix = why.len;
@@ -191,11 +236,7 @@ static void load_leaf(s2s_cfg_ctx *c, s2s_config *cfg, yaml_document_t *doc,
         quoted = vn->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
     }
     if (text && s2s_cfg_apply_value(c->base_dir, c->check_paths, cfg, l, text, quoted, &why)) {
-        s2s_cfg_ctx *t = s2s_cfg_top(c);
-        if (t->origin)
-            t->origin[l - s2s_cfg_leaf_get(0)] = (s2s_cfg_origin){
-                .name = c->name, .text = c->text, .len = c->len, .mark = vn->start_mark,
-                .set = true};
+        set_origin(c, l, vn);
         s2s_buf_free(&seq);
         s2s_buf_free(&why);
         return;
