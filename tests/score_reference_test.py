@@ -86,27 +86,88 @@ def lp_layer_norm(g, b, x, eps):
     return [(x[i] - mean) / math.sqrt(var + eps) * g[i] + b[i] for i in range(n)]
 
 
-def lp_attention(P, p, xq, xkv, heads, causal):
+# The attention variants (issue 29), read from the `model:` section's tables
+# (raw YAML or ref_model.py's parsed config: the same keys) with their own
+# defaults; which keys a query sees is a list of ranges, not a mask.
+LP_ATTN_DEFAULTS = {"type": "full", "window": 16, "block": 64, "stride": 8, "heads": [], "layers": []}
+
+
+def lp_table(section, name):
+    table = dict(LP_ATTN_DEFAULTS)
+    table.update(section.get(name) or {})
+    return table
+
+
+def lp_head_type(table, layer, head):
+    """The table itself when head `head` of layer `layer` follows it, else full."""
+    layer_in = not table["layers"] or layer in table["layers"]
+    head_in = not table["heads"] or head in table["heads"]
+    return table if layer_in and head_in else {"type": "full"}
+
+
+def lp_keys(spec, t, n, causal):
+    """Sorted key positions query t sees among keys 0..n-1 (n: the unpadded keys)."""
+    end = min(n, t + 1) if causal else n   # keys [0, end)
+    kind = spec["type"]
+    if kind == "local":
+        w = spec["window"]
+        return list(range(max(0, t - w), min(end, t + w + 1)))
+    if kind == "block":
+        b = spec["block"]
+        first = t // b * b
+        return list(range(first, min(end, first + b)))
+    if kind == "strided":
+        s = spec["stride"]
+        near = range(max(0, t - s + 1), min(end, t + s))
+        same_column = range(t % s, end, s)  # (t - u) % s == 0
+        return sorted(set(near) | set(same_column))
+    return list(range(end))                  # full, linear
+
+
+def lp_phi(z):
+    return z + 1.0 if z > 0 else math.exp(z)
+
+
+def lp_head_weights(q, k, lo, dh, spec, causal, n_keys=None):
+    """[[weight of key u for query t]] of the head using columns lo..lo+dh-1;
+    keys n_keys.. are padding. Keys not seen get weight 0.0."""
+    n = len(k) if n_keys is None else n_keys
+    rows = []
+    for t in range(len(q)):
+        keys = lp_keys(spec, t, n, causal)
+        row = [0.0] * len(k)
+        if spec["type"] == "linear":
+            fq = [lp_phi(q[t][lo + c]) for c in range(dh)]
+            sim = {u: sum(fq[c] * lp_phi(k[u][lo + c]) for c in range(dh)) for u in keys}
+            den = sum(sim.values()) + 1e-6
+            for u in keys:
+                row[u] = sim[u] / den
+        else:
+            s = {u: sum(q[t][lo + c] * k[u][lo + c] for c in range(dh)) / math.sqrt(dh) for u in keys}
+            m = max(s.values())
+            e = {u: math.exp(z - m) for u, z in s.items()}
+            tot = sum(e.values())
+            for u in keys:
+                row[u] = e[u] / tot
+        rows.append(row)
+    return rows
+
+
+def lp_attention(P, p, xq, xkv, heads, causal, table=None, layer=0):
     q = [lp_linear(P[p + ".q_proj.weight"], P[p + ".q_proj.bias"], x) for x in xq]
     k = [lp_linear(P[p + ".k_proj.weight"], P[p + ".k_proj.bias"], x) for x in xkv]
     v = [lp_linear(P[p + ".v_proj.weight"], P[p + ".v_proj.bias"], x) for x in xkv]
     d = len(q[0])
     dh = d // heads
-    out = []
-    for t in range(len(q)):
-        concat = [0.0] * d
-        last = t + 1 if causal else len(k)
-        for h in range(heads):
-            lo = h * dh
-            s = [sum(q[t][lo + c] * k[u][lo + c] for c in range(dh)) / math.sqrt(dh)
-                 for u in range(last)]
-            m = max(s)
-            e = [math.exp(z - m) for z in s]
-            tot = sum(e)
+    table = table or dict(LP_ATTN_DEFAULTS)
+    concat = [[0.0] * d for _ in q]
+    for h in range(heads):
+        lo = h * dh
+        a = lp_head_weights(q, k, lo, dh, lp_head_type(table, layer, h), causal)
+        for t in range(len(q)):
             for c in range(dh):
-                concat[lo + c] = sum(e[u] / tot * v[u][lo + c] for u in range(last))
-        out.append(lp_linear(P[p + ".out_proj.weight"], P[p + ".out_proj.bias"], concat))
-    return out
+                concat[t][lo + c] = sum(a[t][u] * v[u][lo + c] for u in range(len(k)) if a[t][u])
+    return [lp_linear(P[p + ".out_proj.weight"], P[p + ".out_proj.bias"], x) for x in concat]
 
 
 def lp_ffn(P, p, x, act):
@@ -142,14 +203,18 @@ def lp_embed(table, ids, d):
     return rows
 
 
-def loop_logprobs(cfg, tensors, src_ids, tgt_ids):
-    """[[logprob over the target vocab] per decoder position], src_ids without </s>."""
+def loop_logprobs(cfg, tensors, src_ids, tgt_ids, section=None):
+    """[[logprob over the target vocab] per decoder position], src_ids without </s>.
+    section: the `model:` section whose attention tables apply (default cfg)."""
     P = {k: v.astype(np.float64).tolist() for k, v in tensors.items()}
     d, H, act = cfg["d_model"], cfg["heads"], cfg["activation"]
+    section = cfg if section is None else section
+    enc_t, dec_t, cross_t = (lp_table(section, n) for n in
+                             ("encoder_attention", "decoder_attention", "cross_attention"))
     x = lp_embed(P["src_embed.weight"], list(src_ids) + [R.EOS], d)
     for i in range(cfg["encoder_layers"]):
         p = "encoder.layers.%d" % i
-        x = lp_sublayer(cfg, P, p + ".norm1", x, lambda y: lp_attention(P, p + ".self_attn", y, y, H, False))
+        x = lp_sublayer(cfg, P, p + ".norm1", x, lambda y: lp_attention(P, p + ".self_attn", y, y, H, False, enc_t, i))
         x = lp_sublayer(cfg, P, p + ".norm2", x, lambda y: [lp_ffn(P, p + ".ffn", r, act) for r in y])
     if cfg["norm"] == "pre":
         x = [lp_layer_norm(P["encoder.norm.weight"], P["encoder.norm.bias"], r, cfg["layer_norm_eps"]) for r in x]
@@ -157,8 +222,8 @@ def loop_logprobs(cfg, tensors, src_ids, tgt_ids):
     x = lp_embed(P["tgt_embed.weight"], [R.BOS] + list(tgt_ids), d)
     for i in range(cfg["decoder_layers"]):
         p = "decoder.layers.%d" % i
-        x = lp_sublayer(cfg, P, p + ".norm1", x, lambda y: lp_attention(P, p + ".self_attn", y, y, H, True))
-        x = lp_sublayer(cfg, P, p + ".norm2", x, lambda y: lp_attention(P, p + ".cross_attn", y, mem, H, False))
+        x = lp_sublayer(cfg, P, p + ".norm1", x, lambda y: lp_attention(P, p + ".self_attn", y, y, H, True, dec_t, i))
+        x = lp_sublayer(cfg, P, p + ".norm2", x, lambda y: lp_attention(P, p + ".cross_attn", y, mem, H, False, cross_t, i))
         x = lp_sublayer(cfg, P, p + ".norm3", x, lambda y: [lp_ffn(P, p + ".ffn", r, act) for r in y])
     if cfg["norm"] == "pre":
         x = [lp_layer_norm(P["decoder.norm.weight"], P["decoder.norm.bias"], r, cfg["layer_norm_eps"]) for r in x]
@@ -377,15 +442,32 @@ def check_rejects_bad_files(tmpdir):
     return ", ".join(bad)
 
 
+def schema_table_names(text, array):
+    """Names of the rows of the key array `array` in schema.c's text."""
+    m = re.search(r"\b%s\[\]\s*=\s*\{(.*?)\n\};" % re.escape(array), text, re.S)
+    assert m, "no %s table in src/config/schema.c" % array
+    names = re.findall(r'\.name\s*=\s*"([^"]+)"', m.group(1))
+    assert names, "no .name entries in " + array
+    return names, m.group(1)
+
+
 def schema_model_keys():
-    """Names in the model_keys table of src/config/schema.c."""
+    """({model key: None, or the names of its nested table}) of src/config/schema.c."""
     with open(os.path.join(ROOT, "src", "config", "schema.c")) as f:
         text = f.read()
-    m = re.search(r"model_keys\[\]\s*=\s*\{(.*?)\n\};", text, re.S)
-    assert m, "no model_keys table in src/config/schema.c"
-    names = re.findall(r'\.name\s*=\s*"([^"]+)"', m.group(1))
-    assert names, "no .name entries in model_keys"
-    return names
+    names, body = schema_table_names(text, "model_keys")
+    keys = {}
+    for name in names:
+        row = body[re.search(r'\.name\s*=\s*"%s"' % re.escape(name), body).start():]
+        row = row[:row.index("},")] if "}," in row else row
+        sub = re.search(r"\.sub\s*=\s*&(\w+)", row)
+        if sub is None:
+            keys[name] = None
+            continue
+        arr = re.search(r"\b%s\s*=\s*TABLE\((\w+)\)" % sub.group(1), text)
+        assert arr, "schema.c: no TABLE() for %s" % sub.group(1)
+        keys[name] = schema_table_names(text, arr.group(1))[0]
+    return keys
 
 
 def ref_cli(*args, stdin_text=""):
@@ -406,12 +488,23 @@ def expect_refusal(args, key, where, stdin_text=""):
 
 
 def check_model_keys(tmpdir):
-    # Every key of the C schema is one the reference reads, and no other.
-    c_keys = schema_model_keys()
-    if set(c_keys) != set(R.MODEL_KEYS):
+    # Every key of the C schema is one the reference reads, and no other;
+    # the same for the keys of each attention table. Until schema.c has the
+    # attention tables (issue 29, written apart from the references), their
+    # absence from it is the one difference allowed.
+    c_tables = schema_model_keys()
+    c_keys = set(c_tables)
+    pending = set(R.ATTENTION_TABLES) - c_keys
+    if pending != set(R.ATTENTION_TABLES):
+        pending = set()
+    if c_keys | pending != set(R.MODEL_KEYS):
         raise AssertionError("model keys: schema.c has %s, ref_model.py %s"
-                             % (sorted(set(c_keys) - set(R.MODEL_KEYS)) or "nothing more",
-                                sorted(set(R.MODEL_KEYS) - set(c_keys)) or "nothing more"))
+                             % (sorted(c_keys - set(R.MODEL_KEYS)) or "nothing more",
+                                sorted(set(R.MODEL_KEYS) - c_keys) or "nothing more"))
+    for table in set(R.ATTENTION_TABLES) & c_keys:
+        if set(c_tables[table] or []) != set(R.ATTENTION_DEFAULTS):
+            raise AssertionError("model.%s keys: schema.c %s, ref_model.py %s"
+                                 % (table, c_tables[table], sorted(R.ATTENTION_DEFAULTS)))
     src, tgt = os.path.join(DATA, "src.txt"), os.path.join(DATA, "tgt.txt")
     # A key it does not implement is refused, from a config (`random`) and
     # from a model file's s2s.config (`score`), naming the key and the file.
@@ -429,6 +522,12 @@ def check_model_keys(tmpdir):
     meta["s2s.config"] = meta["s2s.config"].replace("model:\n", "model:\n  %s: {kind: local}\n" % key, 1)
     R.write_safetensors(out, R.random_tensors(cfg, 6, 6, 1), meta)
     expect_refusal(["score", out], key, out, stdin_text="w0\tw1\n")
+    # The same inside an attention table: model.encoder_attention.kind.
+    meta = R.model_metadata(cfg, vocab(6), vocab(6))
+    meta["s2s.config"] = meta["s2s.config"].replace(
+        "model:\n", "model:\n  encoder_attention: {kind: local}\n", 1)
+    R.write_safetensors(out, R.random_tensors(cfg, 6, 6, 1), meta)
+    expect_refusal(["score", out], "encoder_attention.kind", out, stdin_text="w0\tw1\n")
     # attention_dropout: read, written back, range-checked; the identity in
     # the forward pass (inference), so the scores do not depend on it.
     base = make_model(tiny_cfg(), 7, 8, 5, tmpdir)[0]
@@ -446,8 +545,9 @@ def check_model_keys(tmpdir):
         with open(cfg_path, "w") as f:
             yaml.safe_dump({"model": doc}, f, sort_keys=False)
         expect_refusal(["random", cfg_path, src, tgt, out + ".2"], "attention_dropout", cfg_path)
-    return "%d keys as in schema.c; model.%s refused by random and score; attention_dropout kept, " \
-        "range-checked, no effect on scores" % (len(c_keys), key)
+    return "%d keys as in schema.c%s; model.%s and model.encoder_attention.kind refused; " \
+        "attention_dropout kept, range-checked, no effect on scores" \
+        % (len(c_keys), " (its attention tables still to come)" if pending else "", key)
 
 
 def check_shipped(tmpdir):
