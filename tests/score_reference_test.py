@@ -383,6 +383,250 @@ def check_against_loops(tmpdir):
     return "%d cases (pre/post x relu/gelu x tied/untied x 1-2 layers), max |diff| %.1e" % (n, worst)
 
 
+# ---- the attention variants (issue 29) ----
+
+ATTN_DATA = os.path.join(DATA, "attention")
+
+
+def spec(kind, **kw):
+    return dict(LP_ATTN_DEFAULTS, type=kind, **kw)
+
+
+def variant_grid(n):
+    """(name, spec) of every type, with parameters below, at and above n."""
+    out = [("full", spec("full")), ("linear", spec("linear"))]
+    for p in sorted({1, 2, 3, max(1, n - 1), n, n + 4}):
+        out.append(("local w%d" % p, spec("local", window=p)))
+        out.append(("block b%d" % p, spec("block", block=p)))
+        if p >= 2:
+            out.append(("strided s%d" % p, spec("strided", stride=p)))
+    return out
+
+
+def random_qk(rng, tq, tk, dh):
+    # Scale 1.5 so that softmax is far from uniform and phi sees both signs.
+    return 1.5 * rng.normal(size=(tq, dh)), 1.5 * rng.normal(size=(tk, dh))
+
+
+def check_variants_by_hand():
+    # The keys a query sees, worked out by hand from the definitions.
+    cases = [  # spec, causal, n, query, keys seen
+        (spec("local", window=1), False, 5, 0, [0, 1]),
+        (spec("local", window=1), False, 5, 2, [1, 2, 3]),
+        (spec("local", window=2), True, 6, 4, [2, 3, 4]),
+        (spec("block", block=3), False, 8, 4, [3, 4, 5]),
+        (spec("block", block=3), False, 8, 7, [6, 7]),
+        (spec("block", block=3), True, 8, 4, [3, 4]),
+        (spec("strided", stride=3), False, 12, 7, [1, 4, 5, 6, 7, 8, 9, 10]),
+        (spec("strided", stride=3), True, 12, 7, [1, 4, 5, 6, 7]),
+        (spec("strided", stride=2), False, 5, 0, [0, 1, 2, 4]),
+        (spec("linear"), True, 4, 2, [0, 1, 2]),
+    ]
+    for sp, causal, n, i, want in cases:
+        got_np = [j for j in range(n) if R.visible(sp, i, j, causal)]
+        got_lp = lp_keys(sp, i, n, causal)
+        assert got_np == want and got_lp == want, (sp, causal, i, got_np, got_lp, want)
+    # One linear head, dh = 1: phi(1) = 2, phi(-1) = e^-1, phi(0) = 1.
+    q = np.array([[1.0]])
+    k = np.array([[-1.0], [0.0], [2.0]])
+    sims = [2 * math.exp(-1), 2.0, 6.0]
+    want = [x / (sum(sims) + 1e-6) for x in sims]
+    got = R.head_weights(q, k, spec("linear"), False)
+    assert np.allclose(got, [want], atol=1e-15, rtol=0), (got, want)
+    got = lp_head_weights(q.tolist(), k.tolist(), 0, 1, spec("linear"), False)
+    assert np.allclose(got, [want], atol=1e-15, rtol=0), (got, want)
+    return "%d masks (local, block, strided, causal) and one linear row" % len(cases)
+
+
+def check_variant_masks():
+    # visible() (a predicate on index arrays) against lp_keys() (ranges),
+    # every query of every length up to 20, encoder and decoder.
+    n_cases = 0
+    for n in range(1, 21):
+        for name, sp in variant_grid(n):
+            for causal in (False, True):
+                m = R.visible(sp, np.arange(n)[:, None], np.arange(n)[None, :], causal)
+                for i in range(n):
+                    assert sorted(np.nonzero(m[i])[0].tolist()) == lp_keys(sp, i, n, causal), \
+                        (name, causal, n, i)
+                n_cases += 1
+    return "%d (type, parameter, length, causal) masks agree key by key" % n_cases
+
+
+def check_variant_properties():
+    rng = np.random.default_rng(29)
+    full = spec("full")
+    n_checks = 0
+    for n in (1, 2, 5, 9, 13):
+        for causal in (False, True):
+            q, k = random_qk(rng, n, n, 4)
+            a_full = R.head_weights(q, k, full, causal)
+            # A window, block or stride reaching past the sequence is full.
+            # (A stride of n - 1 too: |i - j| = n - 1 is a multiple of it.)
+            for sp in (spec("local", window=n - 1 if n > 1 else 1), spec("local", window=n + 3),
+                       spec("block", block=n), spec("block", block=n + 3),
+                       spec("strided", stride=max(2, n - 1)), spec("strided", stride=n + 3)):
+                assert np.array_equal(R.head_weights(q, k, sp, causal), a_full), (sp, n, causal)
+                n_checks += 1
+            # ... and one that does not reach is not (so the above could fail).
+            if n >= 3:
+                narrow = [spec("local", window=n - 2), spec("block", block=n - 1)]
+                if n >= 4:
+                    narrow.append(spec("strided", stride=n - 2))
+                for sp in narrow:
+                    a = R.head_weights(q, k, sp, causal)
+                    if causal:  # the last query is the one that sees key 0 or not
+                        assert a[n - 1, 0] == 0.0 or a[n - 1, 1] == 0.0, (sp, n)
+                    assert not np.array_equal(a, a_full), (sp, n, causal)
+                    n_checks += 1
+            for name, sp in variant_grid(n):
+                a = R.head_weights(q, k, sp, causal)
+                assert (a >= 0).all()
+                if causal:  # a decoder query never uses a later key
+                    assert (np.triu(a, 1) == 0).all(), (name, n)
+                    v = rng.normal(size=(n, 3))
+                    for i in range(n - 1):
+                        k2, v2 = k.copy(), v.copy()
+                        k2[i + 1:] = rng.normal(size=k2[i + 1:].shape)
+                        v2[i + 1:] = rng.normal(size=v2[i + 1:].shape)
+                        a2 = R.head_weights(q, k2, sp, causal)
+                        assert np.array_equal((a @ v)[:i + 1], (a2 @ v2)[:i + 1]), (name, n, i)
+                if sp["type"] == "linear":
+                    # Rows sum to S / (S + 1e-6), S = sum of phi(q).phi(k) seen.
+                    phi_q = np.where(q > 0, q + 1, np.exp(q))
+                    phi_k = np.where(k > 0, k + 1, np.exp(k))
+                    sim = phi_q @ phi_k.T
+                    if causal:
+                        sim = np.tril(sim)
+                    tot = sim.sum(axis=1)
+                    assert np.allclose(a.sum(axis=1), tot / (tot + 1e-6), atol=1e-14, rtol=0)
+                    assert np.allclose(a.sum(axis=1), 1.0, atol=1e-6 / tot.min() + 1e-14)
+                else:
+                    assert np.allclose(a.sum(axis=1), 1.0, atol=1e-14), (name, n)
+                n_checks += 1
+    # Padding: keys past the real ones get weight 0, and the others the
+    # weights of the unpadded keys, whatever the padded rows hold.
+    for n, pad in ((4, 1), (7, 3), (12, 5)):
+        for causal in (False, True):
+            q, k = random_qk(rng, n, n + pad, 4)
+            valid = np.arange(n + pad) < n
+            for name, sp in variant_grid(n):
+                a = R.head_weights(q, k, sp, causal, valid)
+                assert (a[:, n:] == 0).all(), (name, n, pad)
+                assert np.allclose(a[:, :n], R.head_weights(q, k[:n], sp, causal), atol=1e-15, rtol=0)
+                lp = lp_head_weights(q.tolist(), k.tolist(), 0, 4, sp, causal, n_keys=n)
+                assert np.allclose(a, lp, atol=1e-13, rtol=0), (name, n, pad)
+                n_checks += 1
+    return "%d checks: wide local/block/strided = full, narrow ones not; causal; " \
+        "linear rows sum to S/(S+1e-6); padding weight 0" % n_checks
+
+
+def check_variant_heads_vs_loops():
+    # One head's weights, numpy against scalar loops, at another column
+    # offset (lo) so that the head's column slice is exercised too.
+    rng = np.random.default_rng(30)
+    worst, n = 0.0, 0
+    for tq, tk, causal in ((1, 1, False), (6, 6, False), (6, 6, True), (11, 11, True),
+                           (3, 9, False), (9, 4, False)):
+        for name, sp in variant_grid(tk):
+            if tq != tk and sp["type"] not in ("full", "linear"):
+                continue  # cross-attention: full and linear only
+            q, k = random_qk(rng, tq, tk, 5)
+            qq = np.hstack([rng.normal(size=(tq, 5)), q])
+            kk = np.hstack([rng.normal(size=(tk, 5)), k])
+            a = R.head_weights(q, k, sp, causal)
+            b = np.array(lp_head_weights(qq.tolist(), kk.tolist(), 5, 5, sp, causal))
+            worst = max(worst, float(np.abs(a - b).max()))
+            assert worst < LOOP_TOL, (name, tq, tk, causal, worst)
+            n += 1
+    return "%d heads, max |diff| %.1e" % (n, worst)
+
+
+def check_variant_specs():
+    # The heads and layers a table names follow its type; the rest are full.
+    cfg = R.parse_model_config(dict(tiny_cfg(d=8, heads=4, enc=3, dec=2), encoder_attention={
+        "type": "local", "window": 2, "heads": [1, 3], "layers": [0, 2]},
+        cross_attention={"type": "linear", "layers": [1]}), "t")
+    for layer in range(3):
+        got = [sp["type"] for sp in R.head_specs(cfg, "encoder_attention", layer)]
+        want = [lp_head_type(lp_table(cfg, "encoder_attention"), layer, h)["type"] for h in range(4)]
+        assert got == want, (layer, got, want)
+    assert [sp["type"] for sp in R.head_specs(cfg, "encoder_attention", 1)] == ["full"] * 4
+    assert [sp["type"] for sp in R.head_specs(cfg, "encoder_attention", 2)] == \
+        ["full", "local", "full", "local"]
+    assert [sp["type"] for sp in R.head_specs(cfg, "cross_attention", 1)] == ["linear"] * 4
+    assert [sp["type"] for sp in R.head_specs(cfg, "cross_attention", 0)] == ["full"] * 4
+    assert [sp["type"] for sp in R.head_specs(cfg, "decoder_attention", 0)] == ["full"] * 4
+    # Refused: each with the key named.
+    bad = {"encoder_attention.kind": {"encoder_attention": {"kind": "local"}},
+           "encoder_attention.type": {"encoder_attention": {"type": "sparse"}},
+           "cross_attention.type": {"cross_attention": {"type": "local"}},
+           "encoder_attention.window": {"encoder_attention": {"type": "local", "window": 0}},
+           "decoder_attention.block": {"decoder_attention": {"block": 0}},
+           "decoder_attention.stride": {"decoder_attention": {"type": "strided", "stride": 1}},
+           "encoder_attention.heads": {"encoder_attention": {"heads": [0, 4]}},
+           "decoder_attention.layers": {"decoder_attention": {"layers": [2]}},
+           "cross_attention.layers": {"cross_attention": {"type": "linear", "layers": [0, 0]}},
+           "encoder_attention.heads ": {"encoder_attention": {"heads": 1}},
+           "decoder_attention.heads": {"decoder_attention": {"heads": [True]}},
+           "encoder_attention": {"encoder_attention": "local"}}
+    for key, extra in bad.items():
+        try:
+            R.parse_model_config(dict(tiny_cfg(d=8, heads=4, enc=3, dec=2), **extra), "t")
+        except R.RefError as e:
+            assert "model." + key.strip() in str(e), (key, str(e))
+            continue
+        raise AssertionError("accepted model.%s = %r" % (key, extra))
+    # Absent tables (every file written before issue 29) are full, and a
+    # full table is not written back, so such files are written as before.
+    old = R.parse_model_config(tiny_cfg(), "t")
+    assert all(old[t]["type"] == "full" for t in R.ATTENTION_TABLES)
+    text = R.model_metadata(old, vocab(6), vocab(6))["s2s.config"]
+    assert not any(t in text for t in R.ATTENTION_TABLES), text
+    stored = yaml.safe_load(R.model_metadata(cfg, vocab(6), vocab(6))["s2s.config"])["model"]
+    assert R.parse_model_config(stored, "t") == cfg, stored
+    assert "decoder_attention" not in stored and stored["encoder_attention"]["heads"] == [1, 3]
+    return "heads/layers select the variant heads; %d bad tables refused by key; " \
+        "full tables not stored, others round-trip" % len(bad)
+
+
+def check_variant_models(tmpdir):
+    """tests/data/ref/attention/*.yaml: `random` models, numpy vs scalar loops
+    (tables from the stored s2s.config), and the variant changes the scores."""
+    with open(os.path.join(DATA, "pairs.tsv")) as f:
+        pairs = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+    pairs = [p for p in pairs if len(p[0].split()) >= 5][:3]  # long enough for every window
+    done, worst = [], 0.0
+    for name in sorted(os.listdir(ATTN_DATA)):
+        if not name.endswith(".yaml"):
+            continue
+        path = os.path.join(ATTN_DATA, name)
+        with open(path) as f:
+            doc = yaml.safe_load(f)
+        out = os.path.join(tmpdir, name + ".safetensors")
+        rc, err = ref_cli("random", path, os.path.join(ATTN_DATA, doc["vocab"]["src"]),
+                          os.path.join(ATTN_DATA, doc["vocab"]["tgt"]), out, "--seed", "11")
+        assert rc == 0, "random %s: %s" % (name, err.strip())
+        m = R.load_model(out)
+        tensors, meta = R.read_safetensors(out)
+        section = yaml.safe_load(meta["s2s.config"])["model"]
+        assert any(t in section for t in R.ATTENTION_TABLES), name + ": no table stored"
+        full = R.Model(dict(m.cfg, **{t: dict(R.ATTENTION_DEFAULTS) for t in R.ATTENTION_TABLES}),
+                       m.src_vocab, m.tgt_vocab, m.w)
+        differs = False
+        for src, tgt in pairs:
+            s_ids, t_ids = R.to_ids(m.src_index, src), R.to_ids(m.tgt_index, tgt)
+            a = R.forward_ids(m, s_ids, t_ids)
+            b = np.array(loop_logprobs(m.cfg, tensors, s_ids, t_ids, section=section))
+            diff = float(np.abs(a - b).max())
+            worst = max(worst, diff)
+            assert diff < LOOP_TOL, (name, src, diff)
+            differs = differs or np.abs(a - R.forward_ids(full, s_ids, t_ids)).max() > 1e-6
+        assert differs, name + ": scores equal the full model's (variant ignored?)"
+        done.append(name[:-5])
+    return "%s: %d pairs each, max |diff| %.1e, each differs from full" % (", ".join(done), len(pairs), worst)
+
+
 def check_properties(tmpdir):
     cfg = tiny_cfg(norm="pre", activation="gelu", d=8, heads=2, enc=2, dec=2, ffn=12)
     m, _ = make_model(cfg, 12, 11, 7, tmpdir)
@@ -665,6 +909,12 @@ def main():
         c.run("ref zero model by hand", check_zero_model, tmp)
         c.run("ref vs scalar loops", check_against_loops, tmp)
         c.run("ref properties", check_properties, tmp)
+        c.run("ref attention variants by hand", check_variants_by_hand)
+        c.run("ref attention masks vs ranges", check_variant_masks)
+        c.run("ref attention variant properties", check_variant_properties)
+        c.run("ref attention heads vs scalar loops", check_variant_heads_vs_loops)
+        c.run("ref attention tables", check_variant_specs)
+        c.run("ref attention models vs scalar loops", check_variant_models, tmp)
         c.run("ref score output", check_score_format, tmp)
         c.run("ref rejects bad files", check_rejects_bad_files, tmp)
         c.run("ref model keys", check_model_keys, tmp)
