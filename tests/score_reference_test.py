@@ -6,11 +6,19 @@
 
 First the reference itself is checked: against hand-worked values, against a
 second implementation written with explicit scalar loops, and against
-properties (probabilities sum to 1, causality, use of the source). Then, for
+properties (probabilities sum to 1, causality, use of the source), and its
+attention variants (issue 29) the same way: by hand, key by key against the
+scalar implementation's ranges, by the variants' properties, and on the
+models of tests/data/ref/attention/*.yaml. Then, for
 every config in tests/data/ref/*.yaml, a model written by `ref_model.py random`
 and (when the binary has `init`) one written by `s2s init` are scored by both
 programs on tests/data/ref/pairs.tsv: the tokens must match and every token
 log-prob must agree within 1e-4.
+
+The scalar implementation reads the attention tables of a `model:` section
+(raw YAML or ref_model.py's parsed config) with lp_table(); lp_head_type()
+says which heads of which layers follow a table, lp_keys() which keys a query
+sees, lp_head_weights() gives one head's weights.
 
 Prints one line per check and a final "N passed, M failed"; exits 1 on any
 failure, 77 (ctest's skip code) when numpy is missing.
