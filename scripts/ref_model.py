@@ -93,7 +93,7 @@ ATTENTION_TABLES = {
     "cross_attention": ("decoder_layers", ("full", "linear")),
 }
 # key -> default of every entry of an attention table (include/s2s/config.h,
-# s2s_attention_config). window/block/stride: the least value each allows.
+# s2s_attention_config), and the least value each parameter allows.
 ATTENTION_DEFAULTS = {"type": "full", "window": 16, "block": 64, "stride": 8,
                       "heads": [], "layers": []}
 ATTENTION_MINIMA = {"window": 1, "block": 1, "stride": 2}
