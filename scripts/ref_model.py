@@ -16,6 +16,36 @@ implementations can only agree if both follow the spec.
 
 Shapes: S source positions, T target positions, d model width, f FFN width,
 Vs / Vt vocab sizes, h heads, dh = d / h.
+
+Attention variants (issue 29). The `model:` section may hold three tables,
+`encoder_attention`, `decoder_attention` (the decoder's causal
+self-attention) and `cross_attention`, each with the keys
+
+    type: full | local | block | strided | linear   (cross: full | linear)
+    window: 16    block: 64    stride: 8            (local, block, strided)
+    heads: []     layers: []                        (index lists; [] = all)
+
+A head whose index is in `heads` (or `heads` is []) of a layer in `layers`
+(or []) runs `type`; every other head is full softmax attention. An absent
+table, or an absent key of a table, has the default above (so a model file
+written before these tables existed is all full). Any other key is refused.
+
+Which keys query i sees (positions from 0, </s> included; the decoder's
+self-attention adds j <= i, cross-attention has no causal cut):
+    full, linear   every key
+    local  w       |i - j| <= w
+    block  b       i // b == j // b
+    strided s      |i - j| < s or (i - j) % s == 0   (s >= 2)
+Softmax heads: softmax(q.k / sqrt(dh)) over the keys seen. Linear heads:
+phi(x) = elu(x) + 1 on the head's projected q and k (no 1/sqrt(dh)),
+a_ij = phi(q_i).phi(k_j) / (sum_j' phi(q_i).phi(k_j') + 1e-6) over the keys
+seen, o_i = sum_j a_ij v_j.
+
+To check one variant from Python: `visible(spec, i, j, causal)` is the mask
+predicate, `head_weights(q, k, spec, causal, key_valid)` one head's (Tq, Tk)
+weights, `head_specs(cfg, table, layer)` the spec of every head of a layer,
+and `forward_ids(model, src, tgt, maps={})` fills `maps` with every layer's
+(h, Tq, Tk) weights. A spec is a dict {"type", "window", "block", "stride"}.
 """
 
 import argparse
@@ -51,7 +81,24 @@ MODEL_KEYS = {
     "d_model": int, "heads": int, "encoder_layers": int, "decoder_layers": int,
     "ffn_dim": int, "activation": str, "norm": str, "layer_norm_eps": float,
     "dropout": float, "attention_dropout": float, "tie_output": bool, "max_len": int,
+    "encoder_attention": dict, "decoder_attention": dict, "cross_attention": dict,
 }
+# The attention tables: table -> (the layer count its `layers` indexes, the
+# types it allows). Cross-attention has no position order between a target
+# query and the source keys, so only the unmasked types make sense there.
+ATTN_TYPES = ("full", "local", "block", "strided", "linear")
+ATTENTION_TABLES = {
+    "encoder_attention": ("encoder_layers", ATTN_TYPES),
+    "decoder_attention": ("decoder_layers", ATTN_TYPES),
+    "cross_attention": ("decoder_layers", ("full", "linear")),
+}
+# key -> default of every entry of an attention table (include/s2s/config.h,
+# s2s_attention_config), and the least value each parameter allows.
+ATTENTION_DEFAULTS = {"type": "full", "window": 16, "block": 64, "stride": 8,
+                      "heads": [], "layers": []}
+ATTENTION_MINIMA = {"window": 1, "block": 1, "stride": 2}
+MAX_INDICES = 64  # S2S_MAX_INDICES: the most entries of a list, and its largest index + 1
+LINEAR_EPS = 1e-6  # added to a linear head's denominator
 # Training-only keys: read and range-checked (0 <= p < 1, as the C loader
 # does), then ignored, with their defaults when absent. The reference only
 # computes forward passes as at inference (`score`, and the step-1 loss of
@@ -127,6 +174,8 @@ def parse_model_config(model_section, where):
                           ", ".join("model." + k for k in unknown), ", ".join(MODEL_KEYS)))
     cfg = {}
     for key, typ in MODEL_KEYS.items():
+        if typ is dict:
+            continue  # the attention tables, read below: they need heads and layers
         if key not in model_section:
             if key in TRAINING_ONLY_DEFAULTS:
                 cfg[key] = TRAINING_ONLY_DEFAULTS[key]
@@ -152,7 +201,54 @@ def parse_model_config(model_section, where):
         raise RefError("%s: model.norm must be pre or post" % where)
     if cfg["d_model"] % cfg["heads"] != 0:
         raise RefError("%s: d_model %% heads != 0" % where)
+    for table in ATTENTION_TABLES:
+        cfg[table] = parse_attention_table(model_section.get(table), cfg, table, where)
     return cfg
+
+
+def parse_index_list(v, name, bound, what, where):
+    """A list of distinct ints in [0, bound): the heads or layers a variant covers."""
+    if not isinstance(v, list):
+        raise RefError("%s: %s must be a list of %s indices, e.g. [0, 2]" % (where, name, what))
+    if len(v) > MAX_INDICES:
+        raise RefError("%s: %s has %d entries, at most %d" % (where, name, len(v), MAX_INDICES))
+    for x in v:
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise RefError("%s: %s: %r is not an integer" % (where, name, x))
+        if not 0 <= x < min(bound, MAX_INDICES):
+            raise RefError("%s: %s: %s index %d out of range [0, %d)"
+                           % (where, name, what, x, min(bound, MAX_INDICES)))
+    if len(set(v)) != len(v):
+        raise RefError("%s: %s lists an index twice" % (where, name))
+    return list(v)
+
+
+def parse_attention_table(v, cfg, table, where):
+    """Checks and types one attention table; None (absent) is all defaults."""
+    name = "model." + table
+    if v is None:
+        v = {}
+    if not isinstance(v, dict):
+        raise RefError("%s: %s must be a table (type, window, block, stride, heads, layers)"
+                       % (where, name))
+    unknown = [str(k) for k in v if k not in ATTENTION_DEFAULTS]
+    if unknown:
+        raise RefError("%s: unknown key%s %s (ref_model.py implements only %s.%s)"
+                       % (where, "s" if len(unknown) > 1 else "",
+                          ", ".join(name + "." + k for k in unknown), name,
+                          ", ".join(ATTENTION_DEFAULTS)))
+    spec = dict(ATTENTION_DEFAULTS, **v)
+    layer_key, types = ATTENTION_TABLES[table]
+    if spec["type"] not in types:
+        raise RefError("%s: %s.type must be %s, not %r"
+                       % (where, name, " or ".join(types), spec["type"]))
+    for key, least in ATTENTION_MINIMA.items():
+        x = spec[key]
+        if isinstance(x, bool) or not isinstance(x, int) or x < least:
+            raise RefError("%s: %s.%s must be an integer >= %d, not %r" % (where, name, key, least, x))
+    spec["heads"] = parse_index_list(spec["heads"], name + ".heads", cfg["heads"], "head", where)
+    spec["layers"] = parse_index_list(spec["layers"], name + ".layers", cfg[layer_key], "layer", where)
+    return spec
 
 
 def split_vocab(text, where):
@@ -286,24 +382,80 @@ def relu(x):
     return np.maximum(x, 0.0)
 
 
-def attention(w, prefix, x_q, x_kv, heads, causal):
-    """(Tq, d) multi-head attention of x_q (Tq, d) over x_kv (Tk, d)."""
+FULL = {"type": "full"}
+
+
+def head_specs(cfg, table, layer):
+    """[spec per head] of layer `layer` of the attention `table` describes:
+    the table's type on its heads of its layers, full elsewhere."""
+    t = cfg[table]
+    if t["layers"] and layer not in t["layers"]:
+        return [FULL] * cfg["heads"]
+    return [t if not t["heads"] or h in t["heads"] else FULL for h in range(cfg["heads"])]
+
+
+def visible(spec, i, j, causal):
+    """Whether query i sees key j (ints or broadcasting index arrays); the
+    one mask predicate of the reference. Padding is the caller's key_valid."""
+    typ = spec["type"]
+    if typ == "local":
+        seen = np.abs(i - j) <= spec["window"]
+    elif typ == "block":
+        seen = (i // spec["block"]) == (j // spec["block"])
+    elif typ == "strided":
+        s = spec["stride"]
+        seen = (np.abs(i - j) < s) | ((i - j) % s == 0)
+    else:  # full, linear
+        seen = np.ones(np.broadcast(i, j).shape, dtype=bool)
+    if causal:
+        seen = seen & (j <= i)
+    return seen
+
+
+def elu_plus_one(x):
+    """phi(x) = elu(x) + 1: x + 1 for x > 0, exp(x) otherwise; always > 0."""
+    return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))
+
+
+def head_weights(q, k, spec, causal, key_valid=None):
+    """(Tq, Tk) attention weights of one head, q (Tq, dh), k (Tk, dh);
+    key_valid (Tk,) bool, False on padded keys (default: none padded).
+    Every weight on a key the query does not see is exactly 0."""
+    tq, tk = q.shape[0], k.shape[0]
+    seen = visible(spec, np.arange(tq)[:, None], np.arange(tk)[None, :], causal)
+    if key_valid is not None:
+        seen = seen & np.asarray(key_valid, dtype=bool)[None, :]
+    if not seen.any(axis=1).all():
+        raise RefError("a query sees no key (%s attention)" % spec["type"])
+    if spec["type"] == "linear":
+        sim = elu_plus_one(q) @ elu_plus_one(k).T  # (Tq, Tk) phi(q_i).phi(k_j)
+        sim = np.where(seen, sim, 0.0)
+        return sim / (sim.sum(axis=1, keepdims=True) + LINEAR_EPS)
+    scores = q @ k.T / math.sqrt(q.shape[1])  # (Tq, Tk)
+    # Training applies model.attention_dropout to these weights; at
+    # inference, all this reference computes, it is the identity.
+    return softmax(np.where(seen, scores, -np.inf))
+
+
+def attention(w, prefix, x_q, x_kv, heads, causal, specs=None, key_valid=None, maps=None):
+    """(Tq, d) multi-head attention of x_q (Tq, d) over x_kv (Tk, d).
+    specs: one spec per head (default: all full); key_valid: see head_weights;
+    maps: a list to which the (h, Tq, Tk) weights are appended."""
     q = linear(w, prefix + ".q_proj", x_q)
     k = linear(w, prefix + ".k_proj", x_kv)
     v = linear(w, prefix + ".v_proj", x_kv)
     d = q.shape[1]
     dh = d // heads
     tq, tk = q.shape[0], k.shape[0]
+    specs = specs or [FULL] * heads
     out = np.zeros((tq, d))
+    weights = np.zeros((heads, tq, tk))
     for j in range(heads):
         cols = slice(j * dh, (j + 1) * dh)
-        scores = q[:, cols] @ k[:, cols].T / math.sqrt(dh)  # (Tq, Tk)
-        if causal:
-            future = np.arange(tk)[None, :] > np.arange(tq)[:, None]
-            scores = np.where(future, -np.inf, scores)
-        # Training applies model.attention_dropout to softmax(scores) here;
-        # at inference, all this reference computes, it is the identity.
-        out[:, cols] = softmax(scores) @ v[:, cols]
+        weights[j] = head_weights(q[:, cols], k[:, cols], specs[j], causal, key_valid)
+        out[:, cols] = weights[j] @ v[:, cols]
+    if maps is not None:
+        maps.append(weights)
     return linear(w, prefix + ".out_proj", out)
 
 
@@ -320,39 +472,53 @@ def residual(cfg, w, norm_prefix, x, sublayer):
     return x + sublayer(layer_norm(w, norm_prefix, x, eps))
 
 
-def encoder_layer(cfg, w, p, x):
+def encoder_layer(cfg, w, p, x, layer, maps):
     h = cfg["heads"]
-    x = residual(cfg, w, p + ".norm1", x, lambda y: attention(w, p + ".self_attn", y, y, h, False))
+    specs = head_specs(cfg, "encoder_attention", layer)
+    x = residual(cfg, w, p + ".norm1", x,
+                 lambda y: attention(w, p + ".self_attn", y, y, h, False, specs, maps=maps["encoder"]))
     x = residual(cfg, w, p + ".norm2", x, lambda y: feed_forward(w, p + ".ffn", y, cfg["activation"]))
     return x
 
 
-def decoder_layer(cfg, w, p, x, memory):
+def decoder_layer(cfg, w, p, x, memory, layer, maps):
     h = cfg["heads"]
-    x = residual(cfg, w, p + ".norm1", x, lambda y: attention(w, p + ".self_attn", y, y, h, True))
+    self_specs = head_specs(cfg, "decoder_attention", layer)
+    cross_specs = head_specs(cfg, "cross_attention", layer)
+    x = residual(cfg, w, p + ".norm1", x,
+                 lambda y: attention(w, p + ".self_attn", y, y, h, True, self_specs,
+                                     maps=maps["decoder"]))
     x = residual(cfg, w, p + ".norm2", x,
-                 lambda y: attention(w, p + ".cross_attn", y, memory, h, False))
+                 lambda y: attention(w, p + ".cross_attn", y, memory, h, False, cross_specs,
+                                     maps=maps["cross"]))
     x = residual(cfg, w, p + ".norm3", x, lambda y: feed_forward(w, p + ".ffn", y, cfg["activation"]))
     return x
 
 
-def encode(model, src_ids):
+def new_maps():
+    """{sublayer: [(h, Tq, Tk) weights per layer]}, filled by encode/decode."""
+    return {"encoder": [], "decoder": [], "cross": []}
+
+
+def encode(model, src_ids, maps=None):
     """(S, d) final encoder output for src_ids (</s> already appended)."""
     cfg, w = model.cfg, model.w
+    maps = new_maps() if maps is None else maps
     x = embed(w["src_embed.weight"], src_ids, cfg["d_model"])
     for i in range(cfg["encoder_layers"]):
-        x = encoder_layer(cfg, w, "encoder.layers.%d" % i, x)
+        x = encoder_layer(cfg, w, "encoder.layers.%d" % i, x, i, maps)
     if cfg["norm"] == "pre":
         x = layer_norm(w, "encoder.norm", x, cfg["layer_norm_eps"])
     return x
 
 
-def decode(model, memory, dec_ids):
+def decode(model, memory, dec_ids, maps=None):
     """(T, Vt) log-probs of the next token after each prefix of dec_ids (<s> first)."""
     cfg, w = model.cfg, model.w
+    maps = new_maps() if maps is None else maps
     x = embed(w["tgt_embed.weight"], dec_ids, cfg["d_model"])
     for i in range(cfg["decoder_layers"]):
-        x = decoder_layer(cfg, w, "decoder.layers.%d" % i, x, memory)
+        x = decoder_layer(cfg, w, "decoder.layers.%d" % i, x, memory, i, maps)
     if cfg["norm"] == "pre":
         x = layer_norm(w, "decoder.norm", x, cfg["layer_norm_eps"])
     out_w = w["tgt_embed.weight"] if cfg["tie_output"] else w["generator.weight"]
@@ -366,14 +532,17 @@ def to_ids(index, text):
     return [index.get(tok, UNK) for tok in text.lower().split()]
 
 
-def forward_ids(model, src_ids, tgt_ids):
-    """(T+1, Vt) log-probs predicting tgt_ids + </s>; src_ids without </s>."""
+def forward_ids(model, src_ids, tgt_ids, maps=None):
+    """(T+1, Vt) log-probs predicting tgt_ids + </s>; src_ids without </s>.
+    maps: a dict to fill as new_maps() describes (every head's weights)."""
     src = list(src_ids) + [EOS]
     dec_in = [BOS] + list(tgt_ids)
     n = max(len(src), len(dec_in))
     if n > model.cfg["max_len"]:
         raise RefError("sequence of %d positions exceeds max_len %d" % (n, model.cfg["max_len"]))
-    return decode(model, encode(model, src), dec_in)
+    if maps is not None:
+        maps.update(new_maps())
+    return decode(model, encode(model, src, maps), dec_in, maps)
 
 
 def score_ids(model, src_ids, tgt_ids):
@@ -428,8 +597,12 @@ def read_vocab_file(path):
 
 
 def model_metadata(cfg, src_vocab, tgt_vocab):
+    """An attention table of all defaults (full) is left out of s2s.config,
+    as files written before the tables existed have it: same model either way."""
+    stored = {k: v for k, v in cfg.items()
+              if k not in ATTENTION_TABLES or v != dict(ATTENTION_DEFAULTS)}
     return {"s2s.format_version": FORMAT_VERSION,
-            "s2s.config": yaml.safe_dump({"model": cfg}, sort_keys=False),
+            "s2s.config": yaml.safe_dump({"model": stored}, sort_keys=False),
             "s2s.src_vocab": "\n".join(src_vocab),
             "s2s.tgt_vocab": "\n".join(tgt_vocab)}
 
