@@ -10,7 +10,8 @@ properties (probabilities sum to 1, causality, use of the source), and its
 attention variants (issue 29) the same way: by hand, key by key against the
 scalar implementation's ranges, by the variants' properties, and on the
 models of tests/data/ref/attention/*.yaml. Then, for
-every config in tests/data/ref/*.yaml, a model written by `ref_model.py random`
+every config in tests/data/ref/*.yaml and tests/data/ref/attention/*.yaml, a
+model written by `ref_model.py random`
 and (when the binary has `init`) one written by `s2s init` are scored by both
 programs on tests/data/ref/pairs.tsv: the tokens must match and every token
 log-prob must agree within 1e-4.
@@ -884,7 +885,10 @@ def binary_has_init(binary):
 
 
 def variant_configs():
-    return sorted(f for f in os.listdir(DATA) if f.endswith(".yaml"))
+    """The architectures of tests/data/ref/*.yaml, then the attention
+    variants of tests/data/ref/attention/*.yaml, as paths."""
+    return [os.path.join(d, f) for d in (DATA, ATTN_DATA)
+            for f in sorted(os.listdir(d)) if f.endswith(".yaml")]
 
 
 def check_ref_random_model(binary, cfg_path, tmpdir, pairs_text):
@@ -933,10 +937,9 @@ def main():
             with open(os.path.join(DATA, "pairs.tsv")) as f:
                 pairs_text = f.read()
             has_init = binary_has_init(binary)
-            for name in variant_configs():
-                cfg_path = os.path.join(DATA, name)
-                variant = name[:-len(".yaml")]
-                d = os.path.join(tmp, variant)
+            for cfg_path in variant_configs():
+                variant = os.path.relpath(cfg_path, DATA)[:-len(".yaml")]
+                d = os.path.join(tmp, variant.replace("/", "_"))
                 os.mkdir(d)
                 c.run("%s [ref_model.py random model]" % variant,
                       check_ref_random_model, binary, cfg_path, d, pairs_text)
