@@ -152,6 +152,10 @@ size_t s2s_state_bytes_for(const s2s_model *m, int64_t B, int64_t K, int64_t S, 
     return s2s_size_add(sizes_bytes(sizes), s2s_size_mul(fold, sizeof(float)));
 }
 
+size_t s2s_state_bytes_per_sentence(const s2s_model *m, int src_len, int tgt_len, int beam) {
+    return s2s_state_bytes_for(m, 1, beam, (int64_t)src_len + 1, tgt_len, 1, false);
+}
+
 size_t s2s_state_bytes(const s2s_state *st) {
     return s2s_size_add(sizes_bytes(st->cap), (size_t)st->fold_cap * sizeof(float));
 }
