@@ -309,6 +309,8 @@ run "$S2S" inspect models/zh-en.safetensors
 expect_rc 0 "inspect a shipped model"
 expect_in out "decode:" "inspect shows the stored decode: section"
 expect_in out "  d_model: 128" "inspect shows the stored model: section"
+expect_in out "decoding state per sentence (greedy, 16 source tokens, no maps):" "inspect shows the decoding state"
+expect_in out "  1024 target tokens: " "inspect shows the state at 1,024 target tokens"
 for section in train data vocab; do
     if grep -q "^$section:" "$TMP/out"; then bad "inspect shows a $section: section the file does not store"; else ok; fi
 done

@@ -1465,3 +1465,184 @@ Test(decoding, lines_join_chinese_without_a_space_and_copy_unknown_words) {
     s2s_state_free(st);
     s2s_model_free(m);
 }
+
+// ---- bounded self-attention states ----
+//
+// Steps keep a ring of w + 1 keys in a decoder layer that is local on
+// every head, and a (H, Dh, Dh + 1) state in one that is linear on every
+// head (layers/transformer.h). Against the full cache (st->full_self_cache):
+// greedy, sampling and beam search over 40+ steps (a ring of 4 wraps ten
+// times), batches whose sentences leave at different steps, n-best lists
+// with cross-attention maps; and the state of a bounded decoder does not
+// grow with the target.
+
+enum { LONG_LEN = 64, LONG_STEPS = 50 };
+
+typedef struct dec_variant {
+    const char *name;
+    s2s_attn_type type;
+    int window;
+    int heads[4], n_heads;    // n_heads 0: every head
+    int layers[4], n_layers;  // n_layers 0: every layer
+    bool bounded[2];          // which of the two layers keep a bounded state
+} dec_variant;
+
+static const dec_variant DEC_VARIANTS[] = {
+    {"local 3", S2S_ATTN_LOCAL, 3, {0}, 0, {0}, 0, {true, true}},
+    {"linear", S2S_ATTN_LINEAR, 0, {0}, 0, {0}, 0, {true, true}},
+    {"local 2 on heads 0, 1", S2S_ATTN_LOCAL, 2, {0, 1}, 2, {0}, 0, {false, false}},
+    {"linear on heads 1, 3", S2S_ATTN_LINEAR, 0, {1, 3}, 2, {0}, 0, {false, false}},
+    {"local 5 in layer 0", S2S_ATTN_LOCAL, 5, {0}, 0, {0}, 1, {true, false}},
+    {"linear in layer 1", S2S_ATTN_LINEAR, 0, {0}, 0, {1}, 1, {false, true}},
+};
+#define N_DEC_VARIANTS ((int)(sizeof DEC_VARIANTS / sizeof DEC_VARIANTS[0]))
+
+static s2s_model *make_variant_model(const arch *a, const dec_variant *v, uint64_t seed) {
+    s2s_config c;
+    s2s_config_default(&c);
+    c.model.d_model = a->d;
+    c.model.heads = a->heads;
+    c.model.encoder_layers = a->layers;
+    c.model.decoder_layers = a->layers;
+    c.model.ffn_dim = a->ffn;
+    c.model.activation = a->act;
+    c.model.norm = a->norm;
+    c.model.tie_output = a->tie;
+    c.model.max_len = LONG_LEN;
+    s2s_attention_config *d = &c.model.decoder_attention;
+    d->type = v->type;
+    if (v->type == S2S_ATTN_LOCAL) d->window = v->window;
+    d->heads.n = v->n_heads;
+    memcpy(d->heads.v, v->heads, sizeof v->heads);
+    d->layers.n = v->n_layers;
+    memcpy(d->layers.v, v->layers, sizeof v->layers);
+    snprintf(c.vocab.src, sizeof c.vocab.src, "%s/ref/src.txt", S2S_TEST_DATA);
+    snprintf(c.vocab.tgt, sizeof c.vocab.tgt, "%s/ref/tgt.txt", S2S_TEST_DATA);
+    s2s_model *m = NULL;
+    cr_assert_eq(s2s_model_init(&m, &c, seed), S2S_OK, "%s: %s", v->name, s2s_last_error());
+    scramble_vectors(m);
+    for (int l = 0; l < a->layers; l++)
+        cr_assert_eq(s2s_self_state_of(m, l) != S2S_SELF_FULL, v->bounded[l], "%s, layer %d",
+                     v->name, l);
+    return m;
+}
+
+// Tokens equal, log-probs within 1e-4 (the ring sums its keys in another
+// order, the linear state its products), cross maps within 1e-4.
+static void assert_close_hyp(const s2s_hypothesis *x, const s2s_hypothesis *y, const char *what,
+                             int i) {
+    cr_assert_eq(x->ids != NULL, y->ids != NULL, "%s, hypothesis %d", what, i);
+    if (!x->ids) return;
+    cr_assert_eq(x->n, y->n, "%s, hypothesis %d: %d vs %d tokens", what, i, x->n, y->n);
+    cr_assert_eq(x->n_out, y->n_out, "%s, hypothesis %d", what, i);
+    for (int t = 0; t < x->n; t++)
+        cr_assert_eq(x->ids[t], y->ids[t], "%s, hypothesis %d token %d", what, i, t);
+    float e = max_abs_diff(x->token_logprobs, y->token_logprobs, x->n_out);
+    cr_assert_leq(e, 1e-4f, "%s, hypothesis %d: token log-probs differ by %g", what, i, e);
+    cr_assert_float_eq(x->logprob, y->logprob, 1e-3, "%s, hypothesis %d", what, i);
+    cr_assert_eq(x->cross_attn != NULL, y->cross_attn != NULL);
+    if (x->cross_attn) {
+        e = max_abs_diff(x->cross_attn, y->cross_attn,
+                         (int64_t)x->layers * x->heads * x->n_out * x->n_src);
+        cr_assert_leq(e, 1e-4f, "%s, hypothesis %d: cross maps differ by %g", what, i, e);
+    }
+    if (x->self_attn) {
+        e = max_abs_diff(x->self_attn, y->self_attn,
+                         (int64_t)x->layers * x->heads * x->n_out * x->n_out);
+        cr_assert_leq(e, 1e-4f, "%s, hypothesis %d: self maps differ by %g", what, i, e);
+    }
+}
+
+enum { NLONG = 6 };
+
+Test(decoding, bounded_self_attention_states_equal_the_full_cache) {
+    const int archs[] = {1, 2};
+    const int src_len[NLONG] = {20, 3, 14, 7, 24, 1};
+    for (int ai = 0; ai < 2; ai++)
+        for (int vi = 0; vi < N_DEC_VARIANTS; vi++) {
+            const dec_variant *v = &DEC_VARIANTS[vi];
+            s2s_model *m = make_variant_model(&ARCHS[archs[ai]], v, 500 + (uint64_t)(ai * 10 + vi));
+            tensor_add(m, "generator.bias", S2S_EOS, -2.0f);  // long outputs, some </s>
+            int src[NLONG][24];
+            const int *s[NLONG];
+            for (int i = 0; i < NLONG; i++) fill_ids(src[i], src_len[i], vs_of(m)), s[i] = src[i];
+            // greedy, sampling with the guard, greedy with self maps (the
+            // full cache either way), beams of 4 with 3-best and cross maps,
+            // beams of 3 keeping finished sentences
+            for (int mode = 0; mode < 5; mode++) {
+                s2s_decode_params p = params(m, NLONG, mode == 2 || mode == 3);
+                p.threads = 1;
+                p.max_len = LONG_STEPS;
+                p.max_len_ratio = 2.5f;  // limits 4..50 by source length: sentences leave
+                p.replace_unknowns = false;  // its forced pass would leave the state full
+                if (mode == 1) {
+                    p.temperature = 0.8f, p.sampling_topk = 0, p.seed = 11;
+                    p.repetition_penalty = 1.3f, p.no_repeat_ngram_size = 2;
+                }
+                p.want_self_attention = mode == 2;
+                if (mode >= 3) p.beam_size = mode == 3 ? 4 : 3, p.n_best = mode == 3 ? 3 : 1;
+                int nh = NLONG * p.n_best;
+                s2s_hypothesis h[2][NLONG * 3];
+                size_t bytes[2];
+                for (int r = 0; r < 2; r++) {
+                    s2s_state *st;
+                    cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+                    st->full_self_cache = r == 1;
+                    st->no_shrink = mode == 4;
+                    cr_assert_eq(s2s_translate(st, &p, s, src_len, NLONG, h[r]), S2S_OK, "%s",
+                                 s2s_last_error());
+                    cr_assert_eq(st->bounded, r == 0 && mode != 2, "%s, mode %d", v->name, mode);
+                    bytes[r] = s2s_state_bytes(st);
+                    s2s_state_free(st);
+                }
+                char what[96];
+                snprintf(what, sizeof what, "arch %d, %s, mode %d", archs[ai], v->name, mode);
+                int longest = 0;
+                for (int i = 0; i < nh; i++) {
+                    assert_close_hyp(&h[0][i], &h[1][i], what, i);
+                    if (h[0][i].ids && h[0][i].n_out > longest) longest = h[0][i].n_out;
+                }
+                cr_assert_geq(longest, 40, "%s: %d steps at most", what, longest);
+                // a bounded state holds less than the cache of 50 positions
+                if (mode != 2 && (v->bounded[0] || v->bounded[1]))
+                    cr_assert_lt(bytes[0], bytes[1], "%s: %zu vs %zu bytes", what, bytes[0],
+                                 bytes[1]);
+                for (int r = 0; r < 2; r++)
+                    for (int i = 0; i < nh; i++) s2s_hypothesis_free(&h[r][i]);
+            }
+            s2s_model_free(m);
+        }
+}
+
+// The state of a sentence's steps (greedy and a beam of 4, no maps):
+// constant in the target length where every layer is bounded, growing by
+// each full layer's K/V of 2D floats a position (a sequence) otherwise;
+// forced scoring and self-attention maps keep the full caches.
+Test(decoding, bounded_decoder_state_does_not_grow_with_the_target) {
+    for (int vi = 0; vi < N_DEC_VARIANTS; vi++) {
+        const dec_variant *v = &DEC_VARIANTS[vi];
+        s2s_model *m = make_variant_model(&ARCHS[2], v, 600 + (uint64_t)vi);
+        int64_t d = m->cfg.model.d_model;
+        int full_layers = !v->bounded[0] + !v->bounded[1];
+        for (int K = 1; K <= 4; K += 3) {
+            size_t b16 = s2s_state_bytes_for(m, 1, K, 10, 16, 1, false);
+            size_t b512 = s2s_state_bytes_for(m, 1, K, 10, 512, 1, false);
+            size_t b1024 = s2s_state_bytes_for(m, 1, K, 10, 1024, 1, false);
+            if (full_layers == 0) {
+                cr_assert_eq(b1024, b16, "%s, beam %d: %zu -> %zu bytes", v->name, K, b16, b1024);
+                continue;
+            }
+            // a position of a full layer: K/V for each sequence, beam
+            // reorder's copy, and a weight per head (of 4) and sequence
+            size_t per_pos = (size_t)(full_layers * K * 2 * d + (K > 1 ? K * 2 * d : 0) + K * 4) *
+                             sizeof(float);
+            cr_assert_eq(b1024 - b512, per_pos * 512, "%s, beam %d: %zu -> %zu bytes", v->name,
+                         K, b512, b1024);
+        }
+        // maps or forced scoring: every layer's cache grows
+        cr_assert_gt(s2s_state_bytes_for(m, 1, 1, 10, 1024, 1, true),
+                     s2s_state_bytes_for(m, 1, 1, 10, 16, 1, true) +
+                         (size_t)(2 * 1008 * 2 * d) * sizeof(float));
+        s2s_model_free(m);
+    }
+}

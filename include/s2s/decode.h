@@ -14,6 +14,7 @@
 #define S2S_DECODE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "s2s/model.h"
 
@@ -25,6 +26,16 @@ typedef struct s2s_state s2s_state;
 
 s2s_status s2s_state_new(s2s_state **out, const s2s_model *m);
 void s2s_state_free(s2s_state *st);
+
+// Bytes a state takes to translate one sentence of src_len source tokens
+// into up to tgt_len target tokens (</s> included) with a beam of `beam`
+// (1: greedy or sampling), without attention maps: activations, the
+// encoder's output, cross-attention K/V and the decoder's self-attention
+// state, which grows with tgt_len in layers that keep every position and
+// not in those whose self-attention is local or linear on every head
+// (docs/attention.md, "Decoding state"). SIZE_MAX when too large to
+// address.
+size_t s2s_state_bytes_per_sentence(const s2s_model *m, int src_len, int tgt_len, int beam);
 
 typedef struct s2s_decode_params {
     int max_len;          // most tokens generated per sentence, </s> included

@@ -1,5 +1,5 @@
 // s2s inspect MODEL: the config the model file stores (model: and decode:),
-// vocab sizes, every tensor, parameter count.
+// vocab sizes, every tensor, parameter count, the decoding state per sentence.
 #include "cli/cli.h"
 
 #include <stdlib.h>
@@ -9,8 +9,14 @@ static const s2s_opt inspect_opts[] = {{0}};
 static const s2s_cmd_spec inspect_spec = {
     "inspect", "s2s inspect MODEL",
     "Prints the config a model file stores (model: and decode:), its vocab sizes,\n"
-    "alignment head, parameter count and every tensor's shape.",
+    "alignment head, parameter count, the decoding state a sentence takes for\n"
+    "16 and 1,024 target tokens, and every tensor's shape.",
     inspect_opts, /*decode=*/false};
+
+// The decoding state inspect reports: a source of 16 tokens, targets of 16
+// and 1,024.
+enum { STATE_SRC = 16 };
+static const int STATE_TGT[] = {16, 1024};
 
 // A stored plane; -1 is the average, as `s2s align` says.
 static void print_head(const char *what, int layer, int head) {
@@ -39,8 +45,17 @@ int s2s_cmd_inspect(int argc, char **argv) {
     int l, h;
     if (s2s_model_alignment_head(m, &l, &h)) print_head("alignment head", l, h);
     if (s2s_model_coref_head(m, &l, &h)) print_head("coreference head (encoder)", l, h);
-    printf("parameters: %zu\n\nconfig:\n%s\ntensors:\n", s2s_model_param_count(m),
-           yaml ? yaml : "(out of memory)\n");
+    printf("parameters: %zu\n", s2s_model_param_count(m));
+    // What a sentence's decoding holds, against the target length: the
+    // decoder's full self-attention caches grow with it, local and linear
+    // layers' states do not (docs/attention.md, "Decoding state").
+    int max_len = s2s_model_get_config(m)->model.max_len;
+    printf("decoding state per sentence (greedy, %d source tokens, no maps):\n", STATE_SRC);
+    for (size_t i = 0; i < sizeof STATE_TGT / sizeof *STATE_TGT; i++)
+        printf("  %d target tokens: %zu bytes%s\n", STATE_TGT[i],
+               s2s_state_bytes_per_sentence(m, STATE_SRC, STATE_TGT[i], 1),
+               STATE_TGT[i] > max_len ? " (beyond the model's max_len)" : "");
+    printf("\nconfig:\n%s\ntensors:\n", yaml ? yaml : "(out of memory)\n");
     free(yaml);
     for (int i = 0; i < s2s_model_tensor_count(m); i++) {
         s2s_tensor_info t = s2s_model_tensor(m, i);

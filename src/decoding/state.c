@@ -27,13 +27,38 @@ void s2s_state_free(s2s_state *st) {
     free(st);
 }
 
+// ---- the self-attention states ----
+
+// Floats decoder layer l's self-attention state takes per sequence for up
+// to T positions: bounded, the state of its s2s_self_state_of; else its
+// K/V cache.
+static int64_t layer_floats(const s2s_model *m, bool bounded, int l, int64_t T) {
+    s2s_self_state k = bounded ? s2s_self_state_of(m, l) : S2S_SELF_FULL;
+    return s2s_self_state_floats(m, l, k, T);
+}
+
+// Of those, the floats that hold something after t positions (a cache's
+// first t rows; all of a bounded state).
+static int64_t layer_used(const s2s_model *m, bool bounded, int l, int64_t t, int64_t T) {
+    bool full = !bounded || s2s_self_state_of(m, l) == S2S_SELF_FULL;
+    return full ? t * 2 * m->cfg.model.d_model : layer_floats(m, bounded, l, T);
+}
+
+// Where layer l's states start in st->self_kv for n sequences.
+static float *layer_states(const s2s_state *st, int l, int64_t n, int64_t T) {
+    int64_t off = 0;
+    for (int i = 0; i < l; i++) off += layer_floats(st->m, st->bounded, i, T);
+    return st->self_kv + n * off;
+}
+
 // The floats of each buffer of a state for B sentences of S source rows,
 // K sequences each of up to T target rows, Tq in a pass (the table of
 // S2S_STATE_BUFFERS entries, caches last), then the ints of ids and of
 // src_len, with room for the maps of the S2S_MAPS_* bits in maps. false
 // when a total is too large to address.
 static bool state_sizes(const s2s_model *m, int64_t B, int64_t K, int64_t S, int64_t T,
-                        int64_t Tq, unsigned maps, size_t sizes[S2S_STATE_BUFFERS + 2]) {
+                        int64_t Tq, unsigned maps, bool bounded,
+                        size_t sizes[S2S_STATE_BUFFERS + 2]) {
     bool self = maps & S2S_MAPS_SELF, cross = maps & S2S_MAPS_CROSS;
     const s2s_model_config *c = &m->cfg.model;
     int64_t d = c->d_model, f = c->ffn_dim, H = c->heads, L = c->decoder_layers;
@@ -46,7 +71,21 @@ static bool state_sizes(const s2s_model *m, int64_t B, int64_t K, int64_t S, int
     // one layer's attention maps: the encoder's, the decoder's self- and
     // cross-attention's; the scratch holds the largest of the attentions
     // the network has
-    size_t enc_p = S2S_SIZE(B, H, S, S), self_p = s2s_size_mul(seqs, S2S_SIZE(H, Tq, T)),
+    // The self-attention states: each layer's floats per sequence, the most
+    // of any layer (what a beam reorder saves), the widest weights of a row
+    // (a linear state's step needs (H, Dh + 1) floats of scratch instead).
+    size_t state = 0, state_max = 0, self_keys = 0;
+    for (int l = 0; l < L; l++) {
+        size_t fl = (size_t)layer_floats(m, bounded, l, T);
+        s2s_self_state k = bounded ? s2s_self_state_of(m, l) : S2S_SELF_FULL;
+        size_t keys = k == S2S_SELF_LINEAR ? (size_t)(d / H + 1)
+                                           : (size_t)s2s_self_state_keys(m, l, k, T);
+        state = s2s_size_add(state, fl);
+        state_max = fl > state_max ? fl : state_max;
+        self_keys = keys > self_keys ? keys : self_keys;
+    }
+    size_t enc_p = S2S_SIZE(B, H, S, S),
+           self_p = s2s_size_mul(seqs, s2s_size_mul(S2S_SIZE(H, Tq), self_keys)),
            cross_p = S2S_SIZE(B, H, K, Tq, S), probs = 0;
     const s2s_stack *stacks[] = {&m->arch.enc, &m->arch.dec};
     for (int k = 0; k < 2; k++)
@@ -74,11 +113,11 @@ static bool state_sizes(const s2s_model *m, int64_t B, int64_t K, int64_t S, int
         S2S_SIZE(B, S, d),                    // memory
         S2S_SIZE(L, B, S, 2, d),              // cross_kv
         self ? s2s_size_mul((size_t)L_enc, enc_p) : 0,  // enc_probs
-        self ? s2s_size_mul((size_t)L, self_p) : 0,     // self_probs
+        self ? s2s_size_mul((size_t)L, self_p) : 0,     // self_probs (never bounded)
         cross ? s2s_size_mul((size_t)L, cross_p) : 0,   // cross_probs
         s2s_size_mul(dec_rows, (size_t)V),    // logits
-        s2s_size_mul(seqs, S2S_SIZE(L, T, 2, d)),             // self_kv: the second block
-        K > 1 ? s2s_size_mul(seqs, S2S_SIZE(T, 2, d)) : 0,    // kv_tmp
+        s2s_size_mul(seqs, state),                            // self_kv: the second block
+        K > 1 ? s2s_size_mul(seqs, state_max) : 0,            // kv_tmp
         R,                                    // ids (ints)
         (size_t)B,                            // src_len (ints)
     };
@@ -103,13 +142,18 @@ static size_t sizes_bytes(const size_t sizes[S2S_STATE_BUFFERS + 2]) {
 size_t s2s_state_bytes_for(const s2s_model *m, int64_t B, int64_t K, int64_t S, int64_t T,
                            int64_t Tq, bool maps) {
     size_t sizes[S2S_STATE_BUFFERS + 2];
-    if (!state_sizes(m, B, K, S, T, Tq, maps ? S2S_MAPS_CROSS | S2S_MAPS_SELF : 0u, sizes))
+    if (!state_sizes(m, B, K, S, T, Tq, maps ? S2S_MAPS_CROSS | S2S_MAPS_SELF : 0u,
+                     Tq == 1 && !maps, sizes))
         return SIZE_MAX;
     size_t fold = s2s_cross_fold_pays(m, B, S)
                       ? s2s_size_mul((size_t)m->cfg.model.decoder_layers,
                                      (size_t)s2s_cross_fold_size(m, B, S))
                       : 0;
     return s2s_size_add(sizes_bytes(sizes), s2s_size_mul(fold, sizeof(float)));
+}
+
+size_t s2s_state_bytes_per_sentence(const s2s_model *m, int src_len, int tgt_len, int beam) {
+    return s2s_state_bytes_for(m, 1, beam, (int64_t)src_len + 1, tgt_len, 1, false);
 }
 
 size_t s2s_state_bytes(const s2s_state *st) {
@@ -153,7 +197,8 @@ s2s_status s2s_state_reserve_maps(s2s_state *st, int64_t B, int64_t K, int64_t S
                                   int64_t Tq, unsigned maps) {
     enum { N = S2S_STATE_BUFFERS, CACHES = N - 2 };
     size_t sizes[N + 2];
-    if (!state_sizes(st->m, B, K, S, T, Tq, maps, sizes))
+    st->bounded = Tq == 1 && !(maps & S2S_MAPS_SELF) && !st->full_self_cache;
+    if (!state_sizes(st->m, B, K, S, T, Tq, maps, st->bounded, sizes))
         return s2s_fail(S2S_ERR_NOMEM, "a batch of %lld sentences of %lld and %lld tokens is too "
                         "large to address", (long long)B, (long long)S, (long long)T);
     // Each buffer keeps the most any pass needed of it: a beam of 64 on one
@@ -208,15 +253,15 @@ s2s_status s2s_state_reserve_maps(s2s_state *st, int64_t B, int64_t K, int64_t S
 void s2s_state_reorder(s2s_state *st, const int *parent, int64_t n_seqs, int64_t t,
                        int64_t t_alloc) {
     const s2s_model_config *c = &st->m->cfg.model;
-    int64_t d = c->d_model, row = t_alloc * 2 * d;
-    size_t bytes = (size_t)(t * 2 * d) * sizeof(float);
     S2S_ASSERT(st->res_k > 1);  // kv_tmp is there for beams only
-    // Only sequences that take another's cache change. A source that is
+    // Only sequences that take another's state change. A source that is
     // itself overwritten (parent[p] != p) is first saved to its own slot of
     // kv_tmp, once; the other sources are read in place. No order of the
     // copies then matters, cycles included.
     for (int l = 0; l < c->decoder_layers; l++) {
-        float *kv = st->self_kv + (int64_t)l * n_seqs * row;
+        int64_t row = layer_floats(st->m, st->bounded, l, t_alloc);
+        size_t bytes = (size_t)layer_used(st->m, st->bounded, l, t, t_alloc) * sizeof(float);
+        float *kv = layer_states(st, l, n_seqs, t_alloc);
         for (int64_t i = 0; i < n_seqs; i++) {
             int p = parent[i];
             if (p == i || parent[p] == p) continue;
@@ -239,13 +284,19 @@ void s2s_state_reorder(s2s_state *st, const int *parent, int64_t n_seqs, int64_t
 
 void s2s_state_spread(s2s_state *st, int64_t B, int64_t K, int64_t t, int64_t t_alloc) {
     const s2s_model_config *c = &st->m->cfg.model;
-    int64_t row = t_alloc * 2 * c->d_model;
-    size_t bytes = (size_t)(t * 2 * c->d_model) * sizeof(float);
-    // Entry e = l*B + b goes to (e*K + j): never below e, so going down
-    // from the last entry reads each source before anything lands on it.
-    for (int64_t e = (int64_t)c->decoder_layers * B - 1; e >= 0; e--)
-        for (int64_t j = K - 1; j >= 0; j--)
-            if (e * K + j != e) memcpy(st->self_kv + (e * K + j) * row, st->self_kv + e * row, bytes);
+    // Entry b of layer l goes to entries b*K + j of the layer's K-fold
+    // states: never below where it is (layer l's states start at
+    // B*off_l and go to B*K*off_l), so going down from the last layer's
+    // last entry reads each source before anything lands on it.
+    for (int l = c->decoder_layers - 1; l >= 0; l--) {
+        int64_t row = layer_floats(st->m, st->bounded, l, t_alloc);
+        size_t bytes = (size_t)layer_used(st->m, st->bounded, l, t, t_alloc) * sizeof(float);
+        float *from = layer_states(st, l, B, t_alloc), *to = layer_states(st, l, B * K, t_alloc);
+        for (int64_t b = B - 1; b >= 0; b--)
+            for (int64_t j = K - 1; j >= 0; j--)
+                if (to + (b * K + j) * row != from + b * row)
+                    memmove(to + (b * K + j) * row, from + b * row, bytes);
+    }
 }
 
 // Entries of `planes` blocks of B entries, each of K parts of `size`
@@ -266,7 +317,17 @@ void s2s_state_keep(s2s_state *st, const int *keep, int64_t n, int64_t B, int64_
                     int64_t t, int64_t t_alloc) {
     const s2s_model_config *c = &st->m->cfg.model;
     int64_t d = c->d_model, H = c->heads, L = c->decoder_layers;
-    keep_entries(st->self_kv, L, B, keep, n, K, t_alloc * 2 * d, t * 2 * d);
+    // layer by layer, each layer's states moving down to where n sentences put them
+    for (int l = 0; l < L; l++) {
+        int64_t row = layer_floats(st->m, st->bounded, l, t_alloc);
+        int64_t used = layer_used(st->m, st->bounded, l, t, t_alloc);
+        float *from = layer_states(st, l, B * K, t_alloc), *to = layer_states(st, l, n * K, t_alloc);
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < K; j++)
+                if (to + (i * K + j) * row != from + (keep[i] * K + j) * row)
+                    memmove(to + (i * K + j) * row, from + (keep[i] * K + j) * row,
+                            (size_t)used * sizeof(float));
+    }
     keep_entries(st->cross_kv, L, B, keep, n, 1, S * 2 * d, S * 2 * d);
     if (st->folded)
         for (int64_t l = 0; l < L; l++) {  // each layer's arrays stay where they are
@@ -363,8 +424,10 @@ s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos,
     S2S_ASSERT(B <= st->res_b && pos.beams <= st->res_k && pos.tq <= st->res_tq &&
                pos.t0 + pos.tq <= pos.t_alloc && pos.t_alloc <= st->res_t);
     embed(st->x, m, m->tgt_embed, st->ids, seqs, pos.tq, pos.t0);
+    pos.bounded = st->bounded;
+    S2S_ASSERT(!pos.bounded || (pos.tq == 1 && !(maps & S2S_MAPS_SELF)));
     for (int l = 0; l < c->decoder_layers; l++) {
-        float *self_kv = st->self_kv + (int64_t)l * seqs * pos.t_alloc * 2 * d;
+        float *self_kv = layer_states(st, l, seqs, pos.t_alloc);
         const float *cross_kv = st->cross_kv + (int64_t)l * B * S * 2 * d;
         float *cross = maps & S2S_MAPS_CROSS ? st->cross_probs + (int64_t)l * rows * H * S : NULL;
         float *self = maps & S2S_MAPS_SELF

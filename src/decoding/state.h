@@ -35,14 +35,24 @@ struct s2s_state {
     // A test's reference path: greedy and beam search keep finished rows,
     // and beam search runs all K beams at step 0 (no s2s_state_spread).
     bool no_shrink;
+    // A test's reference path: every decoder layer keeps the full
+    // self-attention cache in steps too (no ring buffers or linear states).
+    bool full_self_cache;
+    // Whether the last reservation's steps keep the bounded self-attention
+    // states (layers/transformer.h, s2s_self_state): steps of one row
+    // without self-attention maps, unless full_self_cache.
+    bool bounded;
     int64_t row_steps;             // decoder rows run by greedy and beam steps, summed (a counter)
     int64_t reorder_rows;          // cache positions s2s_state_reorder copied, summed (a counter)
     bool folded;                   // whether the last s2s_encode folded
     s2s_cross_folded *fold;        // (L) views into fold_block
     float *fold_block;
     int64_t fold_cap;              // floats in fold_block
-    float *self_kv;    // (L, B*K, T, 2D)
-    float *kv_tmp;     // (B*K, T, 2D) for reordering caches between beams (K > 1)
+    // Layer l's self-attention state, (B*K, F_l) after the states of the
+    // layers before it, with F_l = T*2D (its K/V cache) or, when bounded,
+    // s2s_self_state_floats of its s2s_self_state_of (a ring or a linear state).
+    float *self_kv;    // (B*K, sum_l F_l)
+    float *kv_tmp;     // (B*K, max_l F_l) for reordering states between beams (K > 1)
     // attention maps, allocated only when asked for (s2s_state_reserve)
     float *enc_probs;    // (L_enc, B, H, S, S)
     float *self_probs;   // (L, B*K, H, Tq, t0+Tq) of the last decoder pass
@@ -59,7 +69,9 @@ enum { S2S_MAPS_CROSS = 1, S2S_MAPS_SELF = 2 };
 // Makes room for B sentences of S source rows, each decoded as K
 // sequences of up to T target rows, Tq of them in one decoder pass (1 for
 // a search's steps, T for forced scoring); with maps, for the attention
-// maps too. Only what such passes touch is allocated: a search's state
+// maps too. Steps (Tq = 1) without the self-attention maps keep bounded
+// states in the layers that have them (st->bounded): a pass then takes
+// one row at positions 0, 1, 2, ... in order. Only what such passes touch is allocated: a search's state
 // holds one row of logits per sequence, not T.
 // Room that fits (each buffer as large as these sizes need) is kept
 // as it is: nothing is allocated or cleared.
@@ -91,26 +103,27 @@ s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S, bool maps);
 
 // Runs the decoder for rows t0..t0+Tq-1 of each of the B*K sequences
 // (K = pos.beams), whose input ids are st->ids (B*K, Tq), and leaves the
-// logits (B*K, Tq, V) in st->logits. The self-attention caches, laid out
-// (B*K, T_alloc, 2D) per layer, must hold positions < t0.
+// logits (B*K, Tq, V) in st->logits. The self-attention states (st->self_kv,
+// with T = T_alloc) must hold positions < t0; pos.bounded is taken from
+// st->bounded.
 // maps: S2S_MAPS_* bits, which of st->self_probs / cross_probs to fill.
 s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos, unsigned maps);
 
-// Reorders the self-attention caches of rows 0..t-1: sequence i takes the
-// cache of sequence parent[i] (n_seqs entries, each < n_seqs), as beam
+// Reorders the self-attention states (caches of rows 0..t-1, rings, linear
+// states): sequence i takes the state of sequence parent[i] (n_seqs entries, each < n_seqs), as beam
 // search needs. Copies only the sequences with parent[i] != i (and, via
 // kv_tmp, the sources among them that are overwritten).
 void s2s_state_reorder(s2s_state *st, const int *parent, int64_t n_seqs, int64_t t,
                        int64_t t_alloc);
 
-// Turns caches of one sequence per sentence, positions < t, laid out
-// (B, T_alloc, 2D) per layer, into K copies of each, laid out
-// (B*K, T_alloc, 2D) per layer: beam search's step 0 runs one beam.
+// Turns the self-attention states of one sequence per sentence (caches:
+// positions < t of T_alloc), laid out (B, F_l) per layer, into K copies of
+// each, laid out (B*K, F_l) per layer: beam search's step 0 runs one beam.
 void s2s_state_spread(s2s_state *st, int64_t B, int64_t K, int64_t t, int64_t t_alloc);
 
 // Keeps sentences keep[0..n) (increasing) of the B in the state, each of
-// K sequences, as sentences 0..n: the self-attention caches of their K
-// sequences (positions < t of t_alloc), cross-attention K/V (folded too)
+// K sequences, as sentences 0..n: the self-attention states of their K
+// sequences (caches: positions < t of t_alloc), cross-attention K/V (folded too)
 // and source lengths move down in place, so that later passes run on n
 // sentences.
 void s2s_state_keep(s2s_state *st, const int *keep, int64_t n, int64_t B, int64_t K, int64_t S,

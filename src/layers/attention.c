@@ -209,6 +209,42 @@ s2s_status s2s_attention(float *ctx, float *probs, s2s_view q, s2s_view k, s2s_v
     return s2s_attention_context(ctx, probs, v, s);
 }
 
+// ---- causal linear attention, a step at a time ----
+
+s2s_status s2s_linear_attention_step(float *ctx, float *state, float *num, s2s_view q,
+                                     s2s_view k, s2s_view v, int64_t B, int64_t heads,
+                                     int64_t head_dim) {
+    int64_t H = heads, dh = head_dim, w = dh + 1, hs = dh * w, d = H * dh;
+    // S_h[:, 0..Dh) += phi(k_h)^T (Dh, 1) · v_h (1, Dh): a product of inner size 1
+    s2s_mm_args update = {
+        .b0 = B, .b1 = H, .m = dh, .k = 1, .n = dh,
+        .sa = {k.bs, dh, 1, 1}, .sb = {v.bs, dh, dh, 1}, .sc = {H * hs, hs, w, 1},
+        .alpha = 1.0f, .accumulate = true,
+    };
+    S2S_TRY(s2s_mm(state, k.p, v.p, &update));
+    // S_h[:, Dh] += phi(k_h): the normaliser z, in the column of [v | 1]'s 1
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++) {
+            float *z = state + (b * H + h) * hs + dh;
+            const float *kh = k.p + b * k.bs + h * dh;
+            for (int64_t i = 0; i < dh; i++) z[i * w] += kh[i];
+        }
+    // num (B, H, 1, Dh + 1) = phi(q_h) (1, Dh) · S_h (Dh, Dh + 1)
+    s2s_mm_args read = {
+        .b0 = B, .b1 = H, .m = 1, .k = dh, .n = w,
+        .sa = {q.bs, dh, dh, 1}, .sb = {H * hs, hs, w, 1}, .sc = {H * w, w, w, 1},
+        .alpha = 1.0f,
+    };
+    S2S_TRY(s2s_mm(num, q.p, state, &read));
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++) {
+            const float *n = num + (b * H + h) * w;
+            float inv = 1.0f / (n[dh] + linear_eps);
+            for (int64_t i = 0; i < dh; i++) ctx[b * d + h * dh + i] = n[i] * inv;
+        }
+    return S2S_OK;
+}
+
 // ---- training ----
 
 s2s_status s2s_attention_train(float *ctx, float *probs, float *pdrop, uint8_t *keep,

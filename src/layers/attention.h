@@ -76,6 +76,23 @@ s2s_status s2s_attention_probs(float *probs, s2s_view q, s2s_view k, const s2s_a
 s2s_status s2s_attention_context(float *ctx, const float *weights, s2s_view v,
                                  const s2s_attn_shape *s);
 
+// ---- causal linear attention, a step at a time ----
+//
+// Linear heads as a recurrence ("Transformers are RNNs", Katharopoulos et
+// al. 2020): a head's state S = sum_j phi(k_j) [v_j | 1]^T (Dh, Dh + 1)
+// over the positions so far gives a query row phi(q)^T S, whose first Dh
+// values over its last (+ 1e-6) are s2s_attention's linear row over those
+// keys, at O(Dh^2) a step whatever the length.
+//
+// One row for each of B sequences: state (B, H, Dh, Dh + 1) += phi(k) [v | 1]^T
+// (the row's own key first: a query sees its own position), then
+// ctx (B, D) head h = num_h[0..Dh) / (num_h[Dh] + 1e-6) with
+// num (B, H, Dh + 1) = phi(q)_h · S_h, scratch. q and k have been through
+// s2s_attention_features; q, k and v are rows (b, 0) of their views.
+s2s_status s2s_linear_attention_step(float *ctx, float *state, float *num, s2s_view q,
+                                     s2s_view k, s2s_view v, int64_t B, int64_t heads,
+                                     int64_t head_dim);
+
 // ---- training ----
 //
 // For one head (S scores, P weights, Pd dropped weights):

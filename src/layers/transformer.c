@@ -293,6 +293,94 @@ static s2s_status cached_self_attention(float *x, s2s_scratch *s, const s2s_mode
     return S2S_OK;
 }
 
+// ---- the decoder's self-attention state ----
+
+// Decoder layer l's self-attention pattern.
+static s2s_attn_pattern self_pattern(const s2s_model *m, int l) {
+    const s2s_stack *st = &m->arch.dec;
+    return s2s_sub_pattern(&st->subs[s2s_stack_find(st, S2S_SUB_SELF_ATTN)], l);
+}
+
+s2s_self_state s2s_self_state_of(const s2s_model *m, int l) {
+    s2s_attn_pattern p = self_pattern(m, l);
+    if (p.kind != S2S_ATTN_LOCAL && p.kind != S2S_ATTN_LINEAR) return S2S_SELF_FULL;
+    for (int64_t h = 0; h < m->cfg.model.heads; h++)  // mixed heads keep every position
+        if (s2s_pattern_head(&p, h) != p.kind) return S2S_SELF_FULL;
+    return p.kind == S2S_ATTN_LOCAL ? S2S_SELF_RING : S2S_SELF_LINEAR;
+}
+
+// Slots of layer l's ring for up to T positions.
+static int64_t ring_slots(const s2s_model *m, int l, int64_t T) {
+    int64_t r = (int64_t)self_pattern(m, l).span + 1;
+    return r < T ? r : T;
+}
+
+int64_t s2s_self_state_floats(const s2s_model *m, int l, s2s_self_state k, int64_t T) {
+    int64_t d = m->cfg.model.d_model, dh = d / m->cfg.model.heads;
+    switch (k) {
+    case S2S_SELF_RING: return ring_slots(m, l, T) * 2 * d;
+    case S2S_SELF_LINEAR: return d * (dh + 1);
+    default: return T * 2 * d;
+    }
+}
+
+int64_t s2s_self_state_keys(const s2s_model *m, int l, s2s_self_state k, int64_t T) {
+    return k == S2S_SELF_RING ? ring_slots(m, l, T) : k == S2S_SELF_LINEAR ? 0 : T;
+}
+
+// x (B*K, D) += a step's self-attention of a layer that is local on every
+// head, over its ring: the row's K|V go to slot t0 % R, then the row
+// attends to every slot filled so far (slot order is not position order;
+// softmax does not care), with the window applied by what the ring holds.
+static s2s_status ring_self_attention(float *x, s2s_scratch *s, const s2s_model *m, int l,
+                                      const s2s_sub_weights *w, float *ring, s2s_dec_pos pos,
+                                      int64_t B) {
+    int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, seqs = B * pos.beams;
+    int64_t R = ring_slots(m, l, pos.t_alloc), slot = pos.t0 % R;
+    S2S_ASSERT(pos.tq == 1);
+    const float *in = sublayer_in(x, s, m, &w->norm, seqs);
+    const s2s_attn_weights *a = &w->attn;
+    S2S_TRY(linear(s->q, in, &a->qkv, a->w_qkv, a->in_out, a->b_qkv, seqs, d, 3 * d,
+                   S2S_MM_NONE, false));
+    for (int64_t i = 0; i < seqs; i++)
+        memcpy(ring + (i * R + slot) * 2 * d, s->q + i * 3 * d + d, (size_t)(2 * d) * sizeof(float));
+    // every slot held is a key the row sees: no causal cut, no window
+    s2s_attn_shape self = {
+        .batch = seqs, .heads = H, .head_dim = d / H, .tq = 1,
+        .tk = pos.t0 + 1 < R ? pos.t0 + 1 : R,
+        .mask = {.pattern = {.kind = S2S_ATTN_FULL}},
+    };
+    step_blocks(&self, s, a, pos, seqs);
+    s2s_qkv qkv = s2s_recipe_cached_qkv(s->q, 3, 1, ring, R, d);
+    S2S_TRY(s2s_attention(s->ctx, s->probs, qkv.q, qkv.k, qkv.v, &self));
+    S2S_TRY(attn_out(x, s, m, a, seqs));
+    sublayer_out(x, m, &w->norm, seqs);
+    return S2S_OK;
+}
+
+// x (B*K, D) += a step's self-attention of a layer that is linear on every
+// head, through its state (B*K, H, Dh, Dh + 1), cleared at position 0.
+static s2s_status linear_self_attention(float *x, s2s_scratch *s, const s2s_model *m,
+                                        const s2s_sub_weights *w, const s2s_attn_pattern *p,
+                                        float *state, s2s_dec_pos pos, int64_t B) {
+    int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, dh = d / H;
+    int64_t seqs = B * pos.beams;
+    S2S_ASSERT(pos.tq == 1);
+    if (pos.t0 == 0) memset(state, 0, (size_t)(seqs * d * (dh + 1)) * sizeof(float));
+    const float *in = sublayer_in(x, s, m, &w->norm, seqs);
+    const s2s_attn_weights *a = &w->attn;
+    S2S_TRY(linear(s->q, in, &a->qkv, a->w_qkv, a->in_out, a->b_qkv, seqs, d, 3 * d,
+                   S2S_MM_NONE, false));
+    features(s->q, 3 * d, seqs, p, m, true);
+    s2s_qkv qkv = s2s_recipe_self_qkv(s->q, 1, d);
+    // the scratch's weights have room for (B*K, H, Dh + 1) (decoding/state.c)
+    S2S_TRY(s2s_linear_attention_step(s->ctx, state, s->probs, qkv.q, qkv.k, qkv.v, seqs, H,
+                                      dh));
+    S2S_TRY(attn_out(x, s, m, a, seqs));
+    sublayer_out(x, m, &w->norm, seqs);
+    return S2S_OK;
+}
+
 // x (B, K*Tq, D) += cross-attention over the encoder output, a sentence's
 // sequences together: folded when given the fold.
 static s2s_status cross_attention(float *x, s2s_scratch *s, const s2s_model *m,
@@ -333,7 +421,14 @@ s2s_status s2s_decoder_layer(float *x, s2s_scratch *s, const s2s_model *m, int l
         const s2s_sub_weights *sw = &w->sub[i];
         if (sub->kind == S2S_SUB_SELF_ATTN) {
             s2s_attn_mask mask = {.pattern = s2s_sub_pattern(sub, l), .q_pos0 = pos.t0};
-            S2S_TRY(cached_self_attention(x, s, m, sw, &mask, self_kv, pos, B, self_probs));
+            s2s_self_state k = pos.bounded ? s2s_self_state_of(m, l) : S2S_SELF_FULL;
+            S2S_ASSERT(k == S2S_SELF_FULL || !self_probs);
+            if (k == S2S_SELF_RING)
+                S2S_TRY(ring_self_attention(x, s, m, l, sw, self_kv, pos, B));
+            else if (k == S2S_SELF_LINEAR)
+                S2S_TRY(linear_self_attention(x, s, m, sw, &mask.pattern, self_kv, pos, B));
+            else
+                S2S_TRY(cached_self_attention(x, s, m, sw, &mask, self_kv, pos, B, self_probs));
         } else if (sub->kind == S2S_SUB_CROSS_ATTN) {
             s2s_attn_mask mask = {.pattern = s2s_sub_pattern(sub, l), .k_len = src_len};
             S2S_TRY(cross_attention(x, s, m, sw, &mask, cross_kv, folded, pos, B, S,

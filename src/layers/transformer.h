@@ -57,16 +57,49 @@ int64_t s2s_cross_fold_size(const s2s_model *m, int64_t B, int64_t S);
 s2s_status s2s_cross_fold(const s2s_cross_folded *f, const float *kv, const s2s_model *m,
                           const s2s_attn_weights *a, int64_t B, int64_t S);
 
+// ---- the decoder's self-attention state ----
+//
+// What a decoder layer's self-attention keeps of the positions before a
+// step, per sequence (docs/attention.md, "Decoding state"). Steps of one
+// row per sequence (s2s_dec_pos.bounded) keep the bounded states of
+// layers whose self-attention is local or linear on every head; the other
+// layers, and passes of several rows (forced scoring), keep every
+// position's keys and values.
+typedef enum s2s_self_state {
+    S2S_SELF_FULL,    // K|V of every position: (T, 2D)
+    S2S_SELF_RING,    // local on every head, window w: K|V of the last R = min(w + 1, T)
+                      // positions, position j in slot j % R: (R, 2D)
+    S2S_SELF_LINEAR,  // linear on every head: per head phi(K)^T [V | 1] summed over the
+                      // positions so far: (H, Dh, Dh + 1) (s2s_linear_attention_step)
+    S2S_SELF_STATE_COUNT
+} s2s_self_state;
+
+// The bounded state decoder layer l's self-attention can keep in steps
+// (S2S_SELF_FULL: none).
+s2s_self_state s2s_self_state_of(const s2s_model *m, int l);
+
+// Floats of state kind k of layer l per sequence, for up to T positions.
+int64_t s2s_self_state_floats(const s2s_model *m, int l, s2s_self_state k, int64_t T);
+
+// Keys a step's query row of layer l weighs with state kind k, for up to
+// T positions: the width of its attention weights (0 for linear, which
+// keeps none).
+int64_t s2s_self_state_keys(const s2s_model *m, int l, s2s_self_state k, int64_t T);
+
 typedef struct s2s_dec_pos {
     int64_t t0;        // position of the first row computed now
     int64_t tq;        // rows computed now
     int64_t t_alloc;   // rows of the self-attention cache per sequence
     int64_t beams;     // sequences per sentence (beam search), 1 otherwise
+    bool bounded;      // tq == 1, and layers keep their s2s_self_state_of state
 } s2s_dec_pos;
 
 // x (B, K, Tq, D) with K = pos.beams sequences per sentence. self_kv
 // (B*K, T_alloc, 2D) receives this layer's keys and values for positions
-// t0..t0+Tq-1 and must hold those before t0. cross_kv (B, S, 2D) is shared
+// t0..t0+Tq-1 and must hold those before t0; with pos.bounded, it is
+// (B*K, s2s_self_state_floats) of the layer's s2s_self_state_of instead,
+// which the step updates (a linear state is cleared at t0 = 0), and
+// self_probs must be NULL. cross_kv (B, S, 2D) is shared
 // by a sentence's K sequences: cross-attention runs per sentence with K*Tq
 // query rows; with folded (or NULL) from s2s_cross_fold of the same kv, it
 // runs folded. self_probs (B*K, H, Tq, t0+Tq) and cross_probs
