@@ -36,6 +36,7 @@ typedef struct s2s_cli_align_view {
     s2s_symmetrize sym;
     int sentence;                 // 0-based index of the sentence printed next
     bool csv_header;              // printed already
+    const s2s_model *model;       // whose maps are printed: each head's pattern
 } s2s_cli_align_view;
 
 // One sentence's hypothesis and alignments, with the labels of every axis.
