@@ -216,10 +216,7 @@ s2s_status s2s_align_html_set_gold(s2s_align_html *d, const s2s_alignment *gold)
 // Each head's pattern as the JSON maps of `s2s align --format json` give
 // it: {"type": "local", "window": 3, "causal": false}.
 static void put_pattern(s2s_buf *b, const s2s_head_pattern *p) {
-    const char *param = p->type == S2S_ATTN_LOCAL     ? "window"
-                        : p->type == S2S_ATTN_BLOCK   ? "block"
-                        : p->type == S2S_ATTN_STRIDED ? "stride"
-                                                      : NULL;
+    const char *param = s2s_attn_type_param(p->type);
     s2s_buf_printf(b, "{\"type\":\"%s\"", s2s_attn_type_name(p->type));
     if (param) s2s_buf_printf(b, ",\"%s\":%d", param, p->span);
     s2s_buf_printf(b, ",\"causal\":%s}", p->causal ? "true" : "false");
@@ -286,7 +283,7 @@ static void put_page(s2s_buf *b, const char *title, bool live) {
                 "<label><input type=\"checkbox\" id=\"noeos\"> leave out &lt;/s&gt; / &lt;s&gt; "
                 "and renormalise</label>\n"
                 "<span>0 <span class=\"legend\"></span> 1</span>\n</div>\n"
-                "<div id=\"pair\"></div>\n<div id=\"links\"></div>\n"
+                "<div id=\"pair\"></div>\n<div id=\"heads\"></div>\n<div id=\"links\"></div>\n"
                 "<div id=\"info\">hover over a cell to see its weight</div>\n"
                 "<div id=\"errors\"></div>\n<div id=\"views\"><div id=\"maps\"></div>"
                 "<div id=\"lines\"></div></div>\n");

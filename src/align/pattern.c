@@ -57,14 +57,12 @@ bool s2s_head_pattern_sees(const s2s_head_pattern *p, int i, int j) {
 }
 
 char *s2s_head_pattern_text(const s2s_head_pattern *p, char *buf, size_t n) {
-    static const char *const PARAM[S2S_ATTN_TYPE_COUNT] = {
-        [S2S_ATTN_LOCAL] = "window", [S2S_ATTN_BLOCK] = "block", [S2S_ATTN_STRIDED] = "stride"};
-    const char *name = s2s_attn_type_name(p->type);
+    const char *name = s2s_attn_type_name(p->type), *param = s2s_attn_type_param(p->type);
     if (!n) return buf;
     if (!name)
         snprintf(buf, n, "?");
-    else if (PARAM[p->type])
-        snprintf(buf, n, "%s, %s %d", name, PARAM[p->type], p->span);
+    else if (param)
+        snprintf(buf, n, "%s, %s %d", name, param, p->span);
     else
         snprintf(buf, n, "%s", name);
     return buf;

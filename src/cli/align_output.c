@@ -160,10 +160,7 @@ static void each_plane(const s2s_cli_align_view *o, const s2s_hypothesis *h, int
 static json_t *json_pattern(const s2s_head_pattern *p) {
     json_t *o = json_object();
     json_object_set_new(o, "type", json_string(s2s_attn_type_name(p->type)));
-    const char *param = p->type == S2S_ATTN_LOCAL     ? "window"
-                        : p->type == S2S_ATTN_BLOCK   ? "block"
-                        : p->type == S2S_ATTN_STRIDED ? "stride"
-                                                      : NULL;
+    const char *param = s2s_attn_type_param(p->type);
     if (param) json_object_set_new(o, param, json_integer(p->span));
     json_object_set_new(o, "causal", json_boolean(p->causal));
     return o;
