@@ -147,14 +147,11 @@ typedef struct planes {
 
 // ---- each head's pattern ----
 
-// The planes of the selection (layer, head), each an index or avg, call f.
-typedef void (*plane_fn)(void *ctx, int layer, int head);
-
-static void each_plane(const s2s_cli_align_view *o, const s2s_hypothesis *h, int layer, int head,
-                       plane_fn f, void *ctx) {
-    for (int l = 0; l < map_layers(h, o->map); l++)
-        for (int k = 0; k < h->heads; k++)
-            if ((layer < 0 || l == layer) && (head < 0 || k == head)) f(ctx, l, k);
+// The layers and heads of the attention behind map type t in m.
+static void model_planes(const s2s_model *m, s2s_attn_map t, int *layers, int *heads) {
+    const s2s_model_config *mc = &s2s_model_get_config(m)->model;
+    *layers = t == S2S_ATTN_MAP_ENC ? mc->encoder_layers : mc->decoder_layers;
+    *heads = mc->heads;
 }
 
 static json_t *json_pattern(const s2s_head_pattern *p) {
@@ -166,66 +163,52 @@ static json_t *json_pattern(const s2s_head_pattern *p) {
     return o;
 }
 
-typedef struct pattern_list {
-    const s2s_cli_align_view *o;
-    json_t *list;
-} pattern_list;
-
-static void add_pattern(void *ctx, int layer, int head) {
-    pattern_list *x = ctx;
-    s2s_head_pattern p = s2s_model_head_pattern(x->o->model, ATTN_MAP[x->o->map], layer, head);
-    json_t *e = json_pattern(&p);
-    json_object_set_new(e, "layer", json_integer(layer));
-    json_object_set_new(e, "head", json_integer(head));
-    json_array_append_new(x->list, e);
-}
-
 // Map m of plane (layer, head) gets "pattern", its head's, when it is one
 // head of one layer, else "patterns": the pattern of every plane of the
 // mean, with its layer and head.
-static void json_set_patterns(json_t *m, const s2s_cli_align_view *o, const s2s_hypothesis *h,
-                              int layer, int head) {
-    if (!o->model) return;
+static void json_set_patterns(json_t *m, const s2s_model *model, s2s_attn_map t, int layer,
+                              int head) {
     if (layer >= 0 && head >= 0) {
-        s2s_head_pattern p = s2s_model_head_pattern(o->model, ATTN_MAP[o->map], layer, head);
+        s2s_head_pattern p = s2s_model_head_pattern(model, t, layer, head);
         json_object_set_new(m, "pattern", json_pattern(&p));
         return;
     }
-    pattern_list x = {o, json_array()};
-    each_plane(o, h, layer, head, add_pattern, &x);
-    json_object_set_new(m, "patterns", x.list);
+    int L, H;
+    model_planes(model, t, &L, &H);
+    json_t *list = json_array();
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++) {
+            if ((layer >= 0 && l != layer) || (head >= 0 && h != head)) continue;
+            s2s_head_pattern p = s2s_model_head_pattern(model, t, l, h);
+            json_t *e = json_pattern(&p);
+            json_object_set_new(e, "layer", json_integer(l));
+            json_object_set_new(e, "head", json_integer(h));
+            json_array_append_new(list, e);
+        }
+    json_object_set_new(m, "patterns", list);
 }
 
-// The distinct patterns of a mean's planes, in the order of the planes.
-// An attention has one config, so a type comes with one span: types tell
-// patterns apart.
-typedef struct pattern_names {
-    const s2s_cli_align_view *o;
-    s2s_head_pattern p[S2S_ATTN_TYPE_COUNT];
-    int n;
-} pattern_names;
-
-static void add_name(void *ctx, int layer, int head) {
-    pattern_names *x = ctx;
-    s2s_head_pattern p = s2s_model_head_pattern(x->o->model, ATTN_MAP[x->o->map], layer, head);
-    for (int i = 0; i < x->n; i++)
-        if (x->p[i].type == p.type) return;
-    if (x->n < S2S_ATTN_TYPE_COUNT) x->p[x->n++] = p;
-}
-
-// The heatmap title's ": local, window 3" (the head's pattern, or those of
-// a mean's planes, each once), when the map has heads that are not full;
-// "" otherwise, so a model without variants prints as before.
-static void pattern_title(char *out, size_t n, const s2s_cli_align_view *o,
-                          const s2s_hypothesis *h, int layer, int head) {
+void s2s_cli_align_pattern_names(char *out, size_t n, const s2s_model *m, s2s_attn_map t,
+                                 int layer, int head) {
     out[0] = '\0';
-    if (!o->model || !s2s_model_attn_varies(o->model, ATTN_MAP[o->map])) return;
-    pattern_names x = {.o = o};
-    each_plane(o, h, layer, head, add_name, &x);
+    if (!m || !s2s_model_attn_varies(m, t)) return;
+    // Each pattern once, in the order of the planes. An attention has one
+    // config, so a type comes with one span: types tell patterns apart.
+    s2s_head_pattern seen[S2S_ATTN_TYPE_COUNT];
+    int L, H, k = 0;
+    model_planes(m, t, &L, &H);
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++) {
+            if ((layer >= 0 && l != layer) || (head >= 0 && h != head)) continue;
+            s2s_head_pattern p = s2s_model_head_pattern(m, t, l, h);
+            bool known = false;
+            for (int i = 0; i < k; i++) known |= seen[i].type == p.type;
+            if (!known && k < S2S_ATTN_TYPE_COUNT) seen[k++] = p;
+        }
     size_t len = 0;
-    for (int i = 0; i < x.n && len < n; i++) {
+    for (int i = 0; i < k && len < n; i++) {
         char name[48];
-        s2s_head_pattern_text(&x.p[i], name, sizeof name);
+        s2s_head_pattern_text(&seen[i], name, sizeof name);
         len += (size_t)snprintf(out + len, n - len, "%s%s", i ? " / " : ": ", name);
     }
 }
@@ -264,7 +247,7 @@ static json_t *json_map(const s2s_cli_align_view *o, const s2s_cli_align_sent *s
         json_array_append_new(rows, row);
     }
     json_object_set_new(m, "weights", rows);
-    json_set_patterns(m, o, s->h, layer, head);
+    if (o->model) json_set_patterns(m, o->model, ATTN_MAP[o->map], layer, head);
     shown_free(&v);
     return m;
 }
@@ -358,7 +341,8 @@ static int print_text(const s2s_cli_align_view *o, const s2s_cli_align_sent *s, 
             shown_free(&v);
             if (!t) return no_memory();
             char pat[256];
-            pattern_title(pat, sizeof pat, o, s->h, p->ls[i], p->hs[k]);
+            s2s_cli_align_pattern_names(pat, sizeof pat, o->model, ATTN_MAP[o->map], p->ls[i],
+                                        p->hs[k]);
             printf("%s, layer %s, head %s%s%s\n%s", MAP_TITLES[o->map], s2s_cli_align_sel_name(p->ls[i], lb),
                    s2s_cli_align_sel_name(p->hs[k], hb), pat, o->no_eos ? " (</s>/<s> left out)" : "", t);
             free(t);

@@ -69,6 +69,13 @@ void s2s_cli_align_print_table(const s2s_aer_table *t, const char *input, bool n
                                const s2s_model *m, const s2s_align_pair *pair,
                                const s2s_aer_counts *sym);
 
+// ": local, window 3": the pattern of plane (layer, head) of map type t
+// in m (an index or S2S_ALIGN_AVG each; for a mean, each pattern of its
+// planes once, joined by " / "), when some head of that attention is not
+// full; "" otherwise, so that a model without variants prints as before.
+void s2s_cli_align_pattern_names(char *out, size_t n, const s2s_model *m, s2s_attn_map t,
+                                 int layer, int head);
+
 // "avg" for a negative selector, else its number.
 char *s2s_cli_align_sel_name(int x, char buf[16]);
 

@@ -540,9 +540,10 @@ static int report_eval(aligner *a, const char *model_path) {
         fprintf(stderr, "s2s: %s\n", s2s_last_error());
         return S2S_EXIT_FAILURE;
     }
-    char lb[16], hb[16];
-    printf("calibrated: layer %s, head %s (AER %.4f); written to %s\n",
-           s2s_cli_align_sel_name(bl, lb), s2s_cli_align_sel_name(bh, hb),
+    char lb[16], hb[16], pat[256];
+    s2s_cli_align_pattern_names(pat, sizeof pat, a->fw.m, S2S_ATTN_MAP_CROSS, bl, bh);
+    printf("calibrated: layer %s, head %s%s (AER %.4f); written to %s\n",
+           s2s_cli_align_sel_name(bl, lb), s2s_cli_align_sel_name(bh, hb), pat,
            s2s_aer(s2s_aer_table_counts(a->table, bl, bh)), dst);
     return S2S_EXIT_OK;
 }
