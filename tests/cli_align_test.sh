@@ -414,4 +414,124 @@ check "--html through a symlink: exit 0" run 0 "${A[@]}" --html "$tmp/link.html"
 check "--html through a symlink: the page is where it points" test -s "$tmp/real/r.html"
 check "--html to /dev/null (written in place): exit 0" run 0 "${A[@]}" --html /dev/null "die katze"
 
+# ---- attention variants: each head's pattern, hidden keys apart from weight 0 ----
+vmodel=$tmp/v.safetensors
+check "variants: init" run 0 "$s2s" init "$here/data/ref/pre_relu_tied.yaml" -o "$vmodel" --seed 1 \
+  --set model.encoder_attention.type=local --set model.encoder_attention.window=1 \
+  --set 'model.encoder_attention.heads=[1, 2]' --set model.decoder_attention.type=strided \
+  --set model.decoder_attention.stride=2 --set 'model.decoder_attention.layers=[1]' \
+  --set model.cross_attention.type=linear --set 'model.cross_attention.heads=[3]'
+V=("$s2s" align -m "$vmodel" --max-len 8)
+printf 'der hund sitzt auf der matte\tthe dog sits on the mat\n' >"$tmp/vpair.tsv"
+# The semantics of docs/attention.md, spelled out in Python, against the
+# JSON maps: each plane names its head's pattern, and its weights are 0
+# exactly where that pattern hides the key (softmax and phi = elu + 1 give
+# every key they see some weight); a mean names every plane's.
+vsees='
+def sees(p, i, j):
+    if p["causal"] and j > i: return False
+    t, d = p["type"], i - j
+    if t == "local": return abs(d) <= p["window"]
+    if t == "block": return i // p["block"] == j // p["block"]
+    if t == "strided": return abs(d) < p["stride"] or d % p["stride"] == 0
+    return True
+def want(kind, l, h):
+    if kind == "enc" and h in (1, 2): return {"type": "local", "window": 1, "causal": False}
+    if kind == "self": return {"type": "strided" if l == 1 else "full", "causal": True, **({"stride": 2} if l == 1 else {})}
+    if kind == "cross" and h == 3: return {"type": "linear", "causal": False}
+    return {"type": "full", "causal": False}
+'
+for map in cross self enc; do
+  check "variants: json --map $map: exit 0" run 0 "${V[@]}" --ref --format json --map $map --layer all --head all <"$tmp/vpair.tsv"
+  check "variants: json --map $map: patterns named, zero exactly where hidden" pycheck "$vsees"'
+import json, sys
+kind = sys.argv[2]
+o = json.loads(open(sys.argv[1]).read())
+hidden = 0
+for m in o["maps"]:
+    l, h = m["layer"], m["head"]
+    if l != "avg" and h != "avg":
+        assert m["pattern"] == want(kind, l, h), (l, h, m["pattern"])
+        assert "patterns" not in m
+        for i, row in enumerate(m["weights"]):
+            for j, w in enumerate(row):
+                assert (w > 0) == sees(m["pattern"], i, j), (kind, l, h, i, j, w)
+                hidden += not sees(m["pattern"], i, j)
+    else:
+        ps = m["patterns"]
+        assert [(p["layer"], p["head"]) for p in ps] == [(a, b) for a in range(2) for b in range(4) if l in ("avg", a) and h in ("avg", b)], ps
+        for p in ps:
+            q = dict(p); del q["layer"], q["head"]
+            assert q == want(kind, p["layer"], p["head"]), p
+assert (hidden > 0) == (kind != "cross"), hidden
+' "$tmp/out" $map
+  cp "$tmp/out" "$tmp/v.$map.json"
+  check "variants: text --map $map: exit 0" run 0 "${V[@]}" --ref --format text --map $map --layer all --head all <"$tmp/vpair.tsv"
+  check "variants: text --map $map: titles name the patterns, · exactly on hidden keys" pycheck "$vsees"'
+import json, sys
+kind = sys.argv[3]
+o = json.loads(open(sys.argv[2]).read())
+maps = {(str(m["layer"]), str(m["head"])): m for m in o["maps"]}
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+title = {"cross": "cross-attention", "self": "decoder self-attention", "enc": "encoder self-attention"}[kind]
+blocks = 0
+for k, line in enumerate(lines):
+    if not line.startswith(title + ", layer "): continue
+    blocks += 1
+    head_part = line.split(", head ")[1]
+    hsel, _, names = head_part.partition(": ")
+    lsel = line.split(", layer ")[1].split(",")[0]
+    m = maps[(lsel, hsel)]
+    ps = [m["pattern"]] if "pattern" in m else m["patterns"]
+    def text(p):
+        par = {"local": "window", "block": "block", "strided": "stride"}.get(p["type"])
+        return p["type"] + (", %s %d" % (par, p[par]) if par else "")
+    wanted = []
+    for p in ps:
+        if text(p).split(",")[0] not in [w.split(",")[0] for w in wanted]: wanted.append(text(p))
+    assert names == " / ".join(wanted), (line, wanted)
+    cols, rows = m["cols"], m["rows"]
+    lw = max(1, max(min(len(r), 12) for r in rows))
+    cw = [max(2, min(len(c), 12)) for c in cols]
+    for i, r in enumerate(rows):
+        row = lines[k + 2 + i]
+        at = lw
+        for j, c in enumerate(cols):
+            cell = row[at + 1: at + 1 + cw[j]]; at += 1 + cw[j]
+            hidden = not any(sees({kk: v for kk, v in p.items() if kk not in ("layer", "head")}, i, j) for p in ps)
+            assert (cell == "\u00b7" * cw[j]) == hidden, (line, r, c, cell, hidden)
+assert blocks == 15, blocks
+' "$tmp/out" "$tmp/v.$map.json" $map
+done
+check "variants: --calibrate names the winning head's pattern" run 0 "${V[@]}" --calibrate "$dev" -o "$tmp/vcal.safetensors"
+check "variants: --calibrate line" bash -c "grep -qE '^calibrated: layer (avg|[0-9]), head (avg|[0-9]): (full|linear)( / (full|linear))? \(AER' '$tmp/out'"
+check "variants: --html: exit 0" run 0 "${V[@]}" --html "$tmp/v.html" "der hund"
+check "variants: --html: each head's pattern in the page's data" \
+  grep -qF '"enc":[[{"type":"full","causal":false},{"type":"local","window":1,"causal":false},{"type":"local","window":1,"causal":false},{"type":"full","causal":false}]' "$tmp/v.html"
+
+# A model without variants prints as it did: no pattern in the titles, no
+# hidden key but the decoder's causal cut, every JSON pattern full.
+check "full model: text: exit 0" run 0 "${A[@]}" --ref --format text --map enc --layer all --head all <"$tmp/vpair.tsv"
+check "full model: text: titles as before" bash -c "! grep -E '^encoder self-attention, layer [^,]*, head [^:]*:' '$tmp/out'"
+check "full model: text: no hidden key in the encoder" bash -c "! grep -q '·' '$tmp/out'"
+check "full model: cross text: no hidden key" run 0 "${A[@]}" --ref --format text --layer all --head all <"$tmp/vpair.tsv"
+check "full model: cross text: none" bash -c "! grep -qE '·|attention, layer [^,]*, head [^:]*:' '$tmp/out'"
+check "full model: self text: exit 0" run 0 "${A[@]}" --ref --format text --map self --layer 0 --head 0 <"$tmp/vpair.tsv"
+check "full model: self text: the causal cut only" pycheck '
+import sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+k = lines.index("decoder self-attention, layer 0, head 0")
+rows = lines[k + 2: k + 9]
+for i, row in enumerate(rows):
+    assert row.count("\u00b7") == sum(max(2, len(t)) for t in "<s> the dog sits on the mat".split()[i + 1:]), (i, row)
+' "$tmp/out"
+check "full model: json: every pattern full" run 0 "${A[@]}" --ref --format json --map self --layer all --head all <"$tmp/vpair.tsv"
+check "full model: json: full and causal" pycheck '
+import json, sys
+o = json.loads(open(sys.argv[1]).read())
+for m in o["maps"]:
+    for p in [m["pattern"]] if "pattern" in m else m["patterns"]:
+        assert p["type"] == "full" and p["causal"] is True, p
+' "$tmp/out"
+
 finish cli_align

@@ -63,6 +63,34 @@ check "coref: the pronoun's row marked" grep -q '<th class="row pron">it</th>' "
 check "coref: one antecedent cell marked" test "$(grep -o 'class="[a-z ]*ante"' "$tmp/coref_dom.html" | wc -l)" -eq 1
 check "coref: no console errors" no_console_errors "$tmp/coref.log"
 
+# A model with attention variants: the page names each head's pattern and
+# hatches the keys it hides (td.unseen), apart from cells of weight 0.
+vmodel=$tmp/v.safetensors
+"$s2s" init "$here/data/ref/pre_relu_tied.yaml" -o "$vmodel" --seed 1 \
+  --set model.encoder_attention.type=local --set model.encoder_attention.window=1 \
+  --set 'model.encoder_attention.heads=[1, 2]' --set model.cross_attention.type=linear \
+  --set 'model.cross_attention.heads=[3]' >/dev/null || exit 1
+check "variants: s2s align --html" "$s2s" align -m "$vmodel" --max-len 7 --html "$tmp/v.html" \
+  "der hund sitzt auf der matte" >/dev/null
+check "variants: loads at a view" chrome "$tmp/v_dom.html" "$tmp/v.log" --dump-dom "file://$tmp/v.html#map=enc&layer=0&head=1"
+check "variants: the caption names the head's pattern" \
+  grep -q '<figcaption>layer 0 · head 1: local, window 1</figcaption>' "$tmp/v_dom.html"
+check "variants: every head's pattern listed" \
+  grep -q 'head 0: full</span>.*head 1: local, window 1</span>.*head 2: local, window 1</span>.*head 3: full</span>' "$tmp/v_dom.html"
+# 6 tokens and </s>: 7 x 7 cells, of which |i - j| <= 1 are seen (7 + 2 x 6)
+check "variants: the hidden keys hatched, and only they" \
+  test "$(grep -o 'class="[a-z ]*unseen"' "$tmp/v_dom.html" | wc -l)" -eq 30
+check "variants: the hatched cells carry no weight" bash -c "[ \$(grep -oE '<td [^>]*class=\"[a-z ]*unseen\"' '$tmp/v_dom.html' | grep -c 'data-w=\"0.000000\"') -eq 30 ]"
+check "variants: no console errors" no_console_errors "$tmp/v.log"
+check "variants: cross-attention of a linear head" chrome "$tmp/v_dom2.html" "$tmp/v2.log" --dump-dom "file://$tmp/v.html#map=cross&layer=1&head=3"
+check "variants: a linear head hides nothing" bash -c "grep -q '<figcaption>layer 1 · head 3: linear</figcaption>' '$tmp/v_dom2.html' && ! grep -qE 'class=\"[a-z ]*unseen\"' '$tmp/v_dom2.html'"
+check "variants: selftest: exit 0" chrome "$tmp/v_self.html" "$tmp/v_self.log" --dump-dom "file://$tmp/v.html#selftest"
+# 1 sentence x 3 map types x (2 layers + avg + all) x (4 heads + avg + all) x 2
+check "variants: selftest: every view drawn" grep -q 'data-s2s-selftest="144"' "$tmp/v_self.html"
+check "variants: selftest: no page error" no_page_error "$tmp/v_self.html"
+check "variants: selftest: no console errors" no_console_errors "$tmp/v_self.log"
+check "full model: no pattern named" bash -c "! grep -qE '<figcaption>[^<]*head [^<]*: ' '$tmp/dom.html' && ! grep -q 'class=\"pat ' '$tmp/dom.html'"
+
 check "screenshot: exit 0" chrome /dev/null "$tmp/shot.log" --hide-scrollbars --window-size=900,640 \
   --screenshot="$tmp/shot.png" "file://$page"
 check "screenshot: a PNG" bash -c "head -c 8 '$tmp/shot.png' | od -An -tx1 | grep -q '89 50 4e 47'"

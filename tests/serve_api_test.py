@@ -272,6 +272,58 @@ with tempfile.TemporaryDirectory() as tmp:
     check("models: coreference head as inspect says, null without", want is not None and got == [want, None], got)
     check("exit 0", srv.stop() == 0)
 
+# ---- attention variants: each map names its head's pattern ----
+
+def sees(p, i, j):  # the semantics of docs/attention.md, spelled out again
+    if p["causal"] and j > i:
+        return False
+    t, d = p["type"], i - j
+    if t == "local":
+        return abs(d) <= p["window"]
+    if t == "block":
+        return i // p["block"] == j // p["block"]
+    if t == "strided":
+        return abs(d) < p["stride"] or d % p["stride"] == 0
+    return True
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    # The shipped zh-en shape, random weights, the encoder's heads 1 and 2
+    # local (window 1) and the decoder's self-attention of layer 1 strided.
+    cfg = os.path.join(tmp, "v.yaml")
+    with open(os.path.join(ROOT, "configs", "zh-en.yaml"), encoding="utf-8") as f:
+        model = re.search(r"^model:\n(?:  .*\n)+", f.read(), re.M)[0]
+    with open(cfg, "w", encoding="utf-8") as f:
+        f.write(model + f"vocab:\n  src: {ROOT}/vocab/zh.txt\n  tgt: {ROOT}/vocab/en.txt\n")
+    variant = os.path.join(tmp, "variant.safetensors")
+    subprocess.run([S2S, "init", cfg, "-o", variant, "--set", "model.encoder_attention.type=local",
+                    "--set", "model.encoder_attention.window=1", "--set", "model.encoder_attention.heads=[1, 2]",
+                    "--set", "model.decoder_attention.type=strided", "--set", "model.decoder_attention.stride=2",
+                    "--set", "model.decoder_attention.layers=[1]"], check=True, capture_output=True)
+    srv = Server("-m", ZH_EN, "-m", variant)
+    st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我爱吃苹果", "attention": True})
+    ms = j["results"][0]["sentences"][0]["maps"]
+    check("patterns: a full model's maps all full, causal in the decoder",
+          all(m["pattern"] == {"type": "full", "causal": m["type"] == "self"} for m in ms), ms[0].get("pattern"))
+    body = {"model": "variant", "source": "我爱吃苹果", "target": "i love to eat apples .", "attention": True}
+    st, j, _ = srv.request("POST", "/v1/align", body)
+    want = {("enc", h): {"type": "local", "window": 1, "causal": False} for h in (1, 2)}
+    want.update({("self", 1): {"type": "strided", "stride": 2, "causal": True}})
+    bad = [(m["type"], m["layer"], m["head"], m["pattern"]) for m in j.get("maps", [])
+           if m["pattern"] != want.get((m["type"], m["head"] if m["type"] == "enc" else m["layer"]),
+                                       {"type": "full", "causal": m["type"] == "self"})]
+    check("patterns: a variant model's maps name each head's", st == 200 and len(j["maps"]) == 24 and not bad, bad)
+    wrong = [(m["type"], m["layer"], m["head"], i, k) for m in j["maps"] for i, row in enumerate(m["weights"])
+             for k, w in enumerate(row) if (w > 0) != sees(m["pattern"], i, k)]
+    check("patterns: weights 0 exactly where the pattern hides the key", not wrong, wrong[:5])
+    ref = json.loads(cli("align", "-m", variant, "--ref", "--format", "json", "--map", "enc", "--layer", "0",
+                         "--head", "1", stdin="我爱吃苹果\ti love to eat apples .\n"))
+    mine = next(m for m in j["maps"] if m["type"] == "enc" and m["layer"] == 0 and m["head"] == 1)
+    check("patterns: as s2s align gives them", mine["pattern"] == ref["maps"][0]["pattern"] and
+          all(abs(a - b) < 2e-6 for ra, rb in zip(mine["weights"], ref["maps"][0]["weights"]) for a, b in zip(ra, rb)),
+          (mine["pattern"], ref["maps"][0].get("pattern")))
+    check("exit 0", srv.stop() == 0)
+
 # ---- a slow client is dropped; others are served meanwhile ----
 
 srv = Server("-m", ZH_EN, "--idle-timeout", "1", "--timeout", "300")

@@ -536,6 +536,156 @@ Test(align, self_attention_rows_are_distributions) {
     s2s_model_free(m);
 }
 
+// ---- each head's attention pattern ----
+
+// The reference model with variants on every attention: encoder heads 1
+// and 2 local (window 2), the decoder's self-attention strided (stride 3)
+// in layer 1, cross-attention head 3 linear.
+static s2s_model *variant_model(uint64_t seed) {
+    s2s_config c;
+    s2s_config_default(&c);
+    cr_assert_eq(s2s_config_load_file(&c, S2S_TEST_DATA "/ref/pre_relu_tied.yaml"), S2S_OK, "%s",
+                 s2s_last_error());
+    c.model.encoder_attention = (s2s_attention_config){
+        .type = S2S_ATTN_LOCAL, .window = 2, .block = 1, .stride = 2, .heads = {2, {1, 2}}};
+    c.model.decoder_attention = (s2s_attention_config){
+        .type = S2S_ATTN_STRIDED, .window = 1, .block = 1, .stride = 3, .layers = {1, {1}}};
+    c.model.cross_attention = (s2s_attention_config){
+        .type = S2S_ATTN_LINEAR, .window = 1, .block = 1, .stride = 2, .heads = {1, {3}}};
+    s2s_model *m;
+    cr_assert_eq(s2s_model_init(&m, &c, seed), S2S_OK, "%s", s2s_last_error());
+    return m;
+}
+
+// The semantics of issue 29 / docs/attention.md, spelled out again.
+static bool plain_sees(s2s_attn_type t, int span, bool causal, int i, int j) {
+    if (causal && j > i) return false;
+    switch (t) {
+    case S2S_ATTN_LOCAL: return abs(i - j) <= span;
+    case S2S_ATTN_BLOCK: return i / span == j / span;
+    case S2S_ATTN_STRIDED: return abs(i - j) < span || (i - j) % span == 0;
+    default: return true;
+    }
+}
+
+Test(align, head_patterns_follow_the_config_and_hide_what_the_semantics_say) {
+    s2s_model *m = variant_model(3), *full = ref_model(3);
+    struct { s2s_attn_map map; int layer, head; s2s_attn_type type; int span; bool causal;
+             const char *text; } want[] = {
+        {S2S_ATTN_MAP_ENC, 0, 0, S2S_ATTN_FULL, 0, false, "full"},
+        {S2S_ATTN_MAP_ENC, 1, 1, S2S_ATTN_LOCAL, 2, false, "local, window 2"},
+        {S2S_ATTN_MAP_ENC, 0, 2, S2S_ATTN_LOCAL, 2, false, "local, window 2"},
+        {S2S_ATTN_MAP_SELF, 0, 0, S2S_ATTN_FULL, 0, true, "full"},
+        {S2S_ATTN_MAP_SELF, 1, 3, S2S_ATTN_STRIDED, 3, true, "strided, stride 3"},
+        {S2S_ATTN_MAP_CROSS, 1, 2, S2S_ATTN_FULL, 0, false, "full"},
+        {S2S_ATTN_MAP_CROSS, 0, 3, S2S_ATTN_LINEAR, 0, false, "linear"},
+        {S2S_ATTN_MAP_CROSS, 5, 3, S2S_ATTN_FULL, 0, false, "full"},  // no such layer
+    };
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+        s2s_head_pattern p = s2s_model_head_pattern(m, want[k].map, want[k].layer, want[k].head);
+        char text[48];
+        cr_assert_eq(p.type, want[k].type, "case %zu", k);
+        cr_assert_eq(p.span, want[k].span, "case %zu", k);
+        cr_assert_eq(p.causal, want[k].causal, "case %zu", k);
+        cr_assert_str_eq(s2s_head_pattern_text(&p, text, sizeof text), want[k].text);
+    }
+    for (int t = 0; t < S2S_ATTN_MAP_COUNT; t++) {
+        cr_assert(s2s_model_attn_varies(m, (s2s_attn_map)t), "map %d", t);
+        cr_assert_not(s2s_model_attn_varies(full, (s2s_attn_map)t), "a full model's map %d", t);
+    }
+    // Key by key against the semantics, every type and span, causal or not.
+    for (int t = 0; t < S2S_ATTN_TYPE_COUNT; t++)
+        for (int span = 1; span <= 4; span++)
+            for (int causal = 0; causal < 2; causal++) {
+                if (t == S2S_ATTN_STRIDED && span < 2) continue;  // stride >= 2
+                s2s_head_pattern p = {(s2s_attn_type)t, span, causal};
+                for (int i = 0; i < 12; i++)
+                    for (int j = 0; j < 12; j++)
+                        cr_assert_eq(s2s_head_pattern_sees(&p, i, j),
+                                     plain_sees((s2s_attn_type)t, span, causal, i, j),
+                                     "type %d span %d causal %d: %d sees %d", t, span, causal, i, j);
+            }
+    char small[6];
+    s2s_head_pattern p = {S2S_ATTN_STRIDED, 3, false};
+    cr_assert_str_eq(s2s_head_pattern_text(&p, small, sizeof small), "strid", "cut to the buffer");
+    s2s_model_free(m);
+    s2s_model_free(full);
+}
+
+// Every plane of a variant model's maps is 0 exactly where the pattern
+// hides the key: softmax and the linear heads' phi (elu + 1 > 0) give every
+// key they see some weight. A mean sees what any of its planes sees.
+Test(align, variant_maps_are_zero_exactly_where_the_pattern_hides_the_key) {
+    s2s_model *m = variant_model(5);
+    s2s_state *st;
+    cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+    s2s_tokens s = {0}, t = {0};
+    cr_assert_eq(s2s_tokenize(s2s_model_src_vocab(m), "der hund sitzt auf der matte", &s), S2S_OK);
+    cr_assert_eq(s2s_tokenize(s2s_model_tgt_vocab(m), "the dog sits on the mat", &t), S2S_OK);
+    s2s_decode_params p = s2s_decode_default_params(m);
+    p.want_attention = p.want_self_attention = true;
+    const int *src[1] = {s.ids}, *tgt[1] = {t.ids};
+    s2s_hypothesis h;
+    cr_assert_eq(s2s_score(st, &p, src, &s.n, tgt, &t.n, 1, &h), S2S_OK, "%s", s2s_last_error());
+    struct { s2s_attn_map map; const float *w; int layers, rows, cols; } maps[] = {
+        {S2S_ATTN_MAP_CROSS, h.cross_attn, h.layers, h.n_out, h.n_src},
+        {S2S_ATTN_MAP_SELF, h.self_attn, h.layers, h.n_out, h.n_out},
+        {S2S_ATTN_MAP_ENC, h.enc_attn, h.enc_layers, h.n_src, h.n_src},
+    };
+    float *w = malloc(64 * 64 * sizeof *w);
+    bool *seen = malloc(64 * 64 * sizeof *seen);
+    int hidden[S2S_ATTN_MAP_COUNT] = {0};
+    for (int k = 0; k < S2S_ATTN_MAP_COUNT; k++)
+        for (int l = -1; l < maps[k].layers; l++)
+            for (int hd = -1; hd < h.heads; hd++) {
+                int R = maps[k].rows, C = maps[k].cols;
+                cr_assert_eq(s2s_attn_select(w, maps[k].w, maps[k].layers, h.heads, R, C, l, hd), S2S_OK);
+                cr_assert_eq(s2s_attn_select_seen(seen, m, maps[k].map, R, C, l, hd), S2S_OK, "%s",
+                             s2s_last_error());
+                for (int e = 0; e < R * C; e++) {
+                    cr_assert_eq(w[e] > 0.0f, seen[e], "map %d layer %d head %d cell (%d, %d): %g",
+                                 k, l, hd, e / C, e % C, w[e]);
+                    hidden[k] += l >= 0 && hd >= 0 && !seen[e];
+                }
+            }
+    cr_assert_eq(hidden[S2S_ATTN_MAP_CROSS], 0, "cross-attention hides nothing");
+    int n = h.n_out, local = 0;  // causal cut in every self plane, plus the strided layer's
+    for (int i = 0; i < h.n_src; i++)
+        for (int j = 0; j < h.n_src; j++) local += abs(i - j) > 2;
+    cr_assert_eq(hidden[S2S_ATTN_MAP_ENC], 2 * 2 * local, "2 local heads in 2 layers");
+    int strided = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j <= i; j++) strided += !(i - j < 3 || (i - j) % 3 == 0);
+    cr_assert_eq(hidden[S2S_ATTN_MAP_SELF], 8 * n * (n - 1) / 2 + 4 * strided);
+    cr_assert_eq(s2s_attn_select_seen(seen, m, S2S_ATTN_MAP_ENC, 2, 2, 2, 0), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_attn_select_seen(seen, m, S2S_ATTN_MAP_ENC, 2, 2, 0, 4), S2S_ERR_INVALID);
+    free(w);
+    free(seen);
+    s2s_hypothesis_free(&h);
+    s2s_tokens_free(&s);
+    s2s_tokens_free(&t);
+    s2s_state_free(st);
+    s2s_model_free(m);
+}
+
+Test(align, heatmap_draws_hidden_keys_apart_from_zero_weights) {
+    const char *rl[] = {"a", "bb"}, *cl[] = {"x", "yyy", "猫"};
+    float w[6] = {0.9f, 0.0f, 0.0f, 0.0f, 0.6f, 0.3f};
+    bool seen[6] = {true, true, false, false, true, true};
+    char *plain = s2s_heatmap_text(w, 2, 3, rl, cl, false);
+    char *same = s2s_heatmap_text_seen(w, NULL, 2, 3, rl, cl, false);
+    char *t = s2s_heatmap_text_seen(w, seen, 2, 3, rl, cl, false);
+    cr_assert(plain && same && t);
+    cr_assert_str_eq(same, plain, "seen NULL: every key seen");
+    assert_even_lines(t, 3);
+    // row a: x seen (█), yyy seen with weight 0 (blank), 猫 hidden (two dots)
+    cr_assert(strstr(t, "a  ██     ··\n"), "%s", t);
+    cr_assert(strstr(t, "bb ·· ▓▓▓ ▒▒\n"), "%s", t);
+    free(plain);
+    free(same);
+    free(t);
+}
+
 // ---- alignments of hypotheses (s2s_hard_align, pair, AER table) ----
 
 // A hypothesis with only what the alignment reads: n target tokens (+ the
@@ -1120,4 +1270,35 @@ Test(align, html_report_holds_every_sentence_and_escapes_tokens) {
     s2s_align_html_free(d);
     remove(path);
     cr_assert_eq(rmdir(dir), 0, "no temp file left behind");
+}
+
+Test(align, html_report_carries_each_heads_pattern) {
+    float cross[1 * 4 * 2 * 2] = {0};
+    s2s_hypothesis h = {.n = 1, .n_out = 2, .cross_attn = cross, .layers = 1, .heads = 4, .n_src = 2};
+    const char *src[] = {"x"}, *tgt[] = {"y"};
+    s2s_model *m = variant_model(1);
+    s2s_align_html *d;
+    cr_assert_eq(s2s_align_html_new(&d, "patterns"), S2S_OK);
+    cr_assert_eq(s2s_align_html_add(d, src, 1, tgt, 1, &h, NULL), S2S_OK);
+    cr_assert_eq(s2s_align_html_set_patterns(d, m), S2S_OK);
+    char dir[] = "/tmp/s2s_align_test_XXXXXX", path[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    cr_assert_eq(s2s_align_html_write(d, path), S2S_OK, "%s", s2s_last_error());
+    char *html = slurp(path);
+    const char *F = "{\"type\":\"full\",\"causal\":false}", *C = "{\"type\":\"full\",\"causal\":true}",
+               *L = "{\"type\":\"local\",\"window\":2,\"causal\":false}",
+               *S = "{\"type\":\"strided\",\"stride\":3,\"causal\":true}",
+               *N = "{\"type\":\"linear\",\"causal\":false}";
+    char want[2048];
+    snprintf(want, sizeof want,
+             "\"patterns\":{\"cross\":[[%s,%s,%s,%s],[%s,%s,%s,%s]],\"self\":[[%s,%s,%s,%s],"
+             "[%s,%s,%s,%s]],\"enc\":[[%s,%s,%s,%s],[%s,%s,%s,%s]]},",
+             F, F, F, N, F, F, F, N, C, C, C, C, S, S, S, S, F, L, L, F, F, L, L, F);
+    cr_assert(strstr(html, want), "want %s in the page's data", want);
+    free(html);
+    s2s_align_html_free(d);
+    s2s_model_free(m);
+    remove(path);
+    rmdir(dir);
 }

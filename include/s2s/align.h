@@ -291,6 +291,63 @@ void s2s_coref_table_best(const s2s_coref_table *t, int *layer, int *head);
 // weight (the first on ties), or -1 when there is none.
 int s2s_coref_row(float *out, const float *w, int n_src, const char *const *tokens, int pronoun);
 
+// ---- attention patterns ----
+//
+// Which keys each head's queries see (model.encoder_attention,
+// .decoder_attention, .cross_attention; docs/attention.md). A hypothesis's
+// maps hold 0 both where a head gave a key no weight and where its pattern
+// hides the key; these say which, for drawing the two apart:
+//
+//     s2s_head_pattern p = s2s_model_head_pattern(m, S2S_ATTN_MAP_ENC, 0, 2);
+//     char name[48];
+//     s2s_head_pattern_text(&p, name, sizeof name);      // "local, window 3"
+//     bool seen = s2s_head_pattern_sees(&p, 0, 5);       // false: |0 - 5| > 3
+
+// The three kinds of map a hypothesis holds (s2s/decode.h).
+typedef enum s2s_attn_map {
+    S2S_ATTN_MAP_CROSS,  // cross_attn: outputs x source tokens and </s>
+    S2S_ATTN_MAP_SELF,   // self_attn: decoder inputs x decoder inputs
+    S2S_ATTN_MAP_ENC,    // enc_attn: source tokens and </s> x the same
+    S2S_ATTN_MAP_COUNT
+} s2s_attn_map;
+
+// What one head runs: its type and that type's parameter.
+typedef struct s2s_head_pattern {
+    s2s_attn_type type;
+    int span;     // local: the window; block: the block; strided: the stride; else 0
+    bool causal;  // the decoder's self-attention: no key after the query's position
+} s2s_head_pattern;
+
+// The pattern of head `head` in layer `layer` of the attention behind map
+// type `map` in m (the decoder's layers for cross and self, the encoder's
+// for enc). Indices out of range give a full pattern.
+s2s_head_pattern s2s_model_head_pattern(const s2s_model *m, s2s_attn_map map, int layer,
+                                        int head);
+
+// Whether some head of that attention, in any layer, is not full (the
+// causal cut aside): false for every map of a model without variants.
+bool s2s_model_attn_varies(const s2s_model *m, s2s_attn_map map);
+
+// Whether query row i of a head running p sees key column j (both >= 0),
+// rows and columns being positions as in a hypothesis's maps: row t of
+// self_attn is decoder position t (<s> at 0), row t of enc_attn source
+// position t, and a cross-attention row sees every column. The engine's
+// own definition (layers/mask.c), key by key.
+bool s2s_head_pattern_sees(const s2s_head_pattern *p, int i, int j);
+
+// p as text: "full", "local, window 3", "block, block 4", "strided,
+// stride 4" or "linear" (the causal cut is not named). Writes at most n
+// bytes into buf, NUL included; returns buf.
+char *s2s_head_pattern_text(const s2s_head_pattern *p, char *buf, size_t n);
+
+// out (rows, cols) = whether some plane of the selection (layer, head: an
+// index or S2S_ALIGN_AVG each, as s2s_attn_select) sees the cell: false
+// where every such head's pattern hides the key, so that s2s_attn_select's
+// plane holds 0 there for that reason. S2S_ERR_INVALID as s2s_attn_select
+// for a selector out of range.
+s2s_status s2s_attn_select_seen(bool *out, const s2s_model *m, s2s_attn_map map, int rows,
+                                int cols, int layer, int head);
+
 // ---- terminal heatmap ----
 
 // Columns the UTF-8 text takes in a terminal: 2 for East Asian Wide and
@@ -310,6 +367,14 @@ int s2s_display_width(const char *s);
 // Caller frees; NULL on out of memory.
 char *s2s_heatmap_text(const float *w, int rows, int cols, const char *const *row_labels,
                        const char *const *col_labels, bool color);
+
+// The same, with the cells whose seen[r * cols + c] is false (a key the
+// head's pattern hides, s2s_attn_select_seen) drawn as '·' (U+00B7, one
+// column each) instead of a shade or blank; seen NULL: every cell seen,
+// as s2s_heatmap_text.
+char *s2s_heatmap_text_seen(const float *w, const bool *seen, int rows, int cols,
+                            const char *const *row_labels, const char *const *col_labels,
+                            bool color);
 
 // ---- HTML report ----
 
@@ -350,6 +415,13 @@ void s2s_align_html_set_enc_view(s2s_align_html *d, int layer, int head, bool op
 // s2s_coref_parse gives them): the encoder map marks the pronouns' rows
 // and their antecedents' cells. S2S_ERR_INVALID before any sentence.
 s2s_status s2s_align_html_add_coref(s2s_align_html *d, const s2s_alignment *links);
+
+// The pattern each head of m runs (s2s_model_head_pattern), for the maps
+// of every sentence: the page names it beside the head ("head 2: local,
+// window 3") and draws the cells its pattern hides hatched, apart from
+// cells of weight 0. Without this call every head is drawn as full.
+// S2S_ERR_NOMEM.
+s2s_status s2s_align_html_set_patterns(s2s_align_html *d, const s2s_model *m);
 
 // Writes the page atomically (temp file, fsync, rename): S2S_ERR_IO naming
 // the path on failure, and no partial file left behind.

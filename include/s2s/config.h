@@ -59,6 +59,14 @@ typedef enum s2s_attn_type {
     S2S_ATTN_TYPE_COUNT
 } s2s_attn_type;
 
+// The config name of t: "full", "local", "block", "strided" or "linear";
+// NULL out of range.
+const char *s2s_attn_type_name(s2s_attn_type t);
+
+// The key of t's parameter in its table: "window" (local), "block"
+// (block), "stride" (strided); NULL for full, linear and out of range.
+const char *s2s_attn_type_param(s2s_attn_type t);
+
 // The most entries of an index list (s2s_index_list), and the largest
 // index one holds: the heads and layers an attention variant applies to.
 #define S2S_MAX_INDICES 64

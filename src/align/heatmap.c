@@ -158,6 +158,12 @@ static int shade_level(float w) {
 
 char *s2s_heatmap_text(const float *w, int rows, int cols, const char *const *row_labels,
                        const char *const *col_labels, bool color) {
+    return s2s_heatmap_text_seen(w, NULL, rows, cols, row_labels, col_labels, color);
+}
+
+char *s2s_heatmap_text_seen(const float *w, const bool *seen, int rows, int cols,
+                            const char *const *row_labels, const char *const *col_labels,
+                            bool color) {
     static const char *const SHADE[5] = {" ", "\xE2\x96\x91", "\xE2\x96\x92", "\xE2\x96\x93",
                                          "\xE2\x96\x88"};  // ░ ▒ ▓ █
     static const int RAMP[5] = {238, 24, 31, 38, 45};         // dark grey to cyan
@@ -187,9 +193,10 @@ char *s2s_heatmap_text(const float *w, int rows, int cols, const char *const *ro
         put_label(&b, row_labels[r], lw);
         for (int c = 0; c < cols; c++) {
             int lvl = shade_level(x[c]);
+            bool hidden = seen && !seen[(size_t)r * cols + c];
             s2s_buf_putc(&b, ' ');
             if (color) s2s_buf_printf(&b, "\x1b[38;5;%dm", c == best && lvl > 0 ? 214 : RAMP[lvl]);
-            s2s_buf_repeat(&b, SHADE[lvl], cw[c]);
+            s2s_buf_repeat(&b, hidden ? "\xC2\xB7" : SHADE[lvl], cw[c]);  // ·: a hidden key
             if (color) s2s_buf_puts(&b, "\x1b[0m");
         }
         s2s_buf_putc(&b, '\n');

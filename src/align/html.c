@@ -19,6 +19,7 @@ struct s2s_align_html {
     bool drop_specials;
     bool enc_set, enc_open;    // the encoder map's own plane (a coreference head)
     int enc_layer, enc_head;
+    char *patterns;  // JSON: {"cross": [[pattern of each head] of each layer], "self": ..., "enc": ...}
 };
 
 s2s_status s2s_align_html_new(s2s_align_html **out, const char *title) {
@@ -49,6 +50,7 @@ void s2s_align_html_set_enc_view(s2s_align_html *d, int layer, int head, bool op
 void s2s_align_html_free(s2s_align_html *d) {
     if (!d) return;
     free(d->title);
+    free(d->patterns);
     free(d->sentences.s);
     free(d);
 }
@@ -211,6 +213,42 @@ s2s_status s2s_align_html_set_gold(s2s_align_html *d, const s2s_alignment *gold)
     return close_last(d);
 }
 
+// Each head's pattern as the JSON maps of `s2s align --format json` give
+// it: {"type": "local", "window": 3, "causal": false}.
+static void put_pattern(s2s_buf *b, const s2s_head_pattern *p) {
+    const char *param = s2s_attn_type_param(p->type);
+    s2s_buf_printf(b, "{\"type\":\"%s\"", s2s_attn_type_name(p->type));
+    if (param) s2s_buf_printf(b, ",\"%s\":%d", param, p->span);
+    s2s_buf_printf(b, ",\"causal\":%s}", p->causal ? "true" : "false");
+}
+
+s2s_status s2s_align_html_set_patterns(s2s_align_html *d, const s2s_model *m) {
+    static const char *const NAMES[S2S_ATTN_MAP_COUNT] = {"cross", "self", "enc"};
+    const s2s_model_config *mc = &s2s_model_get_config(m)->model;
+    s2s_buf b = {0};
+    s2s_buf_putc(&b, '{');
+    for (int t = 0; t < S2S_ATTN_MAP_COUNT; t++) {
+        int layers = t == S2S_ATTN_MAP_ENC ? mc->encoder_layers : mc->decoder_layers;
+        s2s_buf_printf(&b, "%s\"%s\":[", t ? "," : "", NAMES[t]);
+        for (int l = 0; l < layers; l++) {
+            s2s_buf_puts(&b, l ? ",[" : "[");
+            for (int h = 0; h < mc->heads; h++) {
+                if (h) s2s_buf_putc(&b, ',');
+                s2s_head_pattern p = s2s_model_head_pattern(m, (s2s_attn_map)t, l, h);
+                put_pattern(&b, &p);
+            }
+            s2s_buf_putc(&b, ']');
+        }
+        s2s_buf_putc(&b, ']');
+    }
+    s2s_buf_putc(&b, '}');
+    char *text = s2s_buf_take(&b);
+    if (!text) return s2s_fail(S2S_ERR_NOMEM, "out of memory for the HTML report");
+    free(d->patterns);
+    d->patterns = text;
+    return S2S_OK;
+}
+
 // ---- the page ----
 
 // The page up to its closing script: head, style, controls and the view's
@@ -245,7 +283,7 @@ static void put_page(s2s_buf *b, const char *title, bool live) {
                 "<label><input type=\"checkbox\" id=\"noeos\"> leave out &lt;/s&gt; / &lt;s&gt; "
                 "and renormalise</label>\n"
                 "<span>0 <span class=\"legend\"></span> 1</span>\n</div>\n"
-                "<div id=\"pair\"></div>\n<div id=\"links\"></div>\n"
+                "<div id=\"pair\"></div>\n<div id=\"heads\"></div>\n<div id=\"links\"></div>\n"
                 "<div id=\"info\">hover over a cell to see its weight</div>\n"
                 "<div id=\"errors\"></div>\n<div id=\"views\"><div id=\"maps\"></div>"
                 "<div id=\"lines\"></div></div>\n");
@@ -269,6 +307,7 @@ s2s_status s2s_align_html_write(const s2s_align_html *d, const char *path) {
     if (d->enc_set)  // [layer, head, open on it]
         s2s_buf_printf(&b, "\"enc\":[%d,%d,%s],", d->enc_layer, d->enc_head,
                       d->enc_open ? "true" : "false");
+    if (d->patterns) s2s_buf_printf(&b, "\"patterns\":%s,", d->patterns);
     s2s_buf_puts(&b, "\"sentences\":[\n");
     if (d->sentences.s) s2s_buf_append(&b, d->sentences.s, d->sentences.len);
     s2s_buf_puts(&b, "\n]}\n</script>\n<script>\n");

@@ -13,33 +13,61 @@ function el(tag,cls,text){var e=document.createElement(tag);if(cls)e.className=c
 if(text!==undefined)e.textContent=text;return e;}
 var TYPES=[['cross','cross-attention'],['self','decoder self-attention'],
 ['enc','encoder self-attention']];
-var S=[];  // the sentences: {layers,heads,enc_layers,src,tgt,dec_in,alignment,gold,cross,self,enc,coref}
+var S=[];  // the sentences: {layers,heads,enc_layers,src,tgt,dec_in,alignment,gold,cross,self,enc,coref,patterns}
 var EOS='</s>',LIVE=false;
 
 // ---- planes ----
 
-// The geometry of one map type of sentence s.
+// The geometry of one map type of sentence s; pats[l][h] is the pattern
+// head h of layer l runs (as in the JSON maps: {type, window|block|stride,
+// causal}), null when unknown (drawn as full).
 function geom(s,type){
- if(type==='cross')return {maps:s.cross,L:s.layers,rl:s.tgt,cl:s.src,special:s.src.length-1};
- if(type==='self')return {maps:s.self,L:s.layers,rl:s.dec_in,cl:s.dec_in,special:0};
- return {maps:s.enc,L:s.enc_layers,rl:s.src,cl:s.src,special:s.src.length-1};
+ var pats=s.patterns&&s.patterns[type]||null;
+ if(type==='cross')return {maps:s.cross,L:s.layers,rl:s.tgt,cl:s.src,special:s.src.length-1,pats:pats};
+ if(type==='self')return {maps:s.self,L:s.layers,rl:s.dec_in,cl:s.dec_in,special:0,pats:pats};
+ return {maps:s.enc,L:s.enc_layers,rl:s.src,cl:s.src,special:s.src.length-1,pats:pats};
 }
+
+// ---- each head's pattern ----
+
+function pat(g,l,h){return g.pats&&g.pats[l]&&g.pats[l][h]||null;}
+var PARAM={local:'window',block:'block',strided:'stride'};
+// Whether query row i of a head running p sees key j (rows and columns are
+// positions): layers/mask.c's s2s_attn_mask_sees, which the JSON's
+// patterns come from; tests/html_render_test.sh checks that the two agree.
+function sees(p,i,j){
+ if(!p)return true;if(p.causal&&j>i)return false;
+ var k=PARAM[p.type],n=k?p[k]:0,d=i-j;if(k&&!(n>=1))return true;
+ if(p.type==='local')return d<=n&&-d<=n;
+ if(p.type==='block')return Math.floor(i/n)===Math.floor(j/n);
+ if(p.type==='strided')return (d<n&&-d<n)||d%n===0;
+ return true;  // full, linear
+}
+function patText(p){if(!p)return 'full';var k=PARAM[p.type];return k?p.type+', '+k+' '+p[k]:p.type;}
+// Whether some head of the map is not full (the causal cut aside).
+function varies(g){return !!g.pats&&g.pats.some(function(hs){return hs.some(function(p){
+ return p&&p.type!=='full';});});}
+// The patterns of plane (l, h), -1 a mean: each once, as text.
+function patNames(g,l,h,H){var out=[];
+ for(var a=0;a<g.L;a++)for(var b=0;b<H;b++)if((l<0||a===l)&&(h<0||b===h)){
+  var t=patText(pat(g,a,b));if(out.indexOf(t)<0)out.push(t);}
+ return out.join(' / ');}
 // The (rows, cols) plane of layer l and head h (-1: the mean); with noeos
 // the special column is left out and rows renormalised. keep maps the
 // plane's columns back to the sentence's.
 function plane(s,g,l,h,noeos){
- var R=g.rl.length,C=g.cl.length,H=s.heads,w=new Float64Array(R*C),n=0;
+ var R=g.rl.length,C=g.cl.length,H=s.heads,w=new Float64Array(R*C),seen=new Uint8Array(R*C),n=0;
  for(var a=0;a<g.L;a++){if(l>=0&&a!==l)continue;
-  for(var b=0;b<H;b++){if(h>=0&&b!==h)continue;n++;var o=(a*H+b)*R*C;
-   for(var e=0;e<R*C;e++)w[e]+=g.maps[o+e];}}
+  for(var b=0;b<H;b++){if(h>=0&&b!==h)continue;n++;var o=(a*H+b)*R*C,p=pat(g,a,b);
+   for(var e=0;e<R*C;e++){w[e]+=g.maps[o+e];if(!seen[e]&&sees(p,Math.floor(e/C),e%C))seen[e]=1;}}}
  for(var e2=0;e2<R*C;e2++)w[e2]/=n;
  var keep=[];for(var c=0;c<C;c++)if(!(noeos&&c===g.special))keep.push(c);
- var out=[];
+ var out=[],vis=[];
  for(var r=0;r<R;r++){var row=[],sum=0,k;
   for(k=0;k<keep.length;k++)sum+=w[r*C+keep[k]];
   for(k=0;k<keep.length;k++){var x=w[r*C+keep[k]];row.push(noeos?(sum>0?x/sum:0):x);}
-  out.push(row);}
- return {w:out,rl:g.rl,cl:keep.map(function(c){return g.cl[c];}),keep:keep};
+  out.push(row);vis.push(keep.map(function(c){return !!seen[r*C+c];}));}
+ return {w:out,seen:vis,rl:g.rl,cl:keep.map(function(c){return g.cl[c];}),keep:keep};
 }
 function name(x){return x<0?'avg':String(x);}
 
@@ -89,13 +117,14 @@ function table(p,caption,small,o){
   var tr=el('tr'),th=el('th','row',p.rl[r]),ante=-1;tr.appendChild(th);var best=-1;
   (o.coref||[]).forEach(function(x){if(x[0]===r){ante=x[1];th.className='row pron';}});
   row.forEach(function(x,c){if(best<0||x>row[best])best=c;});
-  row.forEach(function(x,c){var td=el('td');
-   td.style.background='hsl(212,80%,'+(97-72*x).toFixed(1)+'%)';
-   var tip=p.rl[r]+' \u2192 '+p.cl[c]+': '+x.toFixed(4);td.title=tip;
+  row.forEach(function(x,c){var td=el('td'),hid=!p.seen[r][c];
+   // a key the head's pattern hides: hatched (viewer.css), apart from weight 0
+   if(!hid)td.style.background='hsl(212,80%,'+(97-72*x).toFixed(1)+'%)';
+   var tip=p.rl[r]+' \u2192 '+p.cl[c]+': '+(hid?'hidden by the pattern':x.toFixed(4));td.title=tip;
    td.setAttribute('data-w',x.toFixed(6));
    td.onmouseover=function(){$('info').textContent=caption+'  |  '+tip;};
    var cls=links?mark(links,gold,p.keep[c]+'-'+r):'';
-   if(o.arg&&c===best)cls+=' arg';if(p.keep[c]===ante)cls+=' ante';
+   if(o.arg&&c===best)cls+=' arg';if(p.keep[c]===ante)cls+=' ante';if(hid)cls+=' unseen';
    td.className=cls.trim();tr.appendChild(td);});
   t.appendChild(tr);});
  fig.appendChild(t);return fig;
@@ -125,10 +154,12 @@ function lineView(p,box){
  box.appendChild(svg);
 }
 function fillLayerHead(s){
- var g=geom(s,$('map').value),ls=$('layer'),hs=$('head');
+ var g=geom(s,$('map').value),ls=$('layer'),hs=$('head'),v=varies(g);
  var lv=ls.value,hv=hs.value;ls.innerHTML='';hs.innerHTML='';
  opt(ls,'-1','avg');opt(ls,'all','all');for(var l=0;l<g.L;l++)opt(ls,String(l),String(l));
- opt(hs,'-1','avg');opt(hs,'all','all');for(var h=0;h<s.heads;h++)opt(hs,String(h),String(h));
+ // a head that runs the same pattern in every layer is named in its option
+ opt(hs,'-1','avg');opt(hs,'all','all');for(var h=0;h<s.heads;h++){var t=patNames(g,-1,h,s.heads);
+  opt(hs,String(h),v&&t.indexOf(' / ')<0?h+': '+t:String(h));}
  if(lv&&[].some.call(ls.options,function(o){return o.value===lv;}))ls.value=lv;
  if(hv&&[].some.call(hs.options,function(o){return o.value===hv;}))hs.value=hv;
 }
@@ -143,6 +174,19 @@ function setSel(sel,v){if([].some.call(sel.options,function(o){return o.value===
 // selectors go to v.enc, on the others back to v.def.
 function mapView(v){if(!v.enc)return;var x=$('map').value==='enc'?v.enc:v.def;
  setSel($('layer'),String(x[0]));setSel($('head'),String(x[1]));}
+// Which pattern each head of the layers shown runs (every layer for the
+// mean), when the map has heads that are not full, and the key to the
+// hatched cells when some are drawn.
+function heads(s,g,ls,vary,hidden){
+ var box=$('heads');box.innerHTML='';
+ if(vary){var show=ls.filter(function(l){return l>=0;});if(!show.length)for(var l=0;l<g.L;l++)show.push(l);
+  show.forEach(function(l){var d=el('div','',g.L>1?'layer '+l+': ':'');
+   for(var h=0;h<s.heads;h++)d.appendChild(el('span','pat '+(pat(g,l,h)||{type:'full'}).type,
+    (h?' \u00b7 ':'')+'head '+h+': '+patText(pat(g,l,h))));
+   box.appendChild(d);});}
+ if(hidden)box.appendChild(el('div','key','hatched: a key the head\u2019s pattern hides'+
+  ' (no weight by construction); white: a key it sees and weighs (near) 0'));
+}
 // Draws sentence s in the selected view: its heatmaps, the alignment of
 // the selected cross plane (and gold against it), the line view.
 function draw(s){
@@ -153,11 +197,13 @@ function draw(s){
  if(lv==='all'){for(var l=0;l<g.L;l++)ls.push(l);ls.push(-1);}
  if(hv==='all'){for(var h=0;h<s.heads;h++)hs.push(h);hs.push(-1);}
  var gold=s.gold?parseLinks(s.gold):null,box=$('maps');box.innerHTML='';
- var small=ls.length*hs.length>1,count=0,first=null,firstLinks=null;
+ var small=ls.length*hs.length>1,count=0,first=null,firstLinks=null,vary=varies(g),hidden=0;
  ls.forEach(function(l){hs.forEach(function(h){
   var p=plane(s,g,l,h,noeos),links=type==='cross'?argmaxLinks(s,p):null;
   if(!first){first=p;firstLinks=links;}
-  box.appendChild(table(p,'layer '+name(l)+' \u00b7 head '+name(h),small,
+  p.seen.forEach(function(r){r.forEach(function(x){if(!x)hidden++;});});
+  var cap='layer '+name(l)+' \u00b7 head '+name(h)+(vary?': '+patNames(g,l,h,s.heads):'');
+  box.appendChild(table(p,cap,small,
    {links:links,gold:gold,arg:type!=='self',coref:type==='enc'?s.coref:null}));count++;});});
  // The live page shows the self-attention maps of the same plane beside.
  if(LIVE&&type==='cross'&&ls.length===1&&hs.length===1)[['self','decoder'],['enc','encoder']].forEach(function(t){
@@ -165,6 +211,7 @@ function draw(s){
   box.appendChild(table(plane(s,g2,ls[0],hs[0],noeos),t[1]+' self-attention \u00b7 layer '+name(ls[0])+
    ' \u00b7 head '+name(hs[0]),true,{arg:t[0]==='enc'}));});
  document.body.setAttribute('data-s2s-maps',String(count));
+ heads(s,g,ls,vary,hidden);
  var lb=$('links');lb.innerHTML='';
  if(firstLinks){
   lb.appendChild(el('span','','alignment (layer '+name(ls[0])+', head '+name(hs[0])+'): '));
@@ -182,6 +229,7 @@ function draw(s){
 
 function staticReport(){
  var D=JSON.parse($('s2s-data').textContent);S=D.sentences;
+ S.forEach(function(s){if(!s.patterns)s.patterns=D.patterns||null;});
  var V={def:[D.default_layer,D.default_head],enc:D.enc||null};
  function cur(){return S[+$('sent').value];}
  S.forEach(function(s,i){opt($('sent'),String(i),(i+1)+': '+s.src.slice(0,-1).join(' '));});
@@ -193,6 +241,13 @@ function staticReport(){
   setSel($('layer'),String(D.default_layer));setSel($('head'),String(D.default_head));
   // D.enc[2]: open on the encoder map at its head.
   if(D.enc&&D.enc[2]&&cur().enc){$('map').value='enc';fillLayerHead(cur());mapView(V);}
+  // A link to a view: #sent=1&map=enc&layer=0&head=2 (each optional).
+  var q=new URLSearchParams(location.hash.slice(1));
+  if(q.get('sent')!==null){setSel($('sent'),q.get('sent'));fillMaps(cur());fillLayerHead(cur());}
+  if(q.get('map')!==null){setSel($('map'),q.get('map'));fillLayerHead(cur());mapView(V);}
+  if(q.get('layer')!==null)setSel($('layer'),q.get('layer'));
+  if(q.get('head')!==null)setSel($('head'),q.get('head'));
+  if(q.get('noeos')!==null)$('noeos').checked=q.get('noeos')==='1';
   draw(cur());}
  else $('maps').textContent='(no sentences)';
  // #selftest (tests/html_render_test.sh): draw every sentence, map type,
@@ -217,6 +272,9 @@ function fromApi(a){
   else s.layers=Math.max(s.layers,m.layer+1);
   if(m.type==='cross'){s.src=m.cols;s.tgt=m.rows;}
   if(m.type==='self')s.dec_in=m.rows;});
+ s.patterns={};  // each head's pattern, from the maps that carry one
+ a.maps.forEach(function(m){if(!m.pattern||typeof m.layer!=='number'||typeof m.head!=='number')return;
+  var t=s.patterns[m.type]=s.patterns[m.type]||[];t[m.layer]=t[m.layer]||[];t[m.layer][m.head]=m.pattern;});
  a.maps.forEach(function(m){var L=m.type==='enc'?s.enc_layers:s.layers,R=m.rows.length,C=m.cols.length;
   if(!s[m.type])s[m.type]=new Float64Array(L*s.heads*R*C);
   var o=(m.layer*s.heads+m.head)*R*C;

@@ -63,15 +63,21 @@ void s2s_cli_align_sent_free(s2s_cli_align_sent *s) {
 // type, specials dropped with no_eos. Labels point into the sentence.
 typedef struct shown {
     float *w;
+    bool *seen;  // (rows, cols): a key some head of the plane may see, not hidden by its pattern
     int rows, cols;
     const char **rl, **cl;
 } shown;
 
 static void shown_free(shown *v) {
     free(v->w);
+    free(v->seen);
     free(v->cl);
     *v = (shown){0};
 }
+
+static const s2s_attn_map ATTN_MAP[S2S_CLI_MAP_COUNT] = {
+    [S2S_CLI_MAP_CROSS] = S2S_ATTN_MAP_CROSS, [S2S_CLI_MAP_SELF] = S2S_ATTN_MAP_SELF,
+    [S2S_CLI_MAP_ENC] = S2S_ATTN_MAP_ENC};
 
 static int map_layers(const s2s_hypothesis *h, s2s_cli_align_map t) {
     return t == S2S_CLI_MAP_ENC ? h->enc_layers : h->layers;
@@ -93,9 +99,15 @@ static s2s_status make_shown(shown *v, const s2s_cli_align_view *o, const s2s_cl
     float *w = malloc((plane ? plane : 1) * sizeof *w);
     v->w = malloc((plane ? plane : 1) * sizeof *v->w);
     v->cl = malloc(((size_t)C + 1) * sizeof *v->cl);
+    v->seen = malloc((plane ? plane : 1) * sizeof *v->seen);
     bool *keep = malloc(((size_t)C + 1) * sizeof *keep);
-    s2s_status st = w && v->w && v->cl && keep ? S2S_OK : S2S_ERR_NOMEM;
+    bool *seen = malloc((plane ? plane : 1) * sizeof *seen);
+    s2s_status st = w && v->w && v->cl && v->seen && keep && seen ? S2S_OK : S2S_ERR_NOMEM;
     if (st == S2S_OK) st = s2s_attn_select(w, maps, map_layers(h, t), h->heads, R, C, layer, head);
+    if (st == S2S_OK && o->model)
+        st = s2s_attn_select_seen(seen, o->model, ATTN_MAP[t], R, C, layer, head);
+    else if (st == S2S_OK)
+        for (size_t e = 0; e < plane; e++) seen[e] = true;
     if (st == S2S_OK) {
         for (int c = 0; c < C; c++) keep[c] = !(o->no_eos && c == special);
         v->rows = R;
@@ -104,9 +116,13 @@ static s2s_status make_shown(shown *v, const s2s_cli_align_view *o, const s2s_cl
         int k = 0;
         for (int c = 0; c < C; c++)
             if (keep[c]) v->cl[k++] = cl[c];
+        for (int r = 0, e = 0; r < R; r++)
+            for (int c = 0; c < C; c++)
+                if (keep[c]) v->seen[e++] = seen[(size_t)r * C + c];
         v->rl = rl;
     }
     free(w);
+    free(seen);
     free(keep);
     if (st != S2S_OK) shown_free(v);
     return st;
@@ -128,6 +144,74 @@ typedef struct planes {
     int *ls, *hs;
     int nl, nh;
 } planes;
+
+// ---- each head's pattern ----
+
+// The layers and heads of the attention behind map type t in m.
+static void model_planes(const s2s_model *m, s2s_attn_map t, int *layers, int *heads) {
+    const s2s_model_config *mc = &s2s_model_get_config(m)->model;
+    *layers = t == S2S_ATTN_MAP_ENC ? mc->encoder_layers : mc->decoder_layers;
+    *heads = mc->heads;
+}
+
+static json_t *json_pattern(const s2s_head_pattern *p) {
+    json_t *o = json_object();
+    json_object_set_new(o, "type", json_string(s2s_attn_type_name(p->type)));
+    const char *param = s2s_attn_type_param(p->type);
+    if (param) json_object_set_new(o, param, json_integer(p->span));
+    json_object_set_new(o, "causal", json_boolean(p->causal));
+    return o;
+}
+
+// Map m of plane (layer, head) gets "pattern", its head's, when it is one
+// head of one layer, else "patterns": the pattern of every plane of the
+// mean, with its layer and head.
+static void json_set_patterns(json_t *m, const s2s_model *model, s2s_attn_map t, int layer,
+                              int head) {
+    if (layer >= 0 && head >= 0) {
+        s2s_head_pattern p = s2s_model_head_pattern(model, t, layer, head);
+        json_object_set_new(m, "pattern", json_pattern(&p));
+        return;
+    }
+    int L, H;
+    model_planes(model, t, &L, &H);
+    json_t *list = json_array();
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++) {
+            if ((layer >= 0 && l != layer) || (head >= 0 && h != head)) continue;
+            s2s_head_pattern p = s2s_model_head_pattern(model, t, l, h);
+            json_t *e = json_pattern(&p);
+            json_object_set_new(e, "layer", json_integer(l));
+            json_object_set_new(e, "head", json_integer(h));
+            json_array_append_new(list, e);
+        }
+    json_object_set_new(m, "patterns", list);
+}
+
+void s2s_cli_align_pattern_names(char *out, size_t n, const s2s_model *m, s2s_attn_map t,
+                                 int layer, int head) {
+    out[0] = '\0';
+    if (!m || !s2s_model_attn_varies(m, t)) return;
+    // Each pattern once, in the order of the planes. An attention has one
+    // config, so a type comes with one span: types tell patterns apart.
+    s2s_head_pattern seen[S2S_ATTN_TYPE_COUNT];
+    int L, H, k = 0;
+    model_planes(m, t, &L, &H);
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++) {
+            if ((layer >= 0 && l != layer) || (head >= 0 && h != head)) continue;
+            s2s_head_pattern p = s2s_model_head_pattern(m, t, l, h);
+            bool known = false;
+            for (int i = 0; i < k; i++) known |= seen[i].type == p.type;
+            if (!known && k < S2S_ATTN_TYPE_COUNT) seen[k++] = p;
+        }
+    size_t len = 0;
+    for (int i = 0; i < k && len < n; i++) {
+        char name[48];
+        s2s_head_pattern_text(&seen[i], name, sizeof name);
+        len += (size_t)snprintf(out + len, n - len, "%s%s", i ? " / " : ": ", name);
+    }
+}
 
 // ---- formats ----
 
@@ -163,6 +247,7 @@ static json_t *json_map(const s2s_cli_align_view *o, const s2s_cli_align_sent *s
         json_array_append_new(rows, row);
     }
     json_object_set_new(m, "weights", rows);
+    if (o->model) json_set_patterns(m, o->model, ATTN_MAP[o->map], layer, head);
     shown_free(&v);
     return m;
 }
@@ -252,11 +337,14 @@ static int print_text(const s2s_cli_align_view *o, const s2s_cli_align_sent *s, 
         for (int k = 0; k < p->nh; k++) {
             shown v;
             if (make_shown(&v, o, s, p->ls[i], p->hs[k]) != S2S_OK) return no_memory();
-            char *t = s2s_heatmap_text(v.w, v.rows, v.cols, v.rl, v.cl, o->color);
+            char *t = s2s_heatmap_text_seen(v.w, v.seen, v.rows, v.cols, v.rl, v.cl, o->color);
             shown_free(&v);
             if (!t) return no_memory();
-            printf("%s, layer %s, head %s%s\n%s", MAP_TITLES[o->map], s2s_cli_align_sel_name(p->ls[i], lb),
-                   s2s_cli_align_sel_name(p->hs[k], hb), o->no_eos ? " (</s>/<s> left out)" : "", t);
+            char pat[256];
+            s2s_cli_align_pattern_names(pat, sizeof pat, o->model, ATTN_MAP[o->map], p->ls[i],
+                                        p->hs[k]);
+            printf("%s, layer %s, head %s%s%s\n%s", MAP_TITLES[o->map], s2s_cli_align_sel_name(p->ls[i], lb),
+                   s2s_cli_align_sel_name(p->hs[k], hb), pat, o->no_eos ? " (</s>/<s> left out)" : "", t);
             free(t);
         }
     char *al = s2s_alignment_format(s->final);

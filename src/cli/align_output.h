@@ -36,6 +36,7 @@ typedef struct s2s_cli_align_view {
     s2s_symmetrize sym;
     int sentence;                 // 0-based index of the sentence printed next
     bool csv_header;              // printed already
+    const s2s_model *model;       // whose maps are printed: each head's pattern
 } s2s_cli_align_view;
 
 // One sentence's hypothesis and alignments, with the labels of every axis.
@@ -67,6 +68,13 @@ int s2s_cli_align_print(s2s_cli_align_view *v, const s2s_cli_align_sent *s);
 void s2s_cli_align_print_table(const s2s_aer_table *t, const char *input, bool no_eos,
                                const s2s_model *m, const s2s_align_pair *pair,
                                const s2s_aer_counts *sym);
+
+// ": local, window 3": the pattern of plane (layer, head) of map type t
+// in m (an index or S2S_ALIGN_AVG each; for a mean, each pattern of its
+// planes once, joined by " / "), when some head of that attention is not
+// full; "" otherwise, so that a model without variants prints as before.
+void s2s_cli_align_pattern_names(char *out, size_t n, const s2s_model *m, s2s_attn_map t,
+                                 int layer, int head);
 
 // "avg" for a negative selector, else its number.
 char *s2s_cli_align_sel_name(int x, char buf[16]);

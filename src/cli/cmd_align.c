@@ -292,6 +292,7 @@ static int prepare(aligner *a, const s2s_decode_opts *o) {
             return s2s_cli_usage_error(CMD, "--map %s: beam search returns cross-attention only (use --beam 1)",
                                        s2s_cli_align_map_names[v->map]);
     }
+    if (rc == S2S_EXIT_OK) v->model = a->fw.m;
     if (rc == S2S_EXIT_OK && a->reverse_path) rc = open_side(&a->rv, a->reverse_path, o, false);
     if (rc == S2S_EXIT_OK) rc = choose_planes(a);
     if (rc != S2S_EXIT_OK) return rc;
@@ -314,6 +315,7 @@ static int prepare(aligner *a, const s2s_decode_opts *o) {
         if (st == S2S_OK)
             s2s_align_html_set_view(a->html, v->layer_sel == S2S_CLI_SEL_ALL ? S2S_ALIGN_AVG : v->layer_sel,
                                     v->head_sel == S2S_CLI_SEL_ALL ? S2S_ALIGN_AVG : v->head_sel, v->no_eos);
+        if (st == S2S_OK) st = s2s_align_html_set_patterns(a->html, a->fw.m);
         if (st == S2S_OK && a->fw.coref)  // the encoder map opens on the coreference head
             s2s_align_html_set_enc_view(a->html, a->fw.coref_layer, a->fw.coref_head,
                                         v->map == S2S_CLI_MAP_ENC);
@@ -538,9 +540,10 @@ static int report_eval(aligner *a, const char *model_path) {
         fprintf(stderr, "s2s: %s\n", s2s_last_error());
         return S2S_EXIT_FAILURE;
     }
-    char lb[16], hb[16];
-    printf("calibrated: layer %s, head %s (AER %.4f); written to %s\n",
-           s2s_cli_align_sel_name(bl, lb), s2s_cli_align_sel_name(bh, hb),
+    char lb[16], hb[16], pat[256];
+    s2s_cli_align_pattern_names(pat, sizeof pat, a->fw.m, S2S_ATTN_MAP_CROSS, bl, bh);
+    printf("calibrated: layer %s, head %s%s (AER %.4f); written to %s\n",
+           s2s_cli_align_sel_name(bl, lb), s2s_cli_align_sel_name(bh, hb), pat,
            s2s_aer(s2s_aer_table_counts(a->table, bl, bh)), dst);
     return S2S_EXIT_OK;
 }

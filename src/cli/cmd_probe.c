@@ -255,10 +255,11 @@ static int calibrate(prober *pr, const char *model_path) {
         fprintf(stderr, "s2s: %s\n", s2s_last_error());
         return S2S_EXIT_FAILURE;
     }
-    char lb[16], hb[16];
+    char lb[16], hb[16], pat[256];
+    s2s_cli_align_pattern_names(pat, sizeof pat, pr->m, S2S_ATTN_MAP_ENC, bl, bh);
     // After --json the table owns stdout.
-    fprintf(pr->json ? stderr : stdout, "calibrated: layer %s, head %s (accuracy %.4f); written to %s\n",
-            s2s_cli_align_sel_name(bl, lb), s2s_cli_align_sel_name(bh, hb),
+    fprintf(pr->json ? stderr : stdout, "calibrated: layer %s, head %s%s (accuracy %.4f); written to %s\n",
+            s2s_cli_align_sel_name(bl, lb), s2s_cli_align_sel_name(bh, hb), pat,
             s2s_coref_accuracy(s2s_coref_table_counts(pr->table, bl, bh)), dst);
     return S2S_EXIT_OK;
 }

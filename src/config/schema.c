@@ -37,6 +37,16 @@ static const char *const attn_type_names[] = {
     [S2S_ATTN_FULL] = "full", [S2S_ATTN_LOCAL] = "local", [S2S_ATTN_BLOCK] = "block",
     [S2S_ATTN_STRIDED] = "strided", [S2S_ATTN_LINEAR] = "linear",
     [S2S_ATTN_TYPE_COUNT] = NULL};
+
+const char *s2s_attn_type_name(s2s_attn_type t) {
+    return t >= 0 && t < S2S_ATTN_TYPE_COUNT ? attn_type_names[t] : NULL;
+}
+
+const char *s2s_attn_type_param(s2s_attn_type t) {
+    return t == S2S_ATTN_LOCAL ? "window" : t == S2S_ATTN_BLOCK ? "block"
+           : t == S2S_ATTN_STRIDED ? "stride" : NULL;
+}
+
 static const char *const best_metric_names[] = {
     [S2S_BEST_BLEU] = "bleu", [S2S_BEST_LOSS] = "loss",
     [S2S_BEST_EXACT_MATCH] = "exact_match", [S2S_BEST_COUNT] = NULL};

@@ -392,8 +392,21 @@ static bool run_job(s2s_server *s, s2s_job *j, s2s_server_reply *r) {
 
 // ---- attention maps, in the JSON of `s2s align --format json` ----
 
-static void add_maps(json_t *maps, const char *type, const float *w, int layers, int heads,
-                     int rows, int cols, const char *const *rl, const char *const *cl) {
+// The pattern head h of layer l runs, as `s2s align --format json` gives
+// it: {"type": "local", "window": 3, "causal": false}.
+static json_t *json_pattern(const s2s_model *model, s2s_attn_map map, int l, int h) {
+    s2s_head_pattern p = s2s_model_head_pattern(model, map, l, h);
+    json_t *o = json_object();
+    const char *param = s2s_attn_type_param(p.type);
+    json_object_set_new(o, "type", json_string(s2s_attn_type_name(p.type)));
+    if (param) json_object_set_new(o, param, json_integer(p.span));
+    json_object_set_new(o, "causal", json_boolean(p.causal));
+    return o;
+}
+
+static void add_maps(json_t *maps, const s2s_model *model, s2s_attn_map map, const char *type,
+                     const float *w, int layers, int heads, int rows, int cols,
+                     const char *const *rl, const char *const *cl) {
     for (int l = 0; l < layers; l++)
         for (int h = 0; h < heads; h++) {
             json_t *m = json_object(), *ws = json_array();
@@ -410,6 +423,7 @@ static void add_maps(json_t *maps, const char *type, const float *w, int layers,
                 json_array_append_new(ws, row);
             }
             json_object_set_new(m, "weights", ws);
+            json_object_set_new(m, "pattern", json_pattern(model, map, l, h));
             json_array_append_new(maps, m);
         }
 }
@@ -464,14 +478,14 @@ static void sentence_fields(json_t *o, const s2s_model *m, const s2s_tokens *src
     if (maps && ok) {
         json_t *ms = json_array();
         if (h->cross_attn)
-            add_maps(ms, "cross", h->cross_attn, h->layers, h->heads, h->n_out, h->n_src, lb.tgt,
-                     lb.src);
+            add_maps(ms, m, S2S_ATTN_MAP_CROSS, "cross", h->cross_attn, h->layers, h->heads,
+                     h->n_out, h->n_src, lb.tgt, lb.src);
         if (h->self_attn)
-            add_maps(ms, "self", h->self_attn, h->layers, h->heads, h->n_out, h->n_out, lb.dec_in,
-                     lb.dec_in);
+            add_maps(ms, m, S2S_ATTN_MAP_SELF, "self", h->self_attn, h->layers, h->heads,
+                     h->n_out, h->n_out, lb.dec_in, lb.dec_in);
         if (h->enc_attn)
-            add_maps(ms, "enc", h->enc_attn, h->enc_layers, h->heads, h->n_src, h->n_src, lb.src,
-                     lb.src);
+            add_maps(ms, m, S2S_ATTN_MAP_ENC, "enc", h->enc_attn, h->enc_layers, h->heads,
+                     h->n_src, h->n_src, lb.src, lb.src);
         json_object_set_new(o, "maps", ms);
     }
     free_labels(&lb);
