@@ -68,6 +68,9 @@ check("models: vocab sizes as inspect says",
       f"target vocab: {zh['target_vocab_size']} tokens" in cli("inspect", ZH_EN))
 check("models: calibrated head", zh["alignment_head"] == {"layer": 1, "head": 0}, zh["alignment_head"])
 check("models: config", zh["config"]["model"]["heads"] == 4 and "beam_size" in zh["config"]["decode"])
+check("models: config tables nested", zh["config"]["model"]["encoder_attention"] ==
+      {"type": "full", "window": 16, "block": 64, "stride": 8, "heads": [], "layers": []}
+      and "type" not in zh["config"]["model"], zh["config"]["model"])
 
 st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我爱吃苹果"})
 r = j["results"][0]

@@ -179,10 +179,11 @@ static void healthz(s2s_server *s, s2s_server_reply *r) {
 }
 
 // The `key: value` lines of a YAML section as a JSON object (scalars as
-// JSON where they read as JSON, else strings): the config as the model
-// file stores it, whatever keys the schema has.
+// JSON where they read as JSON, else strings), a nested table (`key:`
+// alone, its keys two spaces further in) as a nested object: the config as
+// the model file stores it, whatever keys the schema has.
 static json_t *yaml_section(const char *yaml, const char *section) {
-    json_t *o = json_object();
+    json_t *o = json_object(), *nested = NULL;
     size_t sl = strlen(section);
     bool in = false;
     for (const char *line = yaml; line && *line;) {
@@ -197,12 +198,20 @@ static json_t *yaml_section(const char *yaml, const char *section) {
             if (hash) *hash = '\0';
             char *k = buf;
             while (*k == ' ') k++;
+            bool inner = k - buf > 2;
+            size_t kl = strlen(k);
+            if (!inner && kl > 1 && k[kl - 1] == ':') {  // a table's name
+                k[kl - 1] = '\0';
+                nested = json_object();
+                json_object_set_new(o, k, nested);
+            }
             char *colon = strstr(k, ": ");
-            if (colon) {
+            if (colon && (!inner || nested)) {
                 *colon = '\0';
                 json_t *v = json_loads(colon + 2, JSON_DECODE_ANY, NULL);
-                json_object_set_new(o, k, v ? v : json_string(colon + 2));
+                json_object_set_new(inner ? nested : o, k, v ? v : json_string(colon + 2));
             }
+            if (!inner && colon) nested = NULL;
         }
         line = end ? end + 1 : NULL;
     }
