@@ -454,7 +454,8 @@ static void sentence_fields(json_t *o, const s2s_model *m, const s2s_tokens *src
     bool ok = make_labels(&lb, src, tgt, tv, h);
     json_object_set_new(o, "source_tokens", json_strings(lb.src, ok ? src->n : 0));
     json_object_set_new(o, "target_tokens", json_strings(lb.tgt, ok ? h->n : 0));
-    if (h->cross_attn && s2s_hard_align(align, h, al, ah, /*no_eos=*/false) == S2S_OK) {
+    if (h->cross_attn &&
+        s2s_hard_align(align, h, al, ah, s2s_model_alignment_share(m), /*no_eos=*/false) == S2S_OK) {
         json_object_set_new(o, "alignment", json_links(align));
         json_object_set_new(o, "alignment_layer", json_sel(al));
         json_object_set_new(o, "alignment_head", json_sel(ah));
@@ -534,7 +535,8 @@ static json_t *line_links(const s2s_model *m, const s2s_line *l, int j, s2s_alig
     for (int i = 0; i < l->n_sentences; i++) {
         const s2s_line_sentence *s = &l->sentences[i];
         if (s->n_hyps == 0) continue;
-        if (s->hyps[j].cross_attn && s2s_hard_align(a, &s->hyps[j], al, ah, /*no_eos=*/false) == S2S_OK)
+        if (s->hyps[j].cross_attn &&
+            s2s_hard_align(a, &s->hyps[j], al, ah, s2s_model_alignment_share(m), false) == S2S_OK)
             for (int k = 0; k < a->n; k++)
                 s2s_buf_printf(&b, "%s%d-%d", b.len ? " " : "", a->links[k].src + ds, a->links[k].tgt + dt);
         ds += s->src.n;
