@@ -53,10 +53,14 @@ int main(int argc, char **argv) {
             printf("\n");
         }
     }
-    // The hard alignment of the same plane; a token that looks most at
-    // </s> stays unaligned (pass no_eos = true to leave </s> out instead).
+    // The hard alignment of the same plane: each token's most attended
+    // source token, and those with at least the model's calibrated share
+    // of that weight (1 when not calibrated: the largest alone); a token
+    // that looks most at </s> stays unaligned (pass no_eos = true to leave
+    // </s> out instead).
     s2s_alignment a = {0};
-    if (rc == 0 && s2s_hard_align(&a, &h, layer, S2S_ALIGN_AVG, /*no_eos=*/false) != S2S_OK) {
+    if (rc == 0 && s2s_hard_align(&a, &h, layer, S2S_ALIGN_AVG, s2s_model_alignment_share(m),
+                                  /*no_eos=*/false) != S2S_OK) {
         fprintf(stderr, "%s\n", s2s_last_error());
         rc = 1;
     }

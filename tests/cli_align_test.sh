@@ -351,6 +351,12 @@ best=$(grep '  best' "$tmp/out" | awk '{print $1, $2}')
 check "calibrate: reports the best head" out_has "calibrated: layer ${best% *}, head ${best#* }"
 check "inspect shows the stored head" run 0 "$s2s" inspect "$tmp/cal.safetensors"
 check "inspect: alignment head line" out_has "alignment head: layer ${best% *}, head ${best#* }"
+check "inspect: alignment share line" out_has "alignment share: "
+check "--share 0: exit 2" run 2 "${A[@]}" --share 0 "die katze"
+check "--share 0: named" err_has "--share needs a number in (0, 1]"
+check "--share abc: exit 2" run 2 "${A[@]}" --share abc "die katze"
+check "--share 0.5 --eval: the table says its share" run 0 "${A[@]}" --share 0.5 --eval "$dev"
+check "--share 0.5 --eval: header" out_has "share 0.5"
 check "the original model is untouched" run 0 "$s2s" inspect "$model"
 check "original: no alignment head" bash -c "! grep -q 'alignment head' '$tmp/out'"
 check "align defaults to the stored head" run 0 "$s2s" align -m "$tmp/cal.safetensors" --max-len 6 --format json "die katze"
@@ -504,7 +510,7 @@ assert blocks == 15, blocks
 ' "$tmp/out" "$tmp/v.$map.json" $map
 done
 check "variants: --calibrate names the winning head's pattern" run 0 "${V[@]}" --calibrate "$dev" -o "$tmp/vcal.safetensors"
-check "variants: --calibrate line" bash -c "grep -qE '^calibrated: layer (avg|[0-9]), head (avg|[0-9]): (full|linear)( / (full|linear))? \(AER' '$tmp/out'"
+check "variants: --calibrate line" bash -c "grep -qE '^calibrated: layer (avg|[0-9]), head (avg|[0-9]): (full|linear)( / (full|linear))?, share [0-9.]+ \(AER' '$tmp/out'"
 check "variants: --html: exit 0" run 0 "${V[@]}" --html "$tmp/v.html" "der hund"
 check "variants: --html: each head's pattern in the page's data" \
   grep -qF '"enc":[[{"type":"full","causal":false},{"type":"local","window":1,"causal":false},{"type":"local","window":1,"causal":false},{"type":"full","causal":false}]' "$tmp/v.html"

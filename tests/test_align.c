@@ -222,6 +222,26 @@ Test(align, argmax_links_each_target_token_and_skips_eos) {
     s2s_alignment_free(&a);
 }
 
+// A share below 1 also links the other source tokens with at least that
+// share of the row's largest weight; never a special column, and a row
+// whose largest weight is on one stays unaligned.
+Test(align, share_links_every_source_token_near_the_largest) {
+    const float w[4 * 4] = {
+        0.50f, 0.45f, 0.05f, 0.00f,  // two near-equal: both from share 0.9
+        0.30f, 0.10f, 0.30f, 0.30f,  // a tie at 0.3, </s> too
+        0.10f, 0.20f, 0.30f, 0.40f,  // -> </s>: unaligned at any share
+        0.60f, NAN,   0.15f, 0.25f,  // NaN skipped; </s> at 0.25 never linked
+    };
+    s2s_alignment a = {0};
+    cr_assert_eq(s2s_align_share(&a, w, 4, 4, 3, 1.0f), S2S_OK);
+    assert_links(&a, "0-0 0-1 0-3");  // = argmax
+    cr_assert_eq(s2s_align_share(&a, w, 4, 4, 3, 0.9f), S2S_OK);
+    assert_links(&a, "0-0 0-1 0-3 1-0 2-1");
+    cr_assert_eq(s2s_align_share(&a, w, 4, 4, 3, 0.25f), S2S_OK);
+    assert_links(&a, "0-0 0-1 0-3 1-0 1-1 2-1 2-3");
+    s2s_alignment_free(&a);
+}
+
 Test(align, dropping_columns_renormalises_each_row) {
     const float w[3 * 4] = {
         0.1f, 0.2f, 0.3f, 0.4f,
@@ -753,16 +773,16 @@ Test(align, hard_align_takes_the_argmax_of_each_token_row_by_hand) {
     };
     s2s_hypothesis h = fake_hyp(w, 1, 1, 2, 2);
     s2s_alignment a = {0};
-    cr_assert_eq(s2s_hard_align(&a, &h, 0, 0, /*no_eos=*/false), S2S_OK);
+    cr_assert_eq(s2s_hard_align(&a, &h, 0, 0, 1.0f, /*no_eos=*/false), S2S_OK);
     assert_links(&a, "0-1");
-    cr_assert_eq(s2s_hard_align(&a, &h, S2S_ALIGN_AVG, S2S_ALIGN_AVG, /*no_eos=*/true), S2S_OK);
+    cr_assert_eq(s2s_hard_align(&a, &h, S2S_ALIGN_AVG, S2S_ALIGN_AVG, 1.0f, /*no_eos=*/true), S2S_OK);
     assert_links(&a, "0-1 1-0");
     // Bad selectors and a hypothesis without attention are refused.
-    cr_assert_eq(s2s_hard_align(&a, &h, 1, 0, false), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_hard_align(&a, &h, 1, 0, 1.0f, false), S2S_ERR_INVALID);
     cr_assert(strstr(s2s_last_error(), "layer 1"), "%s", s2s_last_error());
-    cr_assert_eq(s2s_hard_align(&a, &h, 0, -2, false), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_hard_align(&a, &h, 0, -2, 1.0f, false), S2S_ERR_INVALID);
     h.cross_attn = NULL;
-    cr_assert_eq(s2s_hard_align(&a, &h, 0, 0, false), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_hard_align(&a, &h, 0, 0, 1.0f, false), S2S_ERR_INVALID);
     cr_assert(strstr(s2s_last_error(), "want_attention"), "%s", s2s_last_error());
     s2s_alignment_free(&a);
 }
@@ -779,7 +799,7 @@ Test(align, hard_align_equals_plain_loops_on_every_plane) {
         for (int l = S2S_ALIGN_AVG; l < L; l++)
             for (int hd = S2S_ALIGN_AVG; hd < H; hd++)
                 for (int no_eos = 0; no_eos < 2; no_eos++) {
-                    cr_assert_eq(s2s_hard_align(&a, &h, l, hd, no_eos), S2S_OK, "%s", s2s_last_error());
+                    cr_assert_eq(s2s_hard_align(&a, &h, l, hd, 1.0f, no_eos), S2S_OK, "%s", s2s_last_error());
                     ref_hard_align(want, maps, L, H, n + 1, ns + 1, n, l, hd, no_eos);
                     char what[64];
                     snprintf(what, sizeof what, "trial %d layer %d head %d no_eos %d", trial, l, hd, no_eos);
@@ -933,7 +953,7 @@ Test(align, aer_table_rows_and_best_plane_by_hand) {
     s2s_hypothesis h = fake_hyp(maps, 1, 2, 2, 2);
     s2s_alignment gold = parse("0-0 1-1");
     s2s_aer_table *t;
-    cr_assert_eq(s2s_aer_table_new(&t, 1, 2), S2S_OK);
+    cr_assert_eq(s2s_aer_table_new(&t, 1, 2, 1.0f), S2S_OK);
     cr_assert_eq(s2s_aer_table_add(t, &h, &gold, false), S2S_OK);
     cr_assert_eq(s2s_aer_table_sentences(t), 1);
     const struct { int l, h; double aer; } want[] = {
@@ -960,7 +980,7 @@ Test(align, aer_table_rows_and_best_plane_by_hand) {
     cr_assert_eq(s2s_aer_table_add(t, &h, &gold, false), S2S_ERR_INVALID);
     cr_assert_eq(s2s_aer_table_sentences(t), 1);
     s2s_aer_table_free(t);
-    cr_assert_eq(s2s_aer_table_new(&t, 0, 2), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_aer_table_new(&t, 0, 2, 1.0f), S2S_ERR_INVALID);
     s2s_alignment_free(&gold);
 }
 
@@ -971,7 +991,7 @@ Test(align, aer_table_equals_plain_counting_and_its_best_is_the_minimum) {
     enum { L = 2, H = 2, P = (L + 1) * (H + 1) };
     for (int trial = 0; trial < 20; trial++) {
         s2s_aer_table *t;
-        cr_assert_eq(s2s_aer_table_new(&t, L, H), S2S_OK);
+        cr_assert_eq(s2s_aer_table_new(&t, L, H, 1.0f), S2S_OK);
         long long a[P] = {0}, s[P] = {0}, as[P] = {0}, ap[P] = {0};
         bool no_eos = trial % 2;
         for (int sent = 0; sent < 4; sent++) {

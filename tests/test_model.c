@@ -399,6 +399,15 @@ Test(model, calibrated_heads_survive_save_and_load) {
     cr_assert_eq(s2s_model_load(&r, p), S2S_OK, "%s", s2s_last_error());
     cr_assert(s2s_model_coref_head(r, &l, &h) && l == 1 && h == -1, "coref %d/%d", l, h);
     cr_assert(s2s_model_alignment_head(r, &l, &h) && l == -1 && h == 0, "alignment %d/%d", l, h);
+    cr_assert_eq(s2s_model_alignment_share(r), 1.0f);  // not set: the largest weight alone
+    s2s_model_free(r);
+    // The share travels with the head; it must be in (0, 1].
+    cr_assert_eq(s2s_model_set_alignment_share(m, 0.0f), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_model_set_alignment_share(m, 1.5f), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_model_set_alignment_share(m, 0.25f), S2S_OK);
+    cr_assert_eq(s2s_model_save(m, p), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(s2s_model_load(&r, p), S2S_OK, "%s", s2s_last_error());
+    cr_assert_eq(s2s_model_alignment_share(r), 0.25f);
     s2s_model_free(r);
     // A half-stored or out-of-range plane is a bad file, named as such.
     const s2s_st_meta bad[][2] = {
@@ -412,6 +421,20 @@ Test(model, calibrated_heads_survive_save_and_load) {
         cr_assert_eq(s2s_model_save_extra(plain, p, NULL, 0, bad[k], 2), S2S_OK, "%s", s2s_last_error());
         cr_assert_eq(s2s_model_load(&r, p), S2S_ERR_FORMAT, "case %d", k);
         cr_assert(strstr(s2s_last_error(), "bad s2s.coref_layer/s2s.coref_head metadata"), "%s",
+                  s2s_last_error());
+    }
+    // A share out of range, not a number, or without a head.
+    const s2s_st_meta bad_share[][3] = {
+        {{"s2s.alignment_layer", "0"}, {"s2s.alignment_head", "0"}, {"s2s.alignment_share", "0"}},
+        {{"s2s.alignment_layer", "0"}, {"s2s.alignment_head", "0"}, {"s2s.alignment_share", "x"}},
+        {{"s2s.alignment_layer", "0"}, {"s2s.alignment_head", "0"}, {"s2s.alignment_share", "2"}},
+        {{"s2s.other", "0"}, {"s2s.other2", "0"}, {"s2s.alignment_share", "0.5"}},
+    };
+    for (int k = 0; k < 4; k++) {
+        cr_assert_eq(s2s_model_save_extra(plain, p, NULL, 0, bad_share[k], 3), S2S_OK, "%s",
+                     s2s_last_error());
+        cr_assert_eq(s2s_model_load(&r, p), S2S_ERR_FORMAT, "share case %d", k);
+        cr_assert(strstr(s2s_last_error(), "bad s2s.alignment_share metadata"), "%s",
                   s2s_last_error());
     }
     s2s_model_free(plain);

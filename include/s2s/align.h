@@ -102,6 +102,15 @@ int s2s_attn_drop_columns(float *out, const float *in, int rows, int cols, const
 s2s_status s2s_align_argmax(s2s_alignment *out, const float *attn, int rows, int cols,
                             int n_src_tokens);
 
+// The same, and a row also links every other column c < n_src_tokens with
+// at least share x its largest weight; share >= 1 is s2s_align_argmax. A
+// model trained with guided alignment splits a target word's weight
+// between its gold source words (a word with two links gets 0.5 each),
+// so a share below 1 finds both: see docs/alignment.md. A row whose
+// largest weight falls on a special column still gets no link.
+s2s_status s2s_align_share(s2s_alignment *out, const float *attn, int rows, int cols,
+                           int n_src_tokens, float share);
+
 // ---- symmetrisation ----
 
 typedef enum s2s_symmetrize {
@@ -141,14 +150,16 @@ void s2s_alignment_transpose(s2s_alignment *a);
 // want_attention) read off the cross-attention plane (layer, head), each
 // an index or S2S_ALIGN_AVG (the mean, as s2s_attn_select): for each
 // target token t < h->n, the link (i, t) with the source token i it
-// attends to most (s2s_align_argmax; the </s> row gets none). The last
+// attends to most and those with at least `share` of that weight
+// (s2s_align_share; share 1: the largest alone; the </s> row gets none;
+// s2s_model_alignment_share is the model's calibrated share). The last
 // column is the source </s>: without no_eos a token whose largest weight
 // is there stays unaligned; with no_eos that column is left out and the
 // rows renormalised first, so every target token gets a source token.
 // out is cleared first and normalized. S2S_ERR_INVALID when h has no
 // cross-attention or a selector is out of range, S2S_ERR_NOMEM.
 s2s_status s2s_hard_align(s2s_alignment *out, const s2s_hypothesis *h, int layer, int head,
-                          bool no_eos);
+                          float share, bool no_eos);
 
 // A source-to-target model, a target-to-source one, and how their
 // alignments are read (each its own plane) and combined.
@@ -158,13 +169,16 @@ typedef struct s2s_align_pair {
     s2s_state *rev_state;          // a state of rev, which the reverse scoring uses
     s2s_decode_params rev_params;  // rev's scoring (threads, batch); attention is turned on
     int layer, head;               // the forward plane: an index or S2S_ALIGN_AVG
+    float share;                   // its s2s_hard_align share
     int rev_layer, rev_head;       // the reverse plane
+    float rev_share;
     bool no_eos;                   // as in s2s_hard_align, both directions
     s2s_symmetrize method;
 } s2s_align_pair;
 
 // A pair with each model's calibrated plane (s2s_model_alignment_head, else
-// avg/avg), rev's default decode params, </s> kept and grow-diag.
+// avg/avg) and share (s2s_model_alignment_share), rev's default decode
+// params, </s> kept and grow-diag.
 s2s_align_pair s2s_align_pair_default(const s2s_model *fwd, const s2s_model *rev,
                                       s2s_state *rev_state);
 
@@ -211,8 +225,9 @@ double s2s_aer_recall(const s2s_aer_counts *c);
 // 0 .. layers - 1 and head S2S_ALIGN_AVG or 0 .. heads - 1.
 typedef struct s2s_aer_table s2s_aer_table;
 
-// An empty table; S2S_ERR_INVALID when layers or heads < 1, S2S_ERR_NOMEM.
-s2s_status s2s_aer_table_new(s2s_aer_table **out, int layers, int heads);
+// An empty table whose hard alignments take `share` (s2s_hard_align);
+// S2S_ERR_INVALID when layers or heads < 1, S2S_ERR_NOMEM.
+s2s_status s2s_aer_table_new(s2s_aer_table **out, int layers, int heads, float share);
 void s2s_aer_table_free(s2s_aer_table *t);
 // Adds one sentence: the hard alignment of every plane of h
 // (s2s_hard_align with no_eos) against gold (normalized, its links inside
@@ -225,6 +240,8 @@ s2s_status s2s_aer_table_add(s2s_aer_table *t, const s2s_hypothesis *h, const s2
 const s2s_aer_counts *s2s_aer_table_counts(const s2s_aer_table *t, int layer, int head);
 // Sentences added.
 long long s2s_aer_table_sentences(const s2s_aer_table *t);
+// The share its hard alignments take.
+float s2s_aer_table_share(const s2s_aer_table *t);
 // The plane with the lowest AER. Ties go to the first in the order
 // layer avg, 0, 1, ..., then within a layer head avg, 0, 1, ... (so the
 // plainer average wins a tie), and an empty table gives avg/avg.

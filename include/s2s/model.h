@@ -99,6 +99,13 @@ typedef struct s2s_tensor_info {
 bool s2s_model_alignment_head(const s2s_model *m, int *layer, int *head);
 // Sets them (saved with the model; -1: average). Fails on out-of-range values.
 s2s_status s2s_model_set_alignment_head(s2s_model *m, int layer, int head);
+// The share of a row's largest weight from which the hard alignment also
+// links other source words (s2s_align_share), as `s2s align --calibrate`
+// chose it with the head (metadata s2s.alignment_share); 1 (the largest
+// alone) when the model has none.
+float s2s_model_alignment_share(const s2s_model *m);
+// Sets it (saved with the alignment head); fails outside (0, 1].
+s2s_status s2s_model_set_alignment_share(s2s_model *m, float share);
 // The encoder layer and head whose self-attention finds pronouns'
 // antecedents best, as stored by `s2s probe coref --calibrate` (metadata
 // s2s.coref_layer / _head); -1 stands for the average. False when none.

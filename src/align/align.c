@@ -216,18 +216,26 @@ int s2s_attn_drop_columns(float *out, const float *in, int rows, int cols, const
     return n_keep;
 }
 
-s2s_status s2s_align_argmax(s2s_alignment *out, const float *attn, int rows, int cols,
-                            int n_src_tokens) {
+s2s_status s2s_align_share(s2s_alignment *out, const float *attn, int rows, int cols,
+                           int n_src_tokens, float share) {
     out->n = 0;
     for (int t = 0; t < rows; t++) {
         const float *x = attn + (size_t)t * cols;
         int best = -1;
         for (int c = 0; c < cols; c++)
             if (x[c] == x[c] && (best < 0 || x[c] > x[best])) best = c;  // skips NaN
-        if (best >= 0 && best < n_src_tokens) S2S_TRY(s2s_alignment_add(out, best, t, false));
+        if (best < 0 || best >= n_src_tokens) continue;
+        S2S_TRY(s2s_alignment_add(out, best, t, false));
+        for (int c = 0; share < 1.0f && c < n_src_tokens && c < cols; c++)
+            if (c != best && x[c] >= share * x[best]) S2S_TRY(s2s_alignment_add(out, c, t, false));
     }
     s2s_alignment_normalize(out);
     return S2S_OK;
+}
+
+s2s_status s2s_align_argmax(s2s_alignment *out, const float *attn, int rows, int cols,
+                            int n_src_tokens) {
+    return s2s_align_share(out, attn, rows, cols, n_src_tokens, 1.0f);
 }
 
 // ---- symmetrisation ----

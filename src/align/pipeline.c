@@ -14,7 +14,7 @@
 // ---- the hard alignment of one hypothesis ----
 
 s2s_status s2s_hard_align(s2s_alignment *out, const s2s_hypothesis *h, int layer, int head,
-                          bool no_eos) {
+                          float share, bool no_eos) {
     out->n = 0;
     if (!h->cross_attn)
         return s2s_fail(S2S_ERR_INVALID, "hard alignment: the hypothesis has no cross-attention "
@@ -30,10 +30,10 @@ s2s_status s2s_hard_align(s2s_alignment *out, const s2s_hypothesis *h, int layer
     if (st == S2S_OK && no_eos) {
         for (int c = 0; c < h->n_src; c++) keep[c] = c < h->n_src - 1;
         int cols = s2s_attn_drop_columns(kept, w, h->n, h->n_src, keep);
-        st = s2s_align_argmax(out, kept, h->n, cols, cols);
+        st = s2s_align_share(out, kept, h->n, cols, cols, share);
     } else if (st == S2S_OK) {
         // The last column is the source </s>: a row whose maximum is there gets no link.
-        st = s2s_align_argmax(out, w, h->n, h->n_src, h->n_src - 1);
+        st = s2s_align_share(out, w, h->n, h->n_src, h->n_src - 1, share);
     }
     free(w);
     free(kept);
@@ -50,6 +50,8 @@ s2s_align_pair s2s_align_pair_default(const s2s_model *fwd, const s2s_model *rev
     if (!s2s_model_alignment_head(fwd, &p.layer, &p.head)) p.layer = p.head = S2S_ALIGN_AVG;
     if (!s2s_model_alignment_head(rev, &p.rev_layer, &p.rev_head))
         p.rev_layer = p.rev_head = S2S_ALIGN_AVG;
+    p.share = s2s_model_alignment_share(fwd);
+    p.rev_share = s2s_model_alignment_share(rev);
     return p;
 }
 
@@ -110,8 +112,9 @@ static s2s_status score_reverse(const s2s_align_pair *p, int n, const s2s_tokens
 static s2s_status combine(const s2s_align_pair *p, const s2s_hypothesis *h,
                           const s2s_hypothesis *rh, s2s_alignment *fwd, s2s_alignment *out) {
     s2s_alignment rev = {0};
-    s2s_status st = s2s_hard_align(fwd, h, p->layer, p->head, p->no_eos);
-    if (st == S2S_OK) st = s2s_hard_align(&rev, rh, p->rev_layer, p->rev_head, p->no_eos);
+    s2s_status st = s2s_hard_align(fwd, h, p->layer, p->head, p->share, p->no_eos);
+    if (st == S2S_OK)
+        st = s2s_hard_align(&rev, rh, p->rev_layer, p->rev_head, p->rev_share, p->no_eos);
     if (st == S2S_OK) {
         s2s_alignment_transpose(&rev);  // its (src, tgt) are ours (tgt, src)
         st = s2s_align_symmetrize(out, fwd, &rev, h->n_src - 1, h->n, p->method);
@@ -151,11 +154,12 @@ s2s_status s2s_align_symmetrize_pair(const s2s_align_pair *p, int n, const s2s_t
 
 struct s2s_aer_table {
     int layers, heads;
+    float share;
     long long sentences;
     s2s_aer_counts *counts;  // (layers + 1, heads + 1): s2s_plane_cell
 };
 
-s2s_status s2s_aer_table_new(s2s_aer_table **out, int layers, int heads) {
+s2s_status s2s_aer_table_new(s2s_aer_table **out, int layers, int heads, float share) {
     *out = NULL;
     void *cells;
     S2S_TRY(s2s_plane_grid_new(&cells, layers, heads, sizeof(s2s_aer_counts), "AER table"));
@@ -164,7 +168,7 @@ s2s_status s2s_aer_table_new(s2s_aer_table **out, int layers, int heads) {
         free(cells);
         return s2s_fail(S2S_ERR_NOMEM, "out of memory for the AER table");
     }
-    *t = (s2s_aer_table){.layers = layers, .heads = heads, .counts = cells};
+    *t = (s2s_aer_table){.layers = layers, .heads = heads, .share = share, .counts = cells};
     *out = t;
     return S2S_OK;
 }
@@ -191,7 +195,7 @@ s2s_status s2s_aer_table_add(s2s_aer_table *t, const s2s_hypothesis *h, const s2
     s2s_status st = S2S_OK;
     for (int l = S2S_ALIGN_AVG; l < t->layers && st == S2S_OK; l++)
         for (int hd = S2S_ALIGN_AVG; hd < t->heads && st == S2S_OK; hd++) {
-            st = s2s_hard_align(&hyp, h, l, hd, no_eos);
+            st = s2s_hard_align(&hyp, h, l, hd, t->share, no_eos);
             if (st == S2S_OK) s2s_aer_add(cell(t, l, hd), &hyp, gold);
         }
     s2s_alignment_free(&hyp);
@@ -204,6 +208,7 @@ const s2s_aer_counts *s2s_aer_table_counts(const s2s_aer_table *t, int layer, in
 }
 
 long long s2s_aer_table_sentences(const s2s_aer_table *t) { return t->sentences; }
+float s2s_aer_table_share(const s2s_aer_table *t) { return t->share; }
 
 static bool lower_aer(const void *t, int l, int h, int bl, int bh) {
     return s2s_aer(cell(t, l, h)) < s2s_aer(cell(t, bl, bh));

@@ -390,8 +390,8 @@ void s2s_cli_align_print_table(const s2s_aer_table *t, const char *input, bool n
     int L = mc->decoder_layers, H = mc->heads, bl, bh, cl, ch;
     s2s_aer_table_best(t, &bl, &bh);
     bool calibrated = s2s_model_alignment_head(m, &cl, &ch);
-    printf("# AER against %s: %lld sentences%s\n", input, s2s_aer_table_sentences(t),
-           no_eos ? ", </s> left out" : "");
+    printf("# AER against %s: %lld sentences%s, share %g\n", input, s2s_aer_table_sentences(t),
+           no_eos ? ", </s> left out" : "", (double)s2s_aer_table_share(t));
     printf("%-5s %-5s %-8s %-9s %s\n", "layer", "head", "AER", "precision", "recall");
     // Each layer's heads then its average; then per-head averages over
     // layers; then the average of everything.

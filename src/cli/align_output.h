@@ -30,6 +30,7 @@ typedef struct s2s_cli_align_view {
     s2s_cli_align_map map;
     int layer_sel, head_sel;      // the displayed planes: index, S2S_ALIGN_AVG or S2S_CLI_SEL_ALL
     int align_layer, align_head;  // the plane the hard alignment comes from
+    float align_share;            // and its share (s2s_hard_align)
     bool no_eos;                  // </s> (and <s>) columns left out, rows renormalised
     bool color;                   // ANSI colour in text heatmaps
     bool reverse;                 // symmetrised with a reverse model, by `sym`

@@ -32,8 +32,14 @@ typedef struct side {
     int coref_layer, coref_head;
 } side;
 
+// The shares --calibrate tries (s2s_align_share), 1 (the largest weight
+// alone) first, so that it wins a tie.
+static const float SHARES[] = {1.0f, 0.8f, 0.6f, 0.5f, 0.4f, 0.3f, 0.2f, 0.1f};
+enum { N_SHARES = sizeof SHARES / sizeof SHARES[0] };
+
 typedef struct aligner {
     side fw, rv;
+    float share;               // --share; 0: the model's
     s2s_cli_align_view view;
     bool ref, eval, fmt_given, sym_given;
     const char *reverse_path, *html_path, *calibrate_path, *out_path, *eval_path;
@@ -56,8 +62,10 @@ typedef struct aligner {
     bool skipped[CHUNK];         // bad lines (the bad-line rule): an empty output line each
     int lineno[CHUNK];
     int n, first_line;
-    // --eval / --calibrate
-    s2s_aer_table *table;
+    // --eval / --calibrate: a table per share tried (--calibrate: SHARES;
+    // --eval: the one in effect)
+    s2s_aer_table *tables[N_SHARES];
+    int n_tables;
     s2s_aer_counts sym_counts;  // the symmetrised alignment, with --reverse
 } aligner;
 
@@ -115,9 +123,12 @@ static const s2s_opt align_opts[] = {
     {.name = "--eval", .value = "GOLD.tsv", .optional = true,
      .help = "AER of every layer/head against gold alignments (stdin without a file)"},
     {.name = "--calibrate", .value = "DEV.tsv",
-     .help = "store the layer/head of lowest AER on DEV.tsv in the model (with -o: a copy)"},
+     .help = "store the layer/head/share of lowest AER on DEV.tsv in the model (with -o: a copy)"},
     {.name = "--output", .alias = "-o", .value = "OUT", .help = "--calibrate: the model to write",
      .def = "the model itself"},
+    {.name = "--share", .value = "X",
+     .help = "also link source words with at least X of a row's largest weight (0 < X <= 1)",
+     .def = "the calibrated share, else 1: the largest alone"},
     {.name = "--layer", .value = "L|all|avg", .help = "the decoder layer of the alignment plane",
      .def = "the calibrated layer, else avg"},
     {.name = "--head", .value = "H|all|avg", .help = "the attention head",
@@ -181,6 +192,11 @@ static int parse_option(aligner *a, const s2s_arg *x) {
         a->reverse_path = val;
     } else if (s2s_arg_is(x, "--html")) {
         a->html_path = val;
+    } else if (s2s_arg_is(x, "--share")) {
+        char *end = NULL;
+        a->share = val ? strtof(val, &end) : 0.0f;
+        ok = val && end != val && !*end && a->share > 0.0f && a->share <= 1.0f;
+        if (!ok) s2s_cli_usage_error(CMD, "--share needs a number in (0, 1], got '%s'", val ? val : "");
     } else if (s2s_arg_is(x, "--calibrate")) {
         a->calibrate_path = val;
     } else if (s2s_arg_is(x, "--output")) {
@@ -270,6 +286,7 @@ static int choose_planes(aligner *a) {
                   v->head_sel != S2S_CLI_SEL_ALL;
     v->align_layer = single ? v->layer_sel : a->fw.layer;
     v->align_head = single ? v->head_sel : a->fw.head;
+    v->align_share = a->share > 0.0f ? a->share : s2s_model_alignment_share(a->fw.m);
     return S2S_EXIT_OK;
 }
 
@@ -302,13 +319,18 @@ static int prepare(aligner *a, const s2s_decode_opts *o) {
         a->pair.rev_params = a->rv.p;
         a->pair.layer = v->align_layer;
         a->pair.head = v->align_head;
+        a->pair.share = v->align_share;
         a->pair.no_eos = v->no_eos;
         a->pair.method = v->sym;
     }
     s2s_status st = S2S_OK;
     if (a->eval) {
         const s2s_model_config *mc = &s2s_model_get_config(a->fw.m)->model;
-        st = s2s_aer_table_new(&a->table, mc->decoder_layers, mc->heads);
+        bool all = a->calibrate_path && a->share == 0.0f;
+        a->n_tables = all ? N_SHARES : 1;
+        for (int k = 0; k < a->n_tables && st == S2S_OK; k++)
+            st = s2s_aer_table_new(&a->tables[k], mc->decoder_layers, mc->heads,
+                                   all ? SHARES[k] : v->align_share);
     }
     if (st == S2S_OK && a->html_path) {
         st = s2s_align_html_new(&a->html, "s2s attention");
@@ -350,7 +372,8 @@ static int sentence(aligner *a, int k, const s2s_hypothesis *h, const s2s_alignm
         return skipped_line(a);
     }
     if (rc == S2S_EXIT_OK && a->eval) {
-        st = s2s_aer_table_add(a->table, h, s.gold, a->view.no_eos);
+        for (int t = 0; t < a->n_tables && st == S2S_OK; t++)
+            st = s2s_aer_table_add(a->tables[t], h, s.gold, a->view.no_eos);
         if (a->view.reverse) s2s_aer_add(&a->sym_counts, final, s.gold);
     } else if (rc == S2S_EXIT_OK) {
         rc = s2s_cli_align_print(&a->view, &s);
@@ -395,7 +418,8 @@ static int flush_chunk(aligner *a) {
     if (st == S2S_OK && m > 0 && a->view.reverse)
         st = s2s_align_symmetrize_pair(&a->pair, m, stoks, hyps, a->ref ? ttoks : NULL, fwd, sym);
     for (int j = 0; j < m && st == S2S_OK && !a->view.reverse; j++)
-        st = s2s_hard_align(&fwd[j], &hyps[j], a->view.align_layer, a->view.align_head, a->view.no_eos);
+        st = s2s_hard_align(&fwd[j], &hyps[j], a->view.align_layer, a->view.align_head,
+                            a->view.align_share, a->view.no_eos);
     int rc = S2S_EXIT_OK;
     if (st != S2S_OK) {
         fprintf(stderr, "s2s: %s:%d-%d: %s\n", a->input, a->first_line, a->first_line + a->n - 1,
@@ -518,23 +542,35 @@ static int read_input(aligner *a) {
     if (rc == S2S_EXIT_OK && a->n > 0) rc = flush_chunk(a);
     clear_chunk(a);
     if (rc == S2S_EXIT_OK) rc = a->in.failed;  // the input stopped early: no figures of part
-    if (rc == S2S_EXIT_OK && a->eval && s2s_aer_table_sentences(a->table) == 0)
+    if (rc == S2S_EXIT_OK && a->eval && s2s_aer_table_sentences(a->tables[0]) == 0)
         rc = s2s_cli_usage_error(a->cmd, "%s: no sentence with a gold alignment to evaluate", a->input);
     return rc;
 }
 
 // ---- after the input ----
 
-// The --eval table; with --calibrate the best plane stored in the model,
-// written to -o OUT or back to the model's own file.
+// The --eval table; with --calibrate the best plane and share stored in
+// the model, written to -o OUT or back to the model's own file, and the
+// table printed the one of that share.
 static int report_eval(aligner *a, const char *model_path) {
-    s2s_cli_align_print_table(a->table, a->input, a->view.no_eos, a->fw.m,
+    int best = 0, bl, bh;
+    for (int k = 1; k < a->n_tables; k++) {  // the lowest AER of each table's best plane
+        int l0, h0, l1, h1;
+        s2s_aer_table_best(a->tables[best], &l0, &h0);
+        s2s_aer_table_best(a->tables[k], &l1, &h1);
+        if (s2s_aer(s2s_aer_table_counts(a->tables[k], l1, h1)) <
+            s2s_aer(s2s_aer_table_counts(a->tables[best], l0, h0)))
+            best = k;
+    }
+    const s2s_aer_table *table = a->tables[best];
+    s2s_cli_align_print_table(table, a->input, a->view.no_eos, a->fw.m,
                               a->view.reverse ? &a->pair : NULL, &a->sym_counts);
     if (!a->calibrate_path) return S2S_EXIT_OK;
-    int bl, bh;
-    s2s_aer_table_best(a->table, &bl, &bh);
+    s2s_aer_table_best(table, &bl, &bh);
+    float share = s2s_aer_table_share(table);
     const char *dst = a->out_path ? a->out_path : model_path;
     s2s_status st = s2s_model_set_alignment_head(a->fw.m, bl, bh);
+    if (st == S2S_OK) st = s2s_model_set_alignment_share(a->fw.m, share);
     if (st == S2S_OK) st = s2s_model_save(a->fw.m, dst);
     if (st != S2S_OK) {
         fprintf(stderr, "s2s: %s\n", s2s_last_error());
@@ -542,9 +578,9 @@ static int report_eval(aligner *a, const char *model_path) {
     }
     char lb[16], hb[16], pat[256];
     s2s_cli_align_pattern_names(pat, sizeof pat, a->fw.m, S2S_ATTN_MAP_CROSS, bl, bh);
-    printf("calibrated: layer %s, head %s%s (AER %.4f); written to %s\n",
-           s2s_cli_align_sel_name(bl, lb), s2s_cli_align_sel_name(bh, hb), pat,
-           s2s_aer(s2s_aer_table_counts(a->table, bl, bh)), dst);
+    printf("calibrated: layer %s, head %s%s, share %g (AER %.4f); written to %s\n",
+           s2s_cli_align_sel_name(bl, lb), s2s_cli_align_sel_name(bh, hb), pat, (double)share,
+           s2s_aer(s2s_aer_table_counts(table, bl, bh)), dst);
     return S2S_EXIT_OK;
 }
 
@@ -556,7 +592,7 @@ static void free_aligner(aligner *a) {
         s2s_alignment_free(&a->gold[k]);
         s2s_alignment_free(&a->coref[k]);
     }
-    s2s_aer_table_free(a->table);
+    for (int k = 0; k < a->n_tables; k++) s2s_aer_table_free(a->tables[k]);
     s2s_lines_close(&a->in);
     s2s_state_free(a->fw.st);
     s2s_model_free(a->fw.m);

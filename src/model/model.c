@@ -217,6 +217,7 @@ static s2s_model *model_new(void) {
         s2s_fail(S2S_ERR_NOMEM, "out of memory (a lock)");
         return NULL;
     }
+    if (m) m->align_share = 1.0f;
     return m;
 }
 
@@ -287,7 +288,8 @@ s2s_status s2s_model_save_as(const s2s_model *m, const char *path, const s2s_st_
     char *sv = s2s_vocab_to_string(m->src_vocab);
     char *tv = s2s_vocab_to_string(m->tgt_vocab);
     s2s_st_tensor *ts = calloc((size_t)(m->n_tensors + n_extra), sizeof *ts);
-    s2s_st_meta *meta = calloc((size_t)(8 + n_extra_meta), sizeof *meta);
+    enum { OWN_META = 9 };  // format, config, 2 vocabs, 3 alignment, 2 coreference keys
+    s2s_st_meta *meta = calloc((size_t)(OWN_META + n_extra_meta), sizeof *meta);
     s2s_status st;
     if (!yaml || !sv || !tv || !ts || !meta) {
         st = s2s_fail(S2S_ERR_NOMEM, "%s: out of memory", path);
@@ -300,8 +302,9 @@ s2s_status s2s_model_save_as(const s2s_model *m, const char *path, const s2s_st_
         ts[i].shape[1] = p->shape[1];
     }
     for (int i = 0; i < n_extra; i++) ts[m->n_tensors + i] = extra[i];
-    char layer[16], head[16], clayer[16], chead[16];
+    char layer[16], head[16], share[16], clayer[16], chead[16];
     snprintf(layer, sizeof layer, "%d", m->align_layer);
+    snprintf(share, sizeof share, "%g", (double)m->align_share);
     snprintf(head, sizeof head, "%d", m->align_head);
     snprintf(clayer, sizeof clayer, "%d", m->coref_layer);
     snprintf(chead, sizeof chead, "%d", m->coref_head);
@@ -313,11 +316,13 @@ s2s_status s2s_model_save_as(const s2s_model *m, const char *path, const s2s_st_
     if (m->align_set) {
         meta[n_meta++] = (s2s_st_meta){"s2s.alignment_layer", layer};
         meta[n_meta++] = (s2s_st_meta){"s2s.alignment_head", head};
+        meta[n_meta++] = (s2s_st_meta){"s2s.alignment_share", share};
     }
     if (m->coref_set) {
         meta[n_meta++] = (s2s_st_meta){"s2s.coref_layer", clayer};
         meta[n_meta++] = (s2s_st_meta){"s2s.coref_head", chead};
     }
+    S2S_ASSERT(n_meta <= OWN_META);
     for (int i = 0; i < n_extra_meta; i++) meta[n_meta++] = extra_meta[i];
     st = s2s_st_write(path, ts, m->n_tensors + n_extra, meta, n_meta);
 done:
@@ -423,6 +428,14 @@ static s2s_status load_from(s2s_model *m, const s2s_st_file *f, const char *path
     S2S_TRY(s2s_vocab_from_string(&m->tgt_vocab, s2s_st_meta_get(f, "s2s.tgt_vocab"), name));
     S2S_TRY(build(m, f, path));  // every tensor is in f, with its shape
     S2S_TRY(load_head(m, f, path, "s2s.alignment", s2s_model_set_alignment_head));
+    const char *share = s2s_st_meta_get(f, "s2s.alignment_share");
+    if (share) {  // absent in files calibrated before it existed: argmax alone
+        char *end = NULL;
+        double v = strtod(share, &end);
+        if (!m->align_set || end == share || *end ||
+            s2s_model_set_alignment_share(m, (float)v) != S2S_OK)
+            return s2s_fail(S2S_ERR_FORMAT, "%s: bad s2s.alignment_share metadata", path);
+    }
     S2S_TRY(load_head(m, f, path, "s2s.coref", s2s_model_set_coref_head));
 
     int n_file = s2s_st_count(f);
@@ -482,6 +495,15 @@ s2s_status s2s_model_set_alignment_head(s2s_model *m, int layer, int head) {
     m->align_set = true;
     m->align_layer = layer;
     m->align_head = head;
+    return S2S_OK;
+}
+
+float s2s_model_alignment_share(const s2s_model *m) { return m->align_share; }
+
+s2s_status s2s_model_set_alignment_share(s2s_model *m, float share) {
+    if (!(share > 0.0f && share <= 1.0f))
+        return s2s_fail(S2S_ERR_INVALID, "alignment share %g is not in (0, 1]", (double)share);
+    m->align_share = share;
     return S2S_OK;
 }
 

@@ -91,6 +91,7 @@ struct s2s_model {
 
     bool align_set;               // calibrated by `s2s align --calibrate`
     int align_layer, align_head;  // -1: the average over layers / heads
+    float align_share;            // s2s_model_alignment_share; 1 when not calibrated
     bool coref_set;               // calibrated by `s2s probe coref --calibrate`
     int coref_layer, coref_head;  // encoder self-attention; -1: the average
 

@@ -232,6 +232,7 @@ static void models(s2s_server *s, s2s_server_reply *r) {
         int l, h;
         bool set = s2s_model_alignment_head(sm->m, &l, &h);
         json_object_set_new(o, "alignment_head", set ? json_head(l, h) : json_null());
+        json_object_set_new(o, "alignment_share", json_real(s2s_model_alignment_share(sm->m)));
         set = s2s_model_coref_head(sm->m, &l, &h);
         json_object_set_new(o, "coreference_head", set ? json_head(l, h) : json_null());
         char *yaml = s2s_config_model_to_yaml(s2s_model_get_config(sm->m));
@@ -477,7 +478,8 @@ static void sentence_fields(json_t *o, const s2s_model *m, const s2s_tokens *src
     bool ok = make_labels(&lb, src, tgt, tv, h);
     json_object_set_new(o, "source_tokens", json_strings(lb.src, ok ? src->n : 0));
     json_object_set_new(o, "target_tokens", json_strings(lb.tgt, ok ? h->n : 0));
-    if (h->cross_attn && s2s_hard_align(align, h, al, ah, /*no_eos=*/false) == S2S_OK) {
+    if (h->cross_attn &&
+        s2s_hard_align(align, h, al, ah, s2s_model_alignment_share(m), /*no_eos=*/false) == S2S_OK) {
         json_object_set_new(o, "alignment", json_links(align));
         json_object_set_new(o, "alignment_layer", json_sel(al));
         json_object_set_new(o, "alignment_head", json_sel(ah));
@@ -557,7 +559,8 @@ static json_t *line_links(const s2s_model *m, const s2s_line *l, int j, s2s_alig
     for (int i = 0; i < l->n_sentences; i++) {
         const s2s_line_sentence *s = &l->sentences[i];
         if (s->n_hyps == 0) continue;
-        if (s->hyps[j].cross_attn && s2s_hard_align(a, &s->hyps[j], al, ah, /*no_eos=*/false) == S2S_OK)
+        if (s->hyps[j].cross_attn &&
+            s2s_hard_align(a, &s->hyps[j], al, ah, s2s_model_alignment_share(m), false) == S2S_OK)
             for (int k = 0; k < a->n; k++)
                 s2s_buf_printf(&b, "%s%d-%d", b.len ? " " : "", a->links[k].src + ds, a->links[k].tgt + dt);
         ds += s->src.n;
