@@ -71,8 +71,19 @@ expect_empty out "a bad file is not called ok"
 
 run "$S2S" config check "$FIX/bad_syntax.yaml"
 expect_rc 2 "check of a syntax error"
-expect_in err "$FIX/bad_syntax.yaml:3:9: mapping values are not allowed in this context" \
+expect_in err "$FIX/bad_syntax.yaml:3:4: bad indentation: 3 spaces, more than the 2 of line 2 above" \
     "syntax error message"
+# Issue 32: a missing colon is reported on its own line (libyaml sees it on
+# the next), a tab by name and column.
+printf 'model:\n  d_model: 64\n  heads: 4\n  layers: 2\ndecode:\n  beam_size: 2\n  max_len: 20\n  n_best 1\n  min_len: 1\n' \
+    >"$TMP/no_colon.yaml"
+run "$S2S" config check "$TMP/no_colon.yaml"
+expect_rc 2 "check of a missing colon"
+expect_in err "$TMP/no_colon.yaml:8:3: missing ':' after 'n_best 1'" "the missing colon's own line"
+printf 'model:\n\td_model: 64\n' >"$TMP/tab.yaml"
+run "$S2S" config check "$TMP/tab.yaml"
+expect_in err "$TMP/tab.yaml:2:1: a tab character at column 1: YAML indents with spaces, not tabs" \
+    "a tab is named"
 
 # Several files: every problem of every bad file, the good ones still ok.
 run "$S2S" config check "$FIX/wrong_type.yaml" "$FIX/good.yaml" "$FIX/several_errors.yaml" \

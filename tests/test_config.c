@@ -944,9 +944,11 @@ Test(config, aliases_resolve) {
 
 Test(config, syntax_error_has_position_line_and_caret) {
     expect_file_error(FIX("bad_syntax.yaml"),
-                      FIX("bad_syntax.yaml") ":3:9: mapping values are not allowed in this context\n"
+                      FIX("bad_syntax.yaml") ":3:4: bad indentation: 3 spaces, more than the 2 "
+                      "of line 2 above; keys of one mapping line up, and a nested one needs a "
+                      "key ending in ':' above it\n"
                       "   heads: 4\n"
-                      "        ^");
+                      "   ^");
 }
 
 Test(config, unknown_key_suggests_the_closest) {
@@ -1117,7 +1119,14 @@ Test(config, smaller_problems) {
         {"model:\n  heads: 4\n---\nmodel:\n  heads: 2\n",
          "q:4:1: a config holds one YAML document; this is a second one\nmodel:\n^"},
         {"model:\n\theads: 4\n",
-         "q:2:1: found character that cannot start any token (while scanning for the next token at line 2)\n\theads: 4\n^"},
+         "q:2:1: a tab character at column 1: YAML indents with spaces, not tabs\n\theads: 4\n^"},
+        {"model:\n  heads: 4\n  \td_model: 8\n",
+         "q:3:3: a tab character at column 3: YAML indents with spaces, not tabs\n  \td_model: 8\n  ^"},
+        // libyaml notices a missing colon on the next line; the key is on this one.
+        {"model:\n  heads: 4\n  d_model 8\n  layers: 2\n",
+         "q:3:3: missing ':' after 'd_model 8' (a key needs ': ' before its value)\n  d_model 8\n  ^"},
+        {"model:\n  heads: 4\n 猫: 2\n",
+         "q:3:2: bad indentation: 1 space, which lines up with no key above (line 2 has 2)\n 猫: 2\n ^"},
         {"model:\n  heads: 4\n  heads: 5\n  heads: 6\n",
          "q:3:3: duplicate key 'heads' in 'model' (first given at line 2)\n  heads: 5\n  ^\n"
          "q:4:3: duplicate key 'heads' in 'model' (first given at line 2)\n  heads: 6\n  ^"},
