@@ -282,6 +282,21 @@ expect_in out "  d_model: 512" "init without a preset writes the defaults"
 cp "$TMP/out" "$TMP/stdout.yaml"
 run "$S2S" config check "$TMP/stdout.yaml"
 expect_rc 0 "check of init's standard output"
+# Issue 32: ok says which commands the config is complete for, and the
+# commands refuse the same keys.
+expect_in out "$TMP/stdout.yaml: ok (translate; init needs vocab.src and vocab.tgt; train needs data.train, vocab.src and vocab.tgt, and -o OUT)" \
+    "check says what init's config lacks for init and train"
+run "$S2S" init "$TMP/stdout.yaml" -o "$TMP/never.safetensors"
+expect_rc 2 "init refuses init's config"
+expect_in err "config: vocab.src and vocab.tgt must be set" "init names the keys check named"
+run "$S2S" config check "$TMP/stdout.yaml" --set vocab.src=vocab/zh.txt --set vocab.tgt=vocab/en.txt
+expect_in out "ok (translate, init; train needs data.train, and -o OUT)" "check with the vocabularies set"
+run "$S2S" train "$TMP/stdout.yaml" --set vocab.src=vocab/zh.txt --set vocab.tgt=vocab/en.txt \
+    -o "$TMP/never.safetensors"
+expect_rc 2 "train refuses a config without data.train"
+expect_in err "data.train is not set" "train names the key check named"
+run "$S2S" config check configs/zh-en.yaml
+expect_in out "configs/zh-en.yaml: ok (translate, init, train)" "a shipped config is complete"
 echo "# mine" >"$TMP/mine.yaml"
 run "$S2S" config init --preset demo -o "$TMP/mine.yaml"
 expect_rc 2 "init does not replace a file"

@@ -15,6 +15,7 @@
 
 #include "config/schema.h"
 #include "s2s/config.h"
+#include "s2s/model.h"
 
 #define DIR S2S_TEST_DATA "/config"
 #define FIX(name) DIR "/" name
@@ -2337,4 +2338,26 @@ Test(config, explain_prints_one_key_and_suggests_for_unknown_ones) {
         cr_assert_null(text);
         cr_assert_str_eq(s2s_last_error(), bad[i].msg);
     }
+}
+
+// Issue 32: the keys a valid config may leave unset but init and train need.
+Test(config, unset_keys_per_command) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    char buf[128];
+    cr_assert_eq(s2s_config_unset_keys(&cfg, S2S_CONFIG_FOR_INIT, buf, sizeof buf), 2);
+    cr_assert_str_eq(buf, "vocab.src and vocab.tgt");
+    cr_assert_eq(s2s_config_unset_keys(&cfg, S2S_CONFIG_FOR_TRAIN, buf, sizeof buf), 3);
+    cr_assert_str_eq(buf, "data.train, vocab.src and vocab.tgt");
+    strcpy(cfg.vocab.src, "a.txt");
+    strcpy(cfg.vocab.tgt, "b.txt");
+    cr_assert_eq(s2s_config_unset_keys(&cfg, S2S_CONFIG_FOR_INIT, buf, sizeof buf), 0);
+    cr_assert_str_eq(buf, "");
+    cr_assert_eq(s2s_config_unset_keys(&cfg, S2S_CONFIG_FOR_TRAIN, buf, sizeof buf), 1);
+    cr_assert_str_eq(buf, "data.train");
+    // s2s_model_init refuses what the check names.
+    cfg.vocab.tgt[0] = '\0';
+    s2s_model *m;
+    cr_assert_eq(s2s_model_init(&m, &cfg, 1), S2S_ERR_CONFIG);
+    cr_assert(strstr(s2s_last_error(), "vocab.tgt must be set"), "%s", s2s_last_error());
 }

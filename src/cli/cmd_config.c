@@ -19,7 +19,9 @@ static const char config_usage[] =
     "       s2s config init [--preset demo|zh-en|bench] [-o FILE] [--force]\n"
     "       s2s config explain KEY\n"
     "\n"
-    "check      exits 0 when every file is valid, else 2 after listing every problem\n"
+    "check      exits 0 when every file is valid, else 2 after listing every problem;\n"
+    "           'ok (translate, init; train needs data.train)' names the commands a\n"
+    "           valid file is complete for, and the keys the others need\n"
     "show       prints the effective config as YAML, paths absolute and canonical;\n"
     "           '# default' marks defaults\n"
     "diff       prints 'key: value in A -> value in B' for each key that differs;\n"
@@ -64,7 +66,10 @@ static const s2s_opt no_opts[] = {{0}};
 
 static const s2s_cmd_spec config_specs[] = {
     {"config check", "s2s config check FILE... [--set KEY=VALUE ...]",
-     "Exits 0 when every file is valid, else 2 after listing every problem.", set_opt, false},
+     "Exits 0 when every file is valid, else 2 after listing every problem. A valid\n"
+     "file's 'ok (translate, init; train needs data.train)' names the commands it is\n"
+     "complete for and the keys the others need (init: vocab.src, vocab.tgt; train:\n"
+     "data.train too, and -o OUT without train.output).", set_opt, false},
     {"config show", "s2s config show FILE [--set KEY=VALUE ...]",
      "Prints the effective config as YAML; '# default' marks defaults.", set_opt, false},
     {"config diff", "s2s config diff A B [--model-only]",
@@ -128,6 +133,28 @@ static int finish_output(void) {
     return s2s_cli_flush_stdout() ? S2S_EXIT_OK : S2S_EXIT_FAILURE;
 }
 
+// Which commands a valid config is complete for: "translate, init, train",
+// or "translate, init; train needs data.train", from the keys each command
+// refuses to run without (s2s_config_unset_keys). A config used as
+// translate's --config needs nothing more; train without train.output
+// needs -o OUT.
+static const char *uses(const s2s_config *cfg) {
+    static char out[512];
+    char init[128], train[128];
+    int n_init = s2s_config_unset_keys(cfg, S2S_CONFIG_FOR_INIT, init, sizeof init);
+    int n_train = s2s_config_unset_keys(cfg, S2S_CONFIG_FOR_TRAIN, train, sizeof train);
+    bool no_out = !cfg->train.output[0];
+    if (!n_init && !n_train)
+        snprintf(out, sizeof out, "translate, init, train%s", no_out ? " with -o OUT" : "");
+    else if (!n_init)
+        snprintf(out, sizeof out, "translate, init; train needs %s%s", train,
+                 no_out ? ", and -o OUT" : "");
+    else
+        snprintf(out, sizeof out, "translate; init needs %s; train needs %s%s", init, train,
+                 no_out ? ", and -o OUT" : "");
+    return out;
+}
+
 static int cmd_check(const config_args *a) {
     if (a->n_files < 1)
         return s2s_cli_usage_error("config",
@@ -137,7 +164,7 @@ static int cmd_check(const config_args *a) {
         s2s_config cfg;
         s2s_status st = load(&cfg, a->files[i], a);
         if (st == S2S_OK) {
-            printf("%s: ok\n", a->files[i]);
+            printf("%s: ok (%s)\n", a->files[i], uses(&cfg));
             continue;
         }
         int code = s2s_cli_fail(st);
