@@ -64,7 +64,7 @@ expect_empty err "check of good files"
 
 run "$S2S" config check "$FIX/unknown_key.yaml"
 expect_rc 2 "check of an unknown key"
-expect_in err "s2s: $FIX/unknown_key.yaml:3:3: unknown key 'hedas' in 'model' (did you mean 'heads'?)" \
+expect_in err "s2s config check: $FIX/unknown_key.yaml:3:3: unknown key 'hedas' in 'model' (did you mean 'heads'?)" \
     "unknown key message"
 expect_in err "  hedas: 4" "the offending line is quoted"
 expect_empty out "a bad file is not called ok"
@@ -92,6 +92,9 @@ expect_rc 2 "check of good and bad files"
 expect_in out "$FIX/good.yaml: ok" "the good file among bad ones"
 expect_in err "$FIX/wrong_type.yaml:2:10: model.heads: expected an integer, got 'four'" "first bad file"
 expect_in err "$FIX/several_errors.yaml:12:3: duplicate key 'src'" "last problem of a file with many"
+# Issue 32: one prefix on every problem, not only the first.
+expect_in err "s2s config check: $FIX/several_errors.yaml:12:3: duplicate key 'src'" \
+    "every problem of a config has the prefix"
 expect_in err "$FIX/bad_enum.yaml:2:9: model.norm: expected pre or post, got 'middle'" "last bad file"
 expect_in err "3 of 4 configs have problems" "the count of bad files"
 
@@ -325,7 +328,14 @@ expect_rc 0 "explain a bare key name"
 expect_in out "model.heads: int (>= 1); default 8" "a bare name finds its section"
 run "$S2S" config explain model.hedas
 expect_rc 2 "explain an unknown key"
-expect_in err "s2s: unknown key 'hedas' in 'model' (did you mean 'model.heads'?)" "explain's did-you-mean"
+expect_in err "s2s config explain: unknown key 'hedas' in 'model' (did you mean 'model.heads'?)" "explain's did-you-mean"
+# Issue 32: a word of a key finds it, where the whole name is too far off.
+run "$S2S" config explain beam
+expect_in err "s2s config explain: unknown key 'beam' (did you mean 'decode.beam_size'?)" "explain beam: decode.beam_size"
+run "$S2S" config explain decode.beam
+expect_in err "(did you mean 'decode.beam_size'?)" "explain decode.beam: decode.beam_size"
+run "$S2S" config chek configs/demo.yaml
+expect_in err "s2s config: unknown subcommand 'chek' (did you mean 'check'?)" "a mistyped subcommand"
 run "$S2S" config explain
 expect_rc 2 "explain without a key"
 
@@ -343,29 +353,29 @@ done
 
 run timeout 20 "$S2S" config check /dev/zero
 expect_rc 2 "check of /dev/zero"
-expect_in err "s2s: /dev/zero: larger than 1048576 bytes (1 MiB), the limit for a config file" \
+expect_in err "s2s config check: /dev/zero: larger than 1048576 bytes (1 MiB), the limit for a config file" \
     "/dev/zero message names the file"
 yes 'model: {}' | timeout 20 "$S2S" config check /dev/stdin >"$TMP/out" 2>"$TMP/err"
 rc=$?
 expect_rc 2 "check of an endless pipe (yes |)"
-expect_in err "s2s: /dev/stdin: larger than 1048576 bytes" "pipe message names the file"
+expect_in err "s2s config check: /dev/stdin: larger than 1048576 bytes" "pipe message names the file"
 mkfifo "$TMP/fifo"
 yes '# endless' >"$TMP/fifo" &
 writer=$!
 run timeout 20 "$S2S" config check "$TMP/fifo"
 expect_rc 2 "check of an endless FIFO"
-expect_in err "s2s: $TMP/fifo: larger than 1048576 bytes" "FIFO message names the file"
+expect_in err "s2s config check: $TMP/fifo: larger than 1048576 bytes" "FIFO message names the file"
 yes '# endless' >"$TMP/fifo" &
 writer2=$!
 run timeout 60 "$S2S" translate -m models/zh-en.safetensors --config "$TMP/fifo"
 expect_rc 2 "translate --config on an endless FIFO"
-expect_in err "s2s: $TMP/fifo: larger than 1048576 bytes" "translate --config message"
+expect_in err "s2s translate: $TMP/fifo: larger than 1048576 bytes" "translate --config message"
 kill "$writer" "$writer2" 2>/dev/null
 wait "$writer" "$writer2" 2>/dev/null
 head -c $((1024 * 1024 + 1)) /dev/zero | tr '\0' ' ' >"$TMP/big.yaml"
 run "$S2S" config check "$TMP/big.yaml"
 expect_rc 2 "check of a config of 1 MiB + 1 byte"
-expect_in err "s2s: $TMP/big.yaml: larger than 1048576 bytes" "oversized file message"
+expect_in err "s2s config check: $TMP/big.yaml: larger than 1048576 bytes" "oversized file message"
 
 # ---- --set on init: validated, exit 2, nothing written ----
 
@@ -388,7 +398,7 @@ check_variant() {
         bad "$2: exit $rc, expected 2"
     elif [ "$rc" -ne 0 ] && [ "$rc" -ne 2 ]; then
         bad "$2: exit $rc"
-    elif [ "$rc" -eq 2 ] && ! grep -q '^s2s: .*\.yaml' "$TMP/err"; then
+    elif [ "$rc" -eq 2 ] && ! grep -q '^s2s config check: .*\.yaml' "$TMP/err"; then
         bad "$2: the message does not name a file"
         head -3 "$TMP/err"
     else

@@ -22,7 +22,7 @@ char *s2s_cli_align_sel_name(int x, char buf[16]) {
 }
 
 static int no_memory(void) {
-    fputs("s2s: align: out of memory\n", stderr);
+    fputs("s2s align: out of memory\n", stderr);
     return S2S_EXIT_FAILURE;
 }
 

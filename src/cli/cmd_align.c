@@ -396,7 +396,7 @@ static int flush_chunk(aligner *a) {
         st = s2s_hard_align(&fwd[j], &hyps[j], a->view.align_layer, a->view.align_head, a->view.no_eos);
     int rc = S2S_EXIT_OK;
     if (st != S2S_OK) {
-        fprintf(stderr, "s2s: %s:%d-%d: %s\n", a->input, a->first_line, a->first_line + a->n - 1,
+        fprintf(stderr, "s2s align: %s:%d-%d: %s\n", a->input, a->first_line, a->first_line + a->n - 1,
                 s2s_last_error());
         rc = st == S2S_ERR_NOMEM || st == S2S_ERR_BACKEND ? S2S_EXIT_FAILURE : S2S_EXIT_USAGE;
     }
@@ -535,7 +535,7 @@ static int report_eval(aligner *a, const char *model_path) {
     s2s_status st = s2s_model_set_alignment_head(a->fw.m, bl, bh);
     if (st == S2S_OK) st = s2s_model_save(a->fw.m, dst);
     if (st != S2S_OK) {
-        fprintf(stderr, "s2s: %s\n", s2s_last_error());
+        s2s_cli_error(s2s_last_error());
         return S2S_EXIT_FAILURE;
     }
     char lb[16], hb[16];
@@ -588,7 +588,7 @@ static int run(const s2s_cmd_spec *spec, bool eval, int argc, char **argv) {
     if (rc == S2S_EXIT_OK && a->html) {
         s2s_status st = s2s_align_html_write(a->html, a->html_path);
         if (st != S2S_OK) {
-            fprintf(stderr, "s2s: %s\n", s2s_last_error());
+            s2s_cli_error(s2s_last_error());
             rc = S2S_EXIT_FAILURE;  // a failed write
         }
     }
