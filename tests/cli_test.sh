@@ -95,6 +95,15 @@ check "unknown command: exit 2" run 2 "$s2s" frobnicate
 # Issue 32: a mistyped command gets the nearest one, as an option does.
 check "a mistyped command: exit 2" run 2 "$s2s" transalte -m "$model" x
 check "a mistyped command: did you mean" err_has "^s2s: unknown command 'transalte' (did you mean 'translate'?)$"
+# Issue 32: a model named without its extension (as s2s serve names models)
+# gets the file that has it; a file that is not a model says so first.
+check "a model without .safetensors: exit 2" run 2 "$s2s" translate -m "${model%.safetensors}" x
+check "a model without .safetensors: the file suggested" \
+  err_has "^s2s translate: ${model%.safetensors}: cannot open: No such file or directory (did you mean $model?)$"
+printf 'This is not a model.\nJust text.\n' >"$tmp/text.md"
+check "a text file as the model: exit 2" run 2 "$s2s" translate -m "$tmp/text.md" x
+check "a text file as the model: not a safetensors file, first" \
+  err_has "^s2s translate: $tmp/text.md: not a safetensors file ("
 # Issue 32: one prefix, "s2s CMD: ", on the library's messages too.
 check "a missing model: the command's prefix" run 2 "$s2s" translate -m "$tmp/none.safetensors" x
 check "a missing model: s2s translate: FILE" err_has "^s2s translate: $tmp/none.safetensors: cannot open"
