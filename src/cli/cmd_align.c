@@ -590,6 +590,8 @@ static int run(const s2s_cmd_spec *spec, bool eval, int argc, char **argv) {
         if (st != S2S_OK) {
             s2s_cli_error(s2s_last_error());
             rc = S2S_EXIT_FAILURE;  // a failed write
+        } else {
+            fprintf(stderr, "s2s %s: wrote %s\n", a->cmd, a->html_path);
         }
     }
     rc = s2s_lines_exit(&a->in, rc);
