@@ -176,6 +176,12 @@ check "--layer x: clear message" err_has "layer needs a number >= 0, all or avg,
 check "--head -1: exit 2" run 2 "${A[@]}" --head -1 "die katze"
 check "--head without value: exit 2" run 2 "${A[@]}" --head
 check "--head without value: one line" one_line_err
+# Issue 32: the alignment under the encoder map is the cross-attention's: labelled.
+check "--map enc text: exit 0" run 0 "${A[@]}" --map enc --format text "die katze"
+check "--map enc text: the alignment is labelled cross-attention" \
+  out_has "^cross-attention alignment (layer"
+check "--map cross text: exit 0" run 0 "${A[@]}" --format text "die katze"
+check "--map cross text: plain label" out_has "^alignment (layer"
 check "--map enc --layer 2: exit 2" run 2 "${A[@]}" --map enc --layer 2 "die katze"
 check "--map enc --layer 2: encoder layers" err_has "2 encoder layers"
 check "pharaoh with all: exit 2" run 2 "${A[@]}" --format pharaoh --layer all "die katze"
@@ -383,6 +389,7 @@ check "--calibrate with --eval: exit 2" run 2 "${A[@]}" --calibrate "$dev" --eva
 # ---- --html ----
 check "--html: exit 0" run 0 "${A[@]}" --html "$tmp/r.html" "der hund sitzt" "die katze" "猫 <script>"
 check "--html: stdout still has the alignments" lines 3
+check "--html: says where it wrote (issue 32)" err_has "^s2s align: wrote $tmp/r.html$"
 check "--html: a self-contained page" pycheck '
 import json, re, sys
 html = open(sys.argv[1], encoding="utf-8").read()

@@ -38,6 +38,18 @@ check "  names it" err_has "s2s translate: --tokens takes no value"
 check "a value option at the end" run 2 "$s2s" translate -m "$model" x --beam
 check "  says it needs a value" err_has "s2s translate: --beam needs a value (N)"
 
+# ---- --no- forms (issue 32) ----
+# A switch that sets a boolean key is switched off by its --no- form, and
+# the later of the two wins, as for every decoding option.
+check "--no-replace-unknowns: exit 0" run 0 "$s2s" translate -m "$here/../models/zh-en.safetensors" -q 我想吃巧克力。 --no-replace-unknowns
+check "  prints <unk>" out_has "^I want to eat <unk>.$"
+check "--no-replace-unknowns then --replace-unknowns" run 0 "$s2s" translate -m "$here/../models/zh-en.safetensors" -q 我想吃巧克力。 --no-replace-unknowns --replace-unknowns
+check "  copies the word" out_has "^I want to eat 巧克力.$"
+check "--no-replace-unknowns=x: exit 2" run 2 "$s2s" translate -m "$model" x --no-replace-unknowns=x
+check "  names the option as typed" err_has "s2s translate: --no-replace-unknowns takes no value"
+check "--help shows the --no- form" run 0 "$s2s" translate --help
+check "  --[no-]replace-unknowns" out_has "^  --\[no-\]replace-unknowns .*--no-replace-unknowns to false"
+
 # ---- did you mean ----
 check "translate --bean: exit 2" run 2 "$s2s" translate -m "$model" x --bean 4
 check "  did you mean --beam" err_has "s2s translate: unknown option '--bean' (did you mean '--beam'?)"
@@ -69,9 +81,13 @@ for c in init translate score inspect train "vocab build" eval align eval-align 
   n=0
   while read -r name value; do
     n=$((n + 1))
-    args=("$name"); [ -n "$value" ] && args+=(1)
-    check "$c: listed $name parses back" run 0 "$s2s" $c "${args[@]}" --help
-  done < <(grep -E '^  (-[a-zA-Z], )?--' "$tmp/help" | sed -E 's/^  (-[a-zA-Z], )?(--[a-z-]+)( ([^ ]+))?.*/\2 \4/; s/ \[.*//')
+    forms=("$name")
+    [[ $name == *"[no-]"* ]] && forms=("${name/\[no-\]/}" "${name/\[no-\]/no-}")  # --x, --no-x
+    for form in "${forms[@]}"; do
+      args=("$form"); [ -n "$value" ] && args+=(1)
+      check "$c: listed $form parses back" run 0 "$s2s" $c "${args[@]}" --help
+    done
+  done < <(grep -E '^  (-[a-zA-Z], )?--' "$tmp/help" | sed -E 's/^  (-[a-zA-Z], )?(--(\[no-\])?[a-z-]+)( ([^ ]+))?.*/\2 \5/; s/ \[.*//')
   check "$c: help lists options ($n)" test "$n" -ge 1
 done
 check "translate --help lists the decode flags with their keys" bash -c "'$s2s' translate --help | grep -q -- '--beam N .*decode.beam_size'"

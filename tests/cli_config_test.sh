@@ -64,15 +64,26 @@ expect_empty err "check of good files"
 
 run "$S2S" config check "$FIX/unknown_key.yaml"
 expect_rc 2 "check of an unknown key"
-expect_in err "s2s: $FIX/unknown_key.yaml:3:3: unknown key 'hedas' in 'model' (did you mean 'heads'?)" \
+expect_in err "s2s config check: $FIX/unknown_key.yaml:3:3: unknown key 'hedas' in 'model' (did you mean 'heads'?)" \
     "unknown key message"
 expect_in err "  hedas: 4" "the offending line is quoted"
 expect_empty out "a bad file is not called ok"
 
 run "$S2S" config check "$FIX/bad_syntax.yaml"
 expect_rc 2 "check of a syntax error"
-expect_in err "$FIX/bad_syntax.yaml:3:9: mapping values are not allowed in this context" \
+expect_in err "$FIX/bad_syntax.yaml:3:4: bad indentation: 3 spaces, more than the 2 of line 2 above" \
     "syntax error message"
+# Issue 32: a missing colon is reported on its own line (libyaml sees it on
+# the next), a tab by name and column.
+printf 'model:\n  d_model: 64\n  heads: 4\n  layers: 2\ndecode:\n  beam_size: 2\n  max_len: 20\n  n_best 1\n  min_len: 1\n' \
+    >"$TMP/no_colon.yaml"
+run "$S2S" config check "$TMP/no_colon.yaml"
+expect_rc 2 "check of a missing colon"
+expect_in err "$TMP/no_colon.yaml:8:3: missing ':' after 'n_best 1'" "the missing colon's own line"
+printf 'model:\n\td_model: 64\n' >"$TMP/tab.yaml"
+run "$S2S" config check "$TMP/tab.yaml"
+expect_in err "$TMP/tab.yaml:2:1: a tab character at column 1: YAML indents with spaces, not tabs" \
+    "a tab is named"
 
 # Several files: every problem of every bad file, the good ones still ok.
 run "$S2S" config check "$FIX/wrong_type.yaml" "$FIX/good.yaml" "$FIX/several_errors.yaml" \
@@ -81,6 +92,9 @@ expect_rc 2 "check of good and bad files"
 expect_in out "$FIX/good.yaml: ok" "the good file among bad ones"
 expect_in err "$FIX/wrong_type.yaml:2:10: model.heads: expected an integer, got 'four'" "first bad file"
 expect_in err "$FIX/several_errors.yaml:12:3: duplicate key 'src'" "last problem of a file with many"
+# Issue 32: one prefix on every problem, not only the first.
+expect_in err "s2s config check: $FIX/several_errors.yaml:12:3: duplicate key 'src'" \
+    "every problem of a config has the prefix"
 expect_in err "$FIX/bad_enum.yaml:2:9: model.norm: expected pre or post, got 'middle'" "last bad file"
 expect_in err "3 of 4 configs have problems" "the count of bad files"
 
@@ -271,6 +285,21 @@ expect_in out "  d_model: 512" "init without a preset writes the defaults"
 cp "$TMP/out" "$TMP/stdout.yaml"
 run "$S2S" config check "$TMP/stdout.yaml"
 expect_rc 0 "check of init's standard output"
+# Issue 32: ok says which commands the config is complete for, and the
+# commands refuse the same keys.
+expect_in out "$TMP/stdout.yaml: ok (translate; init needs vocab.src and vocab.tgt; train needs data.train, vocab.src and vocab.tgt, and -o OUT)" \
+    "check says what init's config lacks for init and train"
+run "$S2S" init "$TMP/stdout.yaml" -o "$TMP/never.safetensors"
+expect_rc 2 "init refuses init's config"
+expect_in err "config: vocab.src and vocab.tgt must be set" "init names the keys check named"
+run "$S2S" config check "$TMP/stdout.yaml" --set vocab.src=vocab/zh.txt --set vocab.tgt=vocab/en.txt
+expect_in out "ok (translate, init; train needs data.train, and -o OUT)" "check with the vocabularies set"
+run "$S2S" train "$TMP/stdout.yaml" --set vocab.src=vocab/zh.txt --set vocab.tgt=vocab/en.txt \
+    -o "$TMP/never.safetensors"
+expect_rc 2 "train refuses a config without data.train"
+expect_in err "data.train is not set" "train names the key check named"
+run "$S2S" config check configs/zh-en.yaml
+expect_in out "configs/zh-en.yaml: ok (translate, init, train)" "a shipped config is complete"
 echo "# mine" >"$TMP/mine.yaml"
 run "$S2S" config init --preset demo -o "$TMP/mine.yaml"
 expect_rc 2 "init does not replace a file"
@@ -299,7 +328,14 @@ expect_rc 0 "explain a bare key name"
 expect_in out "model.heads: int (>= 1); default 8" "a bare name finds its section"
 run "$S2S" config explain model.hedas
 expect_rc 2 "explain an unknown key"
-expect_in err "s2s: unknown key 'hedas' in 'model' (did you mean 'model.heads'?)" "explain's did-you-mean"
+expect_in err "s2s config explain: unknown key 'hedas' in 'model' (did you mean 'model.heads'?)" "explain's did-you-mean"
+# Issue 32: a word of a key finds it, where the whole name is too far off.
+run "$S2S" config explain beam
+expect_in err "s2s config explain: unknown key 'beam' (did you mean 'decode.beam_size'?)" "explain beam: decode.beam_size"
+run "$S2S" config explain decode.beam
+expect_in err "(did you mean 'decode.beam_size'?)" "explain decode.beam: decode.beam_size"
+run "$S2S" config chek configs/demo.yaml
+expect_in err "s2s config: unknown subcommand 'chek' (did you mean 'check'?)" "a mistyped subcommand"
 run "$S2S" config explain
 expect_rc 2 "explain without a key"
 
@@ -319,29 +355,29 @@ done
 
 run timeout 20 "$S2S" config check /dev/zero
 expect_rc 2 "check of /dev/zero"
-expect_in err "s2s: /dev/zero: larger than 1048576 bytes (1 MiB), the limit for a config file" \
+expect_in err "s2s config check: /dev/zero: larger than 1048576 bytes (1 MiB), the limit for a config file" \
     "/dev/zero message names the file"
 yes 'model: {}' | timeout 20 "$S2S" config check /dev/stdin >"$TMP/out" 2>"$TMP/err"
 rc=$?
 expect_rc 2 "check of an endless pipe (yes |)"
-expect_in err "s2s: /dev/stdin: larger than 1048576 bytes" "pipe message names the file"
+expect_in err "s2s config check: /dev/stdin: larger than 1048576 bytes" "pipe message names the file"
 mkfifo "$TMP/fifo"
 yes '# endless' >"$TMP/fifo" &
 writer=$!
 run timeout 20 "$S2S" config check "$TMP/fifo"
 expect_rc 2 "check of an endless FIFO"
-expect_in err "s2s: $TMP/fifo: larger than 1048576 bytes" "FIFO message names the file"
+expect_in err "s2s config check: $TMP/fifo: larger than 1048576 bytes" "FIFO message names the file"
 yes '# endless' >"$TMP/fifo" &
 writer2=$!
 run timeout 60 "$S2S" translate -m models/zh-en.safetensors --config "$TMP/fifo"
 expect_rc 2 "translate --config on an endless FIFO"
-expect_in err "s2s: $TMP/fifo: larger than 1048576 bytes" "translate --config message"
+expect_in err "s2s translate: $TMP/fifo: larger than 1048576 bytes" "translate --config message"
 kill "$writer" "$writer2" 2>/dev/null
 wait "$writer" "$writer2" 2>/dev/null
 head -c $((1024 * 1024 + 1)) /dev/zero | tr '\0' ' ' >"$TMP/big.yaml"
 run "$S2S" config check "$TMP/big.yaml"
 expect_rc 2 "check of a config of 1 MiB + 1 byte"
-expect_in err "s2s: $TMP/big.yaml: larger than 1048576 bytes" "oversized file message"
+expect_in err "s2s config check: $TMP/big.yaml: larger than 1048576 bytes" "oversized file message"
 
 # ---- --set on init: validated, exit 2, nothing written ----
 
@@ -364,7 +400,7 @@ check_variant() {
         bad "$2: exit $rc, expected 2"
     elif [ "$rc" -ne 0 ] && [ "$rc" -ne 2 ]; then
         bad "$2: exit $rc"
-    elif [ "$rc" -eq 2 ] && ! grep -q '^s2s: .*\.yaml' "$TMP/err"; then
+    elif [ "$rc" -eq 2 ] && ! grep -q '^s2s config check: .*\.yaml' "$TMP/err"; then
         bad "$2: the message does not name a file"
         head -3 "$TMP/err"
     else

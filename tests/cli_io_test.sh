@@ -102,8 +102,8 @@ endless=(
   "eval|/dev/zero|eval -m $model --max-len 4 /dev/zero"
   "align|/dev/zero|align -m $model --max-len 4 --eval /dev/zero"
   "probe coref|/dev/zero|probe coref -m $model /dev/zero"
-  "|/dev/zero|vocab build /dev/zero --column src -o $tmp/endless.txt"
-  "|/dev/zero|train $cfg --set data.train=/dev/zero -o $tmp/endless.safetensors"
+  "vocab build|/dev/zero|vocab build /dev/zero --column src -o $tmp/endless.txt"
+  "train|/dev/zero|train $cfg --set data.train=/dev/zero -o $tmp/endless.safetensors"
 )
 for entry in "${endless[@]}"; do
   IFS='|' read -r name file args <<<"$entry"
@@ -140,7 +140,7 @@ for entry in "${nowriter[@]}"; do
   IFS='|' read -r why args <<<"$entry"
   # shellcheck disable=SC2086  # args is a word list
   check "FIFO with no writer: $args: exit 2" run 2 timeout -k 10 30 "$s2s" $args </dev/null
-  check "FIFO with no writer: $args: message" err_has "^s2s: $tmp/nowriter: $why$"
+  check "FIFO with no writer: $args: message" err_has "^s2s ${args%% *}\( check\)\?: $tmp/nowriter: $why$"
   check "FIFO with no writer: $args: one line" one_line_err
 done
 

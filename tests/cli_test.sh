@@ -92,6 +92,21 @@ head -c 100 "$model" >"$tmp/trunc.safetensors"
 check "truncated model: exit 2" run 2 "$s2s" inspect "$tmp/trunc.safetensors"
 check "truncated model: one line" test "$(wc -l <"$tmp/err")" -eq 1
 check "unknown command: exit 2" run 2 "$s2s" frobnicate
+# Issue 32: a mistyped command gets the nearest one, as an option does.
+check "a mistyped command: exit 2" run 2 "$s2s" transalte -m "$model" x
+check "a mistyped command: did you mean" err_has "^s2s: unknown command 'transalte' (did you mean 'translate'?)$"
+# Issue 32: a model named without its extension (as s2s serve names models)
+# gets the file that has it; a file that is not a model says so first.
+check "a model without .safetensors: exit 2" run 2 "$s2s" translate -m "${model%.safetensors}" x
+check "a model without .safetensors: the file suggested" \
+  err_has "^s2s translate: ${model%.safetensors}: cannot open: No such file or directory (did you mean $model?)$"
+printf 'This is not a model.\nJust text.\n' >"$tmp/text.md"
+check "a text file as the model: exit 2" run 2 "$s2s" translate -m "$tmp/text.md" x
+check "a text file as the model: not a safetensors file, first" \
+  err_has "^s2s translate: $tmp/text.md: not a safetensors file ("
+# Issue 32: one prefix, "s2s CMD: ", on the library's messages too.
+check "a missing model: the command's prefix" run 2 "$s2s" translate -m "$tmp/none.safetensors" x
+check "a missing model: s2s translate: FILE" err_has "^s2s translate: $tmp/none.safetensors: cannot open"
 check "bad option value: exit 2" run 2 "$s2s" translate -m "$model" --threads zero x
 check "init without -o: exit 2" run 2 "$s2s" init "$cfg"
 check "init into a missing folder: exit 1" run 1 "$s2s" init "$cfg" -o "$tmp/no/such/dir/m.safetensors"
@@ -247,7 +262,7 @@ check "eval, a 3 MiB line: 2 sentences" /usr/bin/python3 -c "import json; assert
 # Training files are not read by the bad-line rule: such a line stops the
 # command, naming the file and line.
 check "vocab build, a 3 MiB line: exit 2" run 2 "$s2s" vocab build "$tmp/huge.tsv" --column src -o "$tmp/v.txt"
-check "vocab build, a 3 MiB line: one line naming FILE:LINE" bash -c "[ \"\$(cat '$tmp/err')\" = 's2s: $tmp/huge.tsv:2: line longer than 1048576 bytes' ]"
+check "vocab build, a 3 MiB line: one line naming FILE:LINE" bash -c "[ \"\$(cat '$tmp/err')\" = 's2s vocab build: $tmp/huge.tsv:2: line longer than 1048576 bytes' ]"
 check "vocab build, a 3 MiB line: no output" test ! -e "$tmp/v.txt"
 # A vocab file is read up to 64 MiB: an endless stream is refused.
 check "a vocab of /dev/zero: exit 2" run 2 "$s2s" init "$cfg" --set vocab.src=/dev/zero -o "$tmp/z.safetensors"
@@ -256,7 +271,7 @@ check "a vocab of /dev/zero: the limit named" err_has "/dev/zero: larger than 67
 # Output paths are checked before the work (s2s_check_writable), with the
 # writer's message, as a failed write (exit 1).
 check "init into a missing folder: exit 1" run 1 "$s2s" init "$cfg" -o "$tmp/no/dir/m.safetensors"
-check "init into a missing folder: one line naming it" bash -c "[ \"\$(cat '$tmp/err')\" = 's2s: $tmp/no/dir/m.safetensors: cannot write: No such file or directory' ]"
+check "init into a missing folder: one line naming it" bash -c "[ \"\$(cat '$tmp/err')\" = 's2s init: $tmp/no/dir/m.safetensors: cannot write: No such file or directory' ]"
 check "init onto a folder: exit 1" run 1 "$s2s" init "$cfg" -o "$tmp"
 check "init onto a folder: says why" err_has "cannot write: a directory"
 check "vocab build into a missing folder: exit 1" run 1 "$s2s" vocab build "$tmp/clean.tsv" --column src -o "$tmp/no/dir/v.txt"

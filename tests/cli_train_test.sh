@@ -193,8 +193,16 @@ rc=$?
 check "SIGTERM: exit 130 as SIGINT" test "$rc" -eq 130
 check "SIGTERM: one checkpoint, whole" one_checkpoint term
 steps=$(wc -l <"$tmp/term.train.log")
-check "SIGTERM: resumes" run 0 "$s2s" train "${sig_cfg[@]}" -o "$tmp/term.safetensors" \
-  --resume "$tmp/term.safetensors" --set train.max_steps=$((steps + 1)) --quiet
+# Issue 32: the message gives the whole command, config and options included,
+# and that command (with a nearer end) resumes, saying from which step.
+resume_cmd=$(sed -n 's/.*; continue with: s2s train //p' "$tmp/term.err")
+check "SIGTERM: the resume command names the config and the run's options" \
+  grep -q "continue with: s2s train ${sig_cfg[0]} .*-o $tmp/term.safetensors .*--log-every 1000000 --resume $tmp/term.safetensors\$" "$tmp/term.err"
+check "SIGTERM: resumes with the printed command" \
+  run 0 bash -c "\"\$0\" train $resume_cmd --set train.max_steps=$((steps + 1))" "$s2s"
+check "SIGTERM: the resumed run says its step" err_has "^resumed from step $steps ($tmp/term.safetensors)$"
+check "resume: no CONFIG is named as missing" run 2 "$s2s" train --resume "$tmp/term.safetensors"
+check "resume: the message says CONFIG is missing" err_has "^s2s train: no CONFIG given"
 for k in 1 2; do
   sig_run storm$k
   for _ in $(seq 1 300); do kill -INT "$pid" 2>/dev/null || break; done  # a burst, then more

@@ -10,7 +10,8 @@
 # - The block runs with `bash -e` in a fresh temporary folder that looks like
 #   the repository (a copy, with links for data/, so relative paths such as
 #   models/zh-en.safetensors work) with build/s2s linked to the s2s under
-#   test, which is also on PATH as `s2s`. Files the commands write land in
+#   test, which is also on PATH as `s2s`, and build/cmake_install.cmake to
+#   its build's, so that `cmake --install build --prefix DIR` works. Files the commands write land in
 #   that folder; a block that writes into the repository itself fails.
 # - Lines `# => TEXT` right after a command give its expected stdout, one
 #   line each (`# =>` alone: an empty line), compared exactly (trailing
@@ -22,6 +23,12 @@ shift
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 . "$here/lib.sh"
+
+# A sanitizer build's libs2s.so brings libasan with it; a program the docs
+# compile against it (the install block) loads it second, which ASan refuses.
+if ldd "$(dirname "$s2s")/libs2s.so" 2>/dev/null | grep -q libasan; then
+  export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+fi
 
 if [ $# -gt 0 ]; then files=("$@"); else files=("$root/README.md" "$root"/docs/*.md); fi
 
@@ -51,6 +58,10 @@ make_work() {
     [ -f "$entry" ] && [ -x "$entry" ] && ln -sf "$entry" "$work/build/"
   done
   ln -sf "$s2s" "$work/build/s2s"
+  # `cmake --install build` (the README's install block) installs the build under test.
+  [ -f "$(dirname "$s2s")/cmake_install.cmake" ] &&
+    ln -sf "$(dirname "$s2s")/cmake_install.cmake" "$work/build/"
+  return 0
 }
 
 # Writes the script for one block (lines on stdin, first line number $2) to

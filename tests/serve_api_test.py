@@ -10,6 +10,7 @@ import http.client
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -455,8 +456,24 @@ check("SIGTERM: exit 0", rc == 0)
 for args, why in ((["serve"], "no model"), (["serve", "-m", ZH_EN, "--port", "70000"], "port"),
                   (["serve", "-m", "/nonexistent.safetensors", "--port", "0"], "missing model"),
                   (["serve", "-m", ZH_EN, "-m", ZH_EN, "--port", "0"], "two models of one name"),
-                  (["serve", "-m", ZH_EN, "--host", "localhost", "--port", "0"], "host not numeric")):
+                  (["serve", "-m", ZH_EN, "--host", "no-such-host.invalid", "--port", "0"],
+                   "a host name that does not resolve")):
     p = subprocess.run([S2S, *args], capture_output=True, text=True, timeout=60)
     check(f"exit 2: {why}", p.returncode == 2 and p.stderr.count("\n") == 1, (p.returncode, p.stderr))
+
+# Issue 32: a host name that resolves to loopback (localhost) is taken.
+p = subprocess.Popen([S2S, "serve", "-m", ZH_EN, "--host", "localhost", "--port", "0"],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+line = p.stdout.readline()
+check("--host localhost: listening", line.startswith("listening on http://localhost:"), line)
+if line.startswith("listening on http://localhost:"):
+    c = http.client.HTTPConnection("127.0.0.1", int(line.rsplit(":", 1)[1]), timeout=60)
+    c.request("GET", "/healthz")
+    check("--host localhost: answers on 127.0.0.1", c.getresponse().status == 200)
+    c.close()
+p.send_signal(signal.SIGTERM)
+check("--host localhost: exit 0 on SIGTERM", p.wait(timeout=60) == 0)
+p.stdout.close()
+p.stderr.close()
 
 finish("serve_api")

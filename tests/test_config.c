@@ -15,6 +15,7 @@
 
 #include "config/schema.h"
 #include "s2s/config.h"
+#include "s2s/model.h"
 
 #define DIR S2S_TEST_DATA "/config"
 #define FIX(name) DIR "/" name
@@ -944,9 +945,11 @@ Test(config, aliases_resolve) {
 
 Test(config, syntax_error_has_position_line_and_caret) {
     expect_file_error(FIX("bad_syntax.yaml"),
-                      FIX("bad_syntax.yaml") ":3:9: mapping values are not allowed in this context\n"
+                      FIX("bad_syntax.yaml") ":3:4: bad indentation: 3 spaces, more than the 2 "
+                      "of line 2 above; keys of one mapping line up, and a nested one needs a "
+                      "key ending in ':' above it\n"
                       "   heads: 4\n"
-                      "        ^");
+                      "   ^");
 }
 
 Test(config, unknown_key_suggests_the_closest) {
@@ -1117,7 +1120,14 @@ Test(config, smaller_problems) {
         {"model:\n  heads: 4\n---\nmodel:\n  heads: 2\n",
          "q:4:1: a config holds one YAML document; this is a second one\nmodel:\n^"},
         {"model:\n\theads: 4\n",
-         "q:2:1: found character that cannot start any token (while scanning for the next token at line 2)\n\theads: 4\n^"},
+         "q:2:1: a tab character at column 1: YAML indents with spaces, not tabs\n\theads: 4\n^"},
+        {"model:\n  heads: 4\n  \td_model: 8\n",
+         "q:3:3: a tab character at column 3: YAML indents with spaces, not tabs\n  \td_model: 8\n  ^"},
+        // libyaml notices a missing colon on the next line; the key is on this one.
+        {"model:\n  heads: 4\n  d_model 8\n  layers: 2\n",
+         "q:3:3: missing ':' after 'd_model 8' (a key needs ': ' before its value)\n  d_model 8\n  ^"},
+        {"model:\n  heads: 4\n 猫: 2\n",
+         "q:3:2: bad indentation: 1 space, which lines up with no key above (line 2 has 2)\n 猫: 2\n ^"},
         {"model:\n  heads: 4\n  heads: 5\n  heads: 6\n",
          "q:3:3: duplicate key 'heads' in 'model' (first given at line 2)\n  heads: 5\n  ^\n"
          "q:4:3: duplicate key 'heads' in 'model' (first given at line 2)\n  heads: 6\n  ^"},
@@ -2328,4 +2338,26 @@ Test(config, explain_prints_one_key_and_suggests_for_unknown_ones) {
         cr_assert_null(text);
         cr_assert_str_eq(s2s_last_error(), bad[i].msg);
     }
+}
+
+// Issue 32: the keys a valid config may leave unset but init and train need.
+Test(config, unset_keys_per_command) {
+    s2s_config cfg;
+    s2s_config_default(&cfg);
+    char buf[128];
+    cr_assert_eq(s2s_config_unset_keys(&cfg, S2S_CONFIG_FOR_INIT, buf, sizeof buf), 2);
+    cr_assert_str_eq(buf, "vocab.src and vocab.tgt");
+    cr_assert_eq(s2s_config_unset_keys(&cfg, S2S_CONFIG_FOR_TRAIN, buf, sizeof buf), 3);
+    cr_assert_str_eq(buf, "data.train, vocab.src and vocab.tgt");
+    strcpy(cfg.vocab.src, "a.txt");
+    strcpy(cfg.vocab.tgt, "b.txt");
+    cr_assert_eq(s2s_config_unset_keys(&cfg, S2S_CONFIG_FOR_INIT, buf, sizeof buf), 0);
+    cr_assert_str_eq(buf, "");
+    cr_assert_eq(s2s_config_unset_keys(&cfg, S2S_CONFIG_FOR_TRAIN, buf, sizeof buf), 1);
+    cr_assert_str_eq(buf, "data.train");
+    // s2s_model_init refuses what the check names.
+    cfg.vocab.tgt[0] = '\0';
+    s2s_model *m;
+    cr_assert_eq(s2s_model_init(&m, &cfg, 1), S2S_ERR_CONFIG);
+    cr_assert(strstr(s2s_last_error(), "vocab.tgt must be set"), "%s", s2s_last_error());
 }

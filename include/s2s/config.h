@@ -247,6 +247,21 @@ s2s_status s2s_config_set(s2s_config *cfg, const char *assignment);
 // Cross-field checks (d_model % heads, odd d_model, ...).
 s2s_status s2s_config_validate(const s2s_config *cfg, const char *name);
 
+// What a command needs of a config beyond its being valid: the keys a
+// valid config may leave unset but the command refuses to run without.
+typedef enum s2s_config_use {
+    S2S_CONFIG_FOR_INIT,   // a fresh model (s2s init, s2s train): vocab.src, vocab.tgt
+    S2S_CONFIG_FOR_TRAIN,  // a fresh training run: data.train, then INIT's keys
+    S2S_CONFIG_FOR_COUNT,
+} s2s_config_use;
+
+// The keys `use` needs that cfg leaves unset, written into buf as a list
+// ("data.train, vocab.src and vocab.tgt"; "" when none; cut to size).
+// Returns how many. s2s_model_init and s2s_train refuse a config for which
+// this is not 0, so `s2s config check` can say beforehand which commands a
+// config is complete for. (train.output is left out: -o OUT stands for it.)
+int s2s_config_unset_keys(const s2s_config *cfg, s2s_config_use use, char *buf, size_t size);
+
 // Makes every path of cfg (vocab, data, train outputs) absolute against the
 // working directory and canonical: no "./", no repeated '/', no "dir/.."
 // (unless dir is a symbolic link). S2S_OK, or S2S_ERR_CONFIG when a path

@@ -22,7 +22,7 @@ char *s2s_cli_align_sel_name(int x, char buf[16]) {
 }
 
 static int no_memory(void) {
-    fputs("s2s: align: out of memory\n", stderr);
+    fputs("s2s align: out of memory\n", stderr);
     return S2S_EXIT_FAILURE;
 }
 
@@ -349,9 +349,12 @@ static int print_text(const s2s_cli_align_view *o, const s2s_cli_align_sent *s, 
         }
     char *al = s2s_alignment_format(s->final);
     if (!al) return no_memory();
-    printf("alignment (layer %s, head %s%s%s): %s\n", s2s_cli_align_sel_name(o->align_layer, lb),
-           s2s_cli_align_sel_name(o->align_head, hb), o->reverse ? ", " : "",
-           o->reverse ? s2s_symmetrize_name(o->sym) : "", al);
+    // The alignment always comes from cross-attention; under another map's
+    // heatmap, say so.
+    printf("%salignment (layer %s, head %s%s%s): %s\n",
+           o->map != S2S_CLI_MAP_CROSS ? "cross-attention " : "",
+           s2s_cli_align_sel_name(o->align_layer, lb), s2s_cli_align_sel_name(o->align_head, hb),
+           o->reverse ? ", " : "", o->reverse ? s2s_symmetrize_name(o->sym) : "", al);
     free(al);
     return S2S_EXIT_OK;
 }

@@ -69,10 +69,18 @@ int s2s_args_parse(const s2s_cmd_spec *spec, int argc, char **argv, s2s_args *a)
         const char *eq = x[1] == '-' ? strchr(x, '=') : NULL;
         size_t n = eq ? (size_t)(eq - x) : strlen(x);
         const s2s_opt *o = lookup(spec, x, n);
+        // "--no-replace-unknowns": a switch that sets a boolean key, set false.
+        bool negated = false;
+        if (!o && n > 5 && !strncmp(x, "--no-", 5)) {
+            char plain[128];
+            int m = snprintf(plain, sizeof plain, "--%.*s", (int)(n - 5), x + 5);
+            const s2s_opt *p = m < (int)sizeof plain ? lookup(spec, plain, (size_t)m) : NULL;
+            if (p && p->key && !p->value) o = p, negated = true;
+        }
         if (!o) return unknown(spec, x, n);
-        const char *value = NULL;
-        if (eq && !o->value)
-            return s2s_cli_usage_error(spec->name, "%s takes no value", o->name);
+        const char *value = negated ? "false" : NULL;
+        if (eq && (!o->value || negated))
+            return s2s_cli_usage_error(spec->name, "%.*s takes no value", (int)n, x);
         if (eq) {
             value = eq + 1;
         } else if (o->value && o->optional) {
@@ -122,11 +130,20 @@ static const char *schema_default(const char *key, char *buf, size_t size) {
 
 static void print_opt(const s2s_opt *o, FILE *f) {
     char left[128], def[128];
-    snprintf(left, sizeof left, "%s%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "",
-             o->name, o->value ? " " : "", o->optional ? "[" : "", o->value ? o->value : "");
+    // A switch that sets a boolean key also has its --no- form.
+    bool no = o->key && !o->value;
+    snprintf(left, sizeof left, "%s%s%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "",
+             no ? "--[no-]" : "", no ? o->name + 2 : o->name, o->value ? " " : "",
+             o->optional ? "[" : "", o->value ? o->value : "");
     if (o->optional) strncat(left, "]", sizeof left - strlen(left) - 1);
     fprintf(f, "  %-24s", left);
     if (strlen(left) > 23) fprintf(f, "\n  %-24s", "");  // keep a space before the help
+    if (no) {
+        fprintf(f, "sets %s to true, --no-%s to false (default: the model's; the schema's "
+                "is %s)\n", o->key, o->name + 2,
+                *schema_default(o->key, def, sizeof def) ? def : "none");
+        return;
+    }
     if (o->key) {
         fprintf(f, "sets %s (default: the model's; the schema's is %s)\n", o->key,
                 *schema_default(o->key, def, sizeof def) ? def : "none");

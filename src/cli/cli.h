@@ -32,7 +32,15 @@ int s2s_cmd_eval_align(int argc, char **argv);
 int s2s_cmd_probe(int argc, char **argv);
 int s2s_cmd_serve(int argc, char **argv);
 
-// Prints "s2s: <message>" and returns the exit code for a status.
+// Every error and warning line starts "s2s CMD: " (CMD: the command, as
+// main dispatched it; "s2s: " before there is one). main sets it.
+void s2s_cli_set_command(const char *name);
+// Prints msg with that prefix on each of its problems: a message of several
+// (a config's) gets it on every problem line, not on the source line and
+// caret quoted under one.
+void s2s_cli_error(const char *msg);
+// Prints s2s_last_error() (or the status's name) as s2s_cli_error does and
+// returns the exit code for the status.
 int s2s_cli_fail(s2s_status st);
 // Prints "s2s <cmd>: <formatted message>" and returns S2S_EXIT_USAGE.
 int s2s_cli_usage_error(const char *cmd, const char *fmt, ...)

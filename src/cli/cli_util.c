@@ -18,9 +18,46 @@ bool s2s_cli_flush_stdout(void) {
 
 int s2s_cli_stdout_errno(void) { return stdout_errno; }
 
+// ---- error messages: one prefix, "s2s CMD: " (README "Exit codes and errors") ----
+
+static const char *command;  // set by main before the command runs
+
+void s2s_cli_set_command(const char *name) { command = name; }
+
+// A line of only blanks and one '^': the caret under a quoted source line.
+static bool caret_line(const char *l, size_t n) {
+    size_t i = 0;
+    while (i < n && (l[i] == ' ' || l[i] == '\t')) i++;
+    return i + 1 == n && l[i] == '^';
+}
+
+void s2s_cli_error(const char *msg) {
+    const char *line[3];
+    size_t len[3];
+    const char *p = msg;
+    // Each problem line gets the prefix; a quoted source line and its caret
+    // (the two lines after a problem, as config errors have them) stay as
+    // they are, so that the caret still points.
+    while (*p) {
+        int n = 0;
+        for (const char *q = p; n < 3 && *q; n++) {
+            const char *nl = strchr(q, '\n');
+            line[n] = q;
+            len[n] = nl ? (size_t)(nl - q) : strlen(q);
+            q = nl ? nl + 1 : q + len[n];
+        }
+        int take = n == 3 && caret_line(line[2], len[2]) ? 3 : 1;
+        fprintf(stderr, "s2s%s%s: %.*s\n", command ? " " : "", command ? command : "",
+                (int)len[0], line[0]);
+        for (int k = 1; k < take; k++) fprintf(stderr, "%.*s\n", (int)len[k], line[k]);
+        p = line[take - 1] + len[take - 1];
+        if (*p == '\n') p++;
+    }
+}
+
 int s2s_cli_fail(s2s_status st) {
     const char *msg = s2s_last_error();  // empty when the failure was not the library's
-    fprintf(stderr, "s2s: %s\n", *msg ? msg : s2s_status_str(st));
+    s2s_cli_error(*msg ? msg : s2s_status_str(st));
     return st == S2S_ERR_NOMEM || st == S2S_ERR_BACKEND ? S2S_EXIT_FAILURE : S2S_EXIT_USAGE;
 }
 
@@ -61,7 +98,7 @@ int s2s_cli_print_json(json_t *o, int precision) {
 
 int s2s_cli_check_output(const char *path) {
     if (s2s_check_writable(path) == S2S_OK) return S2S_EXIT_OK;
-    fprintf(stderr, "s2s: %s\n", s2s_last_error());
+    s2s_cli_error(s2s_last_error());
     return S2S_EXIT_FAILURE;
 }
 

@@ -422,7 +422,7 @@ static int flush_chunk(aligner *a) {
                             a->view.align_share, a->view.no_eos);
     int rc = S2S_EXIT_OK;
     if (st != S2S_OK) {
-        fprintf(stderr, "s2s: %s:%d-%d: %s\n", a->input, a->first_line, a->first_line + a->n - 1,
+        fprintf(stderr, "s2s align: %s:%d-%d: %s\n", a->input, a->first_line, a->first_line + a->n - 1,
                 s2s_last_error());
         rc = st == S2S_ERR_NOMEM || st == S2S_ERR_BACKEND ? S2S_EXIT_FAILURE : S2S_EXIT_USAGE;
     }
@@ -573,7 +573,7 @@ static int report_eval(aligner *a, const char *model_path) {
     if (st == S2S_OK) st = s2s_model_set_alignment_share(a->fw.m, share);
     if (st == S2S_OK) st = s2s_model_save(a->fw.m, dst);
     if (st != S2S_OK) {
-        fprintf(stderr, "s2s: %s\n", s2s_last_error());
+        s2s_cli_error(s2s_last_error());
         return S2S_EXIT_FAILURE;
     }
     char lb[16], hb[16], pat[256];
@@ -627,8 +627,10 @@ static int run(const s2s_cmd_spec *spec, bool eval, int argc, char **argv) {
     if (rc == S2S_EXIT_OK && a->html) {
         s2s_status st = s2s_align_html_write(a->html, a->html_path);
         if (st != S2S_OK) {
-            fprintf(stderr, "s2s: %s\n", s2s_last_error());
+            s2s_cli_error(s2s_last_error());
             rc = S2S_EXIT_FAILURE;  // a failed write
+        } else {
+            fprintf(stderr, "s2s %s: wrote %s\n", a->cmd, a->html_path);
         }
     }
     rc = s2s_lines_exit(&a->in, rc);

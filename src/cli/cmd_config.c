@@ -19,7 +19,9 @@ static const char config_usage[] =
     "       s2s config init [--preset demo|zh-en|bench] [-o FILE] [--force]\n"
     "       s2s config explain KEY\n"
     "\n"
-    "check      exits 0 when every file is valid, else 2 after listing every problem\n"
+    "check      exits 0 when every file is valid, else 2 after listing every problem;\n"
+    "           'ok (translate, init; train needs data.train)' names the commands a\n"
+    "           valid file is complete for, and the keys the others need\n"
     "show       prints the effective config as YAML, paths absolute and canonical;\n"
     "           '# default' marks defaults\n"
     "diff       prints 'key: value in A -> value in B' for each key that differs;\n"
@@ -64,7 +66,10 @@ static const s2s_opt no_opts[] = {{0}};
 
 static const s2s_cmd_spec config_specs[] = {
     {"config check", "s2s config check FILE... [--set KEY=VALUE ...]",
-     "Exits 0 when every file is valid, else 2 after listing every problem.", set_opt, false},
+     "Exits 0 when every file is valid, else 2 after listing every problem. A valid\n"
+     "file's 'ok (translate, init; train needs data.train)' names the commands it is\n"
+     "complete for and the keys the others need (init: vocab.src, vocab.tgt; train:\n"
+     "data.train too, and -o OUT without train.output).", set_opt, false},
     {"config show", "s2s config show FILE [--set KEY=VALUE ...]",
      "Prints the effective config as YAML; '# default' marks defaults.", set_opt, false},
     {"config diff", "s2s config diff A B [--model-only]",
@@ -81,18 +86,22 @@ static const s2s_cmd_spec config_specs[] = {
      false},
 };
 
+// "config check" etc.: the prefix of this run's messages ("s2s config check: ").
+static const char *cmd_name = "config";
+
 // Splits argv (after the subcommand) into files and options. Returns -1
 // when it printed the help for --help, 0 when fine, else an exit code.
 static int parse_args(const char *sub, int argc, char **argv, config_args *a) {
     const s2s_cmd_spec *spec = NULL;
     for (size_t k = 0; k < sizeof config_specs / sizeof config_specs[0]; k++)
         if (!strcmp(config_specs[k].name + strlen("config "), sub)) spec = &config_specs[k];
+    if (spec) s2s_cli_set_command(cmd_name = spec->name);
     s2s_args args;
     int rc = s2s_args_parse(spec, argc, argv, &args);
     a->files = malloc(((size_t)argc + 1) * sizeof *a->files);
     a->sets = malloc(((size_t)argc + 1) * sizeof *a->sets);
     if (rc == S2S_EXIT_OK && (!a->files || !a->sets)) {
-        fprintf(stderr, "s2s config: out of memory\n");
+        fprintf(stderr, "s2s %s: out of memory\n", cmd_name);
         rc = S2S_EXIT_FAILURE;
     }
     for (int k = 0; k < args.n_opts && rc == S2S_EXIT_OK; k++) {
@@ -128,16 +137,38 @@ static int finish_output(void) {
     return s2s_cli_flush_stdout() ? S2S_EXIT_OK : S2S_EXIT_FAILURE;
 }
 
+// Which commands a valid config is complete for: "translate, init, train",
+// or "translate, init; train needs data.train", from the keys each command
+// refuses to run without (s2s_config_unset_keys). A config used as
+// translate's --config needs nothing more; train without train.output
+// needs -o OUT.
+static const char *uses(const s2s_config *cfg) {
+    static char out[512];
+    char init[128], train[128];
+    int n_init = s2s_config_unset_keys(cfg, S2S_CONFIG_FOR_INIT, init, sizeof init);
+    int n_train = s2s_config_unset_keys(cfg, S2S_CONFIG_FOR_TRAIN, train, sizeof train);
+    bool no_out = !cfg->train.output[0];
+    if (!n_init && !n_train)
+        snprintf(out, sizeof out, "translate, init, train%s", no_out ? " with -o OUT" : "");
+    else if (!n_init)
+        snprintf(out, sizeof out, "translate, init; train needs %s%s", train,
+                 no_out ? ", and -o OUT" : "");
+    else
+        snprintf(out, sizeof out, "translate; init needs %s; train needs %s%s", init, train,
+                 no_out ? ", and -o OUT" : "");
+    return out;
+}
+
 static int cmd_check(const config_args *a) {
     if (a->n_files < 1)
-        return s2s_cli_usage_error("config",
-                                   "check needs at least one FILE (see s2s config --help)");
+        return s2s_cli_usage_error(cmd_name,
+                                   "needs at least one FILE (see s2s config --help)");
     int rc = S2S_EXIT_OK, bad = 0;
     for (int i = 0; i < a->n_files; i++) {
         s2s_config cfg;
         s2s_status st = load(&cfg, a->files[i], a);
         if (st == S2S_OK) {
-            printf("%s: ok\n", a->files[i]);
+            printf("%s: ok (%s)\n", a->files[i], uses(&cfg));
             continue;
         }
         int code = s2s_cli_fail(st);
@@ -145,21 +176,21 @@ static int cmd_check(const config_args *a) {
         bad++;
     }
     if (a->n_files > 1 && bad > 0)
-        fprintf(stderr, "s2s config: %d of %d configs have problems\n", bad, a->n_files);
+        fprintf(stderr, "s2s %s: %d of %d configs have problems\n", cmd_name, bad, a->n_files);
     int out = finish_output();
     return rc != S2S_EXIT_OK ? rc : out;
 }
 
 static int cmd_show(const config_args *a) {
     if (a->n_files != 1)
-        return s2s_cli_usage_error("config", "show takes one FILE (see s2s config --help)");
+        return s2s_cli_usage_error(cmd_name, "takes one FILE (see s2s config --help)");
     s2s_config cfg;
     s2s_status st = load(&cfg, a->files[0], a);
     if (st != S2S_OK) return s2s_cli_fail(st);
     if (!absolute_paths(&cfg)) return S2S_EXIT_USAGE;
     char *text = s2s_config_to_yaml(&cfg);
     if (!text) {
-        fprintf(stderr, "s2s config: out of memory\n");
+        fprintf(stderr, "s2s %s: out of memory\n", cmd_name);
         return S2S_EXIT_FAILURE;
     }
     fputs(text, stdout);
@@ -171,7 +202,7 @@ static int cmd_show(const config_args *a) {
 // write, anything else).
 static int cmd_diff(const config_args *a) {
     if (a->n_files != 2)
-        return s2s_cli_usage_error("config", "diff takes two FILEs (see s2s config --help)");
+        return s2s_cli_usage_error(cmd_name, "takes two FILEs (see s2s config --help)");
     s2s_config cfg[2];
     bool ok = true;
     for (int i = 0; i < 2; i++) {
@@ -200,7 +231,7 @@ static int cmd_diff(const config_args *a) {
 // Prints text made by the library (NULL: out of memory) and frees it.
 static int print_text(char *text) {
     if (!text) {
-        fprintf(stderr, "s2s config: out of memory\n");
+        fprintf(stderr, "s2s %s: out of memory\n", cmd_name);
         return S2S_EXIT_FAILURE;
     }
     fputs(text, stdout);
@@ -210,19 +241,19 @@ static int print_text(char *text) {
 
 static int cmd_reference(const config_args *a) {
     if (a->n_files != 0 || a->n_sets != 0)
-        return s2s_cli_usage_error("config", "reference takes no FILE (see s2s config --help)");
+        return s2s_cli_usage_error(cmd_name, "takes no FILE (see s2s config --help)");
     return print_text(s2s_config_reference());
 }
 
 static int cmd_schema(const config_args *a) {
     if (a->n_files != 0 || a->n_sets != 0)
-        return s2s_cli_usage_error("config", "schema takes no FILE (see s2s config --help)");
+        return s2s_cli_usage_error(cmd_name, "takes no FILE (see s2s config --help)");
     return print_text(s2s_config_json_schema());
 }
 
 static int cmd_explain(const config_args *a) {
     if (a->n_files != 1 || a->n_sets != 0)
-        return s2s_cli_usage_error("config", "explain takes one KEY (see s2s config --help)");
+        return s2s_cli_usage_error(cmd_name, "takes one KEY (see s2s config --help)");
     char *text;
     s2s_status st = s2s_config_explain(a->files[0], &text);
     if (st != S2S_OK) return s2s_cli_fail(st);
@@ -231,17 +262,17 @@ static int cmd_explain(const config_args *a) {
 
 static int cmd_init(const config_args *a) {
     if (a->n_files != 0 || a->n_sets != 0)
-        return s2s_cli_usage_error("config",
+        return s2s_cli_usage_error(cmd_name,
                                    "init takes no FILE; use -o FILE (see s2s config --help)");
     s2s_config cfg;
     s2s_config_default(&cfg);
     if (a->preset) {
         s2s_status st = s2s_config_preset(&cfg, a->preset);
-        if (st != S2S_OK) return s2s_cli_usage_error("config", "init: %s", s2s_last_error());
+        if (st != S2S_OK) return s2s_cli_usage_error(cmd_name, "%s", s2s_last_error());
     }
     struct stat sb;
     if (a->output && !a->force && stat(a->output, &sb) == 0 && S_ISREG(sb.st_mode))
-        return s2s_cli_usage_error("config", "init: %s exists; --force replaces it", a->output);
+        return s2s_cli_usage_error(cmd_name, "%s exists; --force replaces it", a->output);
     int rc = a->output ? s2s_cli_check_output(a->output) : S2S_EXIT_OK;
     if (rc != S2S_EXIT_OK) return rc;
     char header[512];
@@ -254,7 +285,7 @@ static int cmd_init(const config_args *a) {
     if (!a->output) return print_text(s2s_config_to_commented_yaml(&cfg, header));
     s2s_status st = s2s_config_write_commented(&cfg, header, a->output);
     if (st == S2S_OK) return S2S_EXIT_OK;
-    fprintf(stderr, "s2s: %s\n", s2s_last_error());
+    s2s_cli_error(s2s_last_error());
     return st == S2S_ERR_IO || st == S2S_ERR_NOMEM ? S2S_EXIT_FAILURE : S2S_EXIT_USAGE;  // a failed write: 1
 }
 
@@ -276,9 +307,16 @@ int s2s_cmd_config(int argc, char **argv) {
                                       : !strcmp(sub, "init") ? cmd_init
                                       : !strcmp(sub, "explain") ? cmd_explain
                                                                   : NULL;
-    if (!run)
-        return s2s_cli_usage_error("config", "unknown subcommand '%s' (see s2s config --help)",
+    if (!run) {
+        s2s_suggest s = s2s_suggest_start(sub, strlen(sub));
+        for (size_t k = 0; k < sizeof config_specs / sizeof config_specs[0]; k++)
+            s2s_suggest_offer(&s, config_specs[k].name + strlen("config "));
+        if (s.best)
+            return s2s_cli_usage_error(cmd_name, "unknown subcommand '%s' (did you mean '%s'?)",
+                                       sub, s.best);
+        return s2s_cli_usage_error(cmd_name, "unknown subcommand '%s' (see s2s config --help)",
                                    sub);
+    }
     config_args a = {0};
     int rc = parse_args(sub, argc - 1, argv + 1, &a);
     if (rc == 0) rc = run(&a);

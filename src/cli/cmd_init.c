@@ -55,7 +55,7 @@ int s2s_cmd_init(int argc, char **argv) {
     st = s2s_model_save(m, out);
     s2s_model_free(m);
     if (st != S2S_OK) {
-        fprintf(stderr, "s2s: %s\n", s2s_last_error());
+        s2s_cli_error(s2s_last_error());
         return S2S_EXIT_FAILURE;
     }
     return S2S_EXIT_OK;

@@ -252,7 +252,7 @@ static int calibrate(prober *pr, const char *model_path) {
     s2s_status st = s2s_model_set_coref_head(pr->m, bl, bh);
     if (st == S2S_OK) st = s2s_model_save(pr->m, dst);
     if (st != S2S_OK) {
-        fprintf(stderr, "s2s: %s\n", s2s_last_error());
+        s2s_cli_error(s2s_last_error());
         return S2S_EXIT_FAILURE;
     }
     char lb[16], hb[16], pat[256];
@@ -403,6 +403,7 @@ static int show(prober *pr) {
 static int probe_coref(int argc, char **argv) {
     s2s_decode_opts o = s2s_cli_decode_opts();
     s2s_args args;
+    s2s_cli_set_command(CMD);
     int rc = s2s_args_parse(&probe_spec, argc, argv, &args);
     prober *pr = rc == S2S_EXIT_OK && !args.help ? calloc(1, sizeof *pr) : NULL;
     if (rc != S2S_EXIT_OK || args.help || !pr) {

@@ -15,7 +15,7 @@
 static const s2s_opt serve_opts[] = {
     {.name = "--model", .alias = "-m", .value = "MODEL",
      .help = "a model file to serve, named by its stem (zh-en); repeat for more"},
-    {.name = "--host", .value = "ADDR", .help = "the address to listen on (numeric)",
+    {.name = "--host", .value = "ADDR", .help = "the address to listen on: numeric, or a name of loopback (localhost)",
      .def = "127.0.0.1"},
     {.name = "--port", .value = "PORT", .help = "the port; 0 picks a free one", .def = "8080"},
     {.name = "--threads", .value = "N", .help = "decoding workers, one decoding state each",

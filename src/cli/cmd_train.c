@@ -93,7 +93,9 @@ typedef struct progress {
     double drawn;           // elapsed time of the last redraw
     int first_step;         // the step before this process's first (0, or the resumed one)
     bool stepped;           // a step ran in this process
+    const char *resume;     // --resume's CKPT, or NULL
 } progress;
+
 
 static void format_eta(char *buf, size_t n, double sec) {
     if (!isfinite(sec) || sec < 0) sec = 0;
@@ -108,7 +110,11 @@ static void on_step(const s2s_train_progress *p, void *user) {
     pg->stepped = true;
     atomic_store(&stepped_once, 1);
     if (pg->quiet) return;
-    if (pg->first_step < 0) pg->first_step = p->step - 1;
+    if (pg->first_step < 0) {
+        pg->first_step = p->step - 1;
+        if (pg->resume)
+            fprintf(stderr, "resumed from step %d (%s)\n", pg->first_step, pg->resume);
+    }
     int done = p->step - pg->first_step;
     char eta[32];
     format_eta(eta, sizeof eta, done > 0 ? p->elapsed / done * (p->max_steps - p->step) : 0);
@@ -166,6 +172,47 @@ static const s2s_cmd_spec train_spec = {
     "batches shared among them (docs/training.md).",
     train_opts, /*decode=*/false};
 
+// ---- the command that continues an interrupted run ----
+
+// Prints arg after a space, single-quoted when the shell would read it otherwise.
+static void shell_word(FILE *f, const char *arg) {
+    static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                "0123456789@%+=:,./-_";
+    if (*arg && strspn(arg, plain) == strlen(arg)) {
+        fprintf(f, " %s", arg);
+        return;
+    }
+    fputs(" '", f);
+    for (const char *c = arg; *c; c++)
+        if (*c == '\'') fputs("'\\''", f);
+        else fputc(*c, f);
+    fputc('\'', f);
+}
+
+// Prints "s2s train CONFIG [this run's options] --resume OUT": the command
+// line argv gave, with --init, --overwrite and --resume replaced (argv
+// parsed before, so parsing it again prints nothing).
+static void print_resume_command(FILE *f, int argc, char **argv, const char *out) {
+    s2s_args a;
+    if (s2s_args_parse(&train_spec, argc, argv, &a) != S2S_EXIT_OK || a.n_pos < 1) {
+        s2s_args_free(&a);
+        fprintf(f, "s2s train CONFIG --resume %s", out);
+        return;
+    }
+    fputs("s2s train", f);
+    shell_word(f, a.pos[0]);
+    for (int k = 0; k < a.n_opts; k++) {
+        const s2s_arg *x = &a.opts[k];
+        if (s2s_arg_is(x, "--init") || s2s_arg_is(x, "--overwrite") || s2s_arg_is(x, "--resume"))
+            continue;
+        shell_word(f, x->opt->alias && !strcmp(x->opt->alias, "-o") ? "-o" : x->opt->name);
+        if (x->value) shell_word(f, x->value);
+    }
+    fputs(" --resume", f);
+    shell_word(f, out);
+    s2s_args_free(&a);
+}
+
 int s2s_cmd_train(int argc, char **argv) {
     if (!stop_on_signals()) return S2S_EXIT_FAILURE;
     const char *config = NULL;
@@ -186,7 +233,7 @@ int s2s_cmd_train(int argc, char **argv) {
         } else if (s2s_arg_is(x, "--init")) {
             tp.init = val;
         } else if (s2s_arg_is(x, "--resume")) {
-            tp.resume = val;
+            tp.resume = pg.resume = val;
         } else if (s2s_arg_is(x, "--set")) {
             log_set |= strncmp(val, "train.log=", 10) == 0;
             output_set |= strncmp(val, "train.output=", 13) == 0;
@@ -214,7 +261,9 @@ int s2s_cmd_train(int argc, char **argv) {
         free(sets);
         return rc;
     }
-    if (!config) rc = s2s_cli_usage_error("train", "usage: %s", train_spec.usage);
+    if (!config)
+        rc = s2s_cli_usage_error("train", "no CONFIG given: the config names the data, vocabularies "
+                                 "and schedule, also for --resume (usage: %s)", train_spec.usage);
     if (rc == S2S_EXIT_OK && tp.init && tp.resume)
         rc = s2s_cli_usage_error("train", "--init and --resume exclude each other");
     s2s_config cfg;
@@ -263,13 +312,16 @@ int s2s_cmd_train(int argc, char **argv) {
         return EXIT_INTERRUPTED;
     }
     if (!pg.quiet) {
-        if (sum.interrupted)
-            fprintf(stderr, "interrupted after step %d; checkpoint %s (continue with --resume %s)\n",
-                    sum.steps, out, out);
-        else
+        if (sum.interrupted) {
+            fprintf(stderr, "interrupted after step %d; model and checkpoint saved as %s; "
+                    "continue with: ", sum.steps, out);
+            print_resume_command(stderr, argc, argv, out);
+            fputc('\n', stderr);
+        } else {
             fprintf(stderr, "%s after step %d (%.0f tok/s); model %s\n",
                     sum.early_stopped ? "stopped early" : "done", sum.steps, sum.tokens_per_sec,
                     out);
+        }
         static const char *const metric[S2S_BEST_COUNT] = {
             [S2S_BEST_BLEU] = "bleu", [S2S_BEST_LOSS] = "loss",
             [S2S_BEST_EXACT_MATCH] = "exact match"};

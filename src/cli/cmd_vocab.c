@@ -22,6 +22,7 @@ static const s2s_cmd_spec vocab_spec = {
 
 int s2s_cmd_vocab(int argc, char **argv) {
     bool build = argc >= 1 && !strcmp(argv[0], "build");
+    if (build) s2s_cli_set_command("vocab build");
     if (!build && !(argc >= 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))))
         return s2s_cli_usage_error("vocab", "usage: %s", vocab_spec.usage);
     const char *corpus = NULL, *out = NULL;
@@ -36,7 +37,7 @@ int s2s_cmd_vocab(int argc, char **argv) {
         } else if (s2s_arg_is(x, "--column")) {
             if (!strcmp(val, "src")) p.column = 0;
             else if (!strcmp(val, "tgt")) p.column = 1;
-            else rc = s2s_cli_usage_error("vocab", "--column needs src or tgt");
+            else rc = s2s_cli_usage_error("vocab build", "--column needs src or tgt");
         } else if (s2s_arg_is(x, "--min-count")) {
             if (!s2s_cli_int("vocab", "--min-count", val, 1, S2S_CLI_INT_MAX, &p.min_count))
                 rc = S2S_EXIT_USAGE;
@@ -47,13 +48,13 @@ int s2s_cmd_vocab(int argc, char **argv) {
         }
     }
     if (rc == S2S_EXIT_OK && a.n_pos > 1)
-        rc = s2s_cli_usage_error("vocab", "unexpected argument '%s'", a.pos[1]);
+        rc = s2s_cli_usage_error("vocab build", "unexpected argument '%s'", a.pos[1]);
     if (a.n_pos > 0) corpus = a.pos[0];
     bool help = a.help;
     s2s_args_free(&a);
     if (rc != S2S_EXIT_OK || help) return rc;
     if (!corpus || !out || p.column < 0)
-        return s2s_cli_usage_error("vocab", "usage: %s", vocab_spec.usage);
+        return s2s_cli_usage_error("vocab build", "usage: %s", vocab_spec.usage);
     rc = s2s_cli_check_output(out);
     if (rc != S2S_EXIT_OK) return rc;
     int n = 0;
@@ -63,7 +64,7 @@ int s2s_cmd_vocab(int argc, char **argv) {
     size_t ol = strlen(out);
     const char *e = s2s_last_error();
     if (st == S2S_ERR_IO && !strncmp(e, out, ol) && e[ol] == ':') {
-        fprintf(stderr, "s2s: %s\n", e);
+        s2s_cli_error(e);
         return S2S_EXIT_FAILURE;
     }
     if (st != S2S_OK) return s2s_cli_fail(st);

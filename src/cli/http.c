@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <microhttpd.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -427,6 +428,45 @@ static void stop_watchdog(s2s_http *h) {
     h->watching = false;
 }
 
+// A host name (not a numeric address) for --host: taken when it resolves to
+// a loopback address (localhost), the first such (IPv4 before IPv6), so that
+// a name never opens the server to other machines; a numeric address is
+// how to listen anywhere else. False after a message.
+static bool loopback_name(const char *host, struct sockaddr_in *a4, struct sockaddr_in6 *a6,
+                          bool *v6) {
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    int e = getaddrinfo(host, NULL, &hints, &res);
+    if (e) {
+        fprintf(stderr, "s2s serve: --host %s: %s (a numeric IPv4 or IPv6 address, or a name "
+                "of this machine's loopback such as localhost)\n", host, gai_strerror(e));
+        return false;
+    }
+    const struct addrinfo *four = NULL, *six = NULL;
+    for (const struct addrinfo *r = res; r; r = r->ai_next) {
+        if (r->ai_family == AF_INET && !four &&
+            (ntohl(((const struct sockaddr_in *)r->ai_addr)->sin_addr.s_addr) >> 24) == 127)
+            four = r;
+        if (r->ai_family == AF_INET6 && !six &&
+            IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)r->ai_addr)->sin6_addr))
+            six = r;
+    }
+    if (four) a4->sin_addr = ((const struct sockaddr_in *)four->ai_addr)->sin_addr;
+    else if (six) a6->sin6_addr = ((const struct sockaddr_in6 *)six->ai_addr)->sin6_addr;
+    *v6 = !four && six;
+    if (!four && !six) {
+        char first[INET6_ADDRSTRLEN] = "?";
+        const void *at = res->ai_family == AF_INET
+                             ? (const void *)&((const struct sockaddr_in *)res->ai_addr)->sin_addr
+                             : (const void *)&((const struct sockaddr_in6 *)res->ai_addr)->sin6_addr;
+        inet_ntop(res->ai_family, at, first, sizeof first);
+        fprintf(stderr, "s2s serve: --host %s: resolves to %s, not a loopback address; a name "
+                "is taken only for loopback (give the numeric address to listen there)\n",
+                host, first);
+    }
+    freeaddrinfo(res);
+    return four || six;
+}
+
 s2s_http *s2s_http_start(s2s_server *srv, const s2s_http_opts *o) {
     if (!mhd.start_daemon && !mhd_open()) return NULL;
     s2s_http *h = calloc(1, sizeof *h);
@@ -447,12 +487,15 @@ s2s_http *s2s_http_start(s2s_server *srv, const s2s_http_opts *o) {
     struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)o->port)};
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC;
     const struct sockaddr *addr = (const struct sockaddr *)&a4;
+    bool v6 = false;
     if (inet_pton(AF_INET, o->host, &a4.sin_addr) != 1) {
-        if (inet_pton(AF_INET6, o->host, &a6.sin6_addr) != 1) {
-            fprintf(stderr, "s2s serve: --host %s: not a numeric IPv4 or IPv6 address\n", o->host);
+        v6 = inet_pton(AF_INET6, o->host, &a6.sin6_addr) == 1;
+        if (!v6 && !loopback_name(o->host, &a4, &a6, &v6)) {
             free(h);
             return NULL;
         }
+    }
+    if (v6) {
         addr = (const struct sockaddr *)&a6;
         flags |= MHD_USE_IPv6;
     }

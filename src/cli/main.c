@@ -95,10 +95,19 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (!strcmp(argv[1], commands[i].name)) {
+            s2s_cli_set_command(commands[i].name);
             int rc = commands[i].run(argc - 2, argv + 2);
             s2s_shutdown();
             return finish(commands[i].name, rc);
         }
+    }
+    // "transalte": the nearest command, as a mistyped option gets the nearest option.
+    s2s_suggest s = s2s_suggest_start(argv[1], strlen(argv[1]));
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        s2s_suggest_offer(&s, commands[i].name);
+    if (s.best) {
+        fprintf(stderr, "s2s: unknown command '%s' (did you mean '%s'?)\n", argv[1], s.best);
+        return S2S_EXIT_USAGE;
     }
     fprintf(stderr, "s2s: unknown command '%s'\n%s", argv[1], usage);
     return S2S_EXIT_USAGE;

@@ -179,6 +179,22 @@ s2s_status s2s_config_validate(const s2s_config *cfg, const char *name) {
     return s2s_cfg_finish(&c);
 }
 
+// ---- what the commands need ----
+
+int s2s_config_unset_keys(const s2s_config *cfg, s2s_config_use use, char *buf, size_t size) {
+    const char *unset[3];
+    int n = 0;
+    if (use == S2S_CONFIG_FOR_TRAIN && !cfg->data.train[0]) unset[n++] = "data.train";
+    if (!cfg->vocab.src[0]) unset[n++] = "vocab.src";
+    if (!cfg->vocab.tgt[0]) unset[n++] = "vocab.tgt";
+    if (size > 0) buf[0] = '\0';
+    for (int k = 0; k < n && size > 0; k++) {
+        size_t at = strlen(buf);
+        snprintf(buf + at, size - at, "%s%s", k == 0 ? "" : k == n - 1 ? " and " : ", ", unset[k]);
+    }
+    return n;
+}
+
 // ---- loading ----
 
 // Reads the text (and its bases), applies the overrides, then runs the

@@ -185,6 +185,40 @@ void s2s_cfg_summary(s2s_buf *b, const s2s_cfg_key *k) {
     else s2s_buf_puts(b, "); unset by default");
 }
 
+// Whether name[0..n) is a word of a key ("beam" of "beam_size", "steps" of
+// "max_steps") or, at 3 characters or more, the start of one ("rep" of
+// "repetition_penalty"): what a person remembers of a key when the edit
+// distance to its whole name is too large for a did-you-mean.
+static bool part_of(const char *name, size_t n, const char *key) {
+    if (n >= 3 && !strncmp(key, name, n)) return true;
+    for (const char *w = key; w; w = strchr(w, '_') ? strchr(w, '_') + 1 : NULL)
+        if (!strncmp(w, name, n) && (w[n] == '\0' || w[n] == '_')) return true;
+    return false;
+}
+
+// " (did you mean 'a'?)" or " (did you mean 'a', 'b' or 'c'?)": the leaf
+// paths (with `prefix`, in table t, or every leaf when t is NULL) whose last
+// key has name[0..n) as a word. False when none has.
+static bool suggest_part(s2s_buf *why, const s2s_cfg_table *t, const char *prefix,
+                         const char *name, size_t n) {
+    const char *hits[4];
+    int found = 0;
+    int count = t ? t->n_keys : s2s_cfg_n_leaves();
+    for (int i = 0; i < count; i++) {
+        const char *key = t ? t->keys[i].name : s2s_cfg_leaf_get(i)->key->name;
+        if (!part_of(name, n, key)) continue;
+        if (found < 4) hits[found] = t ? key : s2s_cfg_leaf_get(i)->path;
+        found++;
+    }
+    if (found == 0 || found > 4) return false;  // too many to be a hint
+    s2s_buf_puts(why, " (did you mean ");
+    for (int i = 0; i < found; i++)
+        s2s_buf_printf(why, "%s'%s%s'", i == 0 ? "" : i == found - 1 ? " or " : ", ", prefix,
+                       hits[i]);
+    s2s_buf_puts(why, "?)");
+    return true;
+}
+
 // The key at path[0..n) ("model.d_model", "train.guided_alignment"), or
 // NULL with the reason (and a did-you-mean at the level that went wrong).
 static const s2s_cfg_key *find_key(const char *path, size_t n, s2s_buf *why) {
@@ -204,7 +238,10 @@ static const s2s_cfg_key *find_key(const char *path, size_t n, s2s_buf *why) {
             s2s_cfg_quote(why, p, len, 60);
             if (t != &s2s_cfg_root) s2s_buf_printf(why, " in '%.*s'", (int)(p - 1 - path), path);
             const char *hint = s2s_cfg_suggest(t, p, len);
-            if (hint) s2s_buf_printf(why, " (did you mean '%.*s%s'?)", (int)(p - path), path, hint);
+            char prefix[128];
+            snprintf(prefix, sizeof prefix, "%.*s", (int)(p - path), path);
+            if (hint) s2s_buf_printf(why, " (did you mean '%s%s'?)", prefix, hint);
+            else if (t != &s2s_cfg_root) suggest_part(why, t, prefix, p, len);
             return NULL;
         }
         const s2s_cfg_key *k = &t->keys[i];
@@ -273,11 +310,14 @@ s2s_status s2s_config_explain(const char *key, char **out_text) {
         } else if (found > 1) {
             s2s_buf_printf(&why, "'%s' is a key of several tables; name one: %s", key, paths.s);
         } else {
+            // A section's name, then a key with the name as a word of it
+            // ("beam": decode.beam_size), then a key spelt nearly so.
             const char *hint = s2s_cfg_suggest(&s2s_cfg_root, key, n);
-            if (!hint) hint = suggest_leaf(key);
             s2s_buf_puts(&why, "unknown key ");
             s2s_cfg_quote(&why, key, n, 60);
             if (hint) s2s_buf_printf(&why, " (did you mean '%s'?)", hint);
+            else if (!suggest_part(&why, NULL, "", key, n) && (hint = suggest_leaf(key)))
+                s2s_buf_printf(&why, " (did you mean '%s'?)", hint);
         }
     }
     s2s_buf_free(&paths);

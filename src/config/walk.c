@@ -380,6 +380,94 @@ static bool flow_too_deep(s2s_cfg_ctx *c) {
     return false;
 }
 
+// ---- syntax errors in a person's words ----
+
+// Byte offset of the start of 0-based line `line` in c->text, or c->len.
+static size_t line_start(const s2s_cfg_ctx *c, size_t line) {
+    size_t i = 0;
+    for (size_t l = 0; l < line && i < c->len; i++)
+        if (c->text[i] == '\n') l++;
+    return i;
+}
+
+// Byte offset of a mark (libyaml's index counts characters, not bytes).
+static size_t mark_offset(const s2s_cfg_ctx *c, const yaml_mark_t *m) {
+    size_t i = line_start(c, m->line);
+    for (size_t col = 0; col < m->column && i < c->len; col++)
+        do i++; while (i < c->len && ((unsigned char)c->text[i] & 0xC0) == 0x80);
+    return i;
+}
+
+// The leading spaces of the line starting at byte i; -1 for a blank or
+// comment line (which sets no indentation).
+static int line_indent(const s2s_cfg_ctx *c, size_t i) {
+    int n = 0;
+    while (i < c->len && c->text[i] == ' ') i++, n++;
+    if (i >= c->len || c->text[i] == '\n' || c->text[i] == '\r' || c->text[i] == '#') return -1;
+    return n;
+}
+
+// The indentation of the nearest line above `line` that sets one, or -1.
+static int indent_above(const s2s_cfg_ctx *c, size_t line, size_t *above) {
+    for (size_t l = line; l-- > 0;) {
+        int n = line_indent(c, line_start(c, l));
+        if (n >= 0) return *above = l, n;
+    }
+    return -1;
+}
+
+// libyaml names what its scanner met ("could not find expected ':'",
+// "found character that cannot start any token"); a person needs what is
+// wrong and where they wrote it: the key without its colon (libyaml only
+// notices on the next line), the tab, the line indented out of step.
+// Writes that message into b and its position into *mark; false when the
+// problem is none of these.
+static bool explain_syntax(const s2s_cfg_ctx *c, const yaml_parser_t *p, s2s_buf *b,
+                           yaml_mark_t *mark) {
+    if (!c->text || !p->problem) return false;
+    const yaml_mark_t *pm = &p->problem_mark;
+    if (!strcmp(p->problem, "could not find expected ':'") && p->context &&
+        !strcmp(p->context, "while scanning a simple key")) {
+        // The key started at context_mark; show the rest of that line.
+        size_t i = mark_offset(c, &p->context_mark), end = i;
+        while (end < c->len && c->text[end] != '\n' && c->text[end] != '\r') end++;
+        while (end > i && (c->text[end - 1] == ' ' || c->text[end - 1] == '\t')) end--;
+        s2s_buf_printf(b, "missing ':' after '%.*s' (a key needs ': ' before its value)",
+                       (int)(end - i), c->text + i);
+        *mark = p->context_mark;
+        return true;
+    }
+    size_t at_byte = mark_offset(c, pm);
+    if (at_byte < c->len && c->text[at_byte] == '\t') {
+        s2s_buf_printf(b, "a tab character at column %zu: YAML indents with spaces, not tabs",
+                       pm->column + 1);
+        *mark = *pm;
+        return true;
+    }
+    size_t above_line = 0;
+    int indent = line_indent(c, line_start(c, pm->line));
+    int above = indent_above(c, pm->line, &above_line);
+    if (indent < 0 || above < 0 || indent == above) return false;
+    yaml_mark_t at = {.index = line_start(c, pm->line) + (size_t)indent, .line = pm->line,
+                      .column = (size_t)indent};
+    if (!strcmp(p->problem, "mapping values are not allowed in this context") && indent > above) {
+        // A key indented deeper than a key: value line above it.
+        s2s_buf_printf(b, "bad indentation: %d space%s, more than the %d of line %zu above; "
+                       "keys of one mapping line up, and a nested one needs a key ending "
+                       "in ':' above it", indent, indent == 1 ? "" : "s", above, above_line + 1);
+        *mark = at;
+        return true;
+    }
+    if (!strcmp(p->problem, "did not find expected key") && pm->column == (size_t)indent) {
+        s2s_buf_printf(b, "bad indentation: %d space%s, which lines up with no key above "
+                       "(line %zu has %d)", indent, indent == 1 ? "" : "s", above_line + 1,
+                       above);
+        *mark = at;
+        return true;
+    }
+    return false;
+}
+
 // Turns libyaml's parser error into "file:line:col: problem" + source.
 static void report_syntax(s2s_cfg_ctx *c, const yaml_parser_t *p) {
     if (p->error == YAML_MEMORY_ERROR) {
@@ -387,8 +475,12 @@ static void report_syntax(s2s_cfg_ctx *c, const yaml_parser_t *p) {
         return;
     }
     s2s_buf b = {0};
-    s2s_buf_puts(&b, p->problem ? p->problem : "invalid YAML");
     yaml_mark_t mark = p->problem_mark;
+    if (p->error != YAML_READER_ERROR && explain_syntax(c, p, &b, &mark)) {
+        s2s_cfg_report_buf(c, &mark, &b);
+        return;
+    }
+    s2s_buf_puts(&b, p->problem ? p->problem : "invalid YAML");
     if (p->error == YAML_READER_ERROR) {
         // Reader errors carry a byte offset instead of a mark.
         if (p->problem_value != -1) s2s_buf_printf(&b, " (0x%02x)", (unsigned)p->problem_value);

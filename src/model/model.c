@@ -239,8 +239,11 @@ void s2s_model_free(s2s_model *m) {
 
 s2s_status s2s_model_init(s2s_model **out, const s2s_config *cfg, uint64_t seed) {
     *out = NULL;
-    if (!cfg->vocab.src[0] || !cfg->vocab.tgt[0])
-        return s2s_fail(S2S_ERR_CONFIG, "config: vocab.src and vocab.tgt must be set");
+    char unset[64];
+    int n_unset = s2s_config_unset_keys(cfg, S2S_CONFIG_FOR_INIT, unset, sizeof unset);
+    if (n_unset > 0)
+        return s2s_fail(S2S_ERR_CONFIG, "config: %s must be set (a new model reads its "
+                        "vocabularies)", unset);
     s2s_model *m = model_new();
     if (!m) return S2S_ERR_NOMEM;
     m->cfg = *cfg;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/checked.h"
 #include "core/error.h"
@@ -265,8 +266,8 @@ static s2s_status read_header(char **out, uint64_t *header_len, FILE *fp, const 
     for (int i = 7; i >= 0; i--) n = (n << 8) | len_le[i];
     if (n > S2S_ST_MAX_HEADER)
         return s2s_fail(S2S_ERR_FORMAT,
-                        "%s: header length %llu is over 100 MB; not a safetensors file", path,
-                        (unsigned long long)n);
+                        "%s: not a safetensors file (its first 8 bytes, read as the header "
+                        "length, give %llu, over the 100 MB limit)", path, (unsigned long long)n);
     if (n > file_size - 8)
         return s2s_fail(S2S_ERR_FORMAT,
                         "%s: truncated: header length %llu but only %llu bytes follow it", path,
@@ -515,7 +516,20 @@ s2s_status s2s_st_open(s2s_st_file **out, const char *path) {
     const char *why;
     FILE *fp = s2s_open_read(path, /*regular_only=*/true, &why);
     if (!fp && why) return s2s_fail(S2S_ERR_IO, "%s: cannot read: %s", path, why);
-    if (!fp) return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (!fp) {
+        int err = errno;
+        // `s2s serve` names a model "zh-en"; a path without the extension
+        // of a file that has it is most likely that file.
+        size_t n = strlen(path);
+        char with[4096];
+        bool near = err == ENOENT && (n < 12 || strcmp(path + n - 12, ".safetensors") != 0) &&
+                    snprintf(with, sizeof with, "%s.safetensors", path) < (int)sizeof with &&
+                    access(with, F_OK) == 0;
+        if (near)
+            return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s (did you mean %s?)", path,
+                            strerror(err), with);
+        return s2s_fail(S2S_ERR_IO, "%s: cannot open: %s", path, strerror(err));
+    }
 
     s2s_status st = S2S_OK;
     char *header = NULL;

@@ -150,6 +150,8 @@ static s2s_status setup(trainer *t, const s2s_config *cfg, const s2s_train_param
     t->rank = s2s_dist_rank();
     t->ranks = s2s_dist_size();
     t->ls.best = NAN;
+    // The keys of S2S_CONFIG_FOR_TRAIN (as `config check` reports them): data
+    // here, the vocabularies in s2s_model_init for a fresh model.
     if (!cfg->data.train[0])
         return s2s_fail(S2S_ERR_CONFIG, "data.train is not set: training needs a TSV file");
     if (cfg->train.max_steps < 1)
