@@ -863,6 +863,41 @@ Test(trainer, resume_with_unk_replace_and_coref_gives_identical_weights, .init =
     check_resume(cfg);
 }
 
+// train.checkpoint_activations: layer: 20 steps with dropout on end with
+// the weights of the plain trainer, bit for bit; and it resumes.
+Test(trainer, checkpointed_layers_train_the_same_weights, .init = make_tmpdir,
+     .fini = tmpdir_remove, .timeout = 600) {
+    s2s_config cfg = reverse_config();
+    cfg.model.encoder_layers = 2;
+    cfg.model.decoder_layers = 2;
+    cfg.model.dropout = 0.1f;
+    cfg.model.attention_dropout = 0.1f;
+    cfg.train.max_steps = 20;
+    cfg.train.valid_every = 0;
+    cfg.train.save_every = 0;
+    const char *out[2] = {tmp_path("plain.safetensors"), tmp_path("ckpt.safetensors")};
+    for (int k = 0; k < 2; k++) {
+        cfg.train.checkpoint_activations = k ? S2S_CHECKPOINT_LAYER : S2S_CHECKPOINT_NONE;
+        s2s_train_params p = s2s_train_default_params();
+        p.output = out[k];
+        s2s_train_summary sum;
+        cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+        cr_assert_eq(sum.steps, 20);
+    }
+    s2s_model *ma, *mb;
+    cr_assert_eq(s2s_model_load(&ma, out[0]), S2S_OK);
+    cr_assert_eq(s2s_model_load(&mb, out[1]), S2S_OK);
+    for (int i = 0; i < s2s_model_tensor_count(ma); i++) {
+        s2s_tensor_info ta = s2s_model_tensor(ma, i), tb = s2s_model_tensor(mb, i);
+        size_t n = (size_t)ta.shape[0] * (size_t)(ta.ndim == 2 ? ta.shape[1] : 1);
+        cr_assert(memcmp(ta.data, tb.data, n * sizeof(float)) == 0,
+                  "%s differs with checkpoint_activations: layer", ta.name);
+    }
+    s2s_model_free(ma);
+    s2s_model_free(mb);
+    check_resume(cfg);
+}
+
 // --resume reads the checkpoint file: without it, or with a plain model in
 // its place, it refuses, naming the file.
 Test(trainer, resume_needs_the_checkpoint_file, .init = make_tmpdir, .fini = tmpdir_remove) {

@@ -17,6 +17,7 @@ _Static_assert(sizeof(s2s_activation) == sizeof(int), "enum fields must be int-s
 _Static_assert(sizeof(s2s_schedule) == sizeof(int), "enum fields must be int-sized");
 _Static_assert(sizeof(s2s_best_metric) == sizeof(int), "enum fields must be int-sized");
 _Static_assert(sizeof(s2s_attn_type) == sizeof(int), "enum fields must be int-sized");
+_Static_assert(sizeof(s2s_checkpointing) == sizeof(int), "enum fields must be int-sized");
 
 // A field of struct T: its offset and size.
 #define FIELD(T, f) .offset = offsetof(T, f), .size = sizeof(((T *)0)->f)
@@ -40,6 +41,9 @@ static const char *const attn_type_names[] = {
 static const char *const best_metric_names[] = {
     [S2S_BEST_BLEU] = "bleu", [S2S_BEST_LOSS] = "loss",
     [S2S_BEST_EXACT_MATCH] = "exact_match", [S2S_BEST_COUNT] = NULL};
+static const char *const checkpointing_names[] = {
+    [S2S_CHECKPOINT_NONE] = "none", [S2S_CHECKPOINT_LAYER] = "layer",
+    [S2S_CHECKPOINT_COUNT] = NULL};
 
 // ---- the tables ----
 // Keys are written in table order. New sections go at the end of the root.
@@ -390,6 +394,16 @@ static const s2s_cfg_key train_keys[] = {
              "without any). `layer: -1` (the default) turns it off and the "
              "fourth column is not read. Written as a mapping like "
              "`guided_alignment`."},
+    {.name = "checkpoint_activations", .type = S2S_CFG_ENUM,
+     FIELD(s2s_train_config, checkpoint_activations), .def = "none",
+     .names = checkpointing_names,
+     .help = "What the forward pass keeps for the backward pass (fairseq's "
+             "`checkpoint_activations`, Marian's `--gradient-checkpointing`): `none` "
+             "keeps every activation; `layer` keeps each layer's input and the "
+             "dropout generator's state there, and the backward pass runs the "
+             "layer's sublayers again, drawing the same dropout masks, so the "
+             "weights are the same bit for bit with less memory and about a "
+             "third more arithmetic (`s2s train --plan` shows the bytes)."},
 };
 
 static const s2s_cfg_table model_table = TABLE(model_keys);

@@ -219,7 +219,9 @@ static s2s_status setup(trainer *t, const s2s_config *cfg, const s2s_train_param
         t->grads = t->block;
         t->am = t->block + t->n;
         t->av = t->block + 2 * t->n;
-        st = s2s_graph_new(&t->g, t->m);
+        s2s_graph_opts go = s2s_graph_default_opts();
+        go.checkpoint_layers = cfg->train.checkpoint_activations == S2S_CHECKPOINT_LAYER;
+        st = s2s_graph_new_opts(&t->g, t->m, &go);
     }
     if (st == S2S_OK && t->dev) st = s2s_state_new(&t->st, t->m);
     if (st == S2S_OK && p->resume) {
