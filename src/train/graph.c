@@ -401,6 +401,7 @@ typedef struct pass {
     float eps;
     float drop, adrop;
     s2s_rng *rng;
+    bool bf16;     // every product on bf16 copies of its operands (s2s_graph_opts)
     float *grads;  // backward only
     // Guided alignment: on when guided_w > 0 and the batch has guided rows;
     // guided coreference, likewise with coreference rows. Each reads the
@@ -522,7 +523,7 @@ static s2s_status begin(pass *p, s2s_graph *g, const s2s_batch *b, float drop, f
         .d = c->d_model, .f = c->ffn_dim, .H = c->heads,
         .V = s2s_vocab_size(m->tgt_vocab),
         .pre = s2s_recipe_pre_norm(c), .eps = c->layer_norm_eps,
-        .drop = drop, .adrop = adrop, .rng = rng,
+        .drop = drop, .adrop = adrop, .rng = rng, .bf16 = g->o.bf16,
         .norm_tokens = b->n_tokens, .norm_guided = b->n_guided, .norm_coref = b->n_coref,
     };
     return reserve(g, p->N, p->S, p->T, adrop > 0.0f);
@@ -532,6 +533,18 @@ static s2s_status begin(pass *p, s2s_graph *g, const s2s_batch *b, float drop, f
 
 static double guide_loss(float *dA, const float *A, const float *probs, int64_t N, int64_t H,
                          int64_t head, int64_t R, int64_t C, double w, int rows);
+
+// y (R, N) = x (R, K) · W^T + b, W (N, K): s2s_linear, in bf16 when the
+// graph says so.
+static s2s_status linear(const pass *p, float *y, const float *x, const float *w,
+                         const float *bias, int64_t rows, int64_t k, int64_t n) {
+    s2s_mm_args a = {
+        .b0 = 1, .b1 = 1, .m = rows, .k = k, .n = n,
+        .sa = {0, 0, k, 1}, .sb = {0, 0, 1, k}, .sc = {0, 0, n, 1},
+        .alpha = 1.0f, .bias = bias, .bf16 = p->bf16,
+    };
+    return s2s_mm(y, x, w, &a);
+}
 
 // x (N*len, D) = drop(E[ids] * sqrt(D) + PE[pos])
 static void embed_fwd(pass *p, float *x, uint8_t *keep, const float *table, const int *ids,
@@ -574,8 +587,7 @@ static s2s_status attn_tail(pass *p, sub_acts *a, const s2s_attn_weights *w,
     with_norms.norms = a->norms;
     S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, v.q, v.k, v.v,
                                 &with_norms, p->adrop, p->rng));
-    S2S_TRY(s2s_linear(p->g->tmp, a->ctx, w->w_out, false, w->b_out, R, d, d, S2S_MM_NONE,
-                       false));
+    S2S_TRY(linear(p, p->g->tmp, a->ctx, w->w_out, w->b_out, R, d, d));
     sub_out(p, a, n, p->g->tmp, R);
     return S2S_OK;
 }
@@ -583,7 +595,7 @@ static s2s_status attn_tail(pass *p, sub_acts *a, const s2s_attn_weights *w,
 // The shape of an attention of Tq query rows over Tk keys per sentence.
 static s2s_attn_shape shape_of(const pass *p, int64_t tq, int64_t tk, s2s_attn_mask mask) {
     return (s2s_attn_shape){.batch = p->N, .heads = p->H, .head_dim = p->d / p->H, .tq = tq,
-                            .tk = tk, .mask = mask};
+                            .tk = tk, .mask = mask, .bf16 = p->bf16};
 }
 
 // Linear heads' features (s2s_attention_features), in place on the
@@ -604,7 +616,7 @@ static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw,
     const s2s_norm_weights *n = &sw->norm;
     int64_t d = p->d, R = p->N * T;
     sub_in(p, a, n, R);
-    S2S_TRY(s2s_linear(a->q, a->h, w->w_qkv, false, w->b_qkv, R, d, 3 * d, S2S_MM_NONE, false));
+    S2S_TRY(linear(p, a->q, a->h, w->w_qkv, w->b_qkv, R, d, 3 * d));
     s2s_attn_shape sh = shape_of(p, T, T, mask);
     s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
     features_fwd(p, a->q, v, &sh, true);
@@ -617,9 +629,17 @@ static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw
     const s2s_attn_weights *w = &sw->attn;
     int64_t d = p->d, T = p->T, S = p->S, R = p->N * T;
     sub_in(p, a, &sw->norm, R);
-    S2S_TRY(s2s_linear(a->q, a->h, w->w_qkv, false, w->b_qkv, R, d, d, S2S_MM_NONE, false));
-    S2S_TRY(s2s_cross_kv(a->kv, p->g->memory, p->m, l, w, p->N, S));  // keys' features too
+    S2S_TRY(linear(p, a->q, a->h, w->w_qkv, w->b_qkv, R, d, d));
     s2s_attn_shape sh = shape_of(p, T, S, mask);
+    if (p->bf16) {
+        // s2s_cross_kv's product in bf16, then the keys' features
+        S2S_TRY(linear(p, a->kv, p->g->memory, s2s_recipe_kv_weight(w->w_qkv, d),
+                       s2s_recipe_kv_bias(w->b_qkv, d), p->N * S, d, 2 * d));
+        s2s_attention_features((s2s_rows){.p = a->kv, .rs = 2 * d}, 1, p->N * S,
+                               &mask.pattern, p->H, d / p->H, false);
+    } else {
+        S2S_TRY(s2s_cross_kv(a->kv, p->g->memory, p->m, l, w, p->N, S));  // keys' features too
+    }
     s2s_qkv v = s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d);
     features_fwd(p, a->q, v, &sh, false);
     return attn_tail(p, a, w, &sw->norm, v, &sh, R);
@@ -631,12 +651,12 @@ static s2s_status ffn_fwd(pass *p, sub_acts *a, const s2s_ffn_weights *w,
                           const s2s_norm_weights *n, int64_t R) {
     int64_t d = p->d, f = p->f;
     sub_in(p, a, n, R);
-    S2S_TRY(s2s_linear(a->a1, a->h, w->w1, false, w->b1, R, d, f, S2S_MM_NONE, false));
+    S2S_TRY(linear(p, a->a1, a->h, w->w1, w->b1, R, d, f));
     if (p->m->cfg.model.activation == S2S_ACT_GELU)
         s2s_gelu(a->act, a->a1, R * f);
     else
         s2s_relu(a->act, a->a1, R * f);
-    S2S_TRY(s2s_linear(p->g->tmp, a->act, w->w2, false, w->b2, R, f, d, S2S_MM_NONE, false));
+    S2S_TRY(linear(p, p->g->tmp, a->act, w->w2, w->b2, R, f, d));
     sub_out(p, a, n, p->g->tmp, R);
     return S2S_OK;
 }
@@ -734,8 +754,7 @@ static s2s_status forward(pass *p) {
                           p->eps);
         g->hfin = fn->y;
     }
-    return s2s_linear(g->logits, g->hfin, m->gen_w, false, m->gen_b, Rt, d, p->V, S2S_MM_NONE,
-                      false);
+    return linear(p, g->logits, g->hfin, m->gen_w, m->gen_b, Rt, d, p->V);
 }
 
 // ---- loss ----
@@ -882,13 +901,13 @@ static s2s_status self_attn_bwd(pass *p, sub_acts *a, const s2s_sub_weights *sw,
     bool acc;
     float *dsub = sub_bwd_begin(p, a, &sw->norm, dx, R, &din, &acc);
     S2S_TRY(s2s_linear_backward(g->dctx, G(p, w->w_out), G(p, w->b_out), dsub, a->ctx,
-                                w->w_out, R, d, d, false));
+                                w->w_out, R, d, d, false, p->bf16));
     s2s_attn_shape sh = shape_of(p, T, T, mask);
     s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
     S2S_TRY(heads_bwd(p, a, v, grad_of(g->dq, a->q, v.q), grad_of(g->dq, a->q, v.k),
                       grad_of(g->dq, a->q, v.v), &sh, gd));
     S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv, R,
-                                d, 3 * d, acc));
+                                d, 3 * d, acc, p->bf16));
     sub_bwd_end(p, a, &sw->norm, dx, R);
     return S2S_OK;
 }
@@ -903,17 +922,17 @@ static s2s_status cross_attn_bwd(pass *p, sub_acts *a, const s2s_sub_weights *sw
     bool acc;
     float *dsub = sub_bwd_begin(p, a, &sw->norm, dx, R, &din, &acc);
     S2S_TRY(s2s_linear_backward(g->dctx, G(p, w->w_out), G(p, w->b_out), dsub, a->ctx,
-                                w->w_out, R, d, d, false));
+                                w->w_out, R, d, d, false, p->bf16));
     s2s_attn_shape sh = shape_of(p, T, S, mask);
     s2s_qkv v = s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d);
     S2S_TRY(heads_bwd(p, a, v, grad_of(g->dq, a->q, v.q), grad_of(g->dkv, a->kv, v.k),
                       grad_of(g->dkv, a->kv, v.v), &sh, gd));
     S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv, R,
-                                d, d, acc));
+                                d, d, acc, p->bf16));
     const float *w_kv = s2s_recipe_kv_weight(w->w_qkv, d);
     S2S_TRY(s2s_linear_backward(g->dsrc, G(p, w_kv), G(p, s2s_recipe_kv_bias(w->b_qkv, d)),
                                 g->dkv, g->memory, w_kv, p->N * S, d, 2 * d,
-                                /*accumulate_dx=*/true));
+                                /*accumulate_dx=*/true, p->bf16));
     sub_bwd_end(p, a, &sw->norm, dx, R);
     return S2S_OK;
 }
@@ -926,13 +945,13 @@ static s2s_status ffn_bwd(pass *p, sub_acts *a, const s2s_ffn_weights *w,
     bool acc;
     float *dsub = sub_bwd_begin(p, a, n, dx, R, &din, &acc);
     S2S_TRY(s2s_linear_backward(g->dff, G(p, w->w2), G(p, w->b2), dsub, a->act, w->w2, R, f, d,
-                                false));
+                                false, p->bf16));
     if (p->m->cfg.model.activation == S2S_ACT_GELU)
         s2s_gelu_backward(g->dff, g->dff, a->a1, R * f);
     else
         s2s_relu_backward(g->dff, g->dff, a->a1, R * f);
     S2S_TRY(s2s_linear_backward(din, G(p, w->w1), G(p, w->b1), g->dff, a->h, w->w1, R, d, f,
-                                acc));
+                                acc, p->bf16));
     sub_bwd_end(p, a, n, dx, R);
     return S2S_OK;
 }
@@ -992,7 +1011,7 @@ static s2s_status backward(pass *p) {
     // then collects this and the embedding's contribution.
     float *dh = p->pre ? g->dh : g->dtgt;
     S2S_TRY(s2s_linear_backward(dh, G(p, m->gen_w), G(p, m->gen_b), g->logits, g->hfin,
-                                m->gen_w, Rt, d, p->V, false));
+                                m->gen_w, Rt, d, p->V, false, p->bf16));
     if (p->pre)
         s2s_layernorm_backward(g->dtgt, G(p, m->dec_norm.w), G(p, m->dec_norm.b), g->dh,
                                g->dec_norm.xhat, g->dec_norm.rstd, m->dec_norm.w, Rt, d, false);

@@ -68,6 +68,11 @@ typedef struct s2s_graph_opts {
     // set of activations that every layer shares. The gradients are the
     // plain graph's bit for bit (the same products on the same values).
     bool checkpoint_layers;
+    // Every matrix product of both passes (projections, attention, FFN,
+    // logits, and their gradients) on bf16 copies of its operands, summed
+    // and accumulated in fp32 (s2s_mm_args.bf16); the weights, gradients,
+    // softmax, LayerNorm and loss stay fp32.
+    bool bf16;
 } s2s_graph_opts;
 
 s2s_graph_opts s2s_graph_default_opts(void);
