@@ -1813,3 +1813,51 @@ ParameterizedTest(ckpt_case *cc, graph, checkpointed_layers_give_the_same_gradie
     free_batch(&b);
     s2s_model_free(m);
 }
+
+// ---- bf16 products ----
+
+// compute_type bf16: the loss and every gradient within bf16's rounding
+// (8 bits of mantissa; the sums stay fp32) of the fp32 graph's, and not
+// equal to them (the products did run in bf16). With checkpointing too.
+Test(graph, bf16_products_give_the_loss_and_gradients_within_bf16_rounding) {
+    arch a = {16, 2, 32, 2, 2, S2S_NORM_PRE, S2S_ACT_GELU, 1, 0.1f};
+    s2s_model *m = make_model(&a, 7300);
+    s2s_batch b;
+    make_batch(&b, &THREE_COREF, 0, 3);
+    s2s_graph_opts fo = s2s_graph_default_opts(), bo = fo;
+    bo.bf16 = true;
+    size_t n = m->n_params;
+    float *g0 = malloc(sizeof(float) * n), *g1 = malloc(sizeof(float) * n);
+    s2s_train_opts o = {.label_smoothing = 0.1f, .guided_weight = 0.5f, .guided_layer = 1,
+                        .guided_head = 1, .coref_weight = 0.5f, .coref_layer = 1};
+    for (int ck = 0; ck < 2; ck++) {
+        bo.checkpoint_layers = ck;
+        s2s_graph *gf, *gb;
+        cr_assert_eq(s2s_graph_new_opts(&gf, m, &fo), S2S_OK);
+        cr_assert_eq(s2s_graph_new_opts(&gb, m, &bo), S2S_OK);
+        s2s_loss_stats s0, s1;
+        cr_assert_eq(s2s_forward_backward(gf, &b, &o, NULL, g0, &s0), S2S_OK, "%s",
+                     s2s_last_error());
+        cr_assert_eq(s2s_forward_backward(gb, &b, &o, NULL, g1, &s1), S2S_OK, "%s",
+                     s2s_last_error());
+        cr_assert(fabs(s1.loss - s0.loss) <= 1e-2 * s0.loss, "loss %.6g vs %.6g", s1.loss,
+                  s0.loss);
+        cr_assert(fabs(s1.guided - s0.guided) <= 2e-2 * s0.guided, "guided %.6g vs %.6g",
+                  s1.guided, s0.guided);
+        double d2 = 0, n2 = 0;
+        for (size_t i = 0; i < n; i++) {
+            d2 += ((double)g1[i] - g0[i]) * ((double)g1[i] - g0[i]);
+            n2 += (double)g0[i] * g0[i];
+        }
+        double rel = sqrt(d2 / n2);
+        // bf16 keeps 8 bits: each operand off by up to 2^-9 relative; the
+        // gradient as a whole within a few percent, and not exact.
+        cr_assert(rel < 3e-2 && rel > 1e-5, "relative gradient difference %.3g", rel);
+        s2s_graph_free(gf);
+        s2s_graph_free(gb);
+    }
+    free(g0);
+    free(g1);
+    free_batch(&b);
+    s2s_model_free(m);
+}

@@ -898,6 +898,28 @@ Test(trainer, checkpointed_layers_train_the_same_weights, .init = make_tmpdir,
     check_resume(cfg);
 }
 
+static void logged_term(const char *log_path, const char *key, int steps, double *first,
+                        double *last);
+
+// train.compute_type: bf16 learns (the loss of the last steps well below
+// the first's, as in fp32) and resumes bit for bit.
+Test(trainer, bf16_products_train_and_resume, .init = make_tmpdir, .fini = tmpdir_remove,
+     .timeout = 600) {
+    s2s_config cfg = reverse_config();
+    cfg.train.compute_type = S2S_TRAIN_BF16;
+    cfg.train.max_steps = 200;
+    cfg.train.valid_every = 200;
+    s2s_train_params p = s2s_train_default_params();
+    p.output = tmp_path("bf16.safetensors");
+    s2s_train_summary sum;
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    double first, last;
+    logged_term(tmp_path("bf16.train.log"), "\"loss\": ", 200, &first, &last);
+    cr_assert(last < 0.5 * first, "loss %.4f at step 1, %.4f at step 200", first, last);
+    cr_assert_gt(sum.last_valid.token_accuracy, 0.5);
+    check_resume(cfg);
+}
+
 static void keep_plan(const s2s_train_memory *m, void *user) { *(s2s_train_memory *)user = *m; }
 
 // The plan a run reports before its first step is s2s_train_plan's, adds

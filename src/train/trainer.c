@@ -31,6 +31,7 @@
 #include "core/error.h"
 #include "core/util.h"
 #include "model/model_internal.h"
+#include "ops/matmul.h"
 #include "s2s/decode.h"
 #include "s2s/train.h"
 #include "train/checkpoint.h"
@@ -297,6 +298,18 @@ static s2s_status setup(trainer *t, const s2s_config *cfg, const s2s_train_param
     if (st == S2S_OK && t->ls.batch > t->plan.n_batches)
         st = s2s_fail(S2S_ERR_FORMAT, "%s: batch %d of an epoch of %d batches (was "
                       "train.batch_tokens changed?)", ckpt, t->ls.batch, t->plan.n_batches);
+    // oneDNN 2.6 runs bf16 products with AVX-512 (AVX512_BF16 natively,
+    // plain AVX-512 emulated, about 3 times slower than fp32) and has
+    // none below it: one tiny product says which, before any step.
+    if (st == S2S_OK && cfg->train.compute_type == S2S_TRAIN_BF16) {
+        float a[4] = {1, 2, 3, 4}, c[4];
+        s2s_mm_args mm = {.b0 = 1, .b1 = 1, .m = 2, .k = 2, .n = 2, .sa = {0, 0, 2, 1},
+                          .sb = {0, 0, 2, 1}, .sc = {0, 0, 2, 1}, .alpha = 1.0f, .bf16 = true};
+        if (s2s_mm(c, a, a, &mm) != S2S_OK)
+            st = s2s_fail(S2S_ERR_CONFIG, "train.compute_type is bf16, but oneDNN runs no bf16 "
+                          "matrix product on this CPU (it needs AVX-512; %s); use fp32",
+                          s2s_last_error());
+    }
     // The arena of the largest batch, allocated now: what --plan prints.
     if (st == S2S_OK) st = plan_memory(t);
     if (st == S2S_OK)
