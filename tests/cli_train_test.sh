@@ -47,7 +47,20 @@ check "train: a second run appends to the log" test "$(wc -l <"$tmp/m.train.log"
 check "train: the first run's lines stay" cmp -s "$tmp/first.log" <(head -n 20 "$tmp/m.train.log")
 check "train: translate with the result" run 0 "$s2s" translate -m "$tmp/m.safetensors" "1 2 3"
 
-# ---- errors ----
+# ---- the memory plan ----
+check "train --plan" run 0 "$s2s" train "$cfg" -o "$tmp/plan.safetensors" --plan
+check "train --plan: the total" out_has "total"
+check "train --plan: the batch shape" out_has "7 source rows, 7 target rows"
+check "train --plan: writes nothing" test -z "$(ls "$tmp" | grep plan)"
+plan_total() { awk '$1 == "total" {print $2}' "$tmp/out"; }
+none=$(plan_total)
+check "train --plan: checkpointed" run 0 "$s2s" train "$cfg" -o "$tmp/plan.safetensors" --plan \
+  --set train.checkpoint_activations=layer
+check "train --plan: checkpointing holds less" test "$(plan_total)" -lt "$none"
+check "train: checkpointed run" run 0 "$s2s" train "$cfg" -o "$tmp/ck.safetensors" \
+  --set train.max_steps=2 --set train.checkpoint_activations=layer
+check "train: the plan's line at the start" err_has "memory: .* MB (weights"
+
 check "train: no config" run 2 "$s2s" train
 check "train: unknown option" run 2 "$s2s" train "$cfg" --bogus
 check "train: missing data file" run 2 "$s2s" train "$cfg" -o "$tmp/x.safetensors" \

@@ -443,10 +443,10 @@ ParameterizedTest(ffn_case *c, graph, ffn_backward_matches_finite_differences) {
     else s2s_relu(act, a1, R * F);
     float dx[R * D], dw1[F * D] = {0}, db1[F] = {0}, dw2[D * F] = {0}, db2[D] = {0}, dff[R * F];
     for (int i = 0; i < R * D; i++) dx[i] = 0.5f;  // accumulating into a residual gradient
-    cr_assert_eq(s2s_linear_backward(dff, dw2, db2, r, act, w2, R, F, D, false), S2S_OK);
+    cr_assert_eq(s2s_linear_backward(dff, dw2, db2, r, act, w2, R, F, D, false, false), S2S_OK);
     if (gelu) s2s_gelu_backward(dff, dff, a1, R * F);
     else s2s_relu_backward(dff, dff, a1, R * F);
-    cr_assert_eq(s2s_linear_backward(dx, dw1, db1, dff, x, w1, R, D, F, true), S2S_OK);
+    cr_assert_eq(s2s_linear_backward(dx, dw1, db1, dff, x, w1, R, D, F, true, false), S2S_OK);
 
     double X[R * D], W1[F * D], B1[F], W2[D * F], B2[D], Y[R * D];
     for (int i = 0; i < R * D; i++) X[i] = x[i];
@@ -1725,5 +1725,139 @@ Test(graph, shares_with_the_whole_batchs_counts_add_up_to_the_whole) {
     free(gw), free(g1), free(g2);
     s2s_graph_free(g);
     free_batch(&whole), free_batch(&first), free_batch(&rest);
+    s2s_model_free(m);
+}
+
+// ---- activation checkpointing ----
+
+typedef struct ckpt_case {
+    arch a;
+    bool linear;  // linear heads in every attention (their row norms are recomputed too)
+} ckpt_case;
+
+static const ckpt_case CKPT[] = {
+    {{12, 2, 16, 2, 2, S2S_NORM_PRE, S2S_ACT_GELU, 1, 0.1f}, false},
+    {{16, 2, 24, 3, 2, S2S_NORM_POST, S2S_ACT_RELU, 0, 0.0f}, false},
+    {{8, 2, 16, 2, 3, S2S_NORM_PRE, S2S_ACT_RELU, 0, 0.1f}, true},
+};
+
+ParameterizedTestParameters(graph, checkpointed_layers_give_the_same_gradients_bit_for_bit) {
+    return cr_make_param_array(ckpt_case, (void *)CKPT, sizeof CKPT / sizeof CKPT[0]);
+}
+
+// checkpoint_layers runs each layer again in the backward pass with the
+// dropout generator as it was: with both dropouts and both guided terms
+// on, the loss terms, every gradient and the generator's end state equal
+// the plain graph's exactly, three steps running (the graph is reused), and
+// its arena is smaller, as its plan says.
+ParameterizedTest(ckpt_case *cc, graph, checkpointed_layers_give_the_same_gradients_bit_for_bit) {
+    const arch *a = &cc->a;
+    // a linear head (head 1 of every layer) beside a softmax one
+    s2s_attention_config lin = {.type = S2S_ATTN_LINEAR, .window = 1, .block = 1, .stride = 2,
+                                .heads = {.n = 1, .v = {1}}};
+    attn_tables at = {lin, lin, lin};
+    s2s_model *m = make_model_with(a, 7100 + (uint64_t)a->d, cc->linear ? &at : NULL);
+    s2s_batch b;
+    make_batch(&b, &THREE_COREF, 0, 3);
+    s2s_graph_opts plain_o = s2s_graph_default_opts(), ckpt_o = plain_o;
+    ckpt_o.checkpoint_layers = true;
+    s2s_graph *gp, *gc;
+    cr_assert_eq(s2s_graph_new_opts(&gp, m, &plain_o), S2S_OK);
+    cr_assert_eq(s2s_graph_new_opts(&gc, m, &ckpt_o), S2S_OK);
+    size_t n = m->n_params;
+    float *g0 = malloc(sizeof(float) * n), *g1 = malloc(sizeof(float) * n);
+    s2s_train_opts o = {.dropout = 0.2f, .attention_dropout = 0.15f,
+                        .label_smoothing = a->smoothing, .guided_weight = 0.5f,
+                        .guided_layer = a->dec_layers - 1, .guided_head = 1,
+                        .coref_weight = 0.7f, .coref_layer = a->enc_layers - 1,
+                        .coref_head = 0};
+    s2s_rng r0, r1;
+    s2s_rng_seed(&r0, 99);
+    r1 = r0;
+    for (int step = 0; step < 3; step++) {
+        s2s_loss_stats s0, s1;
+        cr_assert_eq(s2s_forward_backward(gp, &b, &o, &r0, g0, &s0), S2S_OK, "%s",
+                     s2s_last_error());
+        cr_assert_eq(s2s_forward_backward(gc, &b, &o, &r1, g1, &s1), S2S_OK, "%s",
+                     s2s_last_error());
+        cr_assert(s0.loss == s1.loss && s0.guided == s1.guided && s0.coref == s1.coref,
+                  "step %d: loss %.9g/%.9g guided %.9g/%.9g coref %.9g/%.9g", step, s0.loss,
+                  s1.loss, s0.guided, s1.guided, s0.coref, s1.coref);
+        cr_assert(s0.guided > 0 && s0.coref > 0);
+        cr_assert(memcmp(g0, g1, sizeof(float) * n) == 0, "step %d: gradients differ", step);
+        cr_assert(memcmp(&r0, &r1, sizeof r0) == 0, "step %d: generators differ", step);
+    }
+    // Forward alone (validation) agrees too.
+    s2s_loss_stats v0, v1;
+    cr_assert_eq(s2s_forward_loss(gp, &b, 0.1f, &v0), S2S_OK);
+    cr_assert_eq(s2s_forward_loss(gc, &b, 0.1f, &v1), S2S_OK);
+    cr_assert_eq(v0.loss, v1.loss);
+
+    s2s_graph_plan_bytes pp, pc;
+    cr_assert_eq(s2s_graph_plan(&pp, m, &plain_o, b.n, b.S, b.T, true), S2S_OK);
+    cr_assert_eq(s2s_graph_plan(&pc, m, &ckpt_o, b.n, b.S, b.T, true), S2S_OK);
+    cr_assert_eq(pp.total, s2s_graph_bytes(gp), "plan %zu, graph %zu", pp.total,
+                 s2s_graph_bytes(gp));
+    cr_assert_eq(pc.total, s2s_graph_bytes(gc), "plan %zu, graph %zu", pc.total,
+                 s2s_graph_bytes(gc));
+    size_t sum = 0;
+    for (int k = 0; k < S2S_GRAPH_PART_COUNT; k++) sum += pc.bytes[k];
+    cr_assert_eq(sum, pc.total);
+    cr_assert_lt(pc.total, pp.total);
+    cr_assert_lt(pc.bytes[S2S_GRAPH_ATTENTION], pp.bytes[S2S_GRAPH_ATTENTION]);
+    cr_assert_eq(pc.bytes[S2S_GRAPH_SCRATCH], pp.bytes[S2S_GRAPH_SCRATCH]);
+    free(g0);
+    free(g1);
+    s2s_graph_free(gp);
+    s2s_graph_free(gc);
+    free_batch(&b);
+    s2s_model_free(m);
+}
+
+// ---- bf16 products ----
+
+// compute_type bf16: the loss and every gradient within bf16's rounding
+// (8 bits of mantissa; the sums stay fp32) of the fp32 graph's, and not
+// equal to them (the products did run in bf16). With checkpointing too.
+Test(graph, bf16_products_give_the_loss_and_gradients_within_bf16_rounding) {
+    arch a = {16, 2, 32, 2, 2, S2S_NORM_PRE, S2S_ACT_GELU, 1, 0.1f};
+    s2s_model *m = make_model(&a, 7300);
+    s2s_batch b;
+    make_batch(&b, &THREE_COREF, 0, 3);
+    s2s_graph_opts fo = s2s_graph_default_opts(), bo = fo;
+    bo.bf16 = true;
+    size_t n = m->n_params;
+    float *g0 = malloc(sizeof(float) * n), *g1 = malloc(sizeof(float) * n);
+    s2s_train_opts o = {.label_smoothing = 0.1f, .guided_weight = 0.5f, .guided_layer = 1,
+                        .guided_head = 1, .coref_weight = 0.5f, .coref_layer = 1};
+    for (int ck = 0; ck < 2; ck++) {
+        bo.checkpoint_layers = ck;
+        s2s_graph *gf, *gb;
+        cr_assert_eq(s2s_graph_new_opts(&gf, m, &fo), S2S_OK);
+        cr_assert_eq(s2s_graph_new_opts(&gb, m, &bo), S2S_OK);
+        s2s_loss_stats s0, s1;
+        cr_assert_eq(s2s_forward_backward(gf, &b, &o, NULL, g0, &s0), S2S_OK, "%s",
+                     s2s_last_error());
+        cr_assert_eq(s2s_forward_backward(gb, &b, &o, NULL, g1, &s1), S2S_OK, "%s",
+                     s2s_last_error());
+        cr_assert(fabs(s1.loss - s0.loss) <= 1e-2 * s0.loss, "loss %.6g vs %.6g", s1.loss,
+                  s0.loss);
+        cr_assert(fabs(s1.guided - s0.guided) <= 2e-2 * s0.guided, "guided %.6g vs %.6g",
+                  s1.guided, s0.guided);
+        double d2 = 0, n2 = 0;
+        for (size_t i = 0; i < n; i++) {
+            d2 += ((double)g1[i] - g0[i]) * ((double)g1[i] - g0[i]);
+            n2 += (double)g0[i] * g0[i];
+        }
+        double rel = sqrt(d2 / n2);
+        // bf16 keeps 8 bits: each operand off by up to 2^-9 relative; the
+        // gradient as a whole within a few percent, and not exact.
+        cr_assert(rel < 3e-2 && rel > 1e-5, "relative gradient difference %.3g", rel);
+        s2s_graph_free(gf);
+        s2s_graph_free(gb);
+    }
+    free(g0);
+    free(g1);
+    free_batch(&b);
     s2s_model_free(m);
 }

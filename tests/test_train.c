@@ -863,6 +863,101 @@ Test(trainer, resume_with_unk_replace_and_coref_gives_identical_weights, .init =
     check_resume(cfg);
 }
 
+// train.checkpoint_activations: layer: 20 steps with dropout on end with
+// the weights of the plain trainer, bit for bit; and it resumes.
+Test(trainer, checkpointed_layers_train_the_same_weights, .init = make_tmpdir,
+     .fini = tmpdir_remove, .timeout = 600) {
+    s2s_config cfg = reverse_config();
+    cfg.model.encoder_layers = 2;
+    cfg.model.decoder_layers = 2;
+    cfg.model.dropout = 0.1f;
+    cfg.model.attention_dropout = 0.1f;
+    cfg.train.max_steps = 20;
+    cfg.train.valid_every = 0;
+    cfg.train.save_every = 0;
+    const char *out[2] = {tmp_path("plain.safetensors"), tmp_path("ckpt.safetensors")};
+    for (int k = 0; k < 2; k++) {
+        cfg.train.checkpoint_activations = k ? S2S_CHECKPOINT_LAYER : S2S_CHECKPOINT_NONE;
+        s2s_train_params p = s2s_train_default_params();
+        p.output = out[k];
+        s2s_train_summary sum;
+        cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+        cr_assert_eq(sum.steps, 20);
+    }
+    s2s_model *ma, *mb;
+    cr_assert_eq(s2s_model_load(&ma, out[0]), S2S_OK);
+    cr_assert_eq(s2s_model_load(&mb, out[1]), S2S_OK);
+    for (int i = 0; i < s2s_model_tensor_count(ma); i++) {
+        s2s_tensor_info ta = s2s_model_tensor(ma, i), tb = s2s_model_tensor(mb, i);
+        size_t n = (size_t)ta.shape[0] * (size_t)(ta.ndim == 2 ? ta.shape[1] : 1);
+        cr_assert(memcmp(ta.data, tb.data, n * sizeof(float)) == 0,
+                  "%s differs with checkpoint_activations: layer", ta.name);
+    }
+    s2s_model_free(ma);
+    s2s_model_free(mb);
+    check_resume(cfg);
+}
+
+static void logged_term(const char *log_path, const char *key, int steps, double *first,
+                        double *last);
+
+// train.compute_type: bf16 learns (the loss of the last steps well below
+// the first's, as in fp32) and resumes bit for bit.
+Test(trainer, bf16_products_train_and_resume, .init = make_tmpdir, .fini = tmpdir_remove,
+     .timeout = 600) {
+    s2s_config cfg = reverse_config();
+    cfg.train.compute_type = S2S_TRAIN_BF16;
+    cfg.train.max_steps = 200;
+    cfg.train.valid_every = 200;
+    s2s_train_params p = s2s_train_default_params();
+    p.output = tmp_path("bf16.safetensors");
+    s2s_train_summary sum;
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    double first, last;
+    logged_term(tmp_path("bf16.train.log"), "\"loss\": ", 200, &first, &last);
+    cr_assert(last < 0.5 * first, "loss %.4f at step 1, %.4f at step 200", first, last);
+    cr_assert_gt(sum.last_valid.token_accuracy, 0.5);
+    check_resume(cfg);
+}
+
+static void keep_plan(const s2s_train_memory *m, void *user) { *(s2s_train_memory *)user = *m; }
+
+// The plan a run reports before its first step is s2s_train_plan's, adds
+// up, and is the arena the run holds after several epochs and
+// validations; checkpointing makes it smaller.
+Test(trainer, plan_is_what_the_run_allocates, .init = make_tmpdir, .fini = tmpdir_remove,
+     .timeout = 600) {
+    s2s_config cfg = reverse_config();
+    cfg.model.attention_dropout = 0.1f;
+    cfg.train.batch_tokens = 400;
+    cfg.train.max_steps = 150;  // about two epochs of reverse_train.tsv (70 batches each)
+    cfg.train.valid_every = 50;
+    s2s_train_memory mem[2], run = {0};
+    for (int k = 0; k < 2; k++) {
+        cfg.train.checkpoint_activations = k ? S2S_CHECKPOINT_LAYER : S2S_CHECKPOINT_NONE;
+        s2s_train_params p = s2s_train_default_params();
+        p.output = tmp_path("plan.safetensors");
+        cr_assert_eq(s2s_train_plan(&cfg, &p, &mem[k]), S2S_OK, "%s", s2s_last_error());
+        const s2s_train_memory *m = &mem[k];
+        cr_assert_eq(m->total, m->weights + m->gradients + m->adam + m->activations +
+                                   m->attention + m->scratch);
+        cr_assert_eq(m->weights, m->gradients);
+        cr_assert_eq(m->adam, 2 * m->weights);
+        cr_assert(m->batch_sentences > 1 && m->src_rows == 7 && m->tgt_rows == 7,
+                  "%d sentences, %d x %d rows", m->batch_sentences, m->src_rows, m->tgt_rows);
+        p.on_plan = keep_plan;
+        p.user = &run;
+        s2s_train_summary sum;
+        cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+        cr_assert(memcmp(&run, m, sizeof run) == 0, "the run's plan differs from --plan's");
+        cr_assert_eq(sum.arena_bytes, m->activations + m->attention + m->scratch,
+                     "arena %zu, plan %zu", sum.arena_bytes,
+                     m->activations + m->attention + m->scratch);
+    }
+    cr_assert_lt(mem[1].activations, mem[0].activations);
+    cr_assert_lt(mem[1].attention, mem[0].attention);
+}
+
 // --resume reads the checkpoint file: without it, or with a plain model in
 // its place, it refuses, naming the file.
 Test(trainer, resume_needs_the_checkpoint_file, .init = make_tmpdir, .fini = tmpdir_remove) {

@@ -158,6 +158,22 @@ typedef enum s2s_best_metric {
     S2S_BEST_COUNT
 } s2s_best_metric;
 
+// What training keeps for the backward pass (train.checkpoint_activations).
+typedef enum s2s_checkpointing {
+    S2S_CHECKPOINT_NONE,   // every activation
+    S2S_CHECKPOINT_LAYER,  // each layer's input; its sublayers run again in the backward pass
+    S2S_CHECKPOINT_COUNT
+} s2s_checkpointing;
+
+// The number type of training's matrix products (train.compute_type):
+// the weights, gradients, Adam moments, softmax, LayerNorm and loss are
+// fp32 either way.
+typedef enum s2s_train_compute {
+    S2S_TRAIN_FP32,
+    S2S_TRAIN_BF16,  // products on bf16 copies of their operands, summed in fp32
+    S2S_TRAIN_COMPUTE_COUNT
+} s2s_train_compute;
+
 // Training data: TSV files of source<TAB>target[<TAB>alignment[<TAB>coref]] lines.
 typedef struct s2s_data_config {
     char train[S2S_PATH_MAX];  // resolved against the config file's folder
@@ -199,6 +215,8 @@ typedef struct s2s_train_config {
     s2s_guided_alignment guided_alignment;
     float unk_replace;          // share of 1-1 aligned word pairs made <unk>; 0: off
     s2s_guided_alignment guided_coref;  // encoder self-attention head; layer -1: off
+    s2s_checkpointing checkpoint_activations;
+    s2s_train_compute compute_type;
 } s2s_train_config;
 
 typedef struct s2s_config {

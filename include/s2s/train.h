@@ -75,6 +75,24 @@ typedef struct s2s_train_progress {
 
 typedef void (*s2s_train_callback)(const s2s_train_progress *p, void *user);
 
+// What a training run holds, in bytes, by part (s2s_train_plan; a run
+// reports it through s2s_train_params.on_plan before its first step).
+// The activation parts are the training graph's arena, planned for the
+// largest batch shape the run's first epoch (and the dev set's batches)
+// bring: the most sentences, the longest source and the longest target of
+// any batch (the arena grows in each of the three apart, so it reaches
+// all three at once). The run allocates that arena before its first step.
+typedef struct s2s_train_memory {
+    int batch_sentences, src_rows, tgt_rows;  // the batch shape planned for
+    size_t weights;      // fp32 parameters
+    size_t gradients;    // one fp32 gradient per parameter
+    size_t adam;         // the two fp32 moments
+    size_t activations;  // what the forward pass keeps, bar the attention weights
+    size_t attention;    // attention weights, their dropout copies and gradient
+    size_t scratch;      // the backward pass's other buffers
+    size_t total;
+} s2s_train_memory;
+
 typedef struct s2s_train_params {
     const char *output;  // OUT (see above); NULL: the config's train.output
     const char *log;     // the log; NULL: the config's train.log, or BASE.train.log
@@ -88,6 +106,8 @@ typedef struct s2s_train_params {
     bool allow_outside;
     bool overwrite;      // allow an output that is the init file itself
     s2s_train_callback on_step;
+    // Called once before the first step (rank 0) with what the run holds.
+    void (*on_plan)(const s2s_train_memory *mem, void *user);
     void *user;
     // When *stop becomes non-zero the current step finishes, a checkpoint is
     // written and s2s_train returns with summary.interrupted set; before the
@@ -101,6 +121,12 @@ typedef struct s2s_train_params {
 
 s2s_train_params s2s_train_default_params(void);
 
+// What s2s_train(cfg, p) would hold (s2s_train_memory), found by loading
+// the model (fresh, p->init or p->resume's checkpoint) and the data and
+// laying out the batches, without training or writing anything.
+s2s_status s2s_train_plan(const s2s_config *cfg, const s2s_train_params *p,
+                          s2s_train_memory *out);
+
 typedef struct s2s_train_summary {
     int steps;                  // the last step done
     bool interrupted;           // stopped by *stop
@@ -110,6 +136,8 @@ typedef struct s2s_train_summary {
     s2s_valid_result last_valid;
     double tokens_per_sec;      // source + target tokens per second of training steps
     bool write_failed;          // the run failed writing its log or a model file
+    size_t arena_bytes;         // the training graph's arena at the end (s2s_train_memory's
+                                // activations + attention + scratch, unless a batch outgrew it)
 } s2s_train_summary;
 
 // Trains as cfg says: the data and train sections, model.dropout and

@@ -142,6 +142,39 @@ static void on_step(const s2s_train_progress *p, void *user) {
     fflush(stderr);
 }
 
+// ---- the memory plan ----
+
+static double mb(size_t bytes) { return (double)bytes / 1e6; }
+
+// `s2s train CONFIG --plan`: the table, on stdout.
+static void print_plan(const s2s_train_memory *m, const s2s_config *cfg) {
+    static const char *const ckpt[S2S_CHECKPOINT_COUNT] = {
+        [S2S_CHECKPOINT_NONE] = "none", [S2S_CHECKPOINT_LAYER] = "layer"};
+    printf("batches of up to %d sentences, %d source rows, %d target rows "
+           "(checkpoint_activations: %s)\n",
+           m->batch_sentences, m->src_rows, m->tgt_rows, ckpt[cfg->train.checkpoint_activations]);
+    const struct {
+        const char *name;
+        size_t bytes;
+    } rows[] = {{"weights", m->weights},         {"gradients", m->gradients},
+                {"adam", m->adam},               {"activations", m->activations},
+                {"attention", m->attention},     {"scratch", m->scratch},
+                {"total", m->total}};
+    printf("%-12s %14s %10s\n", "part", "bytes", "MB");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        printf("%-12s %14zu %10.2f\n", rows[i].name, rows[i].bytes, mb(rows[i].bytes));
+}
+
+// The line at the start of a run, on stderr.
+static void on_plan(const s2s_train_memory *m, void *user) {
+    const progress *pg = user;
+    if (pg->quiet) return;
+    fprintf(stderr, "memory: %.1f MB (weights %.1f, gradients %.1f, adam %.1f, activations %.1f, "
+            "attention %.1f, scratch %.1f) for batches of up to %d sentences, %d x %d rows\n",
+            mb(m->total), mb(m->weights), mb(m->gradients), mb(m->adam), mb(m->activations),
+            mb(m->attention), mb(m->scratch), m->batch_sentences, m->src_rows, m->tgt_rows);
+}
+
 static const s2s_opt train_opts[] = {
     {.name = "--output", .alias = "-o", .value = "OUT", .help = "the model to write",
      .def = "the config's train.output"},
@@ -157,6 +190,8 @@ static const s2s_opt train_opts[] = {
     {.name = "--log-every", .value = "N",
      .help = "a progress line every N steps (not on a terminal)", .def = "100"},
     {.name = "--quiet", .alias = "-q", .help = "no progress lines"},
+    {.name = "--plan",
+     .help = "print the bytes the run would hold, by part, and exit (nothing is written)"},
     {0},
 };
 
@@ -223,6 +258,7 @@ int s2s_cmd_train(int argc, char **argv) {
     if (!sets) return S2S_EXIT_FAILURE;
     int n_sets = 0;
     bool log_set = false, output_set = false;  // --set train.log= / train.output=
+    bool plan_only = false;
     s2s_args args;
     int rc = s2s_args_parse(&train_spec, argc, argv, &args);
     for (int k = 0; k < args.n_opts && rc == S2S_EXIT_OK; k++) {
@@ -250,6 +286,8 @@ int s2s_cmd_train(int argc, char **argv) {
             tp.overwrite = true;
         } else if (s2s_arg_is(x, "--quiet")) {
             pg.quiet = true;
+        } else if (s2s_arg_is(x, "--plan")) {
+            plan_only = true;
         }
     }
     if (rc == S2S_EXIT_OK && args.n_pos > 1)
@@ -290,7 +328,16 @@ int s2s_cmd_train(int argc, char **argv) {
     s2s_set_threads(threads);
     tp.stop = &stop_flag;
     tp.on_step = on_step;
+    tp.on_plan = on_plan;
     tp.user = &pg;
+    if (plan_only) {
+        s2s_train_memory mem;
+        s2s_status st = s2s_train_plan(&cfg, &tp, &mem);
+        free(config_dir);
+        if (st != S2S_OK) return s2s_cli_fail(st);
+        print_plan(&mem, &cfg);
+        return S2S_EXIT_OK;
+    }
 
     s2s_train_summary sum = {0};
     // Under mpirun: one training across the ranks, rank 0 alone talking.

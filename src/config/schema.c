@@ -17,6 +17,8 @@ _Static_assert(sizeof(s2s_activation) == sizeof(int), "enum fields must be int-s
 _Static_assert(sizeof(s2s_schedule) == sizeof(int), "enum fields must be int-sized");
 _Static_assert(sizeof(s2s_best_metric) == sizeof(int), "enum fields must be int-sized");
 _Static_assert(sizeof(s2s_attn_type) == sizeof(int), "enum fields must be int-sized");
+_Static_assert(sizeof(s2s_checkpointing) == sizeof(int), "enum fields must be int-sized");
+_Static_assert(sizeof(s2s_train_compute) == sizeof(int), "enum fields must be int-sized");
 
 // A field of struct T: its offset and size.
 #define FIELD(T, f) .offset = offsetof(T, f), .size = sizeof(((T *)0)->f)
@@ -50,6 +52,11 @@ const char *s2s_attn_type_param(s2s_attn_type t) {
 static const char *const best_metric_names[] = {
     [S2S_BEST_BLEU] = "bleu", [S2S_BEST_LOSS] = "loss",
     [S2S_BEST_EXACT_MATCH] = "exact_match", [S2S_BEST_COUNT] = NULL};
+static const char *const checkpointing_names[] = {
+    [S2S_CHECKPOINT_NONE] = "none", [S2S_CHECKPOINT_LAYER] = "layer",
+    [S2S_CHECKPOINT_COUNT] = NULL};
+static const char *const train_compute_names[] = {
+    [S2S_TRAIN_FP32] = "fp32", [S2S_TRAIN_BF16] = "bf16", [S2S_TRAIN_COMPUTE_COUNT] = NULL};
 
 // ---- the tables ----
 // Keys are written in table order. New sections go at the end of the root.
@@ -400,6 +407,24 @@ static const s2s_cfg_key train_keys[] = {
              "without any). `layer: -1` (the default) turns it off and the "
              "fourth column is not read. Written as a mapping like "
              "`guided_alignment`."},
+    {.name = "checkpoint_activations", .type = S2S_CFG_ENUM,
+     FIELD(s2s_train_config, checkpoint_activations), .def = "none",
+     .names = checkpointing_names,
+     .help = "What the forward pass keeps for the backward pass (fairseq's "
+             "`checkpoint_activations`, Marian's `--gradient-checkpointing`): `none` "
+             "keeps every activation; `layer` keeps each layer's input and the "
+             "dropout generator's state there, and the backward pass runs the "
+             "layer's sublayers again, drawing the same dropout masks, so the "
+             "weights are the same bit for bit with less memory and about a "
+             "third more arithmetic (`s2s train --plan` shows the bytes)."},
+    {.name = "compute_type", .type = S2S_CFG_ENUM, FIELD(s2s_train_config, compute_type),
+     .def = "fp32", .names = train_compute_names,
+     .help = "Number type of the matrix products of training's forward and "
+             "backward passes: `fp32`, or `bf16` (each product's operands "
+             "rounded to bfloat16, summed in fp32 on oneDNN's bf16 kernels, which "
+             "need AVX512_BF16 to be fast: docs/training.md). The weights, "
+             "gradients, Adam moments, softmax, LayerNorm and loss stay fp32, "
+             "and the model file is fp32 either way."},
 };
 
 static const s2s_cfg_table model_table = TABLE(model_keys);

@@ -270,10 +270,10 @@ s2s_status s2s_attention_backward(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *
 
     // dPd (B, H, Tq, Tk) = dO (B, H, Tq, Dh) · V^T
     S2S_TRY(per_head(dprobs, weights_of(s), dctx, context_of(s), f->v.p,
-                     heads_t(f->v.bs, f->v.rs, s), s, tq, dh, tk, 1.0f, false));
+                     heads_t(f->v.bs, f->v.rs, s), s, tq, dh, tk, 1.0f, s->bf16));
     // dV (B, H, Tk, Dh) = Pd^T · dO
     S2S_TRY(per_head(dv.p, heads_of(dv.bs, dv.rs, s), w, weights_t(s), dctx, context_of(s), s,
-                     tk, tq, dh, 1.0f, false));
+                     tk, tq, dh, 1.0f, s->bf16));
 
     s2s_dropout_backward(dprobs, dprobs, f->keep, n, f->p);
     if (dhead) {
@@ -303,8 +303,8 @@ s2s_status s2s_attention_backward(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *
 
     // dQ (B, H, Tq, Dh) = alpha dS · K
     S2S_TRY(per_head(dq.p, heads_of(dq.bs, dq.rs, s), dprobs, weights_of(s), f->k.p,
-                     heads_of(f->k.bs, f->k.rs, s), s, tq, tk, dh, scale_of(s), false));
+                     heads_of(f->k.bs, f->k.rs, s), s, tq, tk, dh, scale_of(s), s->bf16));
     // dK (B, H, Tk, Dh) = alpha dS^T · Q
     return per_head(dk.p, heads_of(dk.bs, dk.rs, s), dprobs, weights_t(s), f->q.p,
-                    heads_of(f->q.bs, f->q.rs, s), s, tk, tq, dh, scale_of(s), false);
+                    heads_of(f->q.bs, f->q.rs, s), s, tk, tq, dh, scale_of(s), s->bf16);
 }

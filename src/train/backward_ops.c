@@ -81,13 +81,13 @@ void s2s_colsum(float *db, const float *dy, int64_t rows, int64_t n) {
 
 s2s_status s2s_linear_backward(float *dx, float *dw, float *db, const float *dy,
                                const float *x, const float *w, int64_t rows, int64_t k,
-                               int64_t n, bool accumulate_dx) {
+                               int64_t n, bool accumulate_dx, bool bf16) {
     if (dx) {
         // dx (R, K) = dy (R, N) · W (N, K)
         s2s_mm_args a = {
             .b0 = 1, .b1 = 1, .m = rows, .k = n, .n = k,
             .sa = {0, 0, n, 1}, .sb = {0, 0, k, 1}, .sc = {0, 0, k, 1},
-            .alpha = 1.0f, .accumulate = accumulate_dx,
+            .alpha = 1.0f, .accumulate = accumulate_dx, .bf16 = bf16,
         };
         S2S_TRY(s2s_mm(dx, dy, w, &a));
     }
@@ -96,7 +96,7 @@ s2s_status s2s_linear_backward(float *dx, float *dw, float *db, const float *dy,
         s2s_mm_args a = {
             .b0 = 1, .b1 = 1, .m = n, .k = rows, .n = k,
             .sa = {0, 0, 1, n}, .sb = {0, 0, k, 1}, .sc = {0, 0, k, 1},
-            .alpha = 1.0f, .accumulate = true,
+            .alpha = 1.0f, .accumulate = true, .bf16 = bf16,
         };
         S2S_TRY(s2s_mm(dw, dy, x, &a));
     }

@@ -48,9 +48,10 @@ void s2s_colsum(float *db, const float *dy, int64_t rows, int64_t n);
 
 // For y (R, N) = x (R, K) · W^T + b with W (N, K), all contiguous:
 // dx (R, K) (+)= dy · W, dW (N, K) += dy^T · x, db (N) += colsum(dy).
-// Any of dx, dw, db may be NULL.
+// Any of dx, dw, db may be NULL. bf16: both products on bf16 copies of
+// their operands, summed (and accumulated) in fp32 (s2s_mm_args.bf16).
 s2s_status s2s_linear_backward(float *dx, float *dw, float *db, const float *dy,
                                const float *x, const float *w, int64_t rows, int64_t k,
-                               int64_t n, bool accumulate_dx);
+                               int64_t n, bool accumulate_dx, bool bf16);
 
 #endif

@@ -73,9 +73,20 @@ typedef struct final_norm {
     float *y, *xhat, *rstd;  // (R, D), (R, D), (R)
 } final_norm;
 
+// What checkpoint_layers keeps of a stack instead of its sublayers'
+// activations: the stream leaving each layer (the next one's input) and
+// the dropout generator entering it, from which the backward pass runs
+// the layer again, drawing the same masks.
+typedef struct stack_kept {
+    float **out;   // (layers) each (R, D)
+    s2s_rng *rng;  // (layers)
+} stack_kept;
+
 
 struct s2s_graph {
     const s2s_model *m;
+    s2s_graph_opts o;
+    size_t nf, nb;                // floats and bytes the blocks hold
     int64_t cap_n, cap_s, cap_t;  // batch shape the blocks were laid out for
     bool cap_adrop;               // pdrop/akeep allocated
     float *block;
@@ -85,6 +96,8 @@ struct s2s_graph {
     uint8_t *src_keep, *tgt_keep; // their dropout masks
     sub_acts *enc;                // (encoder layers, their sublayers): see acts_at
     sub_acts *dec;                // (decoder layers, their sublayers)
+                                  // checkpoint_layers: one layer's each, reused by every layer
+    stack_kept enc_kept, dec_kept;  // checkpoint_layers only
     final_norm enc_norm, dec_norm;  // pre-norm only
     const float *memory;          // (Rs, D) encoder output
     const float *hfin;            // (Rt, D) decoder output
@@ -113,6 +126,9 @@ typedef struct arena {
     size_t nf;
     uint8_t *b;
     size_t nb;
+    s2s_graph_part part;                 // what take() counts into
+    size_t pf[S2S_GRAPH_PART_COUNT];     // floats by part
+    size_t pb[S2S_GRAPH_PART_COUNT];     // bytes by part
 } arena;
 
 static size_t round64(int64_t n) { return ((size_t)n + 63) & ~(size_t)63; }
@@ -120,23 +136,28 @@ static size_t round64(int64_t n) { return ((size_t)n + 63) & ~(size_t)63; }
 static float *take(arena *a, int64_t n) {
     float *p = a->f ? a->f + a->nf : NULL;
     a->nf += round64(n);  // 256-byte aligned buffers
+    a->pf[a->part] += round64(n);
     return p;
 }
 
 static uint8_t *take_bytes(arena *a, int64_t n) {
     uint8_t *p = a->b ? a->b + a->nb : NULL;
     a->nb += round64(n);
+    a->pb[a->part] += round64(n);
     return p;
 }
 
+// own_out false: the stream leaving goes elsewhere (stack_kept), set per layer.
 static void plan_sub(arena *a, sub_acts *s, s2s_sub_kind kind, bool pre, bool adrop, int64_t R,
-                     int64_t Rs, int64_t n_probs, int64_t n_norms, int64_t d, int64_t f) {
+                     int64_t Rs, int64_t n_probs, int64_t n_norms, int64_t d, int64_t f,
+                     bool own_out) {
     *s = (sub_acts){0};
+    a->part = S2S_GRAPH_ACTIVATIONS;
     if (pre) s->h = take(a, R * d);
     s->xhat = take(a, R * d);
     s->rstd = take(a, R);
     s->keep = take_bytes(a, R * d);
-    s->out = take(a, R * d);
+    if (own_out) s->out = take(a, R * d);
     if (kind == S2S_SUB_FFN) {
         s->a1 = take(a, R * f);
         s->act = take(a, R * f);
@@ -144,33 +165,69 @@ static void plan_sub(arena *a, sub_acts *s, s2s_sub_kind kind, bool pre, bool ad
     }
     s->q = take(a, R * (kind == S2S_SUB_SELF_ATTN ? 3 * d : d));
     if (kind == S2S_SUB_CROSS_ATTN) s->kv = take(a, Rs * 2 * d);
+    a->part = S2S_GRAPH_ATTENTION;
     s->probs = take(a, n_probs);
     s->norms = take(a, n_norms);
     if (adrop) {
         s->pdrop = take(a, n_probs);
         s->akeep = take_bytes(a, n_probs);
     }
+    a->part = S2S_GRAPH_ACTIVATIONS;
     s->ctx = take(a, R * d);
 }
 
-// What sublayer i of layer l of stack st keeps.
-static sub_acts *acts_at(sub_acts *acts, const s2s_stack *st, int l, int i) {
-    return &acts[(int64_t)l * st->n_subs + i];
+// The sublayers' activations of layer l of stack st: its own, or with
+// checkpoint_layers the one set every layer runs in.
+static sub_acts *layer_acts(const s2s_graph *g, sub_acts *acts, const s2s_stack *st, int l) {
+    return acts + (g->o.checkpoint_layers ? 0 : (int64_t)l * st->n_subs);
 }
 
-// The layers of stack st, over T rows per sentence (of N; S source rows).
+// The sublayers of stack st (every layer's, or one layer's set with
+// checkpoint_layers), over T rows per sentence (of N; S source rows).
 static void plan_stack(arena *a, sub_acts *acts, const s2s_stack *st, const s2s_graph *g,
                        int64_t T) {
     const s2s_model_config *c = &g->m->cfg.model;
     int64_t N = g->cap_n, S = g->cap_s, H = c->heads;
-    bool pre = s2s_recipe_pre_norm(c);
-    for (int l = 0; l < st->layers; l++)
+    bool pre = s2s_recipe_pre_norm(c), ckpt = g->o.checkpoint_layers;
+    for (int l = 0; l < (ckpt ? 1 : st->layers); l++)
         for (int i = 0; i < st->n_subs; i++) {
             s2s_sub_kind kind = st->subs[i].kind;
             int64_t keys = kind == S2S_SUB_CROSS_ATTN ? S : kind == S2S_SUB_SELF_ATTN ? T : 0;
-            plan_sub(a, acts_at(acts, st, l, i), kind, pre, g->cap_adrop, N * T, N * S,
-                     N * H * T * keys, N * H * T, c->d_model, c->ffn_dim);
+            plan_sub(a, &acts[(int64_t)l * st->n_subs + i], kind, pre, g->cap_adrop, N * T,
+                     N * S, N * H * T * keys, N * H * T, c->d_model, c->ffn_dim,
+                     !ckpt || i < st->n_subs - 1);
         }
+}
+
+// checkpoint_layers: the stream leaving each layer of stack st.
+static void plan_kept(arena *a, stack_kept *k, const s2s_stack *st, int64_t R, int64_t d) {
+    a->part = S2S_GRAPH_ACTIVATIONS;
+    for (int l = 0; l < st->layers; l++) k->out[l] = take(a, R * d);
+}
+
+// checkpoint_layers: the encoder's and the decoder's layer sets in one
+// place, as the two never run at the same time (the encoder's output is
+// kept apart). The place is the larger of the two, in floats and in bytes,
+// counted by the parts of the larger one.
+static void plan_work(arena *a, s2s_graph *g) {
+    size_t f0 = a->nf, b0 = a->nb, pf0[S2S_GRAPH_PART_COUNT], pb0[S2S_GRAPH_PART_COUNT];
+    memcpy(pf0, a->pf, sizeof pf0);
+    memcpy(pb0, a->pb, sizeof pb0);
+    plan_stack(a, g->enc, &g->m->arch.enc, g, g->cap_s);
+    arena e = *a;
+    a->nf = f0;
+    a->nb = b0;
+    memcpy(a->pf, pf0, sizeof pf0);
+    memcpy(a->pb, pb0, sizeof pb0);
+    plan_stack(a, g->dec, &g->m->arch.dec, g, g->cap_t);
+    if (e.nf > a->nf) {
+        a->nf = e.nf;
+        memcpy(a->pf, e.pf, sizeof e.pf);
+    }
+    if (e.nb > a->nb) {
+        a->nb = e.nb;
+        memcpy(a->pb, e.pb, sizeof e.pb);
+    }
 }
 
 static void plan(s2s_graph *g, arena *a) {
@@ -181,21 +238,36 @@ static void plan(s2s_graph *g, arena *a) {
     int64_t Rs = N * S, Rt = N * T, Rm = Rs > Rt ? Rs : Rt, tm = S > T ? S : T;
     bool pre = s2s_recipe_pre_norm(c);
 
+    bool ckpt = g->o.checkpoint_layers;
+
+    a->part = S2S_GRAPH_ACTIVATIONS;
     g->src_x = take(a, Rs * d);
     g->src_keep = take_bytes(a, Rs * d);
-    plan_stack(a, g->enc, &g->m->arch.enc, g, S);
+    if (ckpt)
+        plan_kept(a, &g->enc_kept, &g->m->arch.enc, Rs, d);
+    else
+        plan_stack(a, g->enc, &g->m->arch.enc, g, S);
+    a->part = S2S_GRAPH_ACTIVATIONS;
     if (pre) g->enc_norm = (final_norm){take(a, Rs * d), take(a, Rs * d), take(a, Rs)};
     g->tgt_x = take(a, Rt * d);
     g->tgt_keep = take_bytes(a, Rt * d);
-    plan_stack(a, g->dec, &g->m->arch.dec, g, T);
+    if (ckpt)
+        plan_kept(a, &g->dec_kept, &g->m->arch.dec, Rt, d);
+    else
+        plan_stack(a, g->dec, &g->m->arch.dec, g, T);
+    a->part = S2S_GRAPH_ACTIVATIONS;
     if (pre) g->dec_norm = (final_norm){take(a, Rt * d), take(a, Rt * d), take(a, Rt)};
     g->logits = take(a, Rt * V);
+    if (ckpt) plan_work(a, g);
 
+    a->part = S2S_GRAPH_SCRATCH;
     g->tmp = take(a, Rm * d);
     g->dh = take(a, Rm * d);
     g->dq = take(a, Rm * 3 * d);
     g->dctx = take(a, Rm * d);
+    a->part = S2S_GRAPH_ATTENTION;
     g->dprobs = take(a, N * H * tm * tm);
+    a->part = S2S_GRAPH_SCRATCH;
     g->dff = take(a, Rm * f);
     g->dkv = take(a, Rs * 2 * d);
     g->dsrc = take(a, Rs * d);
@@ -225,6 +297,7 @@ static s2s_status reserve(s2s_graph *g, int64_t N, int64_t S, int64_t T, bool ad
         free(g->bytes);
         g->block = NULL;
         g->bytes = NULL;
+        g->nf = g->nb = 0;
         g->cap_n = g->cap_s = g->cap_t = 0;
         g->cap_adrop = false;
         return s2s_fail(S2S_ERR_NOMEM,
@@ -236,25 +309,47 @@ static s2s_status reserve(s2s_graph *g, int64_t N, int64_t S, int64_t T, bool ad
     free(g->bytes);
     g->block = block;
     g->bytes = bytes;
+    g->nf = a.nf;
+    g->nb = a.nb;
     a = (arena){.f = block, .b = bytes};
     plan(g, &a);
     return S2S_OK;
 }
 
-s2s_status s2s_graph_new(s2s_graph **out, const s2s_model *m) {
+s2s_graph_opts s2s_graph_default_opts(void) { return (s2s_graph_opts){0}; }
+
+static bool kept_new(stack_kept *k, int layers) {
+    k->out = s2s_calloc((size_t)layers, sizeof *k->out);
+    k->rng = s2s_calloc((size_t)layers, sizeof *k->rng);
+    return k->out && k->rng;
+}
+
+static void kept_free(stack_kept *k) {
+    free(k->out);
+    free(k->rng);
+}
+
+s2s_status s2s_graph_new_opts(s2s_graph **out, const s2s_model *m, const s2s_graph_opts *o) {
     *out = NULL;
     s2s_graph *g = s2s_calloc(1, sizeof *g);
     if (!g) return S2S_ERR_NOMEM;
     g->m = m;
+    g->o = *o;
     const s2s_stack *enc = &m->arch.enc, *dec = &m->arch.dec;
     g->enc = s2s_calloc((size_t)enc->layers * (size_t)enc->n_subs, sizeof(sub_acts));
     g->dec = s2s_calloc((size_t)dec->layers * (size_t)dec->n_subs, sizeof(sub_acts));
-    if (!g->enc || !g->dec) {
+    if (!g->enc || !g->dec || !kept_new(&g->enc_kept, enc->layers) ||
+        !kept_new(&g->dec_kept, dec->layers)) {
         s2s_graph_free(g);
         return S2S_ERR_NOMEM;
     }
     *out = g;
     return S2S_OK;
+}
+
+s2s_status s2s_graph_new(s2s_graph **out, const s2s_model *m) {
+    s2s_graph_opts o = s2s_graph_default_opts();
+    return s2s_graph_new_opts(out, m, &o);
 }
 
 void s2s_graph_free(s2s_graph *g) {
@@ -263,7 +358,36 @@ void s2s_graph_free(s2s_graph *g) {
     free(g->bytes);
     free(g->enc);
     free(g->dec);
+    kept_free(&g->enc_kept);
+    kept_free(&g->dec_kept);
     free(g);
+}
+
+size_t s2s_graph_bytes(const s2s_graph *g) { return g->nf * sizeof(float) + g->nb; }
+
+s2s_status s2s_graph_reserve(s2s_graph *g, int64_t n, int64_t S, int64_t T,
+                             bool attention_dropout) {
+    return reserve(g, n, S, T, attention_dropout);
+}
+
+s2s_status s2s_graph_plan(s2s_graph_plan_bytes *out, const s2s_model *m,
+                          const s2s_graph_opts *o, int64_t n, int64_t S, int64_t T,
+                          bool attention_dropout) {
+    *out = (s2s_graph_plan_bytes){.n = n, .S = S, .T = T};
+    s2s_graph *g;
+    S2S_TRY(s2s_graph_new_opts(&g, m, o));
+    g->cap_n = n;
+    g->cap_s = S;
+    g->cap_t = T;
+    g->cap_adrop = attention_dropout;
+    arena a = {0};
+    plan(g, &a);
+    s2s_graph_free(g);
+    for (int k = 0; k < S2S_GRAPH_PART_COUNT; k++) {
+        out->bytes[k] = a.pf[k] * sizeof(float) + a.pb[k];
+        out->total += out->bytes[k];
+    }
+    return S2S_OK;
 }
 
 // ---- one pass ----
@@ -277,16 +401,23 @@ typedef struct pass {
     float eps;
     float drop, adrop;
     s2s_rng *rng;
+    bool bf16;     // every product on bf16 copies of its operands (s2s_graph_opts)
     float *grads;  // backward only
     // Guided alignment: on when guided_w > 0 and the batch has guided rows;
     // guided coreference, likewise with coreference rows. Each reads the
-    // weights of head `head` of the attention whose activations are `at`,
-    // and sends their gradient (g->dguided, g->dcoref) back into it.
+    // weights of head `head` of attention sublayer `sub` of layer `layer`
+    // of stack `st` right after that layer's forward pass (with
+    // checkpoint_layers the next layer overwrites them), and sends their
+    // gradient (g->dguided, g->dcoref) back into it.
     float guided_w, coref_w;
     struct guide {
-        const sub_acts *at;
-        int head;
+        const s2s_stack *st;
+        int layer, sub, head;
         float *dhead;
+        const float *A;     // the batch's guide (N, R, C)
+        int64_t R, C;
+        int rows;           // what the term is averaged over
+        double loss;        // set by the forward pass
     } guided, coref;
     // What the loss and the guided terms are averaged over (s2s_train_opts'
     // norm_*, else the batch's own counts).
@@ -392,13 +523,28 @@ static s2s_status begin(pass *p, s2s_graph *g, const s2s_batch *b, float drop, f
         .d = c->d_model, .f = c->ffn_dim, .H = c->heads,
         .V = s2s_vocab_size(m->tgt_vocab),
         .pre = s2s_recipe_pre_norm(c), .eps = c->layer_norm_eps,
-        .drop = drop, .adrop = adrop, .rng = rng,
+        .drop = drop, .adrop = adrop, .rng = rng, .bf16 = g->o.bf16,
         .norm_tokens = b->n_tokens, .norm_guided = b->n_guided, .norm_coref = b->n_coref,
     };
     return reserve(g, p->N, p->S, p->T, adrop > 0.0f);
 }
 
 // ---- forward ----
+
+static double guide_loss(float *dA, const float *A, const float *probs, int64_t N, int64_t H,
+                         int64_t head, int64_t R, int64_t C, double w, int rows);
+
+// y (R, N) = x (R, K) · W^T + b, W (N, K): s2s_linear, in bf16 when the
+// graph says so.
+static s2s_status linear(const pass *p, float *y, const float *x, const float *w,
+                         const float *bias, int64_t rows, int64_t k, int64_t n) {
+    s2s_mm_args a = {
+        .b0 = 1, .b1 = 1, .m = rows, .k = k, .n = n,
+        .sa = {0, 0, k, 1}, .sb = {0, 0, 1, k}, .sc = {0, 0, n, 1},
+        .alpha = 1.0f, .bias = bias, .bf16 = p->bf16,
+    };
+    return s2s_mm(y, x, w, &a);
+}
 
 // x (N*len, D) = drop(E[ids] * sqrt(D) + PE[pos])
 static void embed_fwd(pass *p, float *x, uint8_t *keep, const float *table, const int *ids,
@@ -441,8 +587,7 @@ static s2s_status attn_tail(pass *p, sub_acts *a, const s2s_attn_weights *w,
     with_norms.norms = a->norms;
     S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, v.q, v.k, v.v,
                                 &with_norms, p->adrop, p->rng));
-    S2S_TRY(s2s_linear(p->g->tmp, a->ctx, w->w_out, false, w->b_out, R, d, d, S2S_MM_NONE,
-                       false));
+    S2S_TRY(linear(p, p->g->tmp, a->ctx, w->w_out, w->b_out, R, d, d));
     sub_out(p, a, n, p->g->tmp, R);
     return S2S_OK;
 }
@@ -450,7 +595,7 @@ static s2s_status attn_tail(pass *p, sub_acts *a, const s2s_attn_weights *w,
 // The shape of an attention of Tq query rows over Tk keys per sentence.
 static s2s_attn_shape shape_of(const pass *p, int64_t tq, int64_t tk, s2s_attn_mask mask) {
     return (s2s_attn_shape){.batch = p->N, .heads = p->H, .head_dim = p->d / p->H, .tq = tq,
-                            .tk = tk, .mask = mask};
+                            .tk = tk, .mask = mask, .bf16 = p->bf16};
 }
 
 // Linear heads' features (s2s_attention_features), in place on the
@@ -471,7 +616,7 @@ static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw,
     const s2s_norm_weights *n = &sw->norm;
     int64_t d = p->d, R = p->N * T;
     sub_in(p, a, n, R);
-    S2S_TRY(s2s_linear(a->q, a->h, w->w_qkv, false, w->b_qkv, R, d, 3 * d, S2S_MM_NONE, false));
+    S2S_TRY(linear(p, a->q, a->h, w->w_qkv, w->b_qkv, R, d, 3 * d));
     s2s_attn_shape sh = shape_of(p, T, T, mask);
     s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
     features_fwd(p, a->q, v, &sh, true);
@@ -484,9 +629,17 @@ static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw
     const s2s_attn_weights *w = &sw->attn;
     int64_t d = p->d, T = p->T, S = p->S, R = p->N * T;
     sub_in(p, a, &sw->norm, R);
-    S2S_TRY(s2s_linear(a->q, a->h, w->w_qkv, false, w->b_qkv, R, d, d, S2S_MM_NONE, false));
-    S2S_TRY(s2s_cross_kv(a->kv, p->g->memory, p->m, l, w, p->N, S));  // keys' features too
+    S2S_TRY(linear(p, a->q, a->h, w->w_qkv, w->b_qkv, R, d, d));
     s2s_attn_shape sh = shape_of(p, T, S, mask);
+    if (p->bf16) {
+        // s2s_cross_kv's product in bf16, then the keys' features
+        S2S_TRY(linear(p, a->kv, p->g->memory, s2s_recipe_kv_weight(w->w_qkv, d),
+                       s2s_recipe_kv_bias(w->b_qkv, d), p->N * S, d, 2 * d));
+        s2s_attention_features((s2s_rows){.p = a->kv, .rs = 2 * d}, 1, p->N * S,
+                               &mask.pattern, p->H, d / p->H, false);
+    } else {
+        S2S_TRY(s2s_cross_kv(a->kv, p->g->memory, p->m, l, w, p->N, S));  // keys' features too
+    }
     s2s_qkv v = s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d);
     features_fwd(p, a->q, v, &sh, false);
     return attn_tail(p, a, w, &sw->norm, v, &sh, R);
@@ -498,12 +651,12 @@ static s2s_status ffn_fwd(pass *p, sub_acts *a, const s2s_ffn_weights *w,
                           const s2s_norm_weights *n, int64_t R) {
     int64_t d = p->d, f = p->f;
     sub_in(p, a, n, R);
-    S2S_TRY(s2s_linear(a->a1, a->h, w->w1, false, w->b1, R, d, f, S2S_MM_NONE, false));
+    S2S_TRY(linear(p, a->a1, a->h, w->w1, w->b1, R, d, f));
     if (p->m->cfg.model.activation == S2S_ACT_GELU)
         s2s_gelu(a->act, a->a1, R * f);
     else
         s2s_relu(a->act, a->a1, R * f);
-    S2S_TRY(s2s_linear(p->g->tmp, a->act, w->w2, false, w->b2, R, f, d, S2S_MM_NONE, false));
+    S2S_TRY(linear(p, p->g->tmp, a->act, w->w2, w->b2, R, f, d));
     sub_out(p, a, n, p->g->tmp, R);
     return S2S_OK;
 }
@@ -518,24 +671,57 @@ static s2s_attn_mask mask_of(const pass *p, const s2s_sublayer *sub, int l, cons
     };
 }
 
-// The layers of stack st over x (N*T rows), leaving the stream in *out;
-// k_len: self-attention's key padding (mask_of).
-static s2s_status stack_fwd(pass *p, const s2s_stack *st, sub_acts *acts,
+// Layer l of stack st over x (N*T rows) into its activations la (the
+// last one's out: the stream leaving); k_len: self-attention's key
+// padding (mask_of).
+static s2s_status layer_fwd(pass *p, const s2s_stack *st, sub_acts *la,
+                            const s2s_layer_weights *w, int l, const float *x, int64_t T,
+                            const int *k_len) {
+    for (int i = 0; i < st->n_subs; i++) {
+        const s2s_sublayer *sub = &st->subs[i];
+        sub_acts *a = &la[i];
+        a->in = x;
+        if (sub->kind == S2S_SUB_SELF_ATTN)
+            S2S_TRY(self_attn_fwd(p, a, &w[l].sub[i], T, mask_of(p, sub, l, k_len)));
+        else if (sub->kind == S2S_SUB_CROSS_ATTN)
+            S2S_TRY(cross_attn_fwd(p, a, &w[l].sub[i], l, mask_of(p, sub, l, k_len)));
+        else
+            S2S_TRY(ffn_fwd(p, a, &w[l].sub[i].ffn, &w[l].sub[i].norm, p->N * T));
+        x = a->out;
+    }
+    return S2S_OK;
+}
+
+// The guided terms reading layer l of stack st, from its activations la.
+static void guides_fwd(pass *p, const s2s_stack *st, int l, const sub_acts *la) {
+    struct guide *g[2] = {&p->guided, &p->coref};
+    float w[2] = {p->guided_w, p->coref_w};
+    for (int k = 0; k < 2; k++) {
+        struct guide *gd = g[k];
+        if (w[k] > 0.0f && gd->st == st && gd->layer == l)
+            gd->loss = guide_loss(gd->dhead, gd->A, la[gd->sub].probs, p->N, p->H, gd->head,
+                                  gd->R, gd->C, w[k], gd->rows);
+    }
+}
+
+// The layers of stack st over x (N*T rows), leaving the stream in *out.
+// With checkpoint_layers every layer runs in one set of activations and
+// leaves its stream in k->out[l], having noted the dropout generator in
+// k->rng[l] (stack_bwd runs it again from there).
+static s2s_status stack_fwd(pass *p, const s2s_stack *st, sub_acts *acts, stack_kept *k,
                             const s2s_layer_weights *w, const float *x, int64_t T,
                             const int *k_len, const float **out) {
-    for (int l = 0; l < st->layers; l++)
-        for (int i = 0; i < st->n_subs; i++) {
-            const s2s_sublayer *sub = &st->subs[i];
-            sub_acts *a = acts_at(acts, st, l, i);
-            a->in = x;
-            if (sub->kind == S2S_SUB_SELF_ATTN)
-                S2S_TRY(self_attn_fwd(p, a, &w[l].sub[i], T, mask_of(p, sub, l, k_len)));
-            else if (sub->kind == S2S_SUB_CROSS_ATTN)
-                S2S_TRY(cross_attn_fwd(p, a, &w[l].sub[i], l, mask_of(p, sub, l, k_len)));
-            else
-                S2S_TRY(ffn_fwd(p, a, &w[l].sub[i].ffn, &w[l].sub[i].norm, p->N * T));
-            x = a->out;
+    bool ckpt = p->g->o.checkpoint_layers;
+    for (int l = 0; l < st->layers; l++) {
+        sub_acts *la = layer_acts(p->g, acts, st, l);
+        if (ckpt) {
+            if (p->rng) k->rng[l] = *p->rng;
+            la[st->n_subs - 1].out = k->out[l];
         }
+        S2S_TRY(layer_fwd(p, st, la, w, l, x, T, k_len));
+        guides_fwd(p, st, l, la);
+        x = la[st->n_subs - 1].out;
+    }
     *out = x;
     return S2S_OK;
 }
@@ -548,7 +734,8 @@ static s2s_status forward(pass *p) {
 
     embed_fwd(p, g->src_x, g->src_keep, m->src_embed, b->src, p->S);
     const float *x;
-    S2S_TRY(stack_fwd(p, &m->arch.enc, g->enc, m->enc, g->src_x, p->S, b->src_len, &x));
+    S2S_TRY(stack_fwd(p, &m->arch.enc, g->enc, &g->enc_kept, m->enc, g->src_x, p->S, b->src_len,
+                      &x));
     g->memory = x;
     if (p->pre) {
         final_norm *fn = &g->enc_norm;
@@ -559,7 +746,7 @@ static s2s_status forward(pass *p) {
 
     embed_fwd(p, g->tgt_x, g->tgt_keep, m->tgt_embed, b->tgt_in, p->T);
     // the target's padding is after every real row: the causal cut hides it
-    S2S_TRY(stack_fwd(p, &m->arch.dec, g->dec, m->dec, g->tgt_x, p->T, NULL, &x));
+    S2S_TRY(stack_fwd(p, &m->arch.dec, g->dec, &g->dec_kept, m->dec, g->tgt_x, p->T, NULL, &x));
     g->hfin = x;
     if (p->pre) {
         final_norm *fn = &g->dec_norm;
@@ -567,8 +754,7 @@ static s2s_status forward(pass *p) {
                           p->eps);
         g->hfin = fn->y;
     }
-    return s2s_linear(g->logits, g->hfin, m->gen_w, false, m->gen_b, Rt, d, p->V, S2S_MM_NONE,
-                      false);
+    return linear(p, g->logits, g->hfin, m->gen_w, m->gen_b, Rt, d, p->V);
 }
 
 // ---- loss ----
@@ -640,20 +826,15 @@ static double guide_loss(float *dA, const float *A, const float *probs, int64_t 
     return w * sum * inv;
 }
 
-// The guided terms that are on, into st; their gradients into g->dguided
-// and g->dcoref.
+// The guided terms that are on (computed by the forward pass), into st.
 static void guided_losses(pass *p, s2s_loss_stats *st) {
-    const s2s_batch *b = p->b;
-    s2s_graph *g = p->g;
     if (p->guided_w > 0.0f) {
-        st->guided = guide_loss(g->dguided, b->align, p->guided.at->probs, p->N, p->H,
-                                p->guided.head, p->T, p->S, p->guided_w, p->norm_guided);
-        st->n_guided = b->n_guided;
+        st->guided = p->guided.loss;
+        st->n_guided = p->b->n_guided;
     }
     if (p->coref_w > 0.0f) {
-        st->coref = guide_loss(g->dcoref, b->coref, p->coref.at->probs, p->N, p->H,
-                               p->coref.head, p->S, p->S, p->coref_w, p->norm_coref);
-        st->n_coref = b->n_coref;
+        st->coref = p->coref.loss;
+        st->n_coref = p->b->n_coref;
     }
 }
 
@@ -684,10 +865,13 @@ static void sub_bwd_end(pass *p, sub_acts *a, const s2s_norm_weights *n, float *
                                p->d, /*accumulate=*/true);
 }
 
-// The guided term that reads the weights of attention a, or NULL.
-static const struct guide *guide_of(const pass *p, const sub_acts *a) {
-    if (p->guided_w > 0.0f && p->guided.at == a) return &p->guided;
-    if (p->coref_w > 0.0f && p->coref.at == a) return &p->coref;
+// The guided term that reads the weights of sublayer i of layer l of
+// stack st, or NULL.
+static struct guide *guide_of(pass *p, const s2s_stack *st, int l, int i) {
+    struct guide *g[2] = {p->guided_w > 0.0f ? &p->guided : NULL,
+                          p->coref_w > 0.0f ? &p->coref : NULL};
+    for (int k = 0; k < 2; k++)
+        if (g[k] && g[k]->st == st && g[k]->layer == l && g[k]->sub == i) return g[k];
     return NULL;
 }
 
@@ -695,11 +879,10 @@ static const struct guide *guide_of(const pass *p, const sub_acts *a) {
 // projections: dctx in g->dctx, dq and dkv (rows of K|V) the gradients of
 // its queries' and keys' views, through linear heads' features.
 static s2s_status heads_bwd(pass *p, sub_acts *a, s2s_qkv v, s2s_rows dq, s2s_rows dk,
-                            s2s_rows dv, const s2s_attn_shape *sh) {
+                            s2s_rows dv, const s2s_attn_shape *sh, const struct guide *gd) {
     s2s_attn_saved f = {.q = v.q, .k = v.k, .v = v.v, .probs = a->probs,
                         .pdrop = used_probs(p, a), .keep = a->akeep, .p = p->adrop,
                         .norms = a->norms};
-    const struct guide *gd = guide_of(p, a);
     S2S_TRY(s2s_attention_backward(dq, dk, dv, p->g->dprobs, p->g->dctx, &f, sh,
                                    gd ? gd->dhead : NULL, gd ? gd->head : 0));
     const s2s_attn_pattern *pt = &sh->mask.pattern;
@@ -710,7 +893,7 @@ static s2s_status heads_bwd(pass *p, sub_acts *a, s2s_qkv v, s2s_rows dq, s2s_ro
 }
 
 static s2s_status self_attn_bwd(pass *p, sub_acts *a, const s2s_sub_weights *sw, float *dx,
-                                int64_t T, s2s_attn_mask mask) {
+                                int64_t T, s2s_attn_mask mask, const struct guide *gd) {
     const s2s_attn_weights *w = &sw->attn;
     s2s_graph *g = p->g;
     int64_t d = p->d, R = p->N * T;
@@ -718,20 +901,20 @@ static s2s_status self_attn_bwd(pass *p, sub_acts *a, const s2s_sub_weights *sw,
     bool acc;
     float *dsub = sub_bwd_begin(p, a, &sw->norm, dx, R, &din, &acc);
     S2S_TRY(s2s_linear_backward(g->dctx, G(p, w->w_out), G(p, w->b_out), dsub, a->ctx,
-                                w->w_out, R, d, d, false));
+                                w->w_out, R, d, d, false, p->bf16));
     s2s_attn_shape sh = shape_of(p, T, T, mask);
     s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
     S2S_TRY(heads_bwd(p, a, v, grad_of(g->dq, a->q, v.q), grad_of(g->dq, a->q, v.k),
-                      grad_of(g->dq, a->q, v.v), &sh));
+                      grad_of(g->dq, a->q, v.v), &sh, gd));
     S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv, R,
-                                d, 3 * d, acc));
+                                d, 3 * d, acc, p->bf16));
     sub_bwd_end(p, a, &sw->norm, dx, R);
     return S2S_OK;
 }
 
 // Also adds the encoder output's gradient into g->dsrc.
 static s2s_status cross_attn_bwd(pass *p, sub_acts *a, const s2s_sub_weights *sw, float *dx,
-                                 s2s_attn_mask mask) {
+                                 s2s_attn_mask mask, const struct guide *gd) {
     const s2s_attn_weights *w = &sw->attn;
     s2s_graph *g = p->g;
     int64_t d = p->d, T = p->T, S = p->S, R = p->N * T;
@@ -739,17 +922,17 @@ static s2s_status cross_attn_bwd(pass *p, sub_acts *a, const s2s_sub_weights *sw
     bool acc;
     float *dsub = sub_bwd_begin(p, a, &sw->norm, dx, R, &din, &acc);
     S2S_TRY(s2s_linear_backward(g->dctx, G(p, w->w_out), G(p, w->b_out), dsub, a->ctx,
-                                w->w_out, R, d, d, false));
+                                w->w_out, R, d, d, false, p->bf16));
     s2s_attn_shape sh = shape_of(p, T, S, mask);
     s2s_qkv v = s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d);
     S2S_TRY(heads_bwd(p, a, v, grad_of(g->dq, a->q, v.q), grad_of(g->dkv, a->kv, v.k),
-                      grad_of(g->dkv, a->kv, v.v), &sh));
+                      grad_of(g->dkv, a->kv, v.v), &sh, gd));
     S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv, R,
-                                d, d, acc));
+                                d, d, acc, p->bf16));
     const float *w_kv = s2s_recipe_kv_weight(w->w_qkv, d);
     S2S_TRY(s2s_linear_backward(g->dsrc, G(p, w_kv), G(p, s2s_recipe_kv_bias(w->b_qkv, d)),
                                 g->dkv, g->memory, w_kv, p->N * S, d, 2 * d,
-                                /*accumulate_dx=*/true));
+                                /*accumulate_dx=*/true, p->bf16));
     sub_bwd_end(p, a, &sw->norm, dx, R);
     return S2S_OK;
 }
@@ -762,13 +945,13 @@ static s2s_status ffn_bwd(pass *p, sub_acts *a, const s2s_ffn_weights *w,
     bool acc;
     float *dsub = sub_bwd_begin(p, a, n, dx, R, &din, &acc);
     S2S_TRY(s2s_linear_backward(g->dff, G(p, w->w2), G(p, w->b2), dsub, a->act, w->w2, R, f, d,
-                                false));
+                                false, p->bf16));
     if (p->m->cfg.model.activation == S2S_ACT_GELU)
         s2s_gelu_backward(g->dff, g->dff, a->a1, R * f);
     else
         s2s_relu_backward(g->dff, g->dff, a->a1, R * f);
     S2S_TRY(s2s_linear_backward(din, G(p, w->w1), G(p, w->b1), g->dff, a->h, w->w1, R, d, f,
-                                acc));
+                                acc, p->bf16));
     sub_bwd_end(p, a, n, dx, R);
     return S2S_OK;
 }
@@ -780,21 +963,40 @@ static void embed_bwd(pass *p, float *demb, float *dx, const uint8_t *keep, cons
 }
 
 // The layers of stack st backward, last sublayer first, with dx (N*T, D)
-// the gradient of the stream leaving them (stack_fwd's arguments).
-static s2s_status stack_bwd(pass *p, const s2s_stack *st, sub_acts *acts,
-                            const s2s_layer_weights *w, float *dx, int64_t T,
+// the gradient of the stream leaving them (stack_fwd's arguments; x0 the
+// stream entering the first layer). With checkpoint_layers each layer
+// first runs forward again from its input, with the dropout generator as
+// it was: the same masks, so the same activations bit for bit.
+static s2s_status stack_bwd(pass *p, const s2s_stack *st, sub_acts *acts, stack_kept *k,
+                            const s2s_layer_weights *w, float *dx, const float *x0, int64_t T,
                             const int *k_len) {
-    for (int l = st->layers - 1; l >= 0; l--)
+    bool ckpt = p->g->o.checkpoint_layers;
+    for (int l = st->layers - 1; l >= 0; l--) {
+        sub_acts *la = layer_acts(p->g, acts, st, l);
+        if (ckpt) {
+            s2s_rng *rng = p->rng, again;
+            if (rng) {
+                again = k->rng[l];
+                p->rng = &again;
+            }
+            la[st->n_subs - 1].out = k->out[l];
+            s2s_status s = layer_fwd(p, st, la, w, l, l ? k->out[l - 1] : x0, T, k_len);
+            p->rng = rng;
+            S2S_TRY(s);
+        }
         for (int i = st->n_subs - 1; i >= 0; i--) {
             const s2s_sublayer *sub = &st->subs[i];
-            sub_acts *a = acts_at(acts, st, l, i);
+            sub_acts *a = &la[i];
+            const struct guide *gd = guide_of(p, st, l, i);
             if (sub->kind == S2S_SUB_SELF_ATTN)
-                S2S_TRY(self_attn_bwd(p, a, &w[l].sub[i], dx, T, mask_of(p, sub, l, k_len)));
+                S2S_TRY(self_attn_bwd(p, a, &w[l].sub[i], dx, T, mask_of(p, sub, l, k_len),
+                                      gd));
             else if (sub->kind == S2S_SUB_CROSS_ATTN)
-                S2S_TRY(cross_attn_bwd(p, a, &w[l].sub[i], dx, mask_of(p, sub, l, k_len)));
+                S2S_TRY(cross_attn_bwd(p, a, &w[l].sub[i], dx, mask_of(p, sub, l, k_len), gd));
             else
                 S2S_TRY(ffn_bwd(p, a, &w[l].sub[i].ffn, &w[l].sub[i].norm, dx, p->N * T));
         }
+    }
     return S2S_OK;
 }
 
@@ -809,19 +1011,21 @@ static s2s_status backward(pass *p) {
     // then collects this and the embedding's contribution.
     float *dh = p->pre ? g->dh : g->dtgt;
     S2S_TRY(s2s_linear_backward(dh, G(p, m->gen_w), G(p, m->gen_b), g->logits, g->hfin,
-                                m->gen_w, Rt, d, p->V, false));
+                                m->gen_w, Rt, d, p->V, false, p->bf16));
     if (p->pre)
         s2s_layernorm_backward(g->dtgt, G(p, m->dec_norm.w), G(p, m->dec_norm.b), g->dh,
                                g->dec_norm.xhat, g->dec_norm.rstd, m->dec_norm.w, Rt, d, false);
 
     memset(g->dsrc, 0, (size_t)(Rs * d) * sizeof(float));
-    S2S_TRY(stack_bwd(p, &m->arch.dec, g->dec, m->dec, g->dtgt, p->T, NULL));
+    S2S_TRY(stack_bwd(p, &m->arch.dec, g->dec, &g->dec_kept, m->dec, g->dtgt, g->tgt_x, p->T,
+                      NULL));
     embed_bwd(p, G(p, m->tgt_embed), g->dtgt, g->tgt_keep, p->b->tgt_in, Rt);
 
     if (p->pre)
         s2s_layernorm_backward(g->dsrc, G(p, m->enc_norm.w), G(p, m->enc_norm.b), g->dsrc,
                                g->enc_norm.xhat, g->enc_norm.rstd, m->enc_norm.w, Rs, d, false);
-    S2S_TRY(stack_bwd(p, &m->arch.enc, g->enc, m->enc, g->dsrc, p->S, p->b->src_len));
+    S2S_TRY(stack_bwd(p, &m->arch.enc, g->enc, &g->enc_kept, m->enc, g->dsrc, g->src_x, p->S,
+                      p->b->src_len));
     embed_bwd(p, G(p, m->src_embed), g->dsrc, g->src_keep, p->b->src, Rs);
     return S2S_OK;
 }
@@ -871,17 +1075,19 @@ s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_trai
     if (o->guided_weight > 0.0f && b->align && b->n_guided > 0) {
         p.guided_w = o->guided_weight;
         p.guided = (struct guide){
-            .at = acts_at(g->dec, &arch->dec, o->guided_layer,
-                          s2s_stack_find(&arch->dec, S2S_SUB_CROSS_ATTN)),
+            .st = &arch->dec, .layer = o->guided_layer,
+            .sub = s2s_stack_find(&arch->dec, S2S_SUB_CROSS_ATTN),
             .head = o->guided_head, .dhead = g->dguided,
+            .A = b->align, .R = p.T, .C = p.S, .rows = p.norm_guided,
         };
     }
     if (o->coref_weight > 0.0f && b->coref && b->n_coref > 0) {
         p.coref_w = o->coref_weight;
         p.coref = (struct guide){
-            .at = acts_at(g->enc, &arch->enc, o->coref_layer,
-                          s2s_stack_find(&arch->enc, S2S_SUB_SELF_ATTN)),
+            .st = &arch->enc, .layer = o->coref_layer,
+            .sub = s2s_stack_find(&arch->enc, S2S_SUB_SELF_ATTN),
             .head = o->coref_head, .dhead = g->dcoref,
+            .A = b->coref, .R = p.S, .C = p.S, .rows = p.norm_coref,
         };
     }
     S2S_TRY(forward(&p));

@@ -59,9 +59,60 @@ typedef struct s2s_loss_stats {
 
 typedef struct s2s_graph s2s_graph;
 
+// How the graph trades memory and time (train.checkpoint_activations,
+// train.compute_type). The defaults (s2s_graph_default_opts) keep every
+// activation and multiply in fp32.
+typedef struct s2s_graph_opts {
+    // Keep only each layer's input (and the dropout generator's state
+    // there); the backward pass runs the layer's sublayers again, in one
+    // set of activations that every layer shares. The gradients are the
+    // plain graph's bit for bit (the same products on the same values).
+    bool checkpoint_layers;
+    // Every matrix product of both passes (projections, attention, FFN,
+    // logits, and their gradients) on bf16 copies of its operands, summed
+    // and accumulated in fp32 (s2s_mm_args.bf16); the weights, gradients,
+    // softmax, LayerNorm and loss stay fp32.
+    bool bf16;
+} s2s_graph_opts;
+
+s2s_graph_opts s2s_graph_default_opts(void);
+
 // Scratch for training m; grows with the batches it sees.
-s2s_status s2s_graph_new(s2s_graph **out, const s2s_model *m);
+s2s_status s2s_graph_new(s2s_graph **out, const s2s_model *m);  // default opts
+s2s_status s2s_graph_new_opts(s2s_graph **out, const s2s_model *m, const s2s_graph_opts *o);
 void s2s_graph_free(s2s_graph *g);
+
+// The graph's arena by part. Activations: the residual stream, LayerNorm
+// and FFN values, dropout masks, Q/K/V and contexts, logits (with
+// checkpoint_layers: the layers' inputs and one layer's set). Attention:
+// the weights (N, H, Tq, Tk) of every attention kept, their dropout copy
+// and mask, and the backward pass's gradient of them. Scratch: the rest of
+// the backward pass's buffers.
+typedef enum s2s_graph_part {
+    S2S_GRAPH_ACTIVATIONS,
+    S2S_GRAPH_ATTENTION,
+    S2S_GRAPH_SCRATCH,
+    S2S_GRAPH_PART_COUNT
+} s2s_graph_part;
+
+typedef struct s2s_graph_plan_bytes {
+    int64_t n, S, T;                      // the batch shape planned for
+    size_t bytes[S2S_GRAPH_PART_COUNT];
+    size_t total;                         // their sum
+} s2s_graph_plan_bytes;
+
+// The bytes a graph of m with options o holds for batches of up to n
+// sentences of S source and T target rows (with attention dropout or
+// not): the plan s2s_graph_reserve allocates, counted without allocating.
+s2s_status s2s_graph_plan(s2s_graph_plan_bytes *out, const s2s_model *m,
+                          const s2s_graph_opts *o, int64_t n, int64_t S, int64_t T,
+                          bool attention_dropout);
+// Grows g's arena to that shape now (batches grow it anyway; this makes
+// the first step's allocation the run's).
+s2s_status s2s_graph_reserve(s2s_graph *g, int64_t n, int64_t S, int64_t T,
+                             bool attention_dropout);
+// The bytes g's arena holds now.
+size_t s2s_graph_bytes(const s2s_graph *g);
 
 // grads (n_params) = d (loss + guided + coref) / d params (overwritten, not accumulated).
 // Dropout masks come from rng (advanced deterministically); with both

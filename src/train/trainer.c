@@ -31,6 +31,7 @@
 #include "core/error.h"
 #include "core/util.h"
 #include "model/model_internal.h"
+#include "ops/matmul.h"
 #include "s2s/decode.h"
 #include "s2s/train.h"
 #include "train/checkpoint.h"
@@ -64,6 +65,7 @@ typedef struct trainer {
     bool write_failed;  // a log or model write failed
     bool stopped;       // *stop was set before the first step (setup)
     int rank, ranks;    // s2s_dist_rank(), s2s_dist_size()
+    s2s_train_memory mem;  // what the run holds (plan_memory)
     double *gather;     // (ranks, SHARE_K) every rank's counts (s2s_dist_allgather_f64)
 } trainer;
 
@@ -117,6 +119,59 @@ static s2s_status validate(trainer *t, s2s_valid_result *r) {
     p.sampling_topk = 1;
     return s2s_evaluate_dataset(t->m, t->g, t->st, &t->bb, t->dev, t->cfg->train.batch_tokens,
                                 t->cfg->train.label_smoothing, &p, r);
+}
+
+// ---- the memory plan ----
+
+static s2s_graph_opts graph_opts(const s2s_config *cfg) {
+    s2s_graph_opts go = s2s_graph_default_opts();
+    go.checkpoint_layers = cfg->train.checkpoint_activations == S2S_CHECKPOINT_LAYER;
+    go.bf16 = cfg->train.compute_type == S2S_TRAIN_BF16;
+    return go;
+}
+
+// The largest (sentences, source rows, target rows) of the batches of plan
+// over d, each cut to this rank's share when shared.
+static void widen_shape(int shape[3], const s2s_dataset *d, const s2s_batch_plan *plan,
+                        int rank, int ranks, bool shared) {
+    for (int b = 0; b < plan->n_batches; b++) {
+        const int *idx = plan->order + plan->start[b];
+        int lo = 0, hi = plan->start[b + 1] - plan->start[b];
+        if (shared) s2s_batch_share(d, idx, hi, rank, ranks, &lo, &hi);
+        if (hi - lo > shape[0]) shape[0] = hi - lo;
+        for (int i = lo; i < hi; i++) {
+            const s2s_example *e = &d->ex[idx[i]];
+            if (e->src_len + 1 > shape[1]) shape[1] = e->src_len + 1;
+            if (e->tgt_len + 1 > shape[2]) shape[2] = e->tgt_len + 1;
+        }
+    }
+}
+
+// t->mem for the batches of t->plan and of the dev set.
+static s2s_status plan_memory(trainer *t) {
+    const s2s_config *cfg = t->cfg;
+    int shape[3] = {1, 1, 1};
+    widen_shape(shape, t->train, &t->plan, t->rank, t->ranks, true);
+    if (t->dev) {
+        s2s_batch_plan dp = {0};
+        S2S_TRY(s2s_batch_plan_make(&dp, t->dev, cfg->train.batch_tokens, /*shuffle=*/false, 0,
+                                    1));
+        widen_shape(shape, t->dev, &dp, 0, 1, false);
+        s2s_batch_plan_free(&dp);
+    }
+    s2s_graph_opts go = graph_opts(cfg);
+    s2s_graph_plan_bytes gp;
+    S2S_TRY(s2s_graph_plan(&gp, t->m, &go, shape[0], shape[1], shape[2],
+                           cfg->model.attention_dropout > 0.0f));
+    size_t w = t->m->n_params * sizeof(float);
+    t->mem = (s2s_train_memory){
+        .batch_sentences = shape[0], .src_rows = shape[1], .tgt_rows = shape[2],
+        .weights = w, .gradients = w, .adam = 2 * w,
+        .activations = gp.bytes[S2S_GRAPH_ACTIVATIONS],
+        .attention = gp.bytes[S2S_GRAPH_ATTENTION], .scratch = gp.bytes[S2S_GRAPH_SCRATCH],
+    };
+    t->mem.total = 4 * w + gp.total;
+    return S2S_OK;
 }
 
 // ---- setup ----
@@ -221,7 +276,8 @@ static s2s_status setup(trainer *t, const s2s_config *cfg, const s2s_train_param
         t->grads = t->block;
         t->am = t->block + t->n;
         t->av = t->block + 2 * t->n;
-        st = s2s_graph_new(&t->g, t->m);
+        s2s_graph_opts go = graph_opts(cfg);
+        st = s2s_graph_new_opts(&t->g, t->m, &go);
     }
     if (st == S2S_OK && t->dev) st = s2s_state_new(&t->st, t->m);
     if (st == S2S_OK && p->resume) {
@@ -244,6 +300,23 @@ static s2s_status setup(trainer *t, const s2s_config *cfg, const s2s_train_param
     if (st == S2S_OK && t->ls.batch > t->plan.n_batches)
         st = s2s_fail(S2S_ERR_FORMAT, "%s: batch %d of an epoch of %d batches (was "
                       "train.batch_tokens changed?)", ckpt, t->ls.batch, t->plan.n_batches);
+    // oneDNN 2.6 runs bf16 products with AVX-512 (AVX512_BF16 natively,
+    // plain AVX-512 emulated, about 3 times slower than fp32) and has
+    // none below it: one tiny product says which, before any step.
+    if (st == S2S_OK && cfg->train.compute_type == S2S_TRAIN_BF16) {
+        float a[4] = {1, 2, 3, 4}, c[4];
+        s2s_mm_args mm = {.b0 = 1, .b1 = 1, .m = 2, .k = 2, .n = 2, .sa = {0, 0, 2, 1},
+                          .sb = {0, 0, 2, 1}, .sc = {0, 0, 2, 1}, .alpha = 1.0f, .bf16 = true};
+        if (s2s_mm(c, a, a, &mm) != S2S_OK)
+            st = s2s_fail(S2S_ERR_CONFIG, "train.compute_type is bf16, but oneDNN runs no bf16 "
+                          "matrix product on this CPU (it needs AVX-512; %s); use fp32",
+                          s2s_last_error());
+    }
+    // The arena of the largest batch, allocated now: what --plan prints.
+    if (st == S2S_OK) st = plan_memory(t);
+    if (st == S2S_OK)
+        st = s2s_graph_reserve(t->g, t->mem.batch_sentences, t->mem.src_rows, t->mem.tgt_rows,
+                               cfg->model.attention_dropout > 0.0f);
     if (st == S2S_OK) st = s2s_dist_bcast(t->m->params, t->n * sizeof(float));
     if (st == S2S_OK) s2s_model_touch(t->m);
     free(ckpt);
@@ -479,6 +552,34 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
     return S2S_OK;
 }
 
+s2s_status s2s_train_plan(const s2s_config *cfg, const s2s_train_params *p,
+                          s2s_train_memory *out) {
+    memset(out, 0, sizeof *out);
+    trainer t = {.cfg = cfg, .rank = s2s_dist_rank(), .ranks = s2s_dist_size()};
+    if (!cfg->data.train[0])
+        return s2s_fail(S2S_ERR_CONFIG, "data.train is not set: training needs a TSV file");
+    char *ckpt = p->resume ? s2s_checkpoint_path(p->resume) : NULL;
+    if (p->resume && !ckpt) return S2S_ERR_NOMEM;
+    s2s_status st = load_model(&t, p, ckpt);
+    free(ckpt);
+    int max_len = st == S2S_OK ? t.m->cfg.model.max_len : 0;
+    if (st == S2S_OK)
+        st = s2s_dataset_load(&t.train, cfg->data.train, t.m->src_vocab, t.m->tgt_vocab,
+                              max_len, 0);
+    if (st == S2S_OK && cfg->data.dev[0])
+        st = s2s_dataset_load(&t.dev, cfg->data.dev, t.m->src_vocab, t.m->tgt_vocab, max_len, 0);
+    if (st == S2S_OK)
+        st = s2s_batch_plan_make(&t.plan, t.train, cfg->train.batch_tokens, cfg->train.shuffle,
+                                 (uint64_t)(uint32_t)cfg->train.seed, 1);
+    if (st == S2S_OK) st = plan_memory(&t);
+    if (st == S2S_OK) *out = t.mem;
+    s2s_batch_plan_free(&t.plan);
+    s2s_dataset_free(t.train);
+    s2s_dataset_free(t.dev);
+    s2s_model_free(t.m);
+    return st;
+}
+
 s2s_status s2s_train(const s2s_config *cfg, const s2s_train_params *p, s2s_train_summary *out) {
     memset(out, 0, sizeof *out);
     out->best_score = NAN;
@@ -488,8 +589,10 @@ s2s_status s2s_train(const s2s_config *cfg, const s2s_train_params *p, s2s_train
         out->interrupted = true;
         out->steps = t.ls.step;
     } else if (st == S2S_OK) {
+        if (p->on_plan && t.rank == 0) p->on_plan(&t.mem, p->user);
         st = run(&t, p, out);
     }
+    if (t.g) out->arena_bytes = s2s_graph_bytes(t.g);
     s2s_status closed = teardown(&t);
     if (st == S2S_OK && closed != S2S_OK) {
         t.write_failed = true;
