@@ -9,6 +9,7 @@
 #define S2S_LAYERS_ATTENTION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/util.h"
@@ -75,6 +76,31 @@ s2s_status s2s_attention(float *ctx, float *probs, s2s_view q, s2s_view k, s2s_v
 s2s_status s2s_attention_probs(float *probs, s2s_view q, s2s_view k, const s2s_attn_shape *s);
 s2s_status s2s_attention_context(float *ctx, const float *weights, s2s_view v,
                                  const s2s_attn_shape *s);
+
+// ---- the encoder's fast paths (attention_sparse.c) ----
+//
+// Self-attention whose every head follows one local, block, strided or
+// linear pattern, computed without its (B, H, S, S) weights: local, block
+// and strided rows as products of chunks of query rows against the band
+// of keys around them (and, strided, of each residue class against
+// itself), linear heads as phi(Q) (phi(K)^T V). Time and scratch grow as
+// S (local, block, linear) or S^2 / stride (strided), not S^2. The
+// context equals s2s_attention's within rounding (tests/test_attention.c).
+
+// Whether s2s_attention_sparse takes s: Tq == Tk, no causal cut, query 0
+// at position 0, and every head of the pattern's kind (key padding is
+// allowed).
+bool s2s_attention_sparse_fits(const s2s_attn_shape *s);
+
+// Floats of scratch s2s_attention_sparse needs for s (0 when it does not
+// fit); SIZE_MAX when that does not fit in a size_t.
+size_t s2s_attention_sparse_floats(const s2s_attn_shape *s);
+
+// ctx (B, S, D) contiguous = s2s_attention's context, for s that fits,
+// through scratch (s2s_attention_sparse_floats(s) floats). q and k have
+// been through s2s_attention_features. The weights are not kept.
+s2s_status s2s_attention_sparse(float *ctx, float *scratch, s2s_view q, s2s_view k, s2s_view v,
+                                const s2s_attn_shape *s);
 
 // ---- training ----
 //
