@@ -41,10 +41,12 @@ typedef struct band {
 } band;
 
 // Query rows per chunk of a local band of half-width w: each row's scores
-// cost c + 2w instead of its 2w + 1, and each chunk's products are c rows
-// high. bench/attention_cost.sh at w 16 on configs/bench.yaml (1 thread,
-// 4,096 rows): c = 16 and 32 within 3% of each other, 64 about 10% slower.
-static int64_t local_chunk(int64_t w) { return w < 32 ? 32 : w; }
+// cost c + 2w instead of its 2w + 1, the keys and values are copied
+// (c + 2w) / c times, and each chunk's products are c rows high. At w 16,
+// 4 heads of 32, 4,096 rows, 1 thread: 11.5 ms a layer with c = 8 or 16,
+// 9.6 with 32, 7.9 with 64, 8.7 with 128 (oneDNN's small products cost
+// more per flop than the larger band does).
+static int64_t local_chunk(int64_t w) { return w < 32 ? 64 : 2 * w; }
 
 static band band_of(const s2s_attn_shape *s) {
     int64_t S = s->tk, span = s->mask.pattern.span;

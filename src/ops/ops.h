@@ -42,6 +42,10 @@ float s2s_normalize_row(float *x, int64_t lo, int64_t hi, int64_t n, float eps);
 void s2s_normalize_backward_row(float *dx, const float *dy, const float *y, float inv,
                                 int64_t lo, int64_t hi, int64_t n);
 
+// x (n) = elu(x) + 1 in place: x + 1 where x > 0, else exp(x) (0 below
+// -87): linear attention's feature map, vectorised.
+void s2s_elu1_row(float *x, int64_t n);
+
 // Inverted dropout in place: keep[i] = (uniform >= p), x[i] = keep ?
 // x[i] / (1 - p) : 0. One rng draw per element, in order. p == 0 leaves x
 // and keep alone and does not touch rng. 0 <= p < 1.
