@@ -156,6 +156,10 @@ class Model:
                 raise ref_model.RefError("%s: metadata %s missing" % (path, key))
         doc = yaml.safe_load(meta["s2s.config"])
         cfg = ref_model.parse_model_config(doc.get("model"), path + ": s2s.config")
+        for table in ref_model.ATTENTION_TABLES:  # this peer runs full attention only
+            if cfg[table]["type"] != "full":
+                raise ref_model.RefError("%s: model.%s is %s: torch_decode.py runs full attention only"
+                                         % (path, table, cfg[table]["type"]))
         self.decode_cfg = doc.get("decode") or {}
         self.cfg = cfg
         self.src_vocab = ref_model.split_vocab(meta["s2s.src_vocab"], path + ": s2s.src_vocab")

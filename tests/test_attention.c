@@ -138,7 +138,10 @@ static const int P_LEN[PB] = {PS, PS - 3};  // the second one padded
 
 // A one-layer model whose every weight is random: biases and norm gains too
 // (s2s_model_init leaves them 0 and 1, which would hide a mix-up of rows).
-static s2s_model *random_layer_model(const layer_arch *a, uint64_t seed) {
+// enc: its encoder's attention (NULL: full); the weights depend on a and
+// seed alone.
+static s2s_model *random_layer_model(const layer_arch *a, uint64_t seed,
+                                     const s2s_attention_config *enc) {
     s2s_config c;
     s2s_config_default(&c);
     c.model.d_model = a->d;
@@ -148,6 +151,7 @@ static s2s_model *random_layer_model(const layer_arch *a, uint64_t seed) {
     c.model.activation = a->act;
     c.model.encoder_layers = c.model.decoder_layers = 1;
     c.model.max_len = PS;
+    if (enc) c.model.encoder_attention = *enc;
     snprintf(c.vocab.src, sizeof c.vocab.src, "%s/ref/src.txt", S2S_TEST_DATA);
     snprintf(c.vocab.tgt, sizeof c.vocab.tgt, "%s/ref/tgt.txt", S2S_TEST_DATA);
     s2s_model *m = NULL;
@@ -177,12 +181,13 @@ static void random_perm(int *p, int n, uint64_t seed) {
 
 // y = the layer applied to x (PB, PS, D); pe (PS, D) is added first unless NULL.
 static void run_layer(float *y, const float *x, const float *pe, const s2s_model *m) {
-    int64_t d = m->cfg.model.d_model, f = m->cfg.model.ffn_dim, H = m->cfg.model.heads;
+    int64_t d = m->cfg.model.d_model, f = m->cfg.model.ffn_dim;
     int64_t rows = PB * PS;
+    // the weights, or a variant's fast path's scratch (transformer.h)
     s2s_scratch s = {
         .h = malloc(sizeof(float) * rows * d), .q = malloc(sizeof(float) * rows * 3 * d),
         .ctx = malloc(sizeof(float) * rows * d), .ffn = malloc(sizeof(float) * rows * f),
-        .probs = malloc(sizeof(float) * PB * H * PS * PS),
+        .probs = malloc(sizeof(float) * s2s_encoder_scratch_floats(m, PB, PS, false)),
     };
     memcpy(y, x, sizeof(float) * rows * d);
     if (pe)
@@ -245,7 +250,7 @@ Test(attention, mask_range_is_the_keys_the_mask_sees) {
 Test(encoder_layer, is_permutation_equivariant_without_positions) {
     int n_arch = (int)(sizeof LAYER_ARCHS / sizeof LAYER_ARCHS[0]);
     for (int a = 0; a < n_arch; a++) {
-        s2s_model *m = random_layer_model(&LAYER_ARCHS[a], 70 + (uint64_t)a);
+        s2s_model *m = random_layer_model(&LAYER_ARCHS[a], 70 + (uint64_t)a, NULL);
         int64_t d = LAYER_ARCHS[a].d, n = PB * PS * d;
         float *x = malloc(sizeof(float) * n), *px = malloc(sizeof(float) * n);
         float *y = malloc(sizeof(float) * n), *py = malloc(sizeof(float) * n);
@@ -277,6 +282,133 @@ Test(encoder_layer, is_permutation_equivariant_without_positions) {
         free(x), free(px), free(y), free(py);
         s2s_model_free(m);
     }
+}
+
+// ---- the seeds' properties of the variants ----
+
+// A table of type with its span (0: the defaults'; the others ignore it).
+static s2s_attention_config attn(s2s_attn_type type, int span) {
+    if (!span) span = 16;
+    return (s2s_attention_config){.type = type, .window = span, .block = span,
+                                  .stride = span < 2 ? 2 : span};
+}
+
+// x (PB, PS, D) with random rows; the padding of the second sentence too.
+static void random_rows(float *x, int64_t d, uint64_t seed) { ref_fill(x, PB * PS * d, seed, 1.0f); }
+
+// A variant that reaches every key of the sentence is full attention:
+// local with a window, strided with a stride of at least the length - 1,
+// block with a block of at least the length.
+Test(encoder_layer, variants_reaching_every_key_equal_full) {
+    const layer_arch *a = &LAYER_ARCHS[1];
+    int64_t d = a->d, n = PB * PS * d;
+    float *x = malloc(sizeof(float) * n), *y = malloc(sizeof(float) * n),
+          *want = malloc(sizeof(float) * n);
+    random_rows(x, d, 5);
+    s2s_model *full = random_layer_model(a, 90, NULL);
+    run_layer(want, x, full->pe, full);
+    s2s_attn_type kinds[] = {S2S_ATTN_LOCAL, S2S_ATTN_BLOCK, S2S_ATTN_STRIDED};
+    for (int k = 0; k < 3; k++)
+        for (int span = PS - 1; span <= PS + 1; span++) {
+            s2s_attention_config c = attn(kinds[k], span);
+            s2s_model *m = random_layer_model(a, 90, &c);
+            run_layer(y, x, m->pe, m);
+            float e = ref_max_diff(y, want, n);
+            // a window or stride of PS - 1 reaches across (a stride reaches
+            // its own distance); a block from PS
+            bool reaches = kinds[k] != S2S_ATTN_BLOCK || span >= PS;
+            if (reaches)
+                cr_assert_leq(e, 1e-6f, "kind %d span %d: %g from full", kinds[k], span, e);
+            else
+                cr_assert_gt(e, 1e-3f, "kind %d span %d: the same as full", kinds[k], span);
+            s2s_model_free(m);
+        }
+    s2s_model_free(full);
+    free(x), free(y), free(want);
+}
+
+// Linear attention, like full, weighs the keys as a set: without positions
+// the layer is permutation-equivariant. Local, block and strided see keys
+// by position, so it is not.
+Test(encoder_layer, only_full_and_linear_are_permutation_equivariant) {
+    const layer_arch *a = &LAYER_ARCHS[2];
+    int64_t d = a->d, n = PB * PS * d;
+    float *x = malloc(sizeof(float) * n), *px = malloc(sizeof(float) * n);
+    float *y = malloc(sizeof(float) * n), *py = malloc(sizeof(float) * n);
+    s2s_attention_config cases[] = {attn(S2S_ATTN_FULL, 0), attn(S2S_ATTN_LINEAR, 0),
+                                    attn(S2S_ATTN_LOCAL, 2), attn(S2S_ATTN_BLOCK, 3),
+                                    attn(S2S_ATTN_STRIDED, 3)};
+    for (int k = 0; k < 5; k++) {
+        s2s_model *m = random_layer_model(a, 120, &cases[k]);
+        random_rows(x, d, 7 + (uint64_t)k);
+        int perm[PB][PS];
+        for (int bi = 0; bi < PB; bi++) random_perm(perm[bi], P_LEN[bi], 40 + (uint64_t)bi);
+        memcpy(px, x, sizeof(float) * n);
+        for (int bi = 0; bi < PB; bi++)
+            for (int i = 0; i < P_LEN[bi]; i++)
+                memcpy(px + (bi * PS + i) * d, x + (bi * PS + perm[bi][i]) * d, sizeof(float) * d);
+        run_layer(y, x, NULL, m);
+        run_layer(py, px, NULL, m);
+        float e = perm_diff(y, py, perm, d);
+        if (k < 2)
+            cr_assert_leq(e, 1e-5f, "%s: f(Px) and P f(x) differ by %g",
+                          k ? "linear" : "full", e);
+        else
+            cr_assert_gt(e, 1e-2f, "type %d: permutation-equivariant (%g)", cases[k].type, e);
+        s2s_model_free(m);
+    }
+    free(x), free(px), free(y), free(py);
+}
+
+// Local and block attention are shift-equivariant away from the edges:
+// moving the rows by k (any k for local, a multiple of the block for
+// block) moves the output rows whose keys stay inside the sentence.
+// Strided is not at the layer level: its residue class reaches both ends
+// of the sentence from every row. Its pattern is, like the other two's:
+// sees(i + k, j + k) == sees(i, j) for keys away from the edges.
+Test(encoder_layer, local_and_block_are_shift_equivariant_away_from_the_edges) {
+    const layer_arch *a = &LAYER_ARCHS[0];
+    int64_t d = a->d, n = PB * PS * d, len = P_LEN[0];
+    float *x = malloc(sizeof(float) * n), *sx = malloc(sizeof(float) * n);
+    float *y = malloc(sizeof(float) * n), *sy = malloc(sizeof(float) * n);
+    struct { s2s_attention_config c; int shift; } cases[] = {
+        {attn(S2S_ATTN_LOCAL, 2), 1}, {attn(S2S_ATTN_LOCAL, 1), 3}, {attn(S2S_ATTN_BLOCK, 3), 3},
+    };
+    for (int k = 0; k < 3; k++) {
+        s2s_model *m = random_layer_model(a, 150, &cases[k].c);
+        int sh = cases[k].shift, w = cases[k].c.window, b = cases[k].c.block;
+        bool local = cases[k].c.type == S2S_ATTN_LOCAL;
+        random_rows(x, d, 9 + (uint64_t)k);
+        random_rows(sx, d, 99 + (uint64_t)k);
+        memcpy(sx, x + sh * d, sizeof(float) * (size_t)((len - sh) * d));  // sx row i = x row i + sh
+        run_layer(y, x, NULL, m);
+        run_layer(sy, sx, NULL, m);
+        int compared = 0;
+        for (int64_t i = 0; i + sh < len; i++) {
+            // the keys row i sees in sx, and row i + sh in x, all inside sx's copy of x
+            int64_t lo = local ? i - w : i / b * b, hi = local ? i + w + 1 : i / b * b + b;
+            if (lo < 0 || hi > len - sh) continue;
+            float e = ref_max_diff(sy + i * d, y + (i + sh) * d, d);
+            cr_assert_leq(e, 1e-5f, "case %d row %lld: %g", k, (long long)i, e);
+            compared++;
+        }
+        cr_assert_geq(compared, 3, "case %d compared %d rows", k, compared);
+        // and the rows that meet an edge differ: the layer is not shift-invariant
+        cr_assert_gt(ref_max_diff(sy, y + sh * d, (len - sh) * d), 1e-3f, "case %d", k);
+        s2s_model_free(m);
+    }
+    // the patterns themselves, strided's included
+    for (int kind = S2S_ATTN_LOCAL; kind <= S2S_ATTN_STRIDED; kind++) {
+        s2s_attn_mask mk = {.pattern = {.kind = (s2s_attn_type)kind, .span = 3, .heads = 1}};
+        int step = kind == S2S_ATTN_BLOCK ? 3 : 1;
+        for (int64_t s = step; s <= 6; s += step)
+            for (int64_t i = 0; i < 20; i++)
+                for (int64_t j = 0; j < 20; j++)
+                    cr_assert_eq(s2s_attn_mask_sees(&mk, 40, 0, 0, i + s, j + s),
+                                 s2s_attn_mask_sees(&mk, 40, 0, 0, i, j), "kind %d shift %lld",
+                                 kind, (long long)s);
+    }
+    free(x), free(sx), free(y), free(sy);
 }
 
 // ---- the encoder's fast paths (attention_sparse.c) ----

@@ -15,6 +15,9 @@ data file in one batch, `s2s train` takes one step. Then:
   - weights that get no gradient (embedding rows of tokens the batch never
     feeds in, <pad> included) did not move.
 
+The same runs again for models whose attentions are variants (issue 29:
+VARIANTS below, which ref_model.py computes from their definitions).
+
     train_reference_test.py PATH_TO_s2s      (exit 77: numpy missing, skipped)
 """
 
@@ -46,10 +49,48 @@ def ref_loss(model, pairs):
     return total / count
 
 
+# model: tables added to reverse.yaml: every variant in some table, on all
+# heads and on some.
+VARIANTS = {
+    "full": "",
+    "local, strided, linear cross": (
+        "  encoder_attention: {type: local, window: 1}\n"
+        "  decoder_attention: {type: strided, stride: 2}\n"
+        "  cross_attention: {type: linear, heads: [1, 3]}\n"),
+    "linear": (
+        "  encoder_attention: {type: linear}\n"
+        "  decoder_attention: {type: linear, heads: [0, 2]}\n"),
+    "block, local": (
+        "  encoder_attention: {type: block, block: 2, heads: [0, 1]}\n"
+        "  decoder_attention: {type: local, window: 1}\n"),
+}
+
+
+def variant_config(tmp, name, tables):
+    """reverse.yaml with the model: tables added, beside its data."""
+    with open(os.path.join(DATA, "reverse.yaml"), encoding="utf-8") as f:
+        text = f.read()
+    text = text.replace("vocab:\n", tables + "vocab:\n", 1)
+    for rel in ("digits.txt", "reverse_train.tsv", "reverse_dev.tsv"):
+        text = text.replace(" " + rel, " " + os.path.join(DATA, rel))
+    path = os.path.join(tmp, name.replace(" ", "_").replace(",", "") + ".yaml")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
 def main():
     s2s = sys.argv[1]
+    failures = 0
+    for name, tables in VARIANTS.items():
+        print("%s:" % name)
+        failures += check(s2s, name, tables)
+    return 1 if failures else 0
+
+
+def check(s2s, name, tables):
     tmp = tempfile.mkdtemp(prefix="s2s_train_ref_")
-    cfg = os.path.join(DATA, "reverse.yaml")
+    cfg = variant_config(tmp, name, tables)
     digits = os.path.join(DATA, "digits.txt")
     init = os.path.join(tmp, "init.safetensors")
     if R.main(["random", cfg, digits, digits, init, "--seed", "3"]) != 0:

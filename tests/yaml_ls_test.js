@@ -156,10 +156,11 @@ function outOfRange(s) {
   const num = s.type === 'array' ? s.items : s;
   let bad = null;
   if (num.exclusiveMinimum !== undefined) bad = num.exclusiveMinimum;
-  else if (num.minimum !== undefined && num.minimum > -2147483648) bad = num.minimum - (s.type === 'integer' ? 1 : 0.5);
+  else if (num.minimum !== undefined && num.minimum > -2147483648) bad = num.minimum - (num.type === 'integer' ? 1 : 0.5);
   else if (num.exclusiveMaximum !== undefined) bad = num.exclusiveMaximum;
-  else if (num.maximum !== undefined) bad = s.type === 'integer' ? num.maximum + 1 : 1e39;
-  if (s.type === 'array') return bad === null ? null : `[0.5, ${yamlNumber(bad)}]`;
+  else if (num.maximum !== undefined) bad = num.type === 'integer' ? num.maximum + 1 : 1e39;
+  // A good first entry, so that only the second is at fault.
+  if (s.type === 'array') return bad === null ? null : `[${num.type === 'integer' ? 0 : 0.5}, ${yamlNumber(bad)}]`;
   if (s.enum) return 'nope';
   if (s.type === 'boolean') return 'yes';  // YAML 1.1's boolean, a string in 1.2
   if (s.maxLength !== undefined) return 'x'.repeat(s.maxLength + 1);
@@ -178,7 +179,10 @@ function cases(schema, existingFile) {
     out.push({ path: p, kind: 'a valid value', value: valid, accept: true });
     out.push({ path: p, kind: 'a wrong type', value: wrong, accept: false });
     const oor = outOfRange(s);
-    if (oor !== null) out.push({ path: p, kind: 'an out-of-range value', value: oor, accept: false });
+    // An index list (uniqueItems) is read entry by entry, and the loader
+    // reports the entry at fault, as the server does.
+    if (oor !== null) out.push({ path: p, kind: 'an out-of-range value', value: oor, accept: false,
+                                 itemwise: s.type === 'array' && s.uniqueItems === true });
   }
   return out;
 }
@@ -295,7 +299,13 @@ async function main() {
     const same = lsp === ld.ok && lsp === d.c.accept;
     check(same, `${what}: expected ${d.c.accept ? 'accepted' : 'refused'}; server ${lsp ? 'accepted' : 'refused'}, loader ${ld.ok ? 'accepted' : 'refused'}`,
           lsp ? ld.stderr.split('\n')[0] : show(got));
-    if (!d.c.accept && !lsp) {
+    if (!d.c.accept && !lsp && d.c.itemwise) {
+      // Both at the entries at fault.
+      const srv = JSON.stringify([...new Set(got.map(lspPos))].sort());
+      const ldp = JSON.stringify([...new Set(ld.positions)].sort());
+      check(srv === ldp, `${what}: both report it at the entry at fault`,
+            `server ${show(got)}, loader ${ld.positions}`);
+    } else if (!d.c.accept && !lsp) {
       // At the value; the server points into a list at the item at fault.
       const at = `${d.line}:${d.col}`;
       const where = (g) => (d.c.value.startsWith('[') ? `${g.range.start.line + 1}` : lspPos(g));
