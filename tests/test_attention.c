@@ -479,6 +479,15 @@ ParameterizedTest(sparse_case *c, attention, fast_path_matches_generic) {
         cr_assert_lt(e, 1e-5f, "kind %d span %d S %d padded %d: off by %g", c->kind, c->span,
                      c->S, padded, e);
     }
+    // in bf16 (compute type bf16): the banded paths round the same operands
+    // as the generic one (observed: within 3e-7); linear heads' products
+    // are others, phi(K)^T [V 1] rounded among them (observed: 3.4e-3)
+    s.bf16 = true;
+    cr_assert_eq(s2s_attention(want, probs, qv, kv, vv, &s), S2S_OK);
+    cr_assert_eq(s2s_attention_sparse(ctx, scratch, qv, kv, vv, &s), S2S_OK, "%s",
+                 s2s_last_error());
+    float e = ref_max_diff(ctx, want, B * S * d), tol = c->kind == S2S_ATTN_LINEAR ? 1e-2f : 1e-5f;
+    cr_assert_lt(e, tol, "bf16, kind %d span %d S %d: off by %g", c->kind, c->span, c->S, e);
     free(q), free(ctx), free(want), free(probs), free(klen), free(scratch);
 }
 
