@@ -187,7 +187,7 @@ static void run_layer(float *y, const float *x, const float *pe, const s2s_model
     s2s_scratch s = {
         .h = malloc(sizeof(float) * rows * d), .q = malloc(sizeof(float) * rows * 3 * d),
         .ctx = malloc(sizeof(float) * rows * d), .ffn = malloc(sizeof(float) * rows * f),
-        .probs = malloc(sizeof(float) * s2s_encoder_scratch_floats(m, PB, PS, false)),
+        .probs = malloc(sizeof(float) * s2s_encoder_scratch_floats(m, PB, PS, S2S_SPARSE_AUTO)),
     };
     memcpy(y, x, sizeof(float) * rows * d);
     if (pe)
@@ -515,6 +515,22 @@ Test(attention, fast_path_takes_whole_layers_of_one_kind) {
     s.tq = 10;
     s.mask.q_pos0 = 3;
     cr_assert_not(s2s_attention_sparse_fits(&s));
+    // and where it pays: a band of at most half the row, or any stride or linear
+    s.mask.q_pos0 = 0;
+    s.mask.pattern.kind = S2S_ATTN_LOCAL;  // chunks of 10 rows + 2 * 3
+    cr_assert_not(s2s_attention_sparse_pays(&s));
+    s.tq = s.tk = 200;  // chunks of 64 + 2 * 3
+    cr_assert(s2s_attention_sparse_pays(&s));
+    s.mask.pattern.kind = S2S_ATTN_BLOCK;
+    s.mask.pattern.span = 101;
+    cr_assert_not(s2s_attention_sparse_pays(&s));
+    s.mask.pattern.span = 100;
+    cr_assert(s2s_attention_sparse_pays(&s));
+    s.tq = s.tk = 5;
+    s.mask.pattern.kind = S2S_ATTN_STRIDED;
+    cr_assert(s2s_attention_sparse_pays(&s));
+    s.mask.pattern.kind = S2S_ATTN_LINEAR;
+    cr_assert(s2s_attention_sparse_pays(&s));
 }
 
 // ---- the encoder with its fast paths, against it without ----
@@ -559,11 +575,11 @@ static s2s_model *variant_model(const enc_variant *v, int max_len, uint64_t seed
 
 // Encodes two sentences of S rows (the second padded) and returns the
 // memory (2, S, D) and the state's bytes.
-static size_t encode_two(float *memory, const s2s_model *m, int S, bool dense) {
+static size_t encode_two(float *memory, const s2s_model *m, int S, s2s_sparse_mode mode) {
     int64_t d = m->cfg.model.d_model, V = s2s_vocab_size(m->src_vocab);
     s2s_state *st;
     cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
-    st->scratch.dense_attention = dense;
+    st->scratch.sparse = mode;
     cr_assert_eq(s2s_state_reserve(st, 2, 1, S, 1, 1, false), S2S_OK, "%s", s2s_last_error());
     for (int i = 0; i < 2 * S; i++) st->ids[i] = (int)((i * 7919 + 13) % V);
     st->src_len[0] = S;
@@ -585,8 +601,8 @@ Test(encoder_layer, fast_paths_give_the_memory_of_the_generic_path) {
         s2s_model *m = variant_model(&variants[i], S, 300 + i);
         int64_t n = 2 * S * m->cfg.model.d_model;
         float *fast = malloc(sizeof(float) * n), *dense = malloc(sizeof(float) * n);
-        encode_two(fast, m, S, false);
-        encode_two(dense, m, S, true);
+        encode_two(fast, m, S, S2S_SPARSE_ALWAYS);
+        encode_two(dense, m, S, S2S_SPARSE_NEVER);
         float e = ref_max_diff(fast, dense, n);
         cr_assert_lt(e, 1e-5f, "variant %zu: the memories differ by %g", i, e);
         free(fast), free(dense);
@@ -600,13 +616,18 @@ Test(encoder_layer, fast_path_scratch_grows_linearly) {
     enc_variant local = {S2S_ATTN_LOCAL, 4, 0};
     s2s_model *m = variant_model(&local, 1024, 7);
     int64_t H = m->cfg.model.heads;
-    size_t small = s2s_encoder_scratch_floats(m, 2, 256, false);
-    size_t large = s2s_encoder_scratch_floats(m, 2, 1024, false);
-    cr_assert_eq(s2s_encoder_scratch_floats(m, 2, 1024, true), (size_t)(2 * H * 1024 * 1024));
+    size_t small = s2s_encoder_scratch_floats(m, 2, 256, S2S_SPARSE_AUTO);
+    size_t large = s2s_encoder_scratch_floats(m, 2, 1024, S2S_SPARSE_AUTO);
+    cr_assert_eq(s2s_encoder_scratch_floats(m, 2, 1024, S2S_SPARSE_NEVER),
+                 (size_t)(2 * H * 1024 * 1024));
+    // where the band is not under half the row, the generic path pays
+    cr_assert_eq(s2s_encoder_scratch_floats(m, 2, 100, S2S_SPARSE_AUTO),
+                 (size_t)(2 * H * 100 * 100));
     cr_assert_leq(large, 4 * small + 4096, "%zu floats at 256 rows, %zu at 1024", small, large);
     cr_assert_lt(large, (size_t)(2 * H * 1024 * 1024) / 8);
     float *memory = malloc(sizeof(float) * 2 * 1024 * m->cfg.model.d_model);
-    size_t fast = encode_two(memory, m, 1024, false), dense = encode_two(memory, m, 1024, true);
+    size_t fast = encode_two(memory, m, 1024, S2S_SPARSE_AUTO);
+    size_t dense = encode_two(memory, m, 1024, S2S_SPARSE_NEVER);
     cr_assert_lt(fast + sizeof(float) * (size_t)(2 * H * 1024 * 1024) / 2, dense,
                  "state bytes: %zu with the fast path, %zu without", fast, dense);
     free(memory);

@@ -33,7 +33,7 @@ void s2s_state_free(s2s_state *st) {
 // src_len, with room for the maps of the S2S_MAPS_* bits in maps. false
 // when a total is too large to address.
 static bool state_sizes(const s2s_model *m, int64_t B, int64_t K, int64_t S, int64_t T,
-                        int64_t Tq, unsigned maps, bool dense_attention,
+                        int64_t Tq, unsigned maps, s2s_sparse_mode sparse,
                         size_t sizes[S2S_STATE_BUFFERS + 2]) {
     bool self = maps & S2S_MAPS_SELF, cross = maps & S2S_MAPS_CROSS;
     const s2s_model_config *c = &m->cfg.model;
@@ -50,7 +50,7 @@ static bool state_sizes(const s2s_model *m, int64_t B, int64_t K, int64_t S, int
     // (its fast paths' scratch grows as S, not S^2: transformer.h)
     size_t enc_p = S2S_SIZE(B, H, S, S), self_p = s2s_size_mul(seqs, S2S_SIZE(H, Tq, T)),
            cross_p = S2S_SIZE(B, H, K, Tq, S), probs = 0;
-    size_t enc_scratch = s2s_encoder_scratch_floats(m, B, S, dense_attention);
+    size_t enc_scratch = s2s_encoder_scratch_floats(m, B, S, sparse);
     const s2s_stack *stacks[] = {&m->arch.enc, &m->arch.dec};
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < stacks[k]->n_subs; i++) {
@@ -106,8 +106,8 @@ static size_t sizes_bytes(const size_t sizes[S2S_STATE_BUFFERS + 2]) {
 size_t s2s_state_bytes_for(const s2s_model *m, int64_t B, int64_t K, int64_t S, int64_t T,
                            int64_t Tq, bool maps) {
     size_t sizes[S2S_STATE_BUFFERS + 2];
-    if (!state_sizes(m, B, K, S, T, Tq, maps ? S2S_MAPS_CROSS | S2S_MAPS_SELF : 0u, false,
-                     sizes))
+    if (!state_sizes(m, B, K, S, T, Tq, maps ? S2S_MAPS_CROSS | S2S_MAPS_SELF : 0u,
+                     S2S_SPARSE_AUTO, sizes))
         return SIZE_MAX;
     size_t fold = s2s_cross_fold_pays(m, B, S)
                       ? s2s_size_mul((size_t)m->cfg.model.decoder_layers,
@@ -157,7 +157,7 @@ s2s_status s2s_state_reserve_maps(s2s_state *st, int64_t B, int64_t K, int64_t S
                                   int64_t Tq, unsigned maps) {
     enum { N = S2S_STATE_BUFFERS, CACHES = N - 2 };
     size_t sizes[N + 2];
-    if (!state_sizes(st->m, B, K, S, T, Tq, maps, st->scratch.dense_attention, sizes))
+    if (!state_sizes(st->m, B, K, S, T, Tq, maps, st->scratch.sparse, sizes))
         return s2s_fail(S2S_ERR_NOMEM, "a batch of %lld sentences of %lld and %lld tokens is too "
                         "large to address", (long long)B, (long long)S, (long long)T);
     // Each buffer keeps the most any pass needed of it: a beam of 64 on one

@@ -92,6 +92,15 @@ s2s_status s2s_attention_context(float *ctx, const float *weights, s2s_view v,
 // allowed).
 bool s2s_attention_sparse_fits(const s2s_attn_shape *s);
 
+// Whether it also pays for s (the encoder takes it then): a local or
+// block row's band (c + 2w keys for a chunk of c rows, or the block) is
+// at most half the row's S keys; strided and linear always. At 4 heads of
+// 32 and 32 sentences, 1 thread, the banded path took 1.3-1.5x the
+// generic one's time up to 64 rows, the same at 128 and 0.6-0.75x at 256;
+// strided (stride 64) 0.5-0.7x from 32 rows (the generic path hides its
+// keys one by one), linear the same at 32 rows and less after.
+bool s2s_attention_sparse_pays(const s2s_attn_shape *s);
+
 // Floats of scratch s2s_attention_sparse needs for s (0 when it does not
 // fit); SIZE_MAX when that does not fit in a size_t.
 size_t s2s_attention_sparse_floats(const s2s_attn_shape *s);

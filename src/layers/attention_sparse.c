@@ -74,6 +74,14 @@ static band band_of(const s2s_attn_shape *s) {
     return b;
 }
 
+bool s2s_attention_sparse_pays(const s2s_attn_shape *s) {
+    if (!s2s_attention_sparse_fits(s)) return false;
+    s2s_attn_type kind = s->mask.pattern.kind;
+    if (kind == S2S_ATTN_STRIDED || kind == S2S_ATTN_LINEAR || s->tk == 0) return true;
+    band b = band_of(s);
+    return 2 * b.kw <= s->tk;
+}
+
 // The scratch of a band, in the order s2s_attention_sparse lays it out:
 // queries (BH, nc, c, Dh), keys and values (BH, nc, kw, Dh) each, scores
 // (BH, nc, c, kw), context (BH, nc, c, Dh), residue scores (BH, s, ns, ns).

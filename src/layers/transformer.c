@@ -114,11 +114,14 @@ static s2s_attn_shape encoder_shape(const s2s_model *m, const s2s_attn_mask *mas
 
 // Whether the encoder's self-attention of shape sh, keeping its weights
 // in probs or not (NULL), takes the fast path.
-static bool encoder_fast(const s2s_attn_shape *sh, const float *probs, bool dense_attention) {
-    return !probs && !dense_attention && s2s_attention_sparse_fits(sh);
+static bool encoder_fast(const s2s_attn_shape *sh, const float *probs, s2s_sparse_mode mode) {
+    if (probs || mode == S2S_SPARSE_NEVER) return false;
+    return mode == S2S_SPARSE_ALWAYS ? s2s_attention_sparse_fits(sh)
+                                     : s2s_attention_sparse_pays(sh);
 }
 
-size_t s2s_encoder_scratch_floats(const s2s_model *m, int64_t B, int64_t S, bool dense_attention) {
+size_t s2s_encoder_scratch_floats(const s2s_model *m, int64_t B, int64_t S,
+                                  s2s_sparse_mode mode) {
     const s2s_stack *st = &m->arch.enc;
     int64_t H = m->cfg.model.heads;
     size_t most = 0;
@@ -127,8 +130,8 @@ size_t s2s_encoder_scratch_floats(const s2s_model *m, int64_t B, int64_t S, bool
         for (int l = 0; l < st->layers; l++) {
             s2s_attn_mask mask = {.pattern = s2s_sub_pattern(&st->subs[i], l)};
             s2s_attn_shape sh = encoder_shape(m, &mask, B, S, false);
-            size_t n = encoder_fast(&sh, NULL, dense_attention) ? s2s_attention_sparse_floats(&sh)
-                                                                : S2S_SIZE(B, H, S, S);
+            size_t n = encoder_fast(&sh, NULL, mode) ? s2s_attention_sparse_floats(&sh)
+                                                     : S2S_SIZE(B, H, S, S);
             most = n > most ? n : most;
         }
     }
@@ -147,7 +150,7 @@ static s2s_status self_attention(float *x, s2s_scratch *s, const s2s_model *m,
     s2s_attn_shape shape = encoder_shape(m, mask, B, S, bf16_rows(sa, S));
     s2s_qkv a = s2s_recipe_self_qkv(s->q, S, d);
     features(s->q, 3 * d, rows, &mask->pattern, m, true);
-    if (encoder_fast(&shape, probs, s->dense_attention))
+    if (encoder_fast(&shape, probs, s->sparse))
         S2S_TRY(s2s_attention_sparse(s->ctx, s->probs, a.q, a.k, a.v, &shape));
     else
         S2S_TRY(s2s_attention(s->ctx, probs ? probs : s->probs, a.q, a.k, a.v, &shape));

@@ -9,6 +9,16 @@
 
 #include "model/model_internal.h"
 
+// When the encoder's self-attention, keeping no weights, takes its fast
+// path (s2s_attention_sparse, layers/attention.h): where it pays, the
+// default; never (a test's reference); wherever it fits (a test's).
+typedef enum s2s_sparse_mode {
+    S2S_SPARSE_AUTO,
+    S2S_SPARSE_NEVER,
+    S2S_SPARSE_ALWAYS,
+    S2S_SPARSE_MODE_COUNT
+} s2s_sparse_mode;
+
 typedef struct s2s_scratch {
     float *h;      // (B*Tq, D) normed input of a sublayer (pre-norm)
     float *q;      // (B*Tq, 3D) projections
@@ -18,18 +28,18 @@ typedef struct s2s_scratch {
                    // paths' scratch (s2s_encoder_scratch_floats)
     float *block;      // (B*K*H, D) zeros (but where attention writes), and
     float *block_ctx;  // (B*K*H, D): steps' attention (s2s_attn_shape.block), Tq = 1
-    // A test's reference: the encoder's self-attention always through
-    // s2s_attention, never its fast paths (s2s_attention_sparse).
-    bool dense_attention;
+    // Which encoder layers take the fast path (s2s_sparse_mode).
+    s2s_sparse_mode sparse;
 } s2s_scratch;
 
 // Floats of s2s_scratch.probs an encoder layer of m needs for B sentences
 // of S rows when it keeps no weights (probs NULL): (B, H, S, S) for a
 // layer whose self-attention runs s2s_attention, what
-// s2s_attention_sparse_floats says for one that takes the fast path (with
-// dense_attention, none does); the most any layer needs. SIZE_MAX when
-// that does not fit in a size_t.
-size_t s2s_encoder_scratch_floats(const s2s_model *m, int64_t B, int64_t S, bool dense_attention);
+// s2s_attention_sparse_floats says for one that takes the fast path (as
+// mode decides); the most any layer needs. SIZE_MAX when that does not
+// fit in a size_t.
+size_t s2s_encoder_scratch_floats(const s2s_model *m, int64_t B, int64_t S,
+                                  s2s_sparse_mode mode);
 
 // x (B, S, D). src_len (B) masks padded keys. probs (B, H, S, S) receives
 // the self-attention weights, or NULL to keep them in scratch; with NULL,
