@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoding/state.h"
 #include "layers/attention.h"
 #include "layers/transformer.h"
 #include "model/model_internal.h"
@@ -180,12 +181,13 @@ static void random_perm(int *p, int n, uint64_t seed) {
 
 // y = the layer applied to x (PB, PS, D); pe (PS, D) is added first unless NULL.
 static void run_layer(float *y, const float *x, const float *pe, const s2s_model *m) {
-    int64_t d = m->cfg.model.d_model, f = m->cfg.model.ffn_dim, H = m->cfg.model.heads;
+    int64_t d = m->cfg.model.d_model, f = m->cfg.model.ffn_dim;
     int64_t rows = PB * PS;
+    // the weights, or a variant's fast path's scratch (transformer.h)
     s2s_scratch s = {
         .h = malloc(sizeof(float) * rows * d), .q = malloc(sizeof(float) * rows * 3 * d),
         .ctx = malloc(sizeof(float) * rows * d), .ffn = malloc(sizeof(float) * rows * f),
-        .probs = malloc(sizeof(float) * PB * H * PS * PS),
+        .probs = malloc(sizeof(float) * s2s_encoder_scratch_floats(m, PB, PS, S2S_SPARSE_AUTO)),
     };
     memcpy(y, x, sizeof(float) * rows * d);
     if (pe)
@@ -407,4 +409,227 @@ Test(encoder_layer, local_and_block_are_shift_equivariant_away_from_the_edges) {
                                  kind, (long long)s);
     }
     free(x), free(sx), free(y), free(sy);
+}
+
+// ---- the encoder's fast paths (attention_sparse.c) ----
+
+typedef struct sparse_case {
+    int B, H, dh, S;
+    s2s_attn_type kind;  // of every head
+    int span;
+} sparse_case;
+
+ParameterizedTestParameters(attention, fast_path_matches_generic) {
+    static sparse_case cases[] = {
+        {1, 1, 4, 1, S2S_ATTN_LOCAL, 1},     // one row
+        {2, 4, 8, 75, S2S_ATTN_LOCAL, 5},    // chunks of 32, the last one partial
+        {3, 2, 16, 40, S2S_ATTN_LOCAL, 3},
+        {2, 2, 8, 70, S2S_ATTN_LOCAL, 40},   // chunks of the window
+        {2, 3, 8, 9, S2S_ATTN_LOCAL, 16},    // a window past the length: full
+        {2, 4, 8, 11, S2S_ATTN_BLOCK, 4},
+        {2, 2, 8, 50, S2S_ATTN_BLOCK, 16},
+        {2, 4, 8, 20, S2S_ATTN_BLOCK, 64},   // a block past the length: full
+        {2, 4, 8, 11, S2S_ATTN_STRIDED, 3},
+        {2, 2, 8, 70, S2S_ATTN_STRIDED, 8},
+        {3, 4, 8, 13, S2S_ATTN_STRIDED, 2},
+        {2, 3, 8, 4, S2S_ATTN_STRIDED, 4},   // the stride is the length
+        {2, 4, 8, 20, S2S_ATTN_STRIDED, 50}, // past it: full
+        {2, 4, 8, 9, S2S_ATTN_LINEAR, 0},
+        {3, 2, 16, 70, S2S_ATTN_LINEAR, 0},
+    };
+    return cr_make_param_array(sparse_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+// s2s_attention_sparse's context equals s2s_attention's (itself checked
+// against the definition above) on every row, padded ones included, with
+// key padding that differs per sentence (a sentence of one key among
+// them) and without.
+ParameterizedTest(sparse_case *c, attention, fast_path_matches_generic) {
+    int64_t B = c->B, H = c->H, dh = c->dh, d = H * dh, S = c->S;
+    float *q = malloc(sizeof(float) * B * S * 3 * d);
+    float *ctx = malloc(sizeof(float) * B * S * d), *want = malloc(sizeof(float) * B * S * d);
+    float *probs = malloc(sizeof(float) * B * H * S * S);
+    int *klen = malloc(sizeof(int) * B);
+    for (int64_t b = 0; b < B; b++) klen[b] = (int)(b == 0 ? S : b == 1 ? S - S / 3 : 1);
+    ref_fill(q, B * S * 3 * d, 11 + (uint64_t)S, 2.0f);
+    s2s_attn_shape s = {
+        .batch = B, .heads = H, .head_dim = dh, .tq = S, .tk = S,
+        .mask = {.pattern = {.kind = c->kind, .span = c->span, .heads = ~(uint64_t)0}},
+    };
+    // the engine's layout: Q, K, V side by side in rows of 3D, through the features
+    s2s_attention_features((s2s_rows){.p = q, .bs = S * 3 * d, .rs = 3 * d}, B, S,
+                           &s.mask.pattern, H, dh, true);
+    s2s_attention_features((s2s_rows){.p = q + d, .bs = S * 3 * d, .rs = 3 * d}, B, S,
+                           &s.mask.pattern, H, dh, false);
+    s2s_view qv = {.p = q, .bs = S * 3 * d, .rs = 3 * d},
+             kv = {.p = q + d, .bs = S * 3 * d, .rs = 3 * d},
+             vv = {.p = q + 2 * d, .bs = S * 3 * d, .rs = 3 * d};
+    cr_assert(s2s_attention_sparse_fits(&s));
+    size_t n = s2s_attention_sparse_floats(&s);
+    cr_assert_gt(n, 0);
+    float *scratch = malloc(n * sizeof(float));
+    for (int padded = 0; padded < 2; padded++) {
+        s.mask.k_len = padded ? klen : NULL;
+        cr_assert_eq(s2s_attention(want, probs, qv, kv, vv, &s), S2S_OK);
+        memset(ctx, 0xff, sizeof(float) * B * S * d);      // NaN: every element must be written
+        memset(scratch, 0xff, n * sizeof(float));          // and nothing read before it is
+        cr_assert_eq(s2s_attention_sparse(ctx, scratch, qv, kv, vv, &s), S2S_OK, "%s",
+                     s2s_last_error());
+        float e = ref_max_diff(ctx, want, B * S * d);
+        cr_assert_lt(e, 1e-5f, "kind %d span %d S %d padded %d: off by %g", c->kind, c->span,
+                     c->S, padded, e);
+    }
+    // in bf16 (compute type bf16): the banded paths round the same operands
+    // as the generic one (observed: within 3e-7); linear heads' products
+    // are others, phi(K)^T [V 1] rounded among them (observed: 3.4e-3)
+    s.bf16 = true;
+    cr_assert_eq(s2s_attention(want, probs, qv, kv, vv, &s), S2S_OK);
+    cr_assert_eq(s2s_attention_sparse(ctx, scratch, qv, kv, vv, &s), S2S_OK, "%s",
+                 s2s_last_error());
+    float e = ref_max_diff(ctx, want, B * S * d), tol = c->kind == S2S_ATTN_LINEAR ? 1e-2f : 1e-5f;
+    cr_assert_lt(e, tol, "bf16, kind %d span %d S %d: off by %g", c->kind, c->span, c->S, e);
+    free(q), free(ctx), free(want), free(probs), free(klen), free(scratch);
+}
+
+// Which shapes take the fast path: every head of the one kind, and
+// neither a causal cut nor queries that are not the keys.
+Test(attention, fast_path_takes_whole_layers_of_one_kind) {
+    s2s_attn_shape s = {
+        .batch = 2, .heads = 4, .head_dim = 8, .tq = 10, .tk = 10,
+        .mask = {.pattern = {.kind = S2S_ATTN_LOCAL, .span = 3, .heads = 0xf}},
+    };
+    cr_assert(s2s_attention_sparse_fits(&s));
+    for (int kind = 0; kind < S2S_ATTN_TYPE_COUNT; kind++) {
+        s.mask.pattern.kind = (s2s_attn_type)kind;
+        cr_assert_eq(s2s_attention_sparse_fits(&s), kind != S2S_ATTN_FULL, "kind %d", kind);
+    }
+    s.mask.pattern.kind = S2S_ATTN_BLOCK;
+    s.mask.pattern.heads = 0x7;  // head 3 full
+    cr_assert_not(s2s_attention_sparse_fits(&s));
+    s.mask.pattern.heads = 0xf;
+    s.mask.pattern.causal = true;
+    cr_assert_not(s2s_attention_sparse_fits(&s));
+    s.mask.pattern.causal = false;
+    s.tq = 1;
+    cr_assert_not(s2s_attention_sparse_fits(&s));
+    s.tq = 10;
+    s.mask.q_pos0 = 3;
+    cr_assert_not(s2s_attention_sparse_fits(&s));
+    // and where it pays: a band of at most half the row, or any stride or linear
+    s.mask.q_pos0 = 0;
+    s.mask.pattern.kind = S2S_ATTN_LOCAL;  // chunks of 10 rows + 2 * 3
+    cr_assert_not(s2s_attention_sparse_pays(&s));
+    s.tq = s.tk = 200;  // chunks of 64 + 2 * 3
+    cr_assert(s2s_attention_sparse_pays(&s));
+    s.mask.pattern.kind = S2S_ATTN_BLOCK;
+    s.mask.pattern.span = 101;
+    cr_assert_not(s2s_attention_sparse_pays(&s));
+    s.mask.pattern.span = 100;
+    cr_assert(s2s_attention_sparse_pays(&s));
+    s.tq = s.tk = 5;
+    s.mask.pattern.kind = S2S_ATTN_STRIDED;
+    cr_assert(s2s_attention_sparse_pays(&s));
+    s.mask.pattern.kind = S2S_ATTN_LINEAR;
+    cr_assert(s2s_attention_sparse_pays(&s));
+}
+
+// ---- the encoder with its fast paths, against it without ----
+
+typedef struct enc_variant {
+    s2s_attn_type kind;
+    int span;
+    unsigned layers;  // bit l: layer l follows kind (0: every layer)
+} enc_variant;
+
+// A two-layer model of the test vocabularies whose encoder runs v, every
+// weight random (as random_layer_model).
+static s2s_model *variant_model(const enc_variant *v, int max_len, uint64_t seed) {
+    s2s_config c;
+    s2s_config_default(&c);
+    c.model.d_model = 32;
+    c.model.heads = 4;
+    c.model.ffn_dim = 48;
+    c.model.encoder_layers = c.model.decoder_layers = 2;
+    c.model.max_len = max_len;
+    s2s_attention_config *a = &c.model.encoder_attention;
+    a->type = v->kind;
+    if (v->kind == S2S_ATTN_LOCAL) a->window = v->span;
+    if (v->kind == S2S_ATTN_BLOCK) a->block = v->span;
+    if (v->kind == S2S_ATTN_STRIDED) a->stride = v->span;
+    for (int l = 0; l < 2; l++)
+        if (v->layers >> l & 1) a->layers.v[a->layers.n++] = l;
+    snprintf(c.vocab.src, sizeof c.vocab.src, "%s/ref/src.txt", S2S_TEST_DATA);
+    snprintf(c.vocab.tgt, sizeof c.vocab.tgt, "%s/ref/tgt.txt", S2S_TEST_DATA);
+    s2s_model *m = NULL;
+    cr_assert_eq(s2s_model_init(&m, &c, seed), S2S_OK, "%s", s2s_last_error());
+    for (int i = 0; i < m->n_tensors; i++) {
+        s2s_param *t = &m->tensors[i];
+        int64_t n = t->shape[0] * (t->ndim == 2 ? t->shape[1] : 1);
+        if (t->kind == S2S_PARAM_MATRIX) continue;
+        ref_fill(t->data, n, seed * 31 + (uint64_t)i, 0.5f);
+        if (t->kind == S2S_PARAM_NORM_W)
+            for (int64_t j = 0; j < n; j++) t->data[j] += 1.0f;
+    }
+    return m;
+}
+
+// Encodes two sentences of S rows (the second padded) and returns the
+// memory (2, S, D) and the state's bytes.
+static size_t encode_two(float *memory, const s2s_model *m, int S, s2s_sparse_mode mode) {
+    int64_t d = m->cfg.model.d_model, V = s2s_vocab_size(m->src_vocab);
+    s2s_state *st;
+    cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+    st->scratch.sparse = mode;
+    cr_assert_eq(s2s_state_reserve(st, 2, 1, S, 1, 1, false), S2S_OK, "%s", s2s_last_error());
+    for (int i = 0; i < 2 * S; i++) st->ids[i] = (int)((i * 7919 + 13) % V);
+    st->src_len[0] = S;
+    st->src_len[1] = S - S / 3;
+    cr_assert_eq(s2s_encode(st, 2, S, false), S2S_OK, "%s", s2s_last_error());
+    memcpy(memory, st->memory, sizeof(float) * 2 * S * d);
+    size_t bytes = s2s_state_bytes(st);
+    s2s_state_free(st);
+    return bytes;
+}
+
+Test(encoder_layer, fast_paths_give_the_memory_of_the_generic_path) {
+    static const enc_variant variants[] = {
+        {S2S_ATTN_LOCAL, 3, 0},   {S2S_ATTN_LOCAL, 40, 0}, {S2S_ATTN_BLOCK, 8, 0},
+        {S2S_ATTN_STRIDED, 5, 0}, {S2S_ATTN_LINEAR, 0, 0}, {S2S_ATTN_LOCAL, 4, 2},  // layer 1 only
+    };
+    enum { S = 67 };
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+        s2s_model *m = variant_model(&variants[i], S, 300 + i);
+        int64_t n = 2 * S * m->cfg.model.d_model;
+        float *fast = malloc(sizeof(float) * n), *dense = malloc(sizeof(float) * n);
+        encode_two(fast, m, S, S2S_SPARSE_ALWAYS);
+        encode_two(dense, m, S, S2S_SPARSE_NEVER);
+        float e = ref_max_diff(fast, dense, n);
+        cr_assert_lt(e, 1e-5f, "variant %zu: the memories differ by %g", i, e);
+        free(fast), free(dense);
+        s2s_model_free(m);
+    }
+}
+
+// The state's scratch follows the path: with a local encoder it no longer
+// holds (B, H, S, S) weights, so that its size grows as S.
+Test(encoder_layer, fast_path_scratch_grows_linearly) {
+    enc_variant local = {S2S_ATTN_LOCAL, 4, 0};
+    s2s_model *m = variant_model(&local, 1024, 7);
+    int64_t H = m->cfg.model.heads;
+    size_t small = s2s_encoder_scratch_floats(m, 2, 256, S2S_SPARSE_AUTO);
+    size_t large = s2s_encoder_scratch_floats(m, 2, 1024, S2S_SPARSE_AUTO);
+    cr_assert_eq(s2s_encoder_scratch_floats(m, 2, 1024, S2S_SPARSE_NEVER),
+                 (size_t)(2 * H * 1024 * 1024));
+    // where the band is not under half the row, the generic path pays
+    cr_assert_eq(s2s_encoder_scratch_floats(m, 2, 100, S2S_SPARSE_AUTO),
+                 (size_t)(2 * H * 100 * 100));
+    cr_assert_leq(large, 4 * small + 4096, "%zu floats at 256 rows, %zu at 1024", small, large);
+    cr_assert_lt(large, (size_t)(2 * H * 1024 * 1024) / 8);
+    float *memory = malloc(sizeof(float) * 2 * 1024 * m->cfg.model.d_model);
+    size_t fast = encode_two(memory, m, 1024, S2S_SPARSE_AUTO);
+    size_t dense = encode_two(memory, m, 1024, S2S_SPARSE_NEVER);
+    cr_assert_lt(fast + sizeof(float) * (size_t)(2 * H * 1024 * 1024) / 2, dense,
+                 "state bytes: %zu with the fast path, %zu without", fast, dense);
+    free(memory);
+    s2s_model_free(m);
 }

@@ -57,7 +57,7 @@ static float *layer_states(const s2s_state *st, int l, int64_t n, int64_t T) {
 // src_len, with room for the maps of the S2S_MAPS_* bits in maps. false
 // when a total is too large to address.
 static bool state_sizes(const s2s_model *m, int64_t B, int64_t K, int64_t S, int64_t T,
-                        int64_t Tq, unsigned maps, bool bounded,
+                        int64_t Tq, unsigned maps, bool bounded, s2s_sparse_mode sparse,
                         size_t sizes[S2S_STATE_BUFFERS + 2]) {
     bool self = maps & S2S_MAPS_SELF, cross = maps & S2S_MAPS_CROSS;
     const s2s_model_config *c = &m->cfg.model;
@@ -70,7 +70,8 @@ static bool state_sizes(const s2s_model *m, int64_t B, int64_t K, int64_t S, int
     size_t R = enc_rows > dec_rows ? enc_rows : dec_rows;  // rows of the widest pass
     // one layer's attention maps: the encoder's, the decoder's self- and
     // cross-attention's; the scratch holds the largest of the attentions
-    // the network has
+    // the network has, and for the encoder what a pass without maps needs
+    // (its fast paths' scratch grows as S, not S^2: transformer.h).
     // The self-attention states: each layer's floats per sequence, the most
     // of any layer (what a beam reorder saves), the widest weights of a row
     // (a linear state's step needs (H, Dh + 1) floats of scratch instead).
@@ -87,11 +88,12 @@ static bool state_sizes(const s2s_model *m, int64_t B, int64_t K, int64_t S, int
     size_t enc_p = S2S_SIZE(B, H, S, S),
            self_p = s2s_size_mul(seqs, s2s_size_mul(S2S_SIZE(H, Tq), self_keys)),
            cross_p = S2S_SIZE(B, H, K, Tq, S), probs = 0;
+    size_t enc_scratch = s2s_encoder_scratch_floats(m, B, S, sparse);
     const s2s_stack *stacks[] = {&m->arch.enc, &m->arch.dec};
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < stacks[k]->n_subs; i++) {
             s2s_sub_kind kind = stacks[k]->subs[i].kind;
-            size_t p = kind == S2S_SUB_FFN ? 0 : k == 0 ? enc_p
+            size_t p = kind == S2S_SUB_FFN ? 0 : k == 0 ? enc_scratch
                                               : kind == S2S_SUB_SELF_ATTN ? self_p : cross_p;
             probs = p > probs ? p : probs;
         }
@@ -143,7 +145,7 @@ size_t s2s_state_bytes_for(const s2s_model *m, int64_t B, int64_t K, int64_t S, 
                            int64_t Tq, bool maps) {
     size_t sizes[S2S_STATE_BUFFERS + 2];
     if (!state_sizes(m, B, K, S, T, Tq, maps ? S2S_MAPS_CROSS | S2S_MAPS_SELF : 0u,
-                     Tq == 1 && !maps, sizes))
+                     Tq == 1 && !maps, S2S_SPARSE_AUTO, sizes))
         return SIZE_MAX;
     size_t fold = s2s_cross_fold_pays(m, B, S)
                       ? s2s_size_mul((size_t)m->cfg.model.decoder_layers,
@@ -198,7 +200,7 @@ s2s_status s2s_state_reserve_maps(s2s_state *st, int64_t B, int64_t K, int64_t S
     enum { N = S2S_STATE_BUFFERS, CACHES = N - 2 };
     size_t sizes[N + 2];
     st->bounded = Tq == 1 && !(maps & S2S_MAPS_SELF) && !st->full_self_cache;
-    if (!state_sizes(st->m, B, K, S, T, Tq, maps, st->bounded, sizes))
+    if (!state_sizes(st->m, B, K, S, T, Tq, maps, st->bounded, st->scratch.sparse, sizes))
         return s2s_fail(S2S_ERR_NOMEM, "a batch of %lld sentences of %lld and %lld tokens is too "
                         "large to address", (long long)B, (long long)S, (long long)T);
     // Each buffer keeps the most any pass needed of it: a beam of 64 on one

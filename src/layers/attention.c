@@ -62,21 +62,19 @@ static float scale_of(const s2s_attn_shape *s) {
 
 // ---- linear heads' features ----
 
-static float phi(float x) { return x > 0.0f ? x + 1.0f : expf(x); }
-
 void s2s_attention_features(s2s_rows x, int64_t B, int64_t T, const s2s_attn_pattern *p,
                             int64_t heads, int64_t head_dim, bool queries) {
     if (!s2s_pattern_linear(p)) return;
     float scale = 1.0f / sqrtf((float)head_dim);
-    for (int64_t h = 0; h < heads; h++) {
-        bool linear = s2s_pattern_head(p, h) == S2S_ATTN_LINEAR;
-        if (!linear && !queries) continue;
-        for (int64_t b = 0; b < B; b++)
-            for (int64_t t = 0; t < T; t++) {
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t t = 0; t < T; t++)
+            for (int64_t h = 0; h < heads; h++) {
                 float *r = x.p + b * x.bs + t * x.rs + h * head_dim;
-                for (int64_t c = 0; c < head_dim; c++) r[c] = linear ? phi(r[c]) : r[c] * scale;
+                if (s2s_pattern_head(p, h) == S2S_ATTN_LINEAR)
+                    s2s_elu1_row(r, head_dim);  // phi
+                else if (queries)
+                    for (int64_t c = 0; c < head_dim; c++) r[c] *= scale;
             }
-    }
 }
 
 void s2s_attention_features_backward(s2s_rows dx, s2s_view fx, int64_t B, int64_t T,

@@ -9,6 +9,7 @@
 #define S2S_LAYERS_ATTENTION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/util.h"
@@ -92,6 +93,40 @@ s2s_status s2s_attention_context(float *ctx, const float *weights, s2s_view v,
 s2s_status s2s_linear_attention_step(float *ctx, float *state, float *num, s2s_view q,
                                      s2s_view k, s2s_view v, int64_t B, int64_t heads,
                                      int64_t head_dim);
+
+// ---- the encoder's fast paths (attention_sparse.c) ----
+//
+// Self-attention whose every head follows one local, block, strided or
+// linear pattern, computed without its (B, H, S, S) weights: local, block
+// and strided rows as products of chunks of query rows against the band
+// of keys around them (and, strided, of each residue class against
+// itself), linear heads as phi(Q) (phi(K)^T V). Time and scratch grow as
+// S (local, block, linear) or S^2 / stride (strided), not S^2. The
+// context equals s2s_attention's within rounding (tests/test_attention.c).
+
+// Whether s2s_attention_sparse takes s: Tq == Tk, no causal cut, query 0
+// at position 0, and every head of the pattern's kind (key padding is
+// allowed).
+bool s2s_attention_sparse_fits(const s2s_attn_shape *s);
+
+// Whether it also pays for s (the encoder takes it then): a local or
+// block row's band (c + 2w keys for a chunk of c rows, or the block) is
+// at most half the row's S keys; strided and linear always. At 4 heads of
+// 32 and 32 sentences, 1 thread, the banded path took 1.3-1.5x the
+// generic one's time up to 64 rows, the same at 128 and 0.6-0.75x at 256;
+// strided (stride 64) 0.5-0.7x from 32 rows (the generic path hides its
+// keys one by one), linear the same at 32 rows and less after.
+bool s2s_attention_sparse_pays(const s2s_attn_shape *s);
+
+// Floats of scratch s2s_attention_sparse needs for s (0 when it does not
+// fit); SIZE_MAX when that does not fit in a size_t.
+size_t s2s_attention_sparse_floats(const s2s_attn_shape *s);
+
+// ctx (B, S, D) contiguous = s2s_attention's context, for s that fits,
+// through scratch (s2s_attention_sparse_floats(s) floats). q and k have
+// been through s2s_attention_features. The weights are not kept.
+s2s_status s2s_attention_sparse(float *ctx, float *scratch, s2s_view q, s2s_view k, s2s_view v,
+                                const s2s_attn_shape *s);
 
 // ---- training ----
 //

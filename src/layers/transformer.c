@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "layers/attention.h"
 #include "layers/recipe.h"
@@ -101,22 +102,58 @@ static void features(float *q, int64_t stride, int64_t rows, const s2s_attn_patt
     s2s_attention_features(r, 1, rows, p, H, d / H, false);
 }
 
+// The shape of the encoder's self-attention over B sentences of S rows.
+static s2s_attn_shape encoder_shape(const s2s_model *m, const s2s_attn_mask *mask, int64_t B,
+                                    int64_t S, bool bf16) {
+    int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads;
+    return (s2s_attn_shape){
+        .batch = B, .heads = H, .head_dim = d / H, .tq = S, .tk = S, .mask = *mask,
+        .bf16 = bf16,
+    };
+}
+
+// Whether the encoder's self-attention of shape sh, keeping its weights
+// in probs or not (NULL), takes the fast path.
+static bool encoder_fast(const s2s_attn_shape *sh, const float *probs, s2s_sparse_mode mode) {
+    if (probs || mode == S2S_SPARSE_NEVER) return false;
+    return mode == S2S_SPARSE_ALWAYS ? s2s_attention_sparse_fits(sh)
+                                     : s2s_attention_sparse_pays(sh);
+}
+
+size_t s2s_encoder_scratch_floats(const s2s_model *m, int64_t B, int64_t S,
+                                  s2s_sparse_mode mode) {
+    const s2s_stack *st = &m->arch.enc;
+    int64_t H = m->cfg.model.heads;
+    size_t most = 0;
+    for (int i = 0; i < st->n_subs; i++) {
+        if (st->subs[i].kind != S2S_SUB_SELF_ATTN) continue;
+        for (int l = 0; l < st->layers; l++) {
+            s2s_attn_mask mask = {.pattern = s2s_sub_pattern(&st->subs[i], l)};
+            s2s_attn_shape sh = encoder_shape(m, &mask, B, S, false);
+            size_t n = encoder_fast(&sh, NULL, mode) ? s2s_attention_sparse_floats(&sh)
+                                                     : S2S_SIZE(B, H, S, S);
+            most = n > most ? n : most;
+        }
+    }
+    return most;
+}
+
 // x (B*S, D) += self-attention of a stack without a cache (the encoder's).
 static s2s_status self_attention(float *x, s2s_scratch *s, const s2s_model *m,
                                  const s2s_sub_weights *w, const s2s_attn_mask *mask,
                                  int64_t B, int64_t S, float *probs) {
-    int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, rows = B * S;
+    int64_t d = m->cfg.model.d_model, rows = B * S;
     const float *in = sublayer_in(x, s, m, &w->norm, rows);
     const s2s_attn_weights *sa = &w->attn;
     S2S_TRY(linear(s->q, in, &sa->qkv, sa->w_qkv, sa->in_out, sa->b_qkv, rows, d, 3 * d,
                    S2S_MM_NONE, false));
-    s2s_attn_shape shape = {
-        .batch = B, .heads = H, .head_dim = d / H, .tq = S, .tk = S, .mask = *mask,
-        .bf16 = bf16_rows(sa, S),
-    };
+    s2s_attn_shape shape = encoder_shape(m, mask, B, S, bf16_rows(sa, S));
     s2s_qkv a = s2s_recipe_self_qkv(s->q, S, d);
     features(s->q, 3 * d, rows, &mask->pattern, m, true);
-    S2S_TRY(s2s_attention(s->ctx, probs ? probs : s->probs, a.q, a.k, a.v, &shape));
+    if (encoder_fast(&shape, probs, s->sparse))
+        S2S_TRY(s2s_attention_sparse(s->ctx, s->probs, a.q, a.k, a.v, &shape));
+    else
+        S2S_TRY(s2s_attention(s->ctx, probs ? probs : s->probs, a.q, a.k, a.v, &shape));
     S2S_TRY(attn_out(x, s, m, sa, rows));
     sublayer_out(x, m, &w->norm, rows);
     return S2S_OK;

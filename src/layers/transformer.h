@@ -9,18 +9,43 @@
 
 #include "model/model_internal.h"
 
+// When the encoder's self-attention, keeping no weights, takes its fast
+// path (s2s_attention_sparse, layers/attention.h): where it pays, the
+// default; never (a test's reference); wherever it fits (a test's).
+typedef enum s2s_sparse_mode {
+    S2S_SPARSE_AUTO,
+    S2S_SPARSE_NEVER,
+    S2S_SPARSE_ALWAYS,
+    S2S_SPARSE_MODE_COUNT
+} s2s_sparse_mode;
+
 typedef struct s2s_scratch {
     float *h;      // (B*Tq, D) normed input of a sublayer (pre-norm)
     float *q;      // (B*Tq, 3D) projections
     float *ctx;    // (B*Tq, D) attention output before out_proj
     float *ffn;    // (B*Tq, F) FFN hidden
-    float *probs;  // (B, H, Tq, max(Tk)) attention weights
+    float *probs;  // (B, H, Tq, max(Tk)) attention weights; the encoder's fast
+                   // paths' scratch (s2s_encoder_scratch_floats)
     float *block;      // (B*K*H, D) zeros (but where attention writes), and
     float *block_ctx;  // (B*K*H, D): steps' attention (s2s_attn_shape.block), Tq = 1
+    // Which encoder layers take the fast path (s2s_sparse_mode).
+    s2s_sparse_mode sparse;
 } s2s_scratch;
 
+// Floats of s2s_scratch.probs an encoder layer of m needs for B sentences
+// of S rows when it keeps no weights (probs NULL): (B, H, S, S) for a
+// layer whose self-attention runs s2s_attention, what
+// s2s_attention_sparse_floats says for one that takes the fast path (as
+// mode decides); the most any layer needs. SIZE_MAX when that does not
+// fit in a size_t.
+size_t s2s_encoder_scratch_floats(const s2s_model *m, int64_t B, int64_t S,
+                                  s2s_sparse_mode mode);
+
 // x (B, S, D). src_len (B) masks padded keys. probs (B, H, S, S) receives
-// the self-attention weights, or NULL to keep them in scratch.
+// the self-attention weights, or NULL to keep them in scratch; with NULL,
+// a layer whose every self-attention head is local, block, strided or
+// linear takes the fast path (layers/attention.h), whose weights are
+// nowhere.
 s2s_status s2s_encoder_layer(float *x, s2s_scratch *s, const s2s_model *m, int l,
                              const s2s_layer_weights *w, int64_t B, int64_t S,
                              const int *src_len, float *probs);

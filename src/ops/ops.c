@@ -136,6 +136,16 @@ VECTOR_CLONES void s2s_softmax_row(float *x, int64_t lo, int64_t hi, int64_t n) 
     for (int64_t j = 0; j < len; j++) y[j] *= inv;
 }
 
+VECTOR_CLONES float s2s_exp_shift_row(float *x, int64_t n, float shift) {
+    return n > 0 ? exp_sum(x, x, shift, n, true) : 0.0f;
+}
+
+VECTOR_CLONES void s2s_elu1_row(float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) x[i] = x[i] > 0.0f ? x[i] + 1.0f : exp_nonpositive(x[i]);
+}
+
+float s2s_max_row(const float *x, int64_t n) { return n > 0 ? lane_max(x, n) : -INFINITY; }
+
 void s2s_softmax_backward_row(float *dx, const float *dy, const float *y, int64_t lo, int64_t hi,
                               int64_t n) {
     float dot = 0.0f;

@@ -19,6 +19,13 @@
 // zeros, never NaN. 0 <= lo, hi <= n.
 void s2s_softmax_row(float *x, int64_t lo, int64_t hi, int64_t n);
 
+// The two halves of a softmax whose keys are not one range (the encoder's
+// strided fast path, layers/attention_sparse.c): the largest x[j] (-inf when n is
+// 0), and in place x[j] = exp(x[j] - shift) (0 where x[j] is -inf),
+// returning their sum. shift >= every x[j].
+float s2s_max_row(const float *x, int64_t n);
+float s2s_exp_shift_row(float *x, int64_t n, float shift);
+
 // Backward of s2s_softmax_row given its output y: dx (n) = y * (dy -
 // sum(y * dy)) over [lo, hi), 0 elsewhere. dx may alias dy.
 void s2s_softmax_backward_row(float *dx, const float *dy, const float *y, int64_t lo, int64_t hi,
@@ -34,6 +41,10 @@ float s2s_normalize_row(float *x, int64_t lo, int64_t hi, int64_t n, float eps);
 // alias dy.
 void s2s_normalize_backward_row(float *dx, const float *dy, const float *y, float inv,
                                 int64_t lo, int64_t hi, int64_t n);
+
+// x (n) = elu(x) + 1 in place: x + 1 where x > 0, else exp(x) (0 below
+// -87): linear attention's feature map, vectorised.
+void s2s_elu1_row(float *x, int64_t n);
 
 // Inverted dropout in place: keep[i] = (uniform >= p), x[i] = keep ?
 // x[i] / (1 - p) : 0. One rng draw per element, in order. p == 0 leaves x

@@ -1,0 +1,305 @@
+// The encoder's self-attention without its (S, S) scores (issue 29): local,
+// block and strided heads as banded products over chunks of queries
+// (Longformer's chunked layout), linear heads as phi(Q) · (phi(K)^T V).
+// Every product is one batched oneDNN product over (sentence x head,
+// chunk); what lies between them is copies and row softmaxes, linear in S.
+//
+// Dimension letters (attention.h): B sentences, H heads, Dh head width,
+// D = H*Dh, S rows (queries and keys alike); BH = B*H; a band has chunks
+// of c query rows, nc = ceil(S / c) of them, each against kw = c + 2w
+// keys: [t*c - w, t*c + c + w) for chunk t. A stride s has ns = ceil(S/s)
+// rows per residue class.
+#include "layers/attention.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/checked.h"
+#include "core/error.h"
+#include "ops/matmul.h"
+#include "ops/ops.h"
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+// ---- which shapes take it, and their scratch ----
+
+bool s2s_attention_sparse_fits(const s2s_attn_shape *s) {
+    const s2s_attn_pattern *p = &s->mask.pattern;
+    if (p->causal || s->tq != s->tk || s->mask.q_pos0 != 0 || s->heads < 1 || s->heads > 64)
+        return false;
+    uint64_t all = s->heads == 64 ? ~(uint64_t)0 : ((uint64_t)1 << s->heads) - 1;
+    if ((p->heads & all) != all) return false;  // a full head among them
+    return p->kind == S2S_ATTN_LOCAL || p->kind == S2S_ATTN_BLOCK ||
+           p->kind == S2S_ATTN_STRIDED || p->kind == S2S_ATTN_LINEAR;
+}
+
+// A band of keys around each chunk of query rows.
+typedef struct band {
+    int64_t c, nc, w, kw;
+    int64_t s, ns;  // strided (s < S): the residue classes' products too; else 0
+} band;
+
+// Query rows per chunk of a local band of half-width w: each row's scores
+// cost c + 2w instead of its 2w + 1, the keys and values are copied
+// (c + 2w) / c times, and each chunk's products are c rows high. At w 16,
+// 4 heads of 32, 4,096 rows, 1 thread, CPU time a layer: 5.1-5.4 ms with
+// c = 16, 3.9-4.3 with 32 to 64, 4.2-4.4 with 96, 4.4-4.9 with 128
+// (oneDNN's small products cost more per flop than a wider band does).
+static int64_t local_chunk(int64_t w) { return w < 32 ? 64 : 2 * w; }
+
+static band band_of(const s2s_attn_shape *s) {
+    int64_t S = s->tk, span = s->mask.pattern.span;
+    band b = {0};
+    switch (s->mask.pattern.kind) {
+    case S2S_ATTN_LOCAL:  // |i - j| <= w: a window of S - 1 sees every key
+        b.w = min64(span, S - 1);
+        b.c = min64(local_chunk(b.w), S);
+        break;
+    case S2S_ATTN_BLOCK:  // a chunk is a block, and its keys are its rows
+        b.c = min64(span, S);
+        break;
+    default:  // strided: the band |i - j| < s, then the residue classes
+        if (span >= S) {  // the band is every key, and each class only i itself
+            b.c = S;
+        } else {
+            b.c = b.s = span;
+            b.w = span - 1;
+        }
+        break;
+    }
+    b.nc = (S + b.c - 1) / b.c;
+    b.kw = b.c + 2 * b.w;
+    b.ns = b.s ? b.nc : 0;
+    return b;
+}
+
+bool s2s_attention_sparse_pays(const s2s_attn_shape *s) {
+    if (!s2s_attention_sparse_fits(s)) return false;
+    s2s_attn_type kind = s->mask.pattern.kind;
+    if (kind == S2S_ATTN_STRIDED || kind == S2S_ATTN_LINEAR || s->tk == 0) return true;
+    band b = band_of(s);
+    return 2 * b.kw <= s->tk;
+}
+
+// The scratch of a band, in the order s2s_attention_sparse lays it out:
+// queries (BH, nc, c, Dh), keys and values (BH, nc, kw, Dh) each, scores
+// (BH, nc, c, kw), context (BH, nc, c, Dh), residue scores (BH, s, ns, ns).
+static size_t band_floats(const s2s_attn_shape *s, const band *b, size_t part[6]) {
+    int64_t bh = s->batch * s->heads, dh = s->head_dim;
+    part[0] = S2S_SIZE(bh, b->nc, b->c, dh);
+    part[1] = part[2] = S2S_SIZE(bh, b->nc, b->kw, dh);
+    part[3] = S2S_SIZE(bh, b->nc, b->c, b->kw);
+    part[4] = part[0];
+    part[5] = S2S_SIZE(bh, b->s, b->ns, b->ns);
+    size_t total = 0;
+    for (int i = 0; i < 6; i++) total = s2s_size_add(total, part[i]);
+    return total;
+}
+
+// Linear heads: values with a column of ones (B, S, H, Dh+1), then
+// phi(K)^T [V 1] (B, H, Dh, Dh+1), then phi(Q) · that (B, S, H, Dh+1).
+static size_t linear_floats(const s2s_attn_shape *s, size_t part[3]) {
+    int64_t B = s->batch, H = s->heads, dh = s->head_dim, S = s->tk;
+    part[0] = S2S_SIZE(B, S, H, dh + 1);
+    part[1] = S2S_SIZE(B, H, dh, dh + 1);
+    part[2] = part[0];
+    return s2s_size_add(s2s_size_add(part[0], part[1]), part[2]);
+}
+
+size_t s2s_attention_sparse_floats(const s2s_attn_shape *s) {
+    if (!s2s_attention_sparse_fits(s) || s->tk == 0 || s->batch == 0) return 0;
+    if (s->mask.pattern.kind == S2S_ATTN_LINEAR) {
+        size_t part[3];
+        return linear_floats(s, part);
+    }
+    band b = band_of(s);
+    size_t part[6];
+    return band_floats(s, &b, part);
+}
+
+// ---- banded patterns: local, block, strided ----
+
+// dst (BH, nc, rows, Dh): chunk t of head h of sentence b holds rows
+// t*c - lo .. t*c - lo + rows - 1 of head h of src; rows outside [0, S)
+// are zeros, so that products over them stay finite (a zero weight times
+// them is then zero).
+static void chunk_rows(float *dst, s2s_view src, const s2s_attn_shape *s, const band *bd,
+                       int64_t lo, int64_t rows) {
+    int64_t H = s->heads, dh = s->head_dim, S = s->tk;
+    size_t row_bytes = (size_t)dh * sizeof(float);
+    for (int64_t b = 0; b < s->batch; b++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t t = 0; t < bd->nc; t++) {
+                float *out = dst + (((b * H + h) * bd->nc + t) * rows) * dh;
+                int64_t first = t * bd->c - lo;
+                for (int64_t r = 0; r < rows; r++) {
+                    int64_t i = first + r;
+                    if (i < 0 || i >= S) memset(out + r * dh, 0, row_bytes);
+                    else memcpy(out + r * dh, src.p + b * src.bs + i * src.rs + h * dh, row_bytes);
+                }
+            }
+}
+
+// c (b0, b1, M, N) (+)= alpha a · b with the given strides.
+static s2s_status product(float *c, const int64_t sc[4], const float *a, const int64_t sa[4],
+                          const float *b, const int64_t sb[4], int64_t b0, int64_t b1, int64_t m,
+                          int64_t k, int64_t n, float alpha, bool accumulate, bool bf16) {
+    s2s_mm_args args = {
+        .b0 = b0, .b1 = b1, .m = m, .k = k, .n = n,
+        .alpha = alpha, .accumulate = accumulate, .bf16 = bf16,
+    };
+    memcpy(args.sa, sa, sizeof args.sa);
+    memcpy(args.sb, sb, sizeof args.sb);
+    memcpy(args.sc, sc, sizeof args.sc);
+    return s2s_mm(c, a, b, &args);
+}
+
+// The weights of query row i (chunk t, row r) of head h of sentence b:
+// x (kw) its band's scores, whose column 0 is key t*c - w. Local and
+// block rows see one range of keys, which s2s_attn_mask_keys gives.
+static void band_row(float *x, const s2s_attn_shape *s, const band *bd, int64_t b, int64_t h,
+                     int64_t t, int64_t r) {
+    int64_t i = t * bd->c + r, base = t * bd->c - bd->w;
+    if (i >= s->tk) {  // a chunk's padding: no query
+        memset(x, 0, (size_t)bd->kw * sizeof *x);
+        return;
+    }
+    s2s_key_range k = s2s_attn_mask_keys(&s->mask, s->tk, b, h, i);
+    int64_t lo = min64(max64(k.lo - base, 0), bd->kw), hi = min64(max64(k.hi - base, 0), bd->kw);
+    s2s_softmax_row(x, lo, hi, bd->kw);
+}
+
+// A strided row: the band |i - j| < s in x (kw, column 0 at key t*s - w)
+// and its residue class j = i mod s in y (ns, column k at key k*s + r),
+// one softmax over both. i itself is in both: the class counts it not.
+static void strided_row(float *x, float *y, const s2s_attn_shape *s, const band *bd, int64_t b,
+                        int64_t h, int64_t t, int64_t r) {
+    int64_t i = t * bd->c + r, base = t * bd->c - bd->w;
+    if (i >= s->tk) {
+        memset(x, 0, (size_t)bd->kw * sizeof *x);
+        memset(y, 0, (size_t)bd->ns * sizeof *y);
+        return;
+    }
+    // every key this row may see at all (padding), as s2s_attn_mask_keys says
+    s2s_key_range k = s2s_attn_mask_keys(&s->mask, s->tk, b, h, i);
+    int64_t lo = max64(k.lo, i - bd->s + 1), hi = min64(k.hi, i + bd->s);
+    lo = min64(max64(lo - base, 0), bd->kw), hi = min64(max64(hi - base, 0), bd->kw);
+    if (lo > hi) lo = hi;
+    for (int64_t j = 0; j < bd->ns; j++) {
+        int64_t key = j * bd->s + r;
+        if (j == t || key < k.lo || key >= k.hi) y[j] = -INFINITY;
+    }
+    float mx = fmaxf(s2s_max_row(x + lo, hi - lo), s2s_max_row(y, bd->ns));
+    if (mx == -INFINITY) {  // no key
+        memset(x, 0, (size_t)bd->kw * sizeof *x);
+        memset(y, 0, (size_t)bd->ns * sizeof *y);
+        return;
+    }
+    float inv = 1.0f / (s2s_exp_shift_row(x + lo, hi - lo, mx) + s2s_exp_shift_row(y, bd->ns, mx));
+    for (int64_t j = 0; j < bd->kw; j++) x[j] = j >= lo && j < hi ? x[j] * inv : 0.0f;
+    for (int64_t j = 0; j < bd->ns; j++) y[j] *= inv;
+}
+
+static s2s_status banded(float *ctx, float *scratch, s2s_view q, s2s_view k, s2s_view v,
+                         const s2s_attn_shape *s) {
+    int64_t B = s->batch, H = s->heads, dh = s->head_dim, d = H * dh, S = s->tk, bh = B * H;
+    band bd = band_of(s);
+    int64_t c = bd.c, nc = bd.nc, kw = bd.kw, sp = nc * c;  // sp: rows with the padding
+    size_t part[6];
+    band_floats(s, &bd, part);
+    float *qc = scratch, *kc = qc + part[0], *vc = kc + part[1], *sc = vc + part[2];
+    float *oc = sc + part[3], *rs = oc + part[4];
+    float alpha = 1.0f / sqrtf((float)dh);
+
+    chunk_rows(qc, q, s, &bd, 0, c);
+    chunk_rows(kc, k, s, &bd, bd.w, kw);
+    chunk_rows(vc, v, s, &bd, bd.w, kw);
+    // scores (BH, nc, c, kw) = Q chunks (BH, nc, c, Dh) · their keys^T (BH, nc, Dh, kw)
+    const int64_t s_q[4] = {sp * dh, c * dh, dh, 1}, s_kt[4] = {nc * kw * dh, kw * dh, 1, dh};
+    const int64_t s_s[4] = {nc * c * kw, c * kw, kw, 1}, s_v[4] = {nc * kw * dh, kw * dh, dh, 1};
+    S2S_TRY(product(sc, s_s, qc, s_q, kc, s_kt, bh, nc, c, dh, kw, alpha, false, s->bf16));
+    // the residue classes (strided): scores (BH, s, ns, ns) = Q rows r, r+s, ...
+    // (BH, s, ns, Dh) · keys r, r+s, ... ^T, read in the chunks' centres
+    // (chunk t holds keys t*s .. t*s+s-1 at rows w .. w+s-1)
+    int64_t st = bd.s, ns = bd.ns;
+    const int64_t r_q[4] = {sp * dh, dh, st * dh, 1}, r_kt[4] = {nc * kw * dh, dh, 1, kw * dh};
+    const int64_t r_s[4] = {st * ns * ns, ns * ns, ns, 1}, r_v[4] = {nc * kw * dh, dh, kw * dh, 1};
+    if (st)
+        S2S_TRY(product(rs, r_s, qc, r_q, kc + bd.w * dh, r_kt, bh, st, ns, dh, ns, alpha, false,
+                        s->bf16));
+
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t t = 0; t < nc; t++)
+                for (int64_t r = 0; r < c; r++) {
+                    float *x = sc + (((b * H + h) * nc + t) * c + r) * kw;
+                    if (st)
+                        strided_row(x, rs + (((b * H + h) * st + r) * ns + t) * ns, s, &bd, b, h,
+                                    t, r);
+                    else
+                        band_row(x, s, &bd, b, h, t, r);
+                }
+
+    // context (BH, nc, c, Dh) = weights · the chunks' values, then the
+    // residue classes' weights · their values added at their rows
+    S2S_TRY(product(oc, s_q, sc, s_s, vc, s_v, bh, nc, c, kw, dh, 1.0f, false, s->bf16));
+    if (st)
+        S2S_TRY(product(oc, r_q, rs, r_s, vc + bd.w * dh, r_v, bh, st, ns, ns, dh, 1.0f, true,
+                        s->bf16));
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t i = 0; i < S; i++)
+                memcpy(ctx + (b * S + i) * d + h * dh, oc + ((b * H + h) * sp + i) * dh,
+                       (size_t)dh * sizeof(float));
+    return S2S_OK;
+}
+
+// ---- linear heads ----
+
+// o_i = phi(q_i) · KV / (phi(q_i) · z + eps) with KV = sum_j phi(k_j) v_j^T
+// and z = sum_j phi(k_j) over the keys of the sentence: one product for
+// both, with [V 1] as the values (its last column sums z), whose padded
+// rows are zeros. q and k hold phi(q) and phi(k) already
+// (s2s_attention_features).
+static s2s_status linear(float *ctx, float *scratch, s2s_view q, s2s_view k, s2s_view v,
+                         const s2s_attn_shape *s) {
+    int64_t B = s->batch, H = s->heads, dh = s->head_dim, d = H * dh, S = s->tk, e = dh + 1;
+    size_t part[3];
+    linear_floats(s, part);
+    float *v1 = scratch, *kv = v1 + part[0], *num = kv + part[1];
+    for (int64_t b = 0; b < B; b++) {
+        int64_t len = s->mask.k_len ? s->mask.k_len[b] : S;
+        for (int64_t j = 0; j < S; j++)
+            for (int64_t h = 0; h < H; h++) {
+                float *row = v1 + ((b * S + j) * H + h) * e;
+                if (j >= len) {
+                    memset(row, 0, (size_t)e * sizeof *row);
+                    continue;
+                }
+                memcpy(row, v.p + b * v.bs + j * v.rs + h * dh, (size_t)dh * sizeof *row);
+                row[dh] = 1.0f;
+            }
+    }
+    // KV (B, H, Dh, Dh+1) = phi(K)^T (B, H, Dh, S), read in place, · [V 1] (B, H, S, Dh+1)
+    const int64_t s_kt[4] = {k.bs, dh, 1, k.rs}, s_v1[4] = {S * H * e, e, H * e, 1};
+    const int64_t s_kv[4] = {H * dh * e, dh * e, e, 1}, s_q[4] = {q.bs, dh, q.rs, 1};
+    S2S_TRY(product(kv, s_kv, k.p, s_kt, v1, s_v1, B, H, dh, S, e, 1.0f, false, s->bf16));
+    // num (B, H, S, Dh+1) laid out (B, S, H, Dh+1) = phi(Q) · KV
+    S2S_TRY(product(num, s_v1, q.p, s_q, kv, s_kv, B, H, S, dh, e, 1.0f, false, s->bf16));
+    for (int64_t r = 0; r < B * S; r++)
+        for (int64_t h = 0; h < H; h++) {
+            const float *n = num + (r * H + h) * e;
+            float inv = 1.0f / (n[dh] + 1e-6f), *o = ctx + r * d + h * dh;
+            for (int64_t i = 0; i < dh; i++) o[i] = n[i] * inv;
+        }
+    return S2S_OK;
+}
+
+s2s_status s2s_attention_sparse(float *ctx, float *scratch, s2s_view q, s2s_view k, s2s_view v,
+                                const s2s_attn_shape *s) {
+    S2S_ASSERT(s2s_attention_sparse_fits(s));
+    if (s->batch == 0 || s->tk == 0) return S2S_OK;
+    if (s->mask.pattern.kind == S2S_ATTN_LINEAR) return linear(ctx, scratch, q, k, v, s);
+    return banded(ctx, scratch, q, k, v, s);
+}
