@@ -40,7 +40,8 @@ static const arch ARCHS[] = {
 
 #define MAX_LEN 32
 
-static s2s_model *make_model(const arch *a, uint64_t seed) {
+// The config of a random model of arch a, sequences up to max_len.
+static s2s_config arch_config(const arch *a, int max_len) {
     s2s_config c;
     s2s_config_default(&c);
     c.model.d_model = a->d;
@@ -51,10 +52,15 @@ static s2s_model *make_model(const arch *a, uint64_t seed) {
     c.model.activation = a->act;
     c.model.norm = a->norm;
     c.model.tie_output = a->tie;
-    c.model.max_len = MAX_LEN;
-    c.decode.max_len = 12;
+    c.model.max_len = max_len;
     snprintf(c.vocab.src, sizeof c.vocab.src, "%s/ref/src.txt", S2S_TEST_DATA);
     snprintf(c.vocab.tgt, sizeof c.vocab.tgt, "%s/ref/tgt.txt", S2S_TEST_DATA);
+    return c;
+}
+
+static s2s_model *make_model(const arch *a, uint64_t seed) {
+    s2s_config c = arch_config(a, MAX_LEN);
+    c.decode.max_len = 12;
     s2s_model *m = NULL;
     cr_assert_eq(s2s_model_init(&m, &c, seed), S2S_OK, "%s", s2s_last_error());
     return m;
@@ -1498,17 +1504,7 @@ static const dec_variant DEC_VARIANTS[] = {
 #define N_DEC_VARIANTS ((int)(sizeof DEC_VARIANTS / sizeof DEC_VARIANTS[0]))
 
 static s2s_model *make_variant_model(const arch *a, const dec_variant *v, uint64_t seed) {
-    s2s_config c;
-    s2s_config_default(&c);
-    c.model.d_model = a->d;
-    c.model.heads = a->heads;
-    c.model.encoder_layers = a->layers;
-    c.model.decoder_layers = a->layers;
-    c.model.ffn_dim = a->ffn;
-    c.model.activation = a->act;
-    c.model.norm = a->norm;
-    c.model.tie_output = a->tie;
-    c.model.max_len = LONG_LEN;
+    s2s_config c = arch_config(a, LONG_LEN);
     s2s_attention_config *d = &c.model.decoder_attention;
     d->type = v->type;
     if (v->type == S2S_ATTN_LOCAL) d->window = v->window;
@@ -1516,8 +1512,6 @@ static s2s_model *make_variant_model(const arch *a, const dec_variant *v, uint64
     memcpy(d->heads.v, v->heads, sizeof v->heads);
     d->layers.n = v->n_layers;
     memcpy(d->layers.v, v->layers, sizeof v->layers);
-    snprintf(c.vocab.src, sizeof c.vocab.src, "%s/ref/src.txt", S2S_TEST_DATA);
-    snprintf(c.vocab.tgt, sizeof c.vocab.tgt, "%s/ref/tgt.txt", S2S_TEST_DATA);
     s2s_model *m = NULL;
     cr_assert_eq(s2s_model_init(&m, &c, seed), S2S_OK, "%s: %s", v->name, s2s_last_error());
     scramble_vectors(m);
