@@ -23,6 +23,23 @@ check "translate reports unknown words" run 0 "$s2s" translate -m "$model" --max
 check "unknown word named as typed, once" bash -c "[ \"\$(cat '$tmp/err')\" = \"s2s translate: argument:1: 'Zebra' is not in the model's source vocabulary\" ]"
 check "--quiet silences them" run 0 "$s2s" translate -m "$model" --quiet --max-len 3 "die zebra"
 check "--quiet: nothing on stderr" test ! -s "$tmp/err"
+# Input in the model's other language: one line saying so, not one per word.
+zh_en=$here/../models/zh-en.safetensors
+en_zh=$here/../models/en-zh.safetensors
+check "other language: translated" run 0 "$s2s" translate -m "$zh_en" "I love to eat apples. Will he read books tomorrow?"
+check "other language: one line on stderr" bash -c "[ \"\$(cat '$tmp/err')\" = \"s2s translate: argument:1: this looks like English; the model translates Chinese → English (10 of its 10 words are not in the model's source vocabulary)\" ]"
+check "other language, en-zh" run 0 "$s2s" translate -m "$en_zh" "我爱吃苹果。他明天看书吗？"
+check "other language, en-zh: one line" bash -c "[ \"\$(wc -l <'$tmp/err')\" -eq 1 ] && grep -q 'this looks like Chinese; the model translates English → Chinese' '$tmp/err'"
+check "other language --json" run 0 "$s2s" translate -m "$zh_en" --json "I love apples."
+check "other language --json: language_warning" /usr/bin/python3 -c "
+import json; o = json.loads(open('$tmp/out').read())
+assert o['language_warning'] == 'this looks like English; the model translates Chinese \u2192 English', o"
+check "source language, one word unknown: named, no language line" run 0 "$s2s" translate -m "$zh_en" "我爱吃巧克力。"
+check "source language: only the word" bash -c "[ \"\$(cat '$tmp/err')\" = \"s2s translate: argument:1: '巧克力' is not in the model's source vocabulary\" ]"
+check "source language --json: language_warning null" run 0 "$s2s" translate -m "$zh_en" --json "我爱吃苹果"
+check "--json: null" out_has '"language_warning":null'
+check "other language --quiet: nothing on stderr" run 0 "$s2s" translate -m "$zh_en" --quiet "I love apples."
+check "--quiet: silent" test ! -s "$tmp/err"
 # Sentences: each line split, translated in one batch, joined on one line.
 printf 'die katze! der hund!
 

@@ -181,6 +181,21 @@ for got, w in zip(j["results"] if ok else [], want):
 check("sentences: n-best as `s2s translate --n-best --json` gives on split lines", ok,
       (j.get("results") if j else None, want))
 
+# Input in the model's other language (issue 32 item 2): one warning in
+# the result, the library's, word for word as `s2s translate --json` says it.
+texts = ["I love to eat apples. Will he read books tomorrow?", "我爱吃巧克力。", ""]
+st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "texts": texts})
+got = [r.get("language_warning", "absent") for r in j["results"]] if st == 200 else []
+want = [json.loads(x)["language_warning"]
+        for x in cli("translate", "-m", ZH_EN, "-q", "--json", stdin="\n".join(texts) + "\n").splitlines()]
+check("language: English to zh-en is said to be English, once; Chinese and nothing are not",
+      got == want == ["this looks like English; the model translates Chinese \u2192 English", None, None],
+      (got, want))
+st, j, _ = srv.request("POST", "/v1/translate", {"model": "en-zh", "text": "我爱吃苹果。他明天看书吗？"})
+check("language: Chinese to en-zh is said to be Chinese",
+      st == 200 and j["results"][0]["language_warning"] ==
+      "this looks like Chinese; the model translates English \u2192 Chinese", j)
+
 # Forced alignment, with and without gold.
 body = {"model": "zh-en", "source": "我爱吃苹果", "target": "I love to eat apples."}
 st, j, _ = srv.request("POST", "/v1/align", body)

@@ -138,6 +138,20 @@ const ready = (page, n) => page.waitForFunction(k => +(document.body.getAttribut
     await one.goto(url + '/?model=zh-en&text=' + encodeURIComponent(TEXT), {waitUntil: 'networkidle0'});
     await ready(one, 1);
     check('one sentence: no sentence selector', await one.$eval('#sentbox', e => e.hidden));
+    check('Chinese to zh-en: no language warning', await one.$eval('#langwarn', e => e.hidden));
+
+    // English typed into zh-en (issue 32 item 2): the page says so once, above the translation.
+    const other = await browser.newPage();
+    watch(other);
+    await other.goto(url + '/?model=zh-en&text=' + encodeURIComponent('I love to eat apples.'),
+                     {waitUntil: 'networkidle0'});
+    await ready(other, 1);
+    const warn = await other.$eval('#langwarn', e => [e.hidden, e.textContent]);
+    check('English to zh-en: the language warning shown', !warn[0] &&
+          warn[1] === 'this looks like English; the model translates Chinese \u2192 English', warn);
+    await other.$eval('#text', e => { e.value = ''; e.dispatchEvent(new Event('input')); });
+    await other.waitForFunction(() => document.getElementById('langwarn').hidden, {timeout: 10000});
+    check('an emptied text: the warning gone', true);
 
     // A deep link reproduces a view.
     const p2 = await browser.newPage();

@@ -1472,6 +1472,51 @@ Test(decoding, lines_join_chinese_without_a_space_and_copy_unknown_words) {
     s2s_model_free(m);
 }
 
+// A line in the model's other language is said to be so, once
+// (looks_like, language_warning); a line of the source language with an
+// unknown word, a line of punctuation and an empty line are not.
+Test(decoding, a_line_in_the_other_language_says_so) {
+    s2s_model *zh_en, *en_zh;
+    cr_assert_eq(s2s_model_load(&zh_en, ZH_EN_MODEL), S2S_OK);
+    cr_assert_eq(s2s_model_load(&en_zh, EN_ZH_MODEL), S2S_OK);
+    s2s_line l;
+    cr_assert_eq(s2s_line_prepare(zh_en, "I love to eat apples. Will he read books tomorrow?",
+                                  /*split=*/true, &l), S2S_OK);
+    cr_assert_eq(l.looks_like, S2S_LANG_EN);
+    cr_assert_str_eq(l.language_warning,
+                     "this looks like English; the model translates Chinese \xE2\x86\x92 English");
+    cr_assert_eq(l.n_words, 10, "the two sentences' words, punctuation aside: %d", l.n_words);
+    cr_assert_geq(2 * l.n_unknown, l.n_words);
+    s2s_line_free(&l);
+    cr_assert_null(l.language_warning);
+
+    cr_assert_eq(s2s_line_prepare(en_zh, "我爱吃苹果。他明天看书吗？", /*split=*/true, &l), S2S_OK);
+    cr_assert_eq(l.looks_like, S2S_LANG_ZH);
+    cr_assert_str_eq(l.language_warning,
+                     "this looks like Chinese; the model translates English \xE2\x86\x92 Chinese");
+    s2s_line_free(&l);
+
+    // the source language, one word unknown; punctuation alone; nothing
+    const char *not_other[] = {"我爱吃巧克力。", "？！。", ""};
+    for (int k = 0; k < 3; k++) {
+        cr_assert_eq(s2s_line_prepare(zh_en, not_other[k], /*split=*/true, &l), S2S_OK);
+        cr_assert_eq(l.looks_like, S2S_LANG_NONE, "%s", not_other[k]);
+        cr_assert_null(l.language_warning, "%s", not_other[k]);
+        s2s_line_free(&l);
+    }
+    cr_assert_eq(s2s_line_prepare(zh_en, "我爱吃巧克力。", /*split=*/true, &l), S2S_OK);
+    cr_assert_eq(l.n_words, 4);
+    cr_assert_eq(l.n_unknown, 1);
+    s2s_line_free(&l);
+    // unknown to both vocabs (a made-up word in Latin letters): not the other language either
+    cr_assert_eq(s2s_line_prepare(zh_en, "xqzvw blorptik", /*split=*/true, &l), S2S_OK);
+    cr_assert_eq(l.n_unknown, 2);
+    cr_assert_eq(l.looks_like, S2S_LANG_NONE);
+    s2s_line_free(&l);
+    s2s_model_free(zh_en);
+    s2s_model_free(en_zh);
+}
+
 // ---- bounded self-attention states ----
 //
 // Steps keep a ring of w + 1 keys in a decoder layer that is local on

@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "s2s/model.h"
+#include "s2s/normalize.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -171,6 +172,16 @@ typedef struct s2s_line {
     int n_hyps;                    // 0 when no sentence has a token, else the fewest any has
     s2s_translation *out;          // (n_hyps) the line's: out[j] joins the sentences' j-th;
                                    // its tokens point into the sentences'
+    // Input in the model's other language (s2s_line_prepare): the target
+    // vocab's language when at least half of the line's words (tokens
+    // with a letter, digit or CJK character) are unknown to the source
+    // vocab and at least half of those unknown words tokenize with no
+    // <unk> in the target vocab; S2S_LANG_NONE otherwise, and always
+    // when the two vocabs' languages are not two known, different ones.
+    s2s_lang looks_like;
+    char *language_warning;  // NULL, or when looks_like is set, e.g. "this looks like
+                             // English; the model translates Chinese → English"
+    int n_words, n_unknown;  // the line's words, and those unknown to the source vocab
 } s2s_line;
 
 // Splits text (UTF-8, one line) into sentences (one, the whole text,
@@ -180,6 +191,9 @@ typedef struct s2s_line {
 // model's length (s2s_model_get_config(m)->model.max_len - 1 tokens: a
 // longer sentence makes s2s_translate_lines fail; cut it by lowering
 // src.n, or refuse it) and for unknown words (s2s_unknown_words).
+// It also says whether the line looks like the other language
+// (looks_like, language_warning), for the caller to report once instead
+// of one unknown word at a time.
 // S2S_ERR_INVALID on invalid UTF-8 or a NULL argument; else
 // s2s_tokenize's failures.
 s2s_status s2s_line_prepare(const s2s_model *m, const char *text, bool split, s2s_line *out);

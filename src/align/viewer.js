@@ -298,6 +298,8 @@ function livePage(){
  var want={layer:q.get('layer'),head:q.get('head'),map:q.get('map'),sent:q.get('sent')};
  var line=null;  // {s: the sentences in the report's form, a: their /v1/align replies}
  function status(t,bad){var e=$('status');e.textContent=t;e.className=bad?'bad':'';}
+ // Text in the model's other language: the library's warning, once, above the translation.
+ function warn(t){var e=$('langwarn');e.textContent=t||'';e.hidden=!t;}
  function share(){var u=new URLSearchParams();u.set('model',$('model').value);
   if($('text').value)u.set('text',$('text').value);
   if(line&&line.s.length>1)u.set('sent',$('sent').value);
@@ -328,10 +330,11 @@ function livePage(){
   cur=null;line=null;}
  function run(){
   var text=$('text').value,model=$('model').value,ref=$('ref').value.trim(),my=++seq;
-  if(!text.trim()){$('translation').textContent='';$('nbest').innerHTML='';clear();share();return;}
+  if(!text.trim()){$('translation').textContent='';$('nbest').innerHTML='';warn(null);clear();share();return;}
   status('translating\u2026');
   post('/v1/translate',{model:model,text:text,n_best:4}).then(function(t){
    if(my!==seq)return null;var r=t.results[0];
+   warn(r.language_warning);
    $('translation').textContent=r.translation;
    var nb=$('nbest');nb.innerHTML='';r.hypotheses.forEach(function(h){
     var li=el('li');li.appendChild(el('span','',h.translation));

@@ -58,8 +58,10 @@ static void report_normalised(const translator *t, int k) {
 
 // Splits line k into sentences (one without --split) and tokenizes them
 // (s2s_line_prepare); cuts each sentence to max_tokens as the bad-line
-// rule says (one warning per line) and names its unknown words. Returns
-// an exit code; a line that cannot be read is marked skipped.
+// rule says (one warning per line) and names its unknown words, or, when
+// the line looks like the model's other language, says that instead, on
+// one line. Returns an exit code; a line that cannot be read is marked
+// skipped.
 static int prepare(translator *t, int k) {
     s2s_line *l = &t->res[k];
     s2s_status st = s2s_line_prepare(t->m, t->lines[k], t->split, l);
@@ -81,8 +83,11 @@ static int prepare(translator *t, int k) {
             }
             cut = true;
         }
-        if (!t->quiet) report_unknown(t, tk, t->line[k]);
+        if (!t->quiet && !l->language_warning) report_unknown(t, tk, t->line[k]);
     }
+    if (!t->quiet && l->language_warning)
+        fprintf(stderr, "s2s translate: %s:%d: %s (%d of its %d words are not in the model's source vocabulary)\n",
+                t->in.name, t->line[k], l->language_warning, l->n_unknown, l->n_words);
     return S2S_EXIT_OK;
 }
 
@@ -150,6 +155,8 @@ static int print_json(const translator *t, int k) {
     }
     json_object_set_new(o, "hypotheses", list);
     json_object_set_new(o, "unknown", unk);
+    json_object_set_new(o, "language_warning",
+                        l->language_warning ? json_string(l->language_warning) : json_null());
     return s2s_cli_print_json(o, 7);
 }
 

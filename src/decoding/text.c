@@ -2,6 +2,8 @@
 // sentences, every sentence of every line decoded in one s2s_translate
 // call, each <unk> copied back, the sentences' translations joined. The
 // one path of `s2s translate`, `s2s serve` and a program on the library.
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +11,76 @@
 #include "decoding/state.h"
 #include "s2s/decode.h"
 #include "s2s/normalize.h"
+#include "tokenizer/utf8.h"
+
+// ---- the line's language ----
+
+// A word: a token with a letter, digit or CJK character (punctuation and
+// symbols are not evidence of a language).
+static bool is_word(const char *piece) {
+    size_t n = strlen(piece);
+    for (size_t i = 0; i < n;) {
+        uint32_t c;
+        int k = s2s_utf8_decode(piece + i, n - i, &c);
+        if (k == 0) return false;
+        i += (size_t)k;
+        if (c < 0x80 ? (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')
+                     : s2s_is_cjk(c) || (!s2s_is_punct(c) && !s2s_is_cjk_punct(c) &&
+                                             !s2s_is_space(c)))
+            return true;
+    }
+    return false;
+}
+
+static const char *lang_title(s2s_lang l) {
+    return l == S2S_LANG_EN ? "English" : l == S2S_LANG_ZH ? "Chinese" : NULL;
+}
+
+// Counts the line's words and unknown words and sets looks_like and
+// language_warning by the rule of s2s/decode.h: at least half of the words
+// unknown to the source vocab, and at least half of those whole in the
+// target vocab (each retokenized there, with no <unk>).
+static s2s_status check_language(const s2s_model *m, s2s_line *l) {
+    const s2s_vocab *sv = s2s_model_src_vocab(m), *tv = s2s_model_tgt_vocab(m);
+    s2s_lang from = s2s_vocab_lang(sv), to = s2s_vocab_lang(tv);
+    int known_there = 0;
+    s2s_tokens t = {0};
+    s2s_status st = S2S_OK;
+    for (int i = 0; i < l->n_sentences && st == S2S_OK; i++) {
+        const s2s_tokens *src = &l->sentences[i].src;
+        for (int j = 0; j < src->n && st == S2S_OK; j++) {
+            if (!is_word(src->pieces[j])) continue;
+            l->n_words++;
+            if (src->ids[j] != S2S_UNK) continue;
+            l->n_unknown++;
+            if (!lang_title(from) || !lang_title(to) || from == to) continue;
+            char *w = s2s_token_text(src, j);
+            if (!w) {
+                st = s2s_fail(S2S_ERR_NOMEM, "out of memory for a word");
+                break;
+            }
+            st = s2s_tokenize(tv, w, &t);
+            free(w);
+            if (st != S2S_OK) break;
+            bool whole = t.n > 0;
+            for (int x = 0; x < t.n; x++) whole = whole && t.ids[x] != S2S_UNK;
+            known_there += whole;
+        }
+    }
+    s2s_tokens_free(&t);
+    if (st != S2S_OK) return st;
+    if (l->n_words == 0 || 2 * l->n_unknown < l->n_words || 2 * known_there < l->n_unknown ||
+        known_there == 0)
+        return S2S_OK;
+    char buf[128];
+    snprintf(buf, sizeof buf, "this looks like %s; the model translates %s \xE2\x86\x92 %s",
+             lang_title(to), lang_title(from), lang_title(to));
+    char *msg = strdup(buf);
+    if (!msg) return s2s_fail(S2S_ERR_NOMEM, "out of memory for a warning");
+    l->looks_like = to;
+    l->language_warning = msg;
+    return S2S_OK;
+}
 
 // ---- preparing a line ----
 
@@ -32,7 +104,7 @@ s2s_status s2s_line_prepare(const s2s_model *m, const char *text, bool split, s2
         free(piece);
     }
     free(sp);
-    return st;
+    return st == S2S_OK ? check_language(m, out) : st;
 }
 
 // ---- results ----
@@ -69,6 +141,7 @@ void s2s_line_free(s2s_line *l) {
     clear_results(l);
     for (int i = 0; i < l->n_sentences; i++) s2s_tokens_free(&l->sentences[i].src);
     free(l->sentences);
+    free(l->language_warning);
     *l = (s2s_line){0};
 }
 

@@ -624,7 +624,9 @@ static json_t *sentence_json(const s2s_model *m, const char *text, const s2s_lin
 
 // The result of one text: the line's translation (its sentences' joined),
 // tokens, alignment and scores, its n-best list (the j-th joins the
-// sentences' j-th, as `s2s translate --n-best` does), and its sentences.
+// sentences' j-th, as `s2s translate --n-best` does), its sentences, and
+// the library's language warning (null when the text looks like the
+// model's source language).
 static json_t *line_json(const s2s_model *m, json_t *text, const s2s_line *l, bool maps,
                          s2s_alignment *a) {
     json_t *res = json_object(), *hyps = json_array(), *sents = json_array(), *src = json_array();
@@ -645,6 +647,9 @@ static json_t *line_json(const s2s_model *m, json_t *text, const s2s_line *l, bo
     json_object_set_new(res, "source_tokens", src);
     json_object_set_new(res, "hypotheses", hyps);
     json_object_set_new(res, "sentences", sents);
+    // input in the model's other language: said once, as `s2s translate` says it
+    json_object_set_new(res, "language_warning",
+                        l->language_warning ? json_string(l->language_warning) : json_null());
     return res;
 }
 
