@@ -34,6 +34,46 @@ fi
 
 scripts/corpus.sh
 
+# The npm packages two tests drive, pinned (the next major versions need
+# Node.js 22; Debian 12 has 18), installed here so that the test suite
+# downloads nothing: yaml-language-server (tests/yaml_ls_test.sh) and
+# puppeteer-core (tests/serve_browser_test.sh; its own browser download is
+# never used). They go to tests/npm/ (git-ignored; S2S_NPM_DIR elsewhere).
+# Without the registry, setup says so and goes on; it writes the reason to
+# tests/npm/unavailable, and those two tests skip with it. All are
+# installed together: npm removes what a later install does not name.
+npm_dir=${S2S_NPM_DIR:-tests/npm}
+npm_pkgs=(yaml-language-server@1.25.0 puppeteer-core@24.40.0)
+npm_missing=()
+for p in "${npm_pkgs[@]}"; do
+  grep -qs "\"version\": \"${p##*@}\"" "$npm_dir/node_modules/${p%@*}/package.json" || npm_missing+=("$p")
+done
+if [ ${#npm_missing[@]} -gt 0 ]; then
+  mkdir -p "$npm_dir"
+  rm -f "$npm_dir/unavailable"
+  echo "setup: installing ${npm_missing[*]} from npm into $npm_dir/ (for the tests yaml_ls and serve_browser)"
+  reason=
+  if ! command -v npm >/dev/null; then
+    reason="npm is not installed"
+  elif ! PUPPETEER_SKIP_DOWNLOAD=1 timeout 600 npm install --prefix "$npm_dir" --no-save --no-audit \
+         --no-fund --ignore-scripts --loglevel=error --fetch-retries=1 "${npm_pkgs[@]}" \
+         >"$npm_dir/npm.log" 2>&1; then
+    # No way to the registry (no network, or a TLS-intercepting proxy whose
+    # CA the system does not trust) is no failure of s2s: said, not fatal.
+    first=$(grep -m 1 -E 'npm ERR!|npm error' "$npm_dir/npm.log" || tail -n 1 "$npm_dir/npm.log")
+    if grep -qE 'SELF_SIGNED_CERT|UNABLE_TO_GET_ISSUER|CERT_|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ENETUNREACH|ECONNRESET' "$npm_dir/npm.log"; then
+      reason="the npm registry ($(npm config get registry 2>/dev/null)) cannot be reached: $first"
+    else
+      reason="npm install ${npm_missing[*]} failed: $first (log: $npm_dir/npm.log)"
+    fi
+  fi
+  if [ -n "$reason" ]; then
+    echo "$reason" >"$npm_dir/unavailable"
+    echo "setup: WARNING: $reason" >&2
+    echo "setup: WARNING: the tests yaml_ls and serve_browser will be skipped" >&2
+  fi
+fi
+
 build=${1:-build}
 shift || true
 echo "setup: building in $build/ (log: $build/build.log)"

@@ -8,15 +8,28 @@
 #                                (serve_api: the server's worker pool)
 # The gcc builds treat warnings as errors (-DS2S_WERROR=ON); the clang ones
 # (TSan here, tests/fuzz/run.sh) do not, as clang warns differently.
+# Each ends with the tests ctest skipped, each with its reason
+# (scripts/ctest_skips.py), after ctest's pass count.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# run_ctest BUILD [ARGS...]: the suite in BUILD, then its skips; ctest's status.
+run_ctest() {
+  local build=$1 rc=0
+  shift
+  rm -f "$build/ctest-junit.xml"
+  ctest --test-dir "$build" --output-on-failure --output-junit "$PWD/$build/ctest-junit.xml" "$@" || rc=$?
+  python3 scripts/ctest_skips.py "$build/ctest-junit.xml"
+  return $rc
+}
+
 case "${1:-}" in
 --sanitize)
   scripts/setup.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DS2S_SANITIZE=ON -DS2S_WERROR=ON \
     -DBUILD_SHARED_LIBS=OFF
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  ctest --test-dir build-asan --output-on-failure
+  run_ctest build-asan
   ;;
 --tsan)
   scripts/setup.sh --clang build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DS2S_TSAN=ON
@@ -29,11 +42,11 @@ case "${1:-}" in
   # test_threads fails on such a report: the set-up checks itself.
   export OMP_TOOL_LIBRARIES=/usr/lib/llvm-14/lib/libarcher.so
   export TSAN_OPTIONS="ignore_noninstrumented_modules=1 halt_on_error=1 second_deadlock_stack=1"
-  ctest --test-dir build-tsan --output-on-failure -R '^(threads|cli|cli_align|shipped_models|serve_api)$'
+  run_ctest build-tsan -R '^(threads|cli|cli_align|shipped_models|serve_api)$'
   ;;
 "")
   scripts/setup.sh build -DS2S_WERROR=ON
-  ctest --test-dir build --output-on-failure
+  run_ctest build
   ;;
 *)
   echo "usage: scripts/test.sh [--sanitize | --tsan]" >&2

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The page of `s2s serve` in a real browser: Debian's headless Chromium,
 # driven over the DevTools protocol by puppeteer-core (tests/serve_browser_test.js).
-# puppeteer-core is installed from npm into a cache folder outside the
-# repository (its own browser download is never used). Skipped (exit 77)
-# when the npm registry can't be reached; without chromium, node or a CJK
-# font it is skipped too, except under CI (CI=true), where scripts/setup.sh
-# has installed them and their absence is a failure.
+# puppeteer-core is installed by scripts/setup.sh from npm into tests/npm/
+# (S2S_NPM_DIR), so the test downloads nothing (its own browser download is
+# never used). Skipped (exit 77) when setup recorded that the npm registry
+# could not be reached, with that reason; without chromium, node, a CJK
+# font or puppeteer-core it is skipped too, except under CI (CI=true),
+# where scripts/setup.sh has installed them and their absence is a failure.
 #
 #     bash tests/serve_browser_test.sh build/s2s
 #     SCREENSHOT_OUT=docs/serve-screenshot.png bash tests/serve_browser_test.sh build/s2s
@@ -14,8 +15,8 @@ S2S=${1:?usage: serve_browser_test.sh PATH/TO/s2s}
 case $S2S in /*) ;; *) S2S=$PWD/$S2S ;; esac
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-PKG=puppeteer-core@24.40.0  # 25.x needs node 22; Debian 12 has node 18
-CACHE=${S2S_NPM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/s2s-tests}/$PKG
+NPM_DIR=${S2S_NPM_DIR:-$ROOT/tests/npm}
+case $NPM_DIR in /*) ;; *) NPM_DIR=$ROOT/$NPM_DIR ;; esac
 
 missing() {
   if [ "${CI:-}" = true ]; then echo "FAIL: $1 (scripts/setup.sh installs it)"; exit 1; fi
@@ -23,26 +24,19 @@ missing() {
   exit 77
 }
 [ -x "$CHROMIUM" ] || missing "$CHROMIUM not found"
-command -v node >/dev/null && command -v npm >/dev/null || missing "node and npm are needed"
+command -v node >/dev/null || missing "node is needed"
 fc-list :lang=zh | grep -q . || missing "no CJK font: Chinese would show as empty boxes"
 
 TMP=$(mktemp -d)
 server=
 cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$TMP"; }
 trap cleanup EXIT
-if [ ! -f "$CACHE/node_modules/puppeteer-core/package.json" ]; then
-  mkdir -p "$CACHE"
-  if ! (cd "$CACHE" && PUPPETEER_SKIP_DOWNLOAD=1 npm install --prefix "$CACHE" --no-save --no-audit \
-          --no-fund --ignore-scripts --loglevel=error "$PKG" >"$TMP/npm.log" 2>&1); then
-    if grep -qE 'SELF_SIGNED_CERT|UNABLE_TO_GET_ISSUER|CERT_|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ENETUNREACH' "$TMP/npm.log"; then
-      echo "SKIP: the npm registry is unreachable from here, so $PKG can't be installed:"
-      grep -m 3 'npm ERR!' "$TMP/npm.log"
-      exit 77
-    fi
-    echo "FAIL: npm install $PKG"
-    tail -20 "$TMP/npm.log"
-    exit 1
+if [ ! -f "$NPM_DIR/node_modules/puppeteer-core/package.json" ]; then
+  if [ -s "$NPM_DIR/unavailable" ]; then  # setup could not install it, and said why
+    echo "SKIP: puppeteer-core is not installed: $(head -n 1 "$NPM_DIR/unavailable")"
+    exit 77
   fi
+  missing "puppeteer-core is not installed in $NPM_DIR"
 fi
 
 # en-zh with a coreference head: its encoder map turns to it; zh-en served
@@ -59,5 +53,5 @@ server=$!
 for _ in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" && break; sleep 0.1; done
 url=$(sed -n 's/^listening on //p' "$TMP/serve.out")
 [ -n "$url" ] || { echo "FAIL: the server did not start"; cat "$TMP/serve.err"; exit 1; }
-timeout 300 node "$ROOT/tests/serve_browser_test.js" "$CACHE/node_modules/puppeteer-core" "$CHROMIUM" \
+timeout 300 node "$ROOT/tests/serve_browser_test.js" "$NPM_DIR/node_modules/puppeteer-core" "$CHROMIUM" \
   "$url" "$TMP/profile" "${SCREENSHOT_OUT:-}"
