@@ -269,7 +269,8 @@ static void put_page(s2s_buf *b, const char *title, bool live) {
                     "<textarea id=\"text\" placeholder=\"type a sentence\" autofocus></textarea><br>\n"
                     "<label>reference alignment <input id=\"ref\" placeholder=\"gold links: 0-0 1-2 2p3\">"
                     "</label> <span id=\"aer\"></span></div>\n"
-                    "<div><div id=\"langwarn\" hidden></div><div id=\"translation\"></div><ol id=\"nbest\"></ol>"
+                    "<div><div id=\"langwarn\" hidden></div>"
+                    "<div id=\"translation\"></div><ol id=\"nbest\"></ol>"
                     "<div id=\"status\"></div></div>\n</div>\n");
     s2s_buf_puts(b, "<div id=\"controls\">\n");
     // The live page's sentences are those of the text typed: the selector

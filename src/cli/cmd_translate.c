@@ -86,7 +86,9 @@ static int prepare(translator *t, int k) {
         if (!t->quiet && !l->language_warning) report_unknown(t, tk, t->line[k]);
     }
     if (!t->quiet && l->language_warning)
-        fprintf(stderr, "s2s translate: %s:%d: %s (%d of its %d words are not in the model's source vocabulary)\n",
+        fprintf(stderr,
+                "s2s translate: %s:%d: %s (%d of its %d words are not in the model's source "
+                "vocabulary)\n",
                 t->in.name, t->line[k], l->language_warning, l->n_unknown, l->n_words);
     return S2S_EXIT_OK;
 }
