@@ -51,6 +51,9 @@ make_work() {
     case $(basename "$entry") in
       build | build-* | .git) ;;
       data) cp -rs "$entry" "$work/" ;;
+      tests)  # not tests/npm/, the test set-up's npm packages (tens of MB), which no block uses
+        mkdir -p "$work/tests"
+        for e in "$entry"/*; do [ "$(basename "$e")" = npm ] || cp -r "$e" "$work/tests/"; done ;;
       *) cp -r "$entry" "$work/" ;;
     esac
   done
