@@ -99,7 +99,8 @@ static const char editors[] =
     "as a name), `adam_betas` must be a list (the loader also takes the text\n"
     "`0.9, 0.98`), and the server takes `64.0` and `0x40` as integers where the\n"
     "loader wants plain decimals (`64`). tests/yaml_ls_test.js runs the real\n"
-    "server against the loader on every key.\n";
+    "server (the version `scripts/setup.sh` installs into `tests/npm/`)\n"
+    "against the loader on every key.\n";
 
 // One row per key of t, a nested table's rows after its own.
 static void key_rows(s2s_buf *b, const s2s_cfg_table *t, const char *prefix) {
