@@ -108,6 +108,20 @@ check "show with gold: the stored plane" out_has "layer $bl, head $bh; anteceden
 check "show with gold: the pronoun's row" out_has "^it (token 7)"
 check "show with gold: antecedent marked" out_has "^   1  animal .*<- antecedent"
 check "show with gold: itself left out" out_has "^   7  it .*(itself)"
+check "show, a full model: nothing hidden" bash -c "! grep -q '(hidden)' '$tmp/out'"
+# a model whose encoder heads see one key either side: the keys out of the
+# window are marked hidden, the ones in it are not
+"$s2s" init "$here/../configs/zh-en.yaml" -o "$tmp/local1.safetensors" --seed 3 \
+  --set model.encoder_attention.type=local --set model.encoder_attention.window=1 >/dev/null 2>&1
+check "show, local window 1: exit 0" run 0 "${P[@]}" -m "$tmp/local1.safetensors" --show "那只猫坐在垫子上，它看起来很舒服。" --layer 0 --head 0
+check "show, local window 1: keys 7-9 seen, the rest hidden" pycheck '
+import re, sys
+rows = [l for l in open(sys.argv[1], encoding="utf-8") if re.match(r"^ +[0-9]+  ", l)]
+assert len(rows) == 14, rows  # 13 tokens and </s>
+for l in rows:
+    k = int(l.split()[0])
+    assert ("(hidden)" in l) == (abs(k - 8) > 1), l
+' "$tmp/out"
 check "show without gold: pronouns by list" run 0 "${P[@]}" -m "$models/zh-en.safetensors" --show "那只猫坐在垫子上，它看起来很舒服。" --layer 1 --head avg
 check "show without gold: 它's row, layer 1" bash -c "grep -q '^它 (token 8)' '$tmp/out' && grep -q 'layer 1, head avg; pronouns by list' '$tmp/out'"
 check "show --json: rows" run 0 "${P[@]}" -m "$cal" "$gold_en" --show "$seed" --json

@@ -319,9 +319,11 @@ static int show_links(prober *pr, const s2s_tokens *t, s2s_alignment *links, boo
 }
 
 // One pronoun's row: every source token with its weight, the candidates'
-// largest and the gold antecedent marked, the others left out noted.
-static void print_row(const s2s_tokens *t, const float *w, const float *cand, int p, int ante,
-                      int best, json_t *rows) {
+// largest and the gold antecedent marked, the others left out noted, and
+// the keys the plane's attention pattern hides (seen false: a local
+// window, a block, a stride) marked "hidden", apart from a weight of 0.
+static void print_row(const s2s_tokens *t, const float *w, const float *cand, const bool *seen,
+                      int p, int ante, int best, json_t *rows) {
     int S = t->n + 1;
     if (rows) {
         json_t *r = json_object(), *ws = json_array();
@@ -340,6 +342,7 @@ static void print_row(const s2s_tokens *t, const float *w, const float *cand, in
         const char *tok = c < t->n ? t->pieces[c] : "</s>";
         int pad = 12 - s2s_display_width(tok);
         printf("  %2d  %s%*s %.4f", c, tok, pad > 0 ? pad : 0, "", w[(size_t)p * S + c]);
+        if (!seen[(size_t)p * S + c]) printf("  (hidden)");
         if (cand[c] < 0) printf("  (%s)", c == p ? "itself" : c == t->n ? "</s>" : "punctuation");
         if (c == best) printf("  <- largest");
         if (c == ante) printf("  <- antecedent");
@@ -354,6 +357,7 @@ static int show(prober *pr) {
     bool found = false, cut = false;
     json_t *j = NULL, *rows = NULL;
     float *w = NULL, *cand = NULL;
+    bool *seen = NULL;
     int rc = s2s_lines_tokenize(&pr->in, 1, s2s_model_src_vocab(pr->m), pr->show, pr->max_tokens,
                                 &t, &cut);
     if (rc == S2S_EXIT_WARNINGS) rc = S2S_EXIT_USAGE;  // the one input is bad
@@ -363,8 +367,12 @@ static int show(prober *pr) {
     if (rc == S2S_EXIT_OK && st == S2S_OK) {
         w = malloc((size_t)S * S * sizeof *w);
         cand = malloc((size_t)S * sizeof *cand);
-        st = w && cand ? s2s_attn_select(w, h.enc_attn, h.enc_layers, h.heads, S, S, pr->layer, pr->head)
-                       : S2S_ERR_NOMEM;
+        seen = malloc((size_t)S * S * sizeof *seen);
+        st = w && cand && seen ? s2s_attn_select(w, h.enc_attn, h.enc_layers, h.heads, S, S,
+                                                 pr->layer, pr->head)
+                               : S2S_ERR_NOMEM;
+        if (st == S2S_OK)
+            st = s2s_attn_select_seen(seen, pr->m, S2S_ATTN_MAP_ENC, S, S, pr->layer, pr->head);
     }
     if (rc == S2S_EXIT_OK && st != S2S_OK) rc = s2s_cli_fail(st);
     char lb[16], hb[16];
@@ -386,12 +394,13 @@ static int show(prober *pr) {
     }
     for (int i = 0; rc == S2S_EXIT_OK && i < links.n; i++) {
         int p = links.links[i].src, ante = found ? links.links[i].tgt : -1;
-        print_row(&t, w, cand, p, ante, s2s_coref_row(cand, w, S, (const char *const *)t.pieces, p),
-                  rows);
+        print_row(&t, w, cand, seen, p, ante,
+                  s2s_coref_row(cand, w, S, (const char *const *)t.pieces, p), rows);
     }
     if (j) rc = s2s_cli_print_json(j, 4);
     free(w);
     free(cand);
+    free(seen);
     s2s_hypothesis_free(&h);
     s2s_alignment_free(&links);
     s2s_tokens_free(&t);
