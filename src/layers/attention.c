@@ -1,6 +1,9 @@
 // Multi-head attention, both passes: two batched oneDNN products around
-// a masked softmax, with attention dropout between them in training, and
-// the backward pass of the same.
+// a masked softmax (or, for linear heads, a normalisation of phi scores),
+// with attention dropout between them in training, and the backward pass
+// of the same; and linear heads' recurrent step for decoding. The
+// encoder's fast paths, which never make the (B, H, S, S) scores, are in
+// attention_sparse.c.
 #include "layers/attention.h"
 
 #include <math.h>
