@@ -213,6 +213,11 @@ check("align: maps", st == 200 and len(j["maps"]) == 24, len(j.get("maps", [])))
 # ---- errors ----
 
 error_is("400 malformed JSON", srv.request("POST", "/v1/translate", '{"model": "zh-en", "text": '), 400, "bad_request")
+# the parser's error quotes the body cut at a byte count, here inside 苹:
+# the message is still there, as valid UTF-8 (a fuzzer's find)
+error_is("400 malformed JSON quoting half a character",
+         srv.request("POST", "/v1/translate", '{"model": "zh-en", "text": "我爱吃\\\\\\\\\苹果"}'.encode()),
+         400, "bad_request")
 error_is("400 not an object", srv.request("POST", "/v1/translate", "[1, 2]"), 400, "bad_request")
 error_is("400 empty body", srv.request("POST", "/v1/translate", ""), 400, "bad_request")
 error_is("400 duplicate key", srv.request("POST", "/v1/translate", '{"text": "a", "text": "b"}'), 400, "bad_request")

@@ -125,7 +125,15 @@ void s2s_server_error_reply(s2s_server_reply *r, int status, const char *code,
     *r = (s2s_server_reply){0};
     json_t *o = json_object();
     json_object_set_new(o, "error", json_string(code));
-    json_object_set_new(o, "message", json_string(message));
+    // A message that quotes the request (jansson's parse errors do, cut at
+    // a byte count, maybe inside a character) is made valid UTF-8 first:
+    // JSON strings must be, and the reply always has its message.
+    json_t *m = json_string(message);
+    if (!m) {
+        char q[2048];
+        m = json_string(s2s_quote(q, sizeof q, message, strlen(message)));
+    }
+    json_object_set_new(o, "message", m);
     reply_json(r, status, o);
     if (status == 503) r->retry_after = 1;
 }
