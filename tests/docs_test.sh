@@ -30,6 +30,21 @@ if ldd "$(dirname "$s2s")/libs2s.so" 2>/dev/null | grep -q libasan; then
   export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 fi
 
+# A static build (the sanitizer builds) has no libs2s.so: a block that
+# compiles a program against it (README's install block, written for the
+# shared library) gets a `cc` that adds the build's link flags
+# (S2S_LINK_FLAGS, the sanitizer's, from tests/CMakeLists.txt) and the
+# static library's own dependencies, as tests/install_test.sh links.
+blocks_path=$tmp/bin
+mkdir -p "$blocks_path"
+if [ ! -e "$(dirname "$s2s")/libs2s.so" ]; then
+  printf '%s\n' '#!/bin/sh' \
+    '# shellcheck disable=SC2046,SC2086' \
+    'exec /usr/bin/cc ${S2S_LINK_FLAGS:-} "$@" $(pkg-config --libs --static s2s)' \
+    >"$blocks_path/cc"
+  chmod +x "$blocks_path/cc"
+fi
+
 if [ $# -gt 0 ]; then files=("$@"); else files=("$root/README.md" "$root"/docs/*.md); fi
 
 # What the repository holds outside the build folders, to catch blocks that
@@ -150,7 +165,7 @@ run_block() {
     return
   fi
   : >"$why"
-  (cd "$work" && PATH="$work/build:$PATH" __S2S_WHY=$why timeout 300 bash -e "$script") \
+  (cd "$work" && PATH="$blocks_path:$work/build:$PATH" __S2S_WHY=$why timeout 300 bash -e "$script") \
     >"$tmp/out" 2>"$tmp/err"
   local rc=$?
   if [ "$rc" -eq 0 ]; then
