@@ -31,6 +31,7 @@ int s2s_cmd_align(int argc, char **argv);
 int s2s_cmd_eval_align(int argc, char **argv);
 int s2s_cmd_probe(int argc, char **argv);
 int s2s_cmd_serve(int argc, char **argv);
+int s2s_cmd_plot(int argc, char **argv);
 
 // Every error and warning line starts "s2s CMD: " (CMD: the command, as
 // main dispatched it; "s2s: " before there is one). main sets it.
