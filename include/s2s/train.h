@@ -121,6 +121,12 @@ typedef struct s2s_train_params {
 
 s2s_train_params s2s_train_default_params(void);
 
+// The log s2s_train(cfg, p) appends to: p->log, else the config's
+// train.log, else BASE.train.log beside the output (p->output, else the
+// config's train.output). Caller frees; NULL when there is no output to
+// put it beside, or out of memory.
+char *s2s_train_log_path(const s2s_config *cfg, const s2s_train_params *p);
+
 // What s2s_train(cfg, p) would hold (s2s_train_memory), found by loading
 // the model (fresh, p->init or p->resume's checkpoint) and the data and
 // laying out the batches, without training or writing anything.

@@ -11,7 +11,8 @@
 //
 // Progress goes to stderr: on a terminal one live line redrawn with \r,
 // otherwise a plain line every --log-every steps (default 100); validation
-// results always get their own line. SIGINT/SIGTERM finish the current
+// results always get their own line. The first and last lines say where
+// the log is and the `s2s plot` command that draws it. SIGINT/SIGTERM finish the current
 // step, write a checkpoint and exit 130; so does SIGUSR1, which mpirun forwards
 // to every rank (it turns SIGINT into SIGTERM and exits 1 itself).
 #include <math.h>
@@ -248,6 +249,29 @@ static void print_resume_command(FILE *f, int argc, char **argv, const char *out
     s2s_args_free(&a);
 }
 
+// "log: LOG; plot it with: s2s plot LOG -o LOGBASE.svg" (LOGBASE: LOG
+// without ".log"), on stderr.
+static void print_log_hint(const s2s_config *cfg, const s2s_train_params *tp) {
+    char *log = s2s_train_log_path(cfg, tp);
+    if (!log) return;
+    size_t n = strlen(log);
+    if (n > 4 && !strcmp(log + n - 4, ".log")) n -= 4;
+    char *svg = malloc(n + 5);
+    if (svg) {
+        memcpy(svg, log, n);
+        memcpy(svg + n, ".svg", 5);
+        fputs("log:", stderr);
+        shell_word(stderr, log);
+        fputs("; plot it with: s2s plot", stderr);
+        shell_word(stderr, log);
+        fputs(" -o", stderr);
+        shell_word(stderr, svg);
+        fputc('\n', stderr);
+    }
+    free(svg);
+    free(log);
+}
+
 int s2s_cmd_train(int argc, char **argv) {
     if (!stop_on_signals()) return S2S_EXIT_FAILURE;
     const char *config = NULL;
@@ -343,6 +367,7 @@ int s2s_cmd_train(int argc, char **argv) {
     // Under mpirun: one training across the ranks, rank 0 alone talking.
     s2s_status st = s2s_dist_init();
     pg.quiet |= s2s_dist_rank() > 0;
+    if (st == S2S_OK && !pg.quiet) print_log_hint(&cfg, &tp);
     if (st == S2S_OK) st = s2s_train(&cfg, &tp, &sum);
     free(config_dir);
     if (pg.live) fputc('\n', stderr);
@@ -375,6 +400,7 @@ int s2s_cmd_train(int argc, char **argv) {
         if (!isnan(sum.best_score))
             fprintf(stderr, "best %s %.4f at step %d\n", metric[cfg.train.best_metric],
                     sum.best_score, sum.best_step);
+        print_log_hint(&cfg, &tp);
     }
     return sum.interrupted ? EXIT_INTERRUPTED : S2S_EXIT_OK;
 }

@@ -433,7 +433,7 @@ static const char style[] =
     ".tick{fill:#555;font-size:10px}\n"
     ".frame{fill:#fcfcfc;stroke:#999}\n"
     ".grid{stroke:#e6e6e6}\n"
-    ".series{fill:none;stroke-width:1.5;stroke-linejoin:round}\n"
+    ".series{fill:none;stroke-width:1.5;stroke-linejoin:round;stroke-opacity:0.85}\n"
     ".empty{fill:#999}\n"
     "</style>\n";
 
