@@ -13,25 +13,8 @@
 set -u
 S2S=${1:?usage: plot_browser_test.sh PATH/TO/s2s}
 case $S2S in /*) ;; *) S2S=$PWD/$S2S ;; esac
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-NPM_DIR=${S2S_NPM_DIR:-$ROOT/tests/npm}
-case $NPM_DIR in /*) ;; *) NPM_DIR=$ROOT/$NPM_DIR ;; esac
-
-missing() {
-  if [ "${CI:-}" = true ]; then echo "FAIL: $1 (scripts/setup.sh installs it)"; exit 1; fi
-  echo "SKIP: $1 (scripts/setup.sh installs it)"
-  exit 77
-}
-[ -x "$CHROMIUM" ] || missing "$CHROMIUM not found"
-command -v node >/dev/null || missing "node is needed"
-if [ ! -f "$NPM_DIR/node_modules/puppeteer-core/package.json" ]; then
-  if [ -s "$NPM_DIR/unavailable" ]; then
-    echo "SKIP: puppeteer-core is not installed: $(head -n 1 "$NPM_DIR/unavailable")"
-    exit 77
-  fi
-  missing "puppeteer-core is not installed in $NPM_DIR"
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/browser_lib.sh"
+browser_needs
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT

@@ -46,6 +46,17 @@ LR = 0.01
 PAIRS = 12
 
 
+def central_difference(model, pairs, flat, idx, h):
+    """d loss / d flat[idx], flat a view of one of model's weights."""
+    keep = flat[idx]
+    flat[idx] = keep + h
+    lp = ref_loss(model, pairs)
+    flat[idx] = keep - h
+    lm = ref_loss(model, pairs)
+    flat[idx] = keep
+    return (lp - lm) / (2 * h)
+
+
 def ref_loss(model, pairs):
     total, count = 0.0, 0
     for src, tgt in pairs:
@@ -165,15 +176,7 @@ def check_grad_norms(s2s):
     worst = 0.0
     for key in want_keys:
         flat = model.w[key + ".weight"].reshape(-1)  # a view, as in check()
-        sq = 0.0
-        for idx in range(flat.size):
-            keep = flat[idx]
-            flat[idx] = keep + h
-            lp = ref_loss(model, pairs)
-            flat[idx] = keep - h
-            lm = ref_loss(model, pairs)
-            flat[idx] = keep
-            sq += ((lp - lm) / (2 * h)) ** 2
+        sq = sum(central_difference(model, pairs, flat, idx, h) ** 2 for idx in range(flat.size))
         want = sq ** 0.5
         have = got.get(key)
         rel = abs(have - want) / want if isinstance(have, float) and want > 0 else float("inf")
@@ -207,13 +210,7 @@ def check(s2s, name, tables):
     for name in sorted(w0):
         flat = model.w[name].reshape(-1)  # a view: perturbing it perturbs the model
         for idx in rng.choice(flat.size, size=min(3, flat.size), replace=False):
-            keep = flat[idx]
-            flat[idx] = keep + h
-            lp = ref_loss(model, pairs)
-            flat[idx] = keep - h
-            lm = ref_loss(model, pairs)
-            flat[idx] = keep
-            g = (lp - lm) / (2 * h)
+            g = central_difference(model, pairs, flat, idx, h)
             if abs(g) < 1e-6:
                 continue  # the sign is not reliable; zero-gradient rows are checked below
             moved = float(w1[name].reshape(-1)[idx]) - float(w0[name].reshape(-1)[idx])
