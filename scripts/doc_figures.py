@@ -10,8 +10,11 @@ with what the commands print now. A figure is marked in the Markdown as
     <!--fig NAME-->VALUE<!--/fig-->
 
 (inline, in prose or in a table cell; not after a backquote, which
-quotes it), or, for a whole table, with the markers on lines of their own. NAMES below lists every name. Without
---write it prints each figure that differs (file:line, name, the docs'
+quotes it), or, for a whole table, with the markers on lines of their
+own. The names: MODEL.bleu, .exact, .token_accuracy, .aer, .precision,
+.recall, .share, .aer_avg, .aer_share1 (and its precision_/recall_share1),
+.coref, .eval_table for MODEL zh-en and en-zh; sym.aer, sym.precision,
+sym.recall (grow-diag-final); readme.table. Without --write it prints each figure that differs (file:line, name, the docs'
 value and the measured one) and exits 1, or 0 when all agree: CI runs it
 (tests/CMakeLists.txt, doc_figures). With --write it rewrites the files
 that differ (a temporary file in the same folder, fsync, rename), as after
