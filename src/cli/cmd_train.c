@@ -90,6 +90,8 @@ static bool stop_on_signals(void) {
 
 typedef struct progress {
     bool tty, quiet, live;  // live: a \r line is on screen
+    const s2s_config *cfg;  // for the log's path (print_log_hint)
+    const s2s_train_params *tp;
     int every;
     double drawn;           // elapsed time of the last redraw
     int first_step;         // the step before this process's first (0, or the resumed one)
@@ -166,7 +168,9 @@ static void print_plan(const s2s_train_memory *m, const s2s_config *cfg) {
         printf("%-12s %14zu %10.2f\n", rows[i].name, rows[i].bytes, mb(rows[i].bytes));
 }
 
-// The line at the start of a run, on stderr.
+static void print_log_hint(const s2s_config *cfg, const s2s_train_params *tp);
+
+// The lines at the start of a run, on stderr: the memory, and the log.
 static void on_plan(const s2s_train_memory *m, void *user) {
     const progress *pg = user;
     if (pg->quiet) return;
@@ -174,6 +178,7 @@ static void on_plan(const s2s_train_memory *m, void *user) {
             "attention %.1f, scratch %.1f) for batches of up to %d sentences, %d x %d rows\n",
             mb(m->total), mb(m->weights), mb(m->gradients), mb(m->adam), mb(m->activations),
             mb(m->attention), mb(m->scratch), m->batch_sentences, m->src_rows, m->tgt_rows);
+    print_log_hint(pg->cfg, pg->tp);
 }
 
 static const s2s_opt train_opts[] = {
@@ -354,6 +359,8 @@ int s2s_cmd_train(int argc, char **argv) {
     tp.on_step = on_step;
     tp.on_plan = on_plan;
     tp.user = &pg;
+    pg.cfg = &cfg;
+    pg.tp = &tp;
     if (plan_only) {
         s2s_train_memory mem;
         s2s_status st = s2s_train_plan(&cfg, &tp, &mem);
@@ -367,7 +374,6 @@ int s2s_cmd_train(int argc, char **argv) {
     // Under mpirun: one training across the ranks, rank 0 alone talking.
     s2s_status st = s2s_dist_init();
     pg.quiet |= s2s_dist_rank() > 0;
-    if (st == S2S_OK && !pg.quiet) print_log_hint(&cfg, &tp);
     if (st == S2S_OK) st = s2s_train(&cfg, &tp, &sum);
     free(config_dir);
     if (pg.live) fputc('\n', stderr);
