@@ -68,6 +68,10 @@ check "more labels than logs: exit 2" run 2 "$s2s" plot "$data/a.train.log" --la
 mkdir "$tmp/dir.svg"
 check "-o a folder: exit 1" run 1 "$s2s" plot "$data/a.train.log" -o "$tmp/dir.svg"
 check "-o a folder: named" err_has "$tmp/dir.svg: cannot write"
+ln -s /dev/full "$tmp/full.svg"
+check "-o a full device: exit 1" run 1 "$s2s" plot "$data/a.train.log" -o "$tmp/full.svg"
+check "-o a full device: the reason" err_has "No space left on device"
+check "-o a full device: one line" test "$(wc -l <"$tmp/err")" -eq 1
 check "--help" run 0 "$s2s" plot --help
 check "--help: usage" out_has "usage: s2s plot LOG... -o FILE.svg|FILE.html"
 check "s2s --help lists plot" bash -c "'$s2s' --help | grep -q '^  plot LOG'"
