@@ -246,6 +246,7 @@ static int check_usage(aligner *a, const s2s_decode_opts *o) {
         return s2s_cli_usage_error(CMD, "--format pharaoh prints one alignment: give a single --layer and "
                                         "--head (a number or avg), not all");
     v->color = v->fmt == S2S_CLI_FMT_TEXT && isatty(fileno(stdout)) && !getenv("NO_COLOR");
+    v->width = s2s_cli_stdout_width();
     return S2S_EXIT_OK;
 }
 
