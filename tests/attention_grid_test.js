@@ -2,7 +2,8 @@
 // layout (issue 32 item 4) and the empty serve page (item 5), in headless
 // Chromium (tests/attention_grid_test.sh makes the pages and starts the server):
 //   node attention_grid_test.js PUPPETEER_CORE CHROMIUM PROFILE_DIR CASES.json SERVER_URL [SHOT_DIR]
-// CASES.json: [{"page": report.html, "model": model.safetensors, "hatched": [map, layer, head, window]?}]
+// CASES.json: [{"page": report.html, "model": model.safetensors, "hatched": [map, layer, head, window]?,
+//   "shots": [[file, width, height, fragment, element?], ...]?}]: pictures into SHOT_DIR
 'use strict';
 const fs = require('fs');
 const [pptrPath, chromium, profile, casesPath, url, shotDir] = process.argv.slice(2);
@@ -156,14 +157,16 @@ async function reports(browser, cases) {
       check(`${what}: ${m} ${l}/0 (full): none hatched`, hid(l, 0) === 0, hid(l, 0));
     }
     await labelsEverywhere(page, what);
-    if (shotDir && c.shots) {
-      await page.goto('file://' + c.page + '#sent=1', {waitUntil: 'load'});
-      await page.reload({waitUntil: 'load'});
-      await page.setViewport({width: 1000, height: 700});
-      await page.screenshot({path: shotDir + '/align-screenshot.png'});
-      await page.setViewport({width: 1000, height: 1200});
-      const g = await page.$('#grid');
-      await g.screenshot({path: shotDir + '/grid-screenshot.png'});
+    // the docs' pictures: [file, width, height, fragment, element or none]
+    for (const [file, w, h, hash, sel] of shotDir ? c.shots || [] : []) {
+      await page.goto('about:blank');
+      await page.setViewport({width: w, height: h});
+      await page.goto('file://' + c.page + hash, {waitUntil: 'load'});
+      await page.waitForFunction(() => document.body.getAttribute('data-s2s-status') === 'ok');
+      await page.evaluate(() => document.fonts.ready);
+      const b = sel && await (await page.$(sel)).boundingBox();  // an element, with a margin
+      await page.screenshot({path: shotDir + '/' + file, clip: b ? {x: Math.max(0, b.x - 12), y: Math.max(0, b.y - 8),
+        width: b.width + 24, height: b.height + 16} : undefined});
     }
     check(`${what}: no console errors`, !errors.length, errors);
     await page.close();

@@ -8,7 +8,7 @@
 # serve_browser_test.sh is.
 #
 #     bash tests/attention_grid_test.sh build/s2s
-#     SCREENSHOT_DIR=docs bash tests/attention_grid_test.sh build/s2s   # docs/align-screenshot.png, docs/grid-screenshot.png
+#     SCREENSHOT_DIR=docs bash tests/attention_grid_test.sh build/s2s   # docs/{align,grid,coref}-screenshot.png
 set -u
 S2S=${1:?usage: attention_grid_test.sh PATH/TO/s2s}
 case $S2S in /*) ;; *) S2S=$PWD/$S2S ;; esac
@@ -54,9 +54,14 @@ zh=$ROOT/models/zh-en.safetensors en=$ROOT/models/en-zh.safetensors
   --set model.encoder_attention.window=1 --set 'model.encoder_attention.heads=[1]' >/dev/null || fail "s2s init"
 "$S2S" align -m "$TMP/v.safetensors" --max-len 7 --html "$TMP/v.html" "der hund sitzt auf der matte" >/dev/null 2>&1 ||
   fail "s2s align --html (random model)"
+# The seed sentence on the encoder map at the coreference head (README's picture).
+head -1 "$ROOT/tests/data/coref/gold.en-zh.tsv" | "$S2S" align -m "$en" --ref --map enc --html "$TMP/seed.html" \
+  >/dev/null 2>&1 || fail "s2s align --html (the seed sentence)"
 cat >"$TMP/cases.json" <<JSON
-[{"page": "$TMP/zh.html", "model": "$zh", "shots": true},
+[{"page": "$TMP/zh.html", "model": "$zh", "shots": [["align-screenshot.png", 1000, 700, "#sent=1"],
+   ["grid-screenshot.png", 1000, 1200, "#sent=1", "#grid"]]},
  {"page": "$TMP/en.html", "model": "$en"},
+ {"page": "$TMP/seed.html", "model": "$en", "shots": [["coref-screenshot.png", 1000, 760, ""]]},
  {"page": "$TMP/v.html", "model": "$TMP/v.safetensors", "hatched": ["enc", 2, 1, 1]}]
 JSON
 
