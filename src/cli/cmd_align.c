@@ -131,7 +131,9 @@ static const s2s_opt align_opts[] = {
      .def = "the calibrated share, else 1: the largest alone"},
     {.name = "--layer", .value = "L|all|avg", .help = "the decoder layer of the alignment plane",
      .def = "the calibrated layer, else avg"},
-    {.name = "--head", .value = "H|all|avg", .help = "the attention head",
+    {.name = "--head", .value = "H|all|avg",
+     .help = "the attention head (text with --layer all --head all: every layer and head side by side, "
+             "within $COLUMNS)",
      .def = "the calibrated head, else avg"},
     {.name = "--format", .value = "pharaoh|json|csv|text", .help = "how alignments are printed",
      .def = "text on a terminal, else pharaoh"},
