@@ -4,41 +4,15 @@
 # serve_browser_test.sh has it): `s2s align --html` reports of the shipped
 # models (the sample sentences; long labels on both axes) and of a random
 # model with other layer and head counts and a local encoder head, and the
-# page of `s2s serve`, empty and with a translation. Skipped (exit 77) as
-# serve_browser_test.sh is.
+# page of `s2s serve`, empty and with a translation. What it needs, and
+# when it is skipped: tests/browser_lib.sh.
 #
 #     bash tests/attention_grid_test.sh build/s2s
 #     SCREENSHOT_DIR=docs bash tests/attention_grid_test.sh build/s2s   # docs/{align,grid,coref}-screenshot.png
 set -u
-S2S=${1:?usage: attention_grid_test.sh PATH/TO/s2s}
-case $S2S in /*) ;; *) S2S=$PWD/$S2S ;; esac
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-NPM_DIR=${S2S_NPM_DIR:-$ROOT/tests/npm}
-case $NPM_DIR in /*) ;; *) NPM_DIR=$ROOT/$NPM_DIR ;; esac
+. "$(dirname "${BASH_SOURCE[0]}")/browser_lib.sh"
 SHOTS=${SCREENSHOT_DIR:-}
 case $SHOTS in /* | "") ;; *) SHOTS=$PWD/$SHOTS ;; esac
-
-missing() {
-  if [ "${CI:-}" = true ]; then echo "FAIL: $1 (scripts/setup.sh installs it)"; exit 1; fi
-  echo "SKIP: $1 (scripts/setup.sh installs it)"
-  exit 77
-}
-[ -x "$CHROMIUM" ] || missing "$CHROMIUM not found"
-command -v node >/dev/null || missing "node is needed"
-fc-list :lang=zh | grep -q . || missing "no CJK font: Chinese would show as empty boxes"
-if [ ! -f "$NPM_DIR/node_modules/puppeteer-core/package.json" ]; then
-  if [ -s "$NPM_DIR/unavailable" ]; then
-    echo "SKIP: puppeteer-core is not installed: $(head -n 1 "$NPM_DIR/unavailable")"
-    exit 77
-  fi
-  missing "puppeteer-core is not installed in $NPM_DIR"
-fi
-
-TMP=$(mktemp -d)
-server=
-cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$TMP"; }
-trap cleanup EXIT
 fail() { echo "FAIL: $1"; exit 1; }
 
 zh=$ROOT/models/zh-en.safetensors en=$ROOT/models/en-zh.safetensors
@@ -65,10 +39,6 @@ cat >"$TMP/cases.json" <<JSON
  {"page": "$TMP/v.html", "model": "$TMP/v.safetensors", "hatched": ["enc", 2, 1, 1]}]
 JSON
 
-"$S2S" serve -m "$zh" -m "$en" --port 0 >"$TMP/serve.out" 2>"$TMP/serve.err" &
-server=$!
-for _ in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" && break; sleep 0.1; done
-url=$(sed -n 's/^listening on //p' "$TMP/serve.out")
-[ -n "$url" ] || { cat "$TMP/serve.err"; fail "the server did not start"; }
-timeout 400 node "$ROOT/tests/attention_grid_test.js" "$NPM_DIR/node_modules/puppeteer-core" "$CHROMIUM" \
+serve_start -m "$zh" -m "$en"
+timeout 400 node "$ROOT/tests/attention_grid_test.js" "$PUPPETEER" "$CHROMIUM" \
   "$TMP/profile" "$TMP/cases.json" "$url" "$SHOTS"
