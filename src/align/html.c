@@ -274,8 +274,9 @@ static void put_page(s2s_buf *b, const char *title, bool live) {
                     "<div><div id=\"langwarn\" hidden></div>"
                     "<div id=\"translation\"></div><ol id=\"nbest\"></ol>"
                     "<div id=\"status\"></div></div>\n</div>\n"
-                    "<p id=\"prompt\">Type a sentence in the box above: its translation shows beside it, "
-                    "and below, how it attended to the source, as heatmaps of every layer and head.</p>\n");
+                    "<p id=\"prompt\">Type a sentence in the box above: its translation shows "
+                    "beside it, and below, how it attended to the source, as heatmaps of every "
+                    "layer and head.</p>\n");
     s2s_buf_puts(b, "<div id=\"controls\">\n");
     // The live page's sentences are those of the text typed: the selector
     // shows once it holds two or more.

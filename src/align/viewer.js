@@ -392,7 +392,8 @@ function livePage(){
   $('aer').textContent=a.aer!==undefined?'AER '+a.aer.toFixed(3)+' (precision '+a.precision.toFixed(3)+
    ', recall '+a.recall.toFixed(3)+') at layer '+a.alignment_layer+', head '+a.alignment_head:'';
   show(line.s[i]);}
- function clear(){document.body.classList.add('nomap');$('maps').innerHTML='';$('grid').innerHTML='';$('lines').innerHTML='';$('links').innerHTML='';
+ function clear(){document.body.classList.add('nomap');$('maps').innerHTML='';$('grid').innerHTML='';
+  $('lines').innerHTML='';$('links').innerHTML='';
   $('pair').textContent='';$('aer').textContent='';$('sent').innerHTML='';$('sentbox').hidden=true;
   cur=null;line=null;}
  function run(){

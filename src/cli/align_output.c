@@ -357,7 +357,8 @@ static char *grid_text(const s2s_cli_align_view *o, const s2s_cli_align_sent *s)
             }
             shown_free(&v);
         }
-    char *t = ok && w ? s2s_heatmap_grid_text(w, seen, L, H, R, C, rl, cl, o->width, o->color) : NULL;
+    char *t = NULL;
+    if (ok && w) t = s2s_heatmap_grid_text(w, seen, L, H, R, C, rl, cl, o->width, o->color);
     free(w);
     free(seen);
     free(cl);
@@ -370,15 +371,17 @@ static int print_text(const s2s_cli_align_view *o, const s2s_cli_align_sent *s, 
     for (int i = 0; i < s->n_tgt; i++) printf("%s%s", i ? " " : "", s->tgt_lab[i]);
     putchar('\n');
     char lb[16], hb[16];
-    if (o->layer_sel == S2S_CLI_SEL_ALL && o->head_sel == S2S_CLI_SEL_ALL) {
+    bool grid = o->layer_sel == S2S_CLI_SEL_ALL && o->head_sel == S2S_CLI_SEL_ALL;
+    if (grid) {  // every layer and head side by side, in place of a heatmap each
         char *t = grid_text(o, s), pat[256];
         if (!t) return no_memory();
         s2s_cli_align_pattern_names(pat, sizeof pat, o->model, ATTN_MAP[o->map], -1, -1);
         printf("%s, every layer and head%s%s%s\n%s", MAP_TITLES[o->map], pat,
-               pat[0] ? " (\xC2\xB7 a hidden key)" : "", o->no_eos ? " (</s>/<s> left out)" : "", t);
+               pat[0] ? " (\xC2\xB7 a hidden key)" : "", o->no_eos ? " (</s>/<s> left out)" : "",
+               t);
         free(t);
     }
-    for (int i = 0; i < p->nl && !(o->layer_sel == S2S_CLI_SEL_ALL && o->head_sel == S2S_CLI_SEL_ALL); i++)
+    for (int i = 0; i < p->nl && !grid; i++)
         for (int k = 0; k < p->nh; k++) {
             shown v;
             if (make_shown(&v, o, s, p->ls[i], p->hs[k]) != S2S_OK) return no_memory();
