@@ -71,6 +71,9 @@ bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, in
 int s2s_cli_print_json(json_t *o, int precision);
 // A layer or head selection as JSON: its index, or "avg" for a mean (< 0).
 json_t *s2s_cli_json_sel(int x);
+// The display columns text on stdout may take: $COLUMNS when it is a
+// number >= 20, else the terminal's width when stdout is one, else 80.
+int s2s_cli_stdout_width(void);
 
 // ---- input lines: the bad-line rule (README "Bad lines and exit codes") ----
 //
