@@ -1,12 +1,6 @@
-<<<<<<< HEAD
-# Shared by the headless-Chromium tests (serve_browser_test.sh,
-# plot_browser_test.sh): the paths, and browser_needs, which skips the test
-# (exit 77) when chromium, node or puppeteer-core is missing, or fails it
-# under CI=true, where scripts/setup.sh has installed them. Sets ROOT,
-# CHROMIUM and NPM_DIR.
-=======
 # Shared by the tests that drive a page in headless Chromium through
-# puppeteer-core (serve_browser_test.sh, attention_grid_test.sh). Source it
+# puppeteer-core (serve_browser_test.sh, attention_grid_test.sh,
+# plot_browser_test.sh). Source it
 # with the test's arguments (PATH/TO/s2s first) after `set -u`. It sets S2S
 # (absolute), ROOT, CHROMIUM, NPM_DIR and PUPPETEER, and TMP (removed on
 # exit, with a server that serve_start started). puppeteer-core is installed
@@ -18,34 +12,17 @@
 # and their absence is a failure.
 S2S=${1:?usage: $(basename "$0") PATH/TO/s2s}
 case $S2S in /*) ;; *) S2S=$PWD/$S2S ;; esac
->>>>>>> grid
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 NPM_DIR=${S2S_NPM_DIR:-$ROOT/tests/npm}
 case $NPM_DIR in /*) ;; *) NPM_DIR=$ROOT/$NPM_DIR ;; esac
-<<<<<<< HEAD
-=======
 PUPPETEER=$NPM_DIR/node_modules/puppeteer-core
->>>>>>> grid
 
 missing() {
   if [ "${CI:-}" = true ]; then echo "FAIL: $1 (scripts/setup.sh installs it)"; exit 1; fi
   echo "SKIP: $1 (scripts/setup.sh installs it)"
   exit 77
 }
-<<<<<<< HEAD
-
-browser_needs() {
-  [ -x "$CHROMIUM" ] || missing "$CHROMIUM not found"
-  command -v node >/dev/null || missing "node is needed"
-  if [ ! -f "$NPM_DIR/node_modules/puppeteer-core/package.json" ]; then
-    if [ -s "$NPM_DIR/unavailable" ]; then  # setup could not install it, and said why
-      echo "SKIP: puppeteer-core is not installed: $(head -n 1 "$NPM_DIR/unavailable")"
-      exit 77
-    fi
-    missing "puppeteer-core is not installed in $NPM_DIR"
-  fi
-=======
 [ -x "$CHROMIUM" ] || missing "$CHROMIUM not found"
 command -v node >/dev/null || missing "node is needed"
 fc-list :lang=zh | grep -q . || missing "no CJK font: Chinese would show as empty boxes"
@@ -68,5 +45,4 @@ serve_start() {  # serve_start SERVE_ARGS...: s2s serve on a free port; sets url
   for _ in $(seq 100); do grep -q '^listening on' "$TMP/serve.out" && break; sleep 0.1; done
   url=$(sed -n 's/^listening on //p' "$TMP/serve.out")
   [ -n "$url" ] || { echo "FAIL: the server did not start"; cat "$TMP/serve.err"; exit 1; }
->>>>>>> grid
 }

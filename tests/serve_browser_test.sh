@@ -6,20 +6,7 @@
 #     bash tests/serve_browser_test.sh build/s2s
 #     SCREENSHOT_OUT=docs/serve-screenshot.png bash tests/serve_browser_test.sh build/s2s
 set -u
-<<<<<<< HEAD
-S2S=${1:?usage: serve_browser_test.sh PATH/TO/s2s}
-case $S2S in /*) ;; *) S2S=$PWD/$S2S ;; esac
 . "$(dirname "${BASH_SOURCE[0]}")/browser_lib.sh"
-browser_needs
-fc-list :lang=zh | grep -q . || missing "no CJK font: Chinese would show as empty boxes"
-
-TMP=$(mktemp -d)
-server=
-cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$TMP"; }
-trap cleanup EXIT
-=======
-. "$(dirname "${BASH_SOURCE[0]}")/browser_lib.sh"
->>>>>>> grid
 
 # en-zh with a coreference head: its encoder map turns to it; zh-en served
 # without one (taken out of a copy): its encoder map keeps the view.
