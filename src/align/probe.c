@@ -387,7 +387,7 @@ static s2s_status check_equivariant(const s2s_model *m) {
             if (p.type == S2S_ATTN_FULL || p.type == S2S_ATTN_LINEAR) continue;
             char name[48];
             return s2s_fail(S2S_ERR_INVALID,
-                            "equivariance: encoder layer %d, head %d is %s: it sees keys by "
+                            "encoder layer %d, head %d is %s: it sees keys by "
                             "position, so no permutation commutes with it", l, h,
                             s2s_head_pattern_text(&p, name, sizeof name));
         }
