@@ -218,6 +218,7 @@ Test(attn_probe, head_figures_equal_plain_loops_over_the_maps) {
                     cr_assert(fabs(got[f] - ref[f]) < 1e-7, "map %d layer %d head %d figure %d: %g, plain %g",
                               k, l, hd, f, got[f], ref[f]);
                 cr_assert_eq(hs.label, s2s_head_label_of(&hs));
+                cr_assert_eq(isnan(hs.next), self, "next is NaN exactly where no row sees i + 1");
             }
     s2s_attn_probe_free(p);
     s2s_hypothesis_free(&h);

@@ -75,8 +75,8 @@ typedef struct s2s_head_stats {
     double entropy;   // -sum_j w_ij ln w_ij, nats
     double special;   // weight on the special token: </s> (encoder, cross), <s> (decoder self)
     double width95;   // the fewest keys holding 95% of the row's weight
-    double previous;  // weight on j = i - 1 (over the rows that see it)
-    double next;      // weight on j = i + 1 (over the rows that see it)
+    double previous;  // weight on j = i - 1 over the rows that see it; NaN when none does
+    double next;      // weight on j = i + 1 likewise (NaN in decoder self-attention)
     double local;     // weight on |i - j| <= 1
     double local_uniform;  // what uniform weights over the seen keys put there
     s2s_head_label label;  // the first rule of s2s_head_label that holds

@@ -325,8 +325,8 @@ bool s2s_attn_probe_head(const s2s_attn_probe *p, s2s_attn_map map, int layer, i
         .entropy = mean(a->entropy, a->rows),
         .special = mean(a->special, a->rows),
         .width95 = mean(a->width95, a->rows),
-        .previous = mean(a->previous, a->n_prev),
-        .next = mean(a->next, a->n_next),
+        .previous = a->n_prev ? a->previous / (double)a->n_prev : NAN,
+        .next = a->n_next ? a->next / (double)a->n_next : NAN,
         .local = mean(a->local, a->rows),
         .local_uniform = mean(a->local_uniform, a->rows),
     };

@@ -185,8 +185,8 @@ static json_t *json_plane(s2s_attn_map map, int layer, int head) {
 // The six figures of r into o (JSON) or as text.
 static int scale_figures(lab *b, json_t *o, const s2s_scale_stats *r) {
     if (!o) {
-        printf("%5d  %12.3f %10.3f  %10.4f %10.4f  %9.4f %9.4f", r->d_k, r->std_unscaled,
-               r->std_scaled, r->max_weight_unscaled, r->max_weight_scaled, r->entropy_unscaled,
+        printf("%5d  %8.3f %7.4f %8.4f   %8.3f %7.4f %8.4f", r->d_k, r->std_unscaled,
+               r->max_weight_unscaled, r->entropy_unscaled, r->std_scaled, r->max_weight_scaled,
                r->entropy_scaled);
         return S2S_EXIT_OK;
     }
@@ -202,14 +202,16 @@ static int scale_figures(lab *b, json_t *o, const s2s_scale_stats *r) {
     return S2S_EXIT_OK;
 }
 
-static const char SCALE_HEAD[] =
-    "  d_k  std(QK^T)  std(/sqrt)  max w      max w(/sqrt)  entropy  entropy(/sqrt)";
+// Over the columns of scale_figures: unscaled, then scaled.
+static const char SCALE_HEAD[] = "    Q.K^T                       Q.K^T / sqrt(d_k)";
+static const char SCALE_COLS[] = "  d_k       std   max w  entropy        std   max w  entropy";
 
 static int scale_random(lab *b) {
     static const int DK[] = {32, 64, 128, 256};
     if (!b->json)
         printf("# random Q, K: %d queries x %d keys, N(0, 1), seed %llu; uniform entropy ln %d = "
-               "%.4f\n%s\n", b->rows, b->rows, b->seed, b->rows, log((double)b->rows), SCALE_HEAD);
+               "%.4f\n       %s\n%s\n", b->rows, b->rows, b->seed, b->rows, log((double)b->rows),
+               SCALE_HEAD, SCALE_COLS);
     for (size_t k = 0; k < sizeof DK / sizeof *DK; k++) {
         s2s_scale_stats r;
         s2s_status st = s2s_scale_random(&r, DK[k], b->rows, b->seed);
@@ -237,7 +239,7 @@ static int scale_row(lab *b, s2s_attn_map map, int layer, int head) {
     if (!softmax) printf("  (linear: no softmax)\n");
     else {
         scale_figures(b, NULL, &r);
-        printf("  %7lld %6lld\n", r.rows, r.underflow_rows);
+        printf("  %7lld %9lld\n", r.rows, r.underflow_rows);
     }
     return S2S_EXIT_OK;
 }
@@ -247,8 +249,8 @@ static int scale_model(lab *b) {
     if (rc != S2S_EXIT_OK) return rc;
     if (!b->json)
         printf("# scores of every head on the greedy translations of %s (recovered from the "
-               "weights: log w = QK^T/sqrt(d_k) - const)\nmap   layer head%s  rows  "
-               "underflow\n", b->in.name, SCALE_HEAD);
+               "weights: log w = QK^T/sqrt(d_k) - const)\n                 %s\nmap   layer "
+               "head%s     rows underflow\n", b->in.name, SCALE_HEAD, SCALE_COLS);
     return each_plane(b, scale_row);
 }
 
@@ -262,9 +264,12 @@ static int heads_row(lab *b, s2s_attn_map map, int layer, int head) {
     char pname[48];
     s2s_head_pattern_text(&pat, pname, sizeof pname);
     if (!b->json) {
-        printf("%-5s %5d %4d  %8.3f %7.3f %6.3f %7.2f %6.3f %6.3f %6.3f  %-8s %s\n",
-               MAP_NAMES[map], layer, head, h.distance, h.entropy, h.special, h.width95,
-               h.previous, h.next, h.local, s2s_head_label_name(h.label), pname);
+        char prev[16] = "     -", next[16] = "     -";  // no row sees that key
+        if (!isnan(h.previous)) snprintf(prev, sizeof prev, "%6.3f", h.previous);
+        if (!isnan(h.next)) snprintf(next, sizeof next, "%6.3f", h.next);
+        printf("%-5s %5d %4d  %8.3f %7.3f %6.3f %7.2f %s %s %6.3f  %-8s %s\n", MAP_NAMES[map],
+               layer, head, h.distance, h.entropy, h.special, h.width95, prev, next, h.local,
+               s2s_head_label_name(h.label), pname);
         return S2S_EXIT_OK;
     }
     json_t *o = json_plane(map, layer, head);
@@ -272,8 +277,8 @@ static int heads_row(lab *b, s2s_attn_map map, int layer, int head) {
     json_object_set_new(o, "entropy", json_real(h.entropy));
     json_object_set_new(o, "eos_share", json_real(h.special));
     json_object_set_new(o, "width95", json_real(h.width95));
-    json_object_set_new(o, "previous", json_real(h.previous));
-    json_object_set_new(o, "next", json_real(h.next));
+    json_object_set_new(o, "previous", isnan(h.previous) ? json_null() : json_real(h.previous));
+    json_object_set_new(o, "next", isnan(h.next) ? json_null() : json_real(h.next));
     json_object_set_new(o, "local", json_real(h.local));
     json_object_set_new(o, "local_uniform", json_real(h.local_uniform));
     json_object_set_new(o, "label", json_string(s2s_head_label_name(h.label)));
