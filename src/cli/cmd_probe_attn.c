@@ -183,14 +183,13 @@ static json_t *json_plane(s2s_attn_map map, int layer, int head) {
 // ---- probe scale ----
 
 // The six figures of r into o (JSON) or as text.
-static int scale_figures(lab *b, json_t *o, const s2s_scale_stats *r) {
+static void scale_figures(json_t *o, const s2s_scale_stats *r) {
     if (!o) {
         printf("%5d  %8.3f %7.4f %8.4f   %8.3f %7.4f %8.4f", r->d_k, r->std_unscaled,
                r->max_weight_unscaled, r->entropy_unscaled, r->std_scaled, r->max_weight_scaled,
                r->entropy_scaled);
-        return S2S_EXIT_OK;
+        return;
     }
-    (void)b;
     json_object_set_new(o, "d_k", json_integer(r->d_k));
     json_object_set_new(o, "std_unscaled", json_real(r->std_unscaled));
     json_object_set_new(o, "std_scaled", json_real(r->std_scaled));
@@ -199,7 +198,6 @@ static int scale_figures(lab *b, json_t *o, const s2s_scale_stats *r) {
     json_object_set_new(o, "entropy_unscaled", json_real(r->entropy_unscaled));
     json_object_set_new(o, "entropy_scaled", json_real(r->entropy_scaled));
     json_object_set_new(o, "rows", json_integer(r->rows));
-    return S2S_EXIT_OK;
 }
 
 // Over the columns of scale_figures: unscaled, then scaled.
@@ -217,7 +215,7 @@ static int scale_random(lab *b) {
         s2s_status st = s2s_scale_random(&r, DK[k], b->rows, b->seed);
         if (st != S2S_OK) return s2s_cli_fail(st);
         json_t *o = b->json ? json_object() : NULL;
-        scale_figures(b, o, &r);
+        scale_figures(o, &r);
         if (o && s2s_cli_print_json(o, 6) != S2S_EXIT_OK) return S2S_EXIT_FAILURE;
         if (!o) putchar('\n');
     }
@@ -230,7 +228,7 @@ static int scale_row(lab *b, s2s_attn_map map, int layer, int head) {
     bool softmax = s2s_attn_probe_scale(b->probe, map, layer, head, &r);
     if (b->json) {
         json_t *o = json_plane(map, layer, head);
-        if (softmax) scale_figures(b, o, &r);
+        if (softmax) scale_figures(o, &r);
         json_object_set_new(o, "underflow_rows", json_integer(r.underflow_rows));
         json_object_set_new(o, "softmax", json_boolean(softmax));
         return s2s_cli_print_json(o, 6);
@@ -238,7 +236,7 @@ static int scale_row(lab *b, s2s_attn_map map, int layer, int head) {
     printf("%-5s %5d %4d", MAP_NAMES[map], layer, head);
     if (!softmax) printf("  (linear: no softmax)\n");
     else {
-        scale_figures(b, NULL, &r);
+        scale_figures(NULL, &r);
         printf("  %7lld %9lld\n", r.rows, r.underflow_rows);
     }
     return S2S_EXIT_OK;
