@@ -285,6 +285,10 @@ check "heads: needs a model, exit 2" run 2 "$s2s" probe heads "$sents_zh"
 check "heads: says so" err_has "^s2s probe heads: FILE needs a model"
 check "heads: no sentence, exit 2" run 2 "$s2s" probe heads -m "$models/zh-en.safetensors" /dev/null
 check "scale: bad --rows, exit 2" run 2 "$s2s" probe scale --rows 1
+check "scale: bad --seed, exit 2" run 2 "$s2s" probe scale --seed x1
+check "scale: bad --seed, says so" err_has "^s2s probe scale: --seed x1 (decode.seed): expected an integer"
+check "scale: another seed, another table" run 0 "$s2s" probe scale --seed 2
+check "scale: another seed differs" bash -c "! cmp -s '$tmp/out' '$tmp/scale1'"
 check "probe --help lists the probes" run 0 "$s2s" probe --help
 check "probe --help: equivariance" out_has "^  equivariance"
 

@@ -210,13 +210,13 @@ static int desc(const void *a, const void *b) {
     return (x < y) - (x > y);
 }
 
-// The fewest of the n weights w holding 95% of their sum (sorted: scratch).
-static int width95(const float *w, int n, float *sorted) {
+// The fewest of the n weights v holding 95% of their sum (sorts v).
+static int width95(float *v, int n) {
     double total = 0.0, run = 0.0;
-    for (int j = 0; j < n; j++) total += sorted[j] = w[j];
-    qsort(sorted, (size_t)n, sizeof *sorted, desc);
+    for (int j = 0; j < n; j++) total += v[j];
+    qsort(v, (size_t)n, sizeof *v, desc);
     int k = 0;
-    while (k < n && run < 0.95 * total) run += sorted[k++];
+    while (k < n && run < 0.95 * total) run += v[k++];
     return k;
 }
 
@@ -235,7 +235,7 @@ static void head_row(head_sums *a, const float *w, const bool *seen, int cols, i
     }
     a->local_uniform += (double)in_window / n;
     a->special += seen[special] ? w[special] : 0.0;
-    a->width95 += width95(sorted, n, sorted);
+    a->width95 += width95(sorted, n);
     if (i >= 1 && i - 1 < cols && seen[i - 1]) a->previous += w[i - 1], a->n_prev++;
     if (i + 1 < cols && seen[i + 1]) a->next += w[i + 1], a->n_next++;
     a->rows++;

@@ -95,7 +95,10 @@ static int parse(lab *b, int argc, char **argv, s2s_args *args) {
             return S2S_EXIT_USAGE;
     }
     const char *seed = s2s_cli_decode_value(&b->o, "decode.seed");
-    if (seed) b->seed = strtoull(seed, NULL, 10);  // checked by s2s_cli_decode_arg
+    char *end = NULL;
+    if (seed) b->seed = strtoull(seed, &end, 10);
+    if (seed && (*seed == '-' || end == seed || *end))
+        return s2s_cli_usage_error(b->cmd, "--seed '%s': not a number from 0", seed);
     if (args->n_pos > 1)
         return s2s_cli_usage_error(b->cmd, "unexpected argument '%s'", args->pos[1]);
     if (args->n_pos == 1) b->path = args->pos[0];
