@@ -36,6 +36,7 @@ int s2s_cmd_probe_scale(int argc, char **argv);
 int s2s_cmd_probe_heads(int argc, char **argv);
 int s2s_cmd_probe_equivariance(int argc, char **argv);
 int s2s_cmd_serve(int argc, char **argv);
+int s2s_cmd_plot(int argc, char **argv);
 
 // Every error and warning line starts "s2s CMD: " (CMD: the command, as
 // main dispatched it; "s2s: " before there is one). main sets it.

@@ -19,6 +19,7 @@ static const char usage[] =
     "  inspect MODEL                     config, vocab sizes, tensors, parameter count\n"
     "  quantize MODEL -o OUT --type int8|bf16  store the decoding matrices as I8 or BF16\n"
     "  train CONFIG -o OUT               train a model (--init MODEL, --resume CKPT, --quiet)\n"
+    "  plot LOG... -o FILE.svg|.html     draw training logs: loss, BLEU, lr, gradient norms\n"
     "  vocab build TSV --column src|tgt -o VOCAB  write a vocab file from a corpus\n"
     "  config check|show|diff|reference|schema|init|explain\n"
     "                                    validate, print, compare or start YAML configs\n"
@@ -53,6 +54,7 @@ static const command commands[] = {
     {"eval-align", s2s_cmd_eval_align},
     {"probe", s2s_cmd_probe},
     {"serve", s2s_cmd_serve},
+    {"plot", s2s_cmd_plot},
 };
 
 // ---- standard output ----
