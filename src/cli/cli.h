@@ -30,6 +30,11 @@ int s2s_cmd_eval(int argc, char **argv);
 int s2s_cmd_align(int argc, char **argv);
 int s2s_cmd_eval_align(int argc, char **argv);
 int s2s_cmd_probe(int argc, char **argv);
+// probe scale, probe heads, probe equivariance (cmd_probe_attn.c), which
+// s2s_cmd_probe dispatches to.
+int s2s_cmd_probe_scale(int argc, char **argv);
+int s2s_cmd_probe_heads(int argc, char **argv);
+int s2s_cmd_probe_equivariance(int argc, char **argv);
 int s2s_cmd_serve(int argc, char **argv);
 int s2s_cmd_plot(int argc, char **argv);
 
