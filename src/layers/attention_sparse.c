@@ -6,12 +6,11 @@
 // chunks; what lies between them is copies and row softmaxes, linear in S.
 //
 // Dimension letters (attention.h): B sentences, H heads, Dh head width,
-// D = H*Dh, S rows (queries and keys alike); BH = B*H, one sequence of S
-// rows per (sentence, head). Local and block: chunks of c query rows, nc =
-// ceil(S / c) of them a sequence, each against np pieces of c keys (tiles
-// below). Strided: a band of chunks of c rows, each against kw = c + 2w
-// keys: [t*c - w, t*c + c + w) for chunk t; a stride s has ns = ceil(S/s)
-// rows per residue class.
+// D = H*Dh, S rows (queries and keys alike); BH = B*H. Local, block and
+// strided: chunks of c query rows, nc = ceil(S / c) of them per sentence
+// and head, each against its band of kw = c + 2w keys, [t*c - w,
+// t*c + c + w) for chunk t (w = 0 for block); a stride s has ns =
+// ceil(S/s) rows per residue class.
 #include "layers/attention.h"
 
 #include <math.h>
@@ -80,7 +79,9 @@ typedef struct tiles {
 // Query rows per chunk for local attention of half-width w: each row's
 // scores cost c + 2w instead of its 2w + 1, the keys and values are
 // copied (c + 2w) / c times, and each chunk's products are c rows high.
-// At w 16, 4 heads of 32, 4,096 rows, 1 thread: c = 32 (docs/attention.md).
+// At w 16, 4 heads of 32, 4,096 rows, 1 thread, in the encoder (CPU time
+// on a loaded machine, +-10%): a layer's attention took about 3.7 ms with
+// c = 16, 3.3 with 32, 3.6 with 48 and 3.8 with 64.
 static int64_t local_chunk(int64_t w) { return 2 * w > 32 ? 2 * w : 32; }
 
 // Chunks per group: about 128K floats (512 KB) of copies, scores and context.
