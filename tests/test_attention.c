@@ -449,7 +449,7 @@ ParameterizedTestParameters(attention, fast_path_matches_generic) {
 // against the definition above) on every row, padded ones included, with
 // key padding that differs per sentence (a sentence of one key among
 // them) and without.
-ParameterizedTest(sparse_case *c, attention, fast_path_matches_generic) {
+static void check_fast_path(const sparse_case *c) {
     int64_t B = c->B, H = c->H, dh = c->dh, d = H * dh, S = c->S;
     float *q = malloc(sizeof(float) * B * S * 3 * d);
     float *ctx = malloc(sizeof(float) * B * S * d), *want = malloc(sizeof(float) * B * S * d);
@@ -494,6 +494,15 @@ ParameterizedTest(sparse_case *c, attention, fast_path_matches_generic) {
     float e = ref_max_diff(ctx, want, B * S * d), tol = c->kind == S2S_ATTN_LINEAR ? 1e-2f : 1e-5f;
     cr_assert_lt(e, tol, "bf16, kind %d span %d S %d: off by %g", c->kind, c->span, c->S, e);
     free(q), free(ctx), free(want), free(probs), free(klen), free(scratch);
+}
+
+ParameterizedTest(sparse_case *c, attention, fast_path_matches_generic) { check_fast_path(c); }
+
+// Local windows 1 to 12 make 24 shapes of full groups' products, past the
+// 16 that get primitives of their own (s2s_mm_args.fixed): the rest run
+// with run-time sizes, and every one gives the generic path's context.
+Test(attention, fast_path_past_the_fixed_shapes) {
+    for (int w = 1; w <= 12; w++) check_fast_path(&(sparse_case){4, 4, 8, 300, S2S_ATTN_LOCAL, w});
 }
 
 // Which shapes take the fast path: every head of the one kind, and

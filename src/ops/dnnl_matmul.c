@@ -344,12 +344,14 @@ static s2s_status mm_typed(void *c, const void *a, const void *b, const s2s_mm_a
         .alpha = p->alpha,
         .src = t.src, .wei = t.wei, .dst = t.dst,
     };
-    int64_t(*shape)[2][4] = key.shape, given[3][2][4];
-    if (p->fixed) key.fixed = true;
-    else shape = given;  // the key keeps zeros
+    int64_t shape[3][2][4];
     operand_shape(shape[0], p->b0, p->b1, p->m, p->k, p->sa);
     operand_shape(shape[1], p->b0, p->b1, p->k, p->n, p->sb);
     operand_shape(shape[2], p->b0, p->b1, p->m, p->n, p->sc);
+    if (p->fixed) {  // else the key keeps zeros
+        key.fixed = true;
+        memcpy(key.shape, shape, sizeof shape);
+    }
     double flops = 2.0 * (double)(p->b0 * p->b1) * (double)(p->m * p->n) * (double)p->k;
     key.threads = flops < PARALLEL_MIN_FLOPS ? 1 : s2s_get_num_threads();
     if (omp_get_max_threads() != key.threads) omp_set_num_threads(key.threads);
