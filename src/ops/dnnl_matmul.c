@@ -3,7 +3,11 @@
 // Every product is a 4-D matmul (B0, B1, M, K) x (B0, B1, K, N) with all
 // sizes and strides given at run time (DNNL_RUNTIME_DIM_VAL), so one
 // primitive per combination of fused extras serves every shape; on this
-// machine that costs nothing against fixed shapes. A port to oneDNN 3.x
+// machine that costs nothing against fixed shapes, but for many small
+// products in one batch: oneDNN 2.6 runs those on its brgemm kernels only
+// with fixed sizes and dense operands, else one gemm after another at
+// less than half the speed, so a caller may ask for a fixed shape
+// (s2s_mm_args.fixed: the local attention's chunks). A port to oneDNN 3.x
 // changes this file only (memory and matmul descriptors, output scales).
 #include "ops/matmul.h"
 
