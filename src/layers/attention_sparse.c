@@ -304,9 +304,10 @@ static s2s_status product(float *c, const int64_t sc[4], const float *a, const i
     return s2s_mm(c, a, b, &args);
 }
 
-// The weights of query row i (chunk t, row r) of head h of sentence b:
-// x (kw) its band's scores, whose column 0 is key t*c - w. Local and
-// block rows see one range of keys, which s2s_attn_mask_keys gives.
+// The weights of query row i (chunk t, row r) of head h of sentence b
+// with a stride past S: x (kw) its band's scores, whose column 0 is key
+// t*c - w. Such a row sees every key of its sentence, the range
+// s2s_attn_mask_keys gives.
 static void band_row(float *x, const s2s_attn_shape *s, const band *bd, int64_t b, int64_t h,
                      int64_t t, int64_t r) {
     int64_t i = t * bd->c + r, base = t * bd->c - bd->w;
