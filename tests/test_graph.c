@@ -2076,3 +2076,34 @@ Test(graph, a_negative_attention_chunk_is_refused) {
     cr_assert(strstr(s2s_last_error(), "attention_chunk"), "%s", s2s_last_error());
     s2s_model_free(m);
 }
+
+// A graph made without a guided term's buffers holds less and refuses the
+// term; the other term still runs.
+Test(graph, a_graph_without_guided_buffers_refuses_the_term) {
+    arch a = {8, 2, 16, 1, 1, S2S_NORM_PRE, S2S_ACT_RELU, 1, 0.0f};
+    s2s_model *m = make_model(&a, 7600);
+    s2s_batch b;
+    make_batch(&b, &THREE_COREF, 0, 3);
+    s2s_graph_opts full = s2s_graph_default_opts(), o = full;
+    o.no_guided = true;
+    o.attention_chunk = 2;
+    s2s_graph_plan_bytes pf, po;
+    cr_assert_eq(s2s_graph_plan(&pf, m, &full, b.n, b.S, b.T, false), S2S_OK);
+    cr_assert_eq(s2s_graph_plan(&po, m, &o, b.n, b.S, b.T, false), S2S_OK);
+    cr_assert_lt(po.bytes[S2S_GRAPH_SCRATCH], pf.bytes[S2S_GRAPH_SCRATCH]);
+    s2s_graph *g;
+    cr_assert_eq(s2s_graph_new_opts(&g, m, &o), S2S_OK);
+    float *grads = malloc(sizeof(float) * m->n_params);
+    s2s_loss_stats st;
+    s2s_train_opts to = {.guided_weight = 0.5f, .guided_layer = 0, .guided_head = 1};
+    cr_assert_eq(s2s_forward_backward(g, &b, &to, NULL, grads, &st), S2S_ERR_INVALID);
+    cr_assert(strstr(s2s_last_error(), "guided alignment"), "%s", s2s_last_error());
+    to = (s2s_train_opts){.coref_weight = 0.5f, .coref_layer = 0, .coref_head = 1};
+    cr_assert_eq(s2s_forward_backward(g, &b, &to, NULL, grads, &st), S2S_OK, "%s",
+                 s2s_last_error());
+    cr_assert_gt(st.coref, 0);
+    free(grads);
+    s2s_graph_free(g);
+    free_batch(&b);
+    s2s_model_free(m);
+}

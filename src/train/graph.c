@@ -282,8 +282,8 @@ static void plan_chunk(arena *a, s2s_graph *g, int64_t rows) {
     g->chunk.dp = take(a, rows * C);
     if (g->cap_adrop) g->chunk.pd = take(a, rows * C);
     g->chunk.rows = take(a, rows);
-    g->gprobs = take(a, N * T * S);
-    g->cprobs = take(a, N * S * S);
+    if (!g->o.no_guided) g->gprobs = take(a, N * T * S);
+    if (!g->o.no_coref) g->cprobs = take(a, N * S * S);
 }
 
 static void plan(s2s_graph *g, arena *a) {
@@ -329,8 +329,8 @@ static void plan(s2s_graph *g, arena *a) {
     g->dkv = take(a, Rs * 2 * d);
     g->dsrc = take(a, Rs * d);
     g->dtgt = take(a, Rt * d);
-    g->dguided = take(a, N * T * S);
-    g->dcoref = take(a, N * S * S);
+    g->dguided = g->o.no_guided ? NULL : take(a, N * T * S);
+    g->dcoref = g->o.no_coref ? NULL : take(a, N * S * S);
 }
 
 // Makes the blocks big enough for an (N, S, T) batch; they only grow.
@@ -1161,6 +1161,10 @@ s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_trai
         return s2s_fail(S2S_ERR_INVALID, "guided coreference: layer %d, head %d; the model has "
                         "%d encoder layers of %d heads", o->coref_layer, o->coref_head,
                         c->encoder_layers, c->heads);
+    if ((o->guided_weight > 0.0f && g->o.no_guided) || (o->coref_weight > 0.0f && g->o.no_coref))
+        return s2s_fail(S2S_ERR_INVALID, "guided %s is on, but the training graph was made "
+                        "without it", o->guided_weight > 0.0f && g->o.no_guided
+                                          ? "alignment" : "coreference");
     pass p;
     S2S_TRY(begin(&p, g, b, o->dropout, o->attention_dropout, rng));
     p.grads = grads;

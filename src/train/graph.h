@@ -79,6 +79,11 @@ typedef struct s2s_graph_opts {
     // backward pass computes each block's scores again. The gradients equal
     // the plain graph's within fp32 rounding; the dropout masks are the same.
     int attention_chunk;
+    // The runs this graph serves have no guided alignment (no_guided) or no
+    // guided coreference (no_coref) term: the buffers of its head's
+    // weights and their gradient (N, T, S) or (N, S, S) are not laid out,
+    // and s2s_forward_backward refuses that term.
+    bool no_guided, no_coref;
 } s2s_graph_opts;
 
 s2s_graph_opts s2s_graph_default_opts(void);
