@@ -26,7 +26,7 @@ bf16 is PyTorch's own autocast on CPU (torch.autocast("cpu", torch.bfloat16)):
 the matrix products in bf16, the weights and Adam in fp32. Prints one line:
 `tokens/s X` over the steps' time (forward, backward, update), the tokens being
 s2s's: source + target tokens of the batch, </s> not counted. Exit 77 when
-torch is missing.
+torch is missing (torch_decode.py's message).
 """
 
 import argparse
@@ -37,37 +37,16 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
+# The decoding peer's start: OMP/OpenBLAS threads from --threads before torch
+# loads, Debian's python3 when another one runs, exit 77 without torch.
+from torch_decode import ref_model, yaml  # noqa: E402
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
-
-def _threads_from_argv(argv):
-    for i, a in enumerate(argv):
-        if a == "--threads" and i + 1 < len(argv):
-            return argv[i + 1]
-        if a.startswith("--threads="):
-            return a.split("=", 1)[1]
-    return "1"
-
-
-_n = _threads_from_argv(sys.argv[1:])
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, _n)
-
-try:
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
-    import yaml
-except ImportError as e:
-    debian = "/usr/bin/python3"
-    if (os.path.exists(debian) and not os.environ.get("S2S_TORCH_REEXEC")
-            and os.path.realpath(sys.executable) != os.path.realpath(debian)):
-        os.environ["S2S_TORCH_REEXEC"] = "1"
-        os.execv(debian, [debian] + sys.argv)
-    sys.stderr.write("torch_train.py: needs torch and yaml (Debian: apt-get install "
-                     "python3-torch python3-yaml): %s\n" % e)
-    sys.exit(77)
-
-PAD, UNK, BOS, EOS = 0, 1, 2, 3
+PAD, UNK, BOS, EOS = ref_model.PAD, ref_model.UNK, ref_model.BOS, ref_model.EOS
 
 
 def read_vocab(path):
@@ -141,15 +120,6 @@ def tensors(pairs, idx):
     return src, tin, tout, tokens
 
 
-def positional_encoding(n, d):
-    pos = torch.arange(n, dtype=torch.float64)[:, None]
-    div = torch.exp(torch.arange(0, d, 2, dtype=torch.float64) * (-math.log(10000.0) / d))
-    pe = torch.zeros(n, d, dtype=torch.float64)
-    pe[:, 0::2] = torch.sin(pos * div)
-    pe[:, 1::2] = torch.cos(pos * div)
-    return pe.float()
-
-
 class Seq2Seq(nn.Module):
     def __init__(self, m, vs, vt):
         super().__init__()
@@ -157,7 +127,7 @@ class Seq2Seq(nn.Module):
         self.d = d
         self.src_embed = nn.Embedding(vs, d)
         self.tgt_embed = nn.Embedding(vt, d)
-        self.register_buffer("pe", positional_encoding(m["max_len"], d))
+        self.register_buffer("pe", torch.from_numpy(ref_model.positional_encoding(m["max_len"], d)).float())
         self.drop = nn.Dropout(m["dropout"])
         self.core = nn.Transformer(
             d_model=d, nhead=m["heads"], num_encoder_layers=m["encoder_layers"],

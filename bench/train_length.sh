@@ -65,7 +65,8 @@ for r in $(seq "$ROUNDS"); do
         done
     done
 done
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# shellcheck source=bench/median.sh
+. "$(dirname "$0")/median.sh"
 echo "| length | variant | plan total (MB) | plan attention (MB) | peak RSS (MB) | RSS: plain / this | step (ms) | step: this / plain |"
 echo "|---:|---|---:|---:|---:|---:|---:|---:|"
 for len in "${LENS[@]}"; do

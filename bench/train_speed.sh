@@ -50,7 +50,8 @@ for r in $(seq "$ROUNDS"); do
         done
     done
 done
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# shellcheck source=bench/median.sh
+. "$(dirname "$0")/median.sh"
 echo "| threads | variant | tokens/s (rounds) | median | vs s2s fp32 | vs torch fp32 |"
 echo "|---:|---|---|---:|---:|---:|"
 for t in "${THREADS[@]}"; do
