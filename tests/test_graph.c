@@ -1819,7 +1819,8 @@ ParameterizedTest(ckpt_case *cc, graph, checkpointed_layers_give_the_same_gradie
 
 // compute_type bf16: the loss and every gradient within bf16's rounding
 // (8 bits of mantissa; the sums stay fp32) of the fp32 graph's, and not
-// equal to them (the products did run in bf16). With checkpointing too.
+// equal to them (the products did run in bf16). With checkpointing and
+// with chunked attention too.
 Test(graph, bf16_products_give_the_loss_and_gradients_within_bf16_rounding) {
     arch a = {16, 2, 32, 2, 2, S2S_NORM_PRE, S2S_ACT_GELU, 1, 0.1f};
     s2s_model *m = make_model(&a, 7300);
@@ -1831,8 +1832,9 @@ Test(graph, bf16_products_give_the_loss_and_gradients_within_bf16_rounding) {
     float *g0 = malloc(sizeof(float) * n), *g1 = malloc(sizeof(float) * n);
     s2s_train_opts o = {.label_smoothing = 0.1f, .guided_weight = 0.5f, .guided_layer = 1,
                         .guided_head = 1, .coref_weight = 0.5f, .coref_layer = 1};
-    for (int ck = 0; ck < 2; ck++) {
-        bo.checkpoint_layers = ck;
+    for (int ck = 0; ck < 3; ck++) {  // plain, checkpointed, chunked attention
+        bo.checkpoint_layers = ck == 1;
+        bo.attention_chunk = ck == 2 ? 2 : 0;
         s2s_graph *gf, *gb;
         cr_assert_eq(s2s_graph_new_opts(&gf, m, &fo), S2S_OK);
         cr_assert_eq(s2s_graph_new_opts(&gb, m, &bo), S2S_OK);
