@@ -21,6 +21,7 @@ order. The tokenizer is an approximation of s2s's (src/tokenizer): the batch
 shapes agree, not every id.
 
     python3 bench/torch_train.py CONFIG [--steps N] [--threads N] [--dtype fp32|bf16]
+        [--cache FILE]
 
 bf16 is PyTorch's own autocast on CPU (torch.autocast("cpu", torch.bfloat16)):
 the matrix products in bf16, the weights and Adam in fp32. Prints one line:
@@ -32,6 +33,7 @@ torch is missing (torch_decode.py's message).
 import argparse
 import math
 import os
+import pickle
 import random
 import sys
 import time
@@ -127,6 +129,8 @@ class Seq2Seq(nn.Module):
         self.d = d
         self.src_embed = nn.Embedding(vs, d)
         self.tgt_embed = nn.Embedding(vt, d)
+        for e in (self.src_embed, self.tgt_embed):  # as s2s: unit scale after * sqrt(d)
+            nn.init.normal_(e.weight, 0.0, d ** -0.5)
         self.register_buffer("pe", torch.from_numpy(ref_model.positional_encoding(m["max_len"], d)).float())
         self.drop = nn.Dropout(m["dropout"])
         self.core = nn.Transformer(
@@ -171,6 +175,7 @@ def main():
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
+    ap.add_argument("--cache", help="keep the tokenized pairs in this file (pickle) across runs")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     base = os.path.dirname(os.path.abspath(a.config))
@@ -178,8 +183,15 @@ def main():
     m, tc = cfg["model"], cfg["train"]
     _, src_index = read_vocab(os.path.join(base, cfg["vocab"]["src"]))
     tgt_vocab, tgt_index = read_vocab(os.path.join(base, cfg["vocab"]["tgt"]))
-    pairs = load_pairs(os.path.join(base, cfg["data"]["train"]), src_index, tgt_index,
-                       m["max_len"])
+    if a.cache and os.path.exists(a.cache):
+        with open(a.cache, "rb") as f:
+            pairs = pickle.load(f)
+    else:
+        pairs = load_pairs(os.path.join(base, cfg["data"]["train"]), src_index, tgt_index,
+                           m["max_len"])
+        if a.cache:
+            with open(a.cache, "wb") as f:
+                pickle.dump(pairs, f)
     batches = make_batches(pairs, tc["batch_tokens"], tc.get("seed", 1))
     torch.manual_seed(tc.get("seed", 1))
     model = Seq2Seq(m, len(src_index), len(tgt_vocab))

@@ -44,7 +44,7 @@ for r in $(seq "$ROUNDS"); do
                 rm -f "$TMP"/m.* ;;
             torch-*)
                 tok=$("$PY" "$HERE/torch_train.py" "$CONFIG" --steps "$STEPS" --threads "$t" \
-                      --dtype "${v#torch-}" | awk '{print $2}') ;;
+                      --dtype "${v#torch-}" --cache "$TMP/pairs.pickle" | awk '{print $2}') ;;
             esac
             TOKS[$t,$v]="${TOKS[$t,$v]:-} $tok"
         done
