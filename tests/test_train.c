@@ -863,10 +863,9 @@ Test(trainer, resume_with_unk_replace_and_coref_gives_identical_weights, .init =
     check_resume(cfg);
 }
 
-// train.checkpoint_activations: layer: 20 steps with dropout on end with
-// the weights of the plain trainer, bit for bit; and it resumes.
-Test(trainer, checkpointed_layers_train_the_same_weights, .init = make_tmpdir,
-     .fini = tmpdir_remove, .timeout = 600) {
+// reverse_config with two layers a stack, both dropouts 0.1, 20 steps,
+// no validation: the runs that compare a memory option with plain training.
+static s2s_config dropout_config(void) {
     s2s_config cfg = reverse_config();
     cfg.model.encoder_layers = 2;
     cfg.model.decoder_layers = 2;
@@ -875,6 +874,14 @@ Test(trainer, checkpointed_layers_train_the_same_weights, .init = make_tmpdir,
     cfg.train.max_steps = 20;
     cfg.train.valid_every = 0;
     cfg.train.save_every = 0;
+    return cfg;
+}
+
+// train.checkpoint_activations: layer: 20 steps with dropout on end with
+// the weights of the plain trainer, bit for bit; and it resumes.
+Test(trainer, checkpointed_layers_train_the_same_weights, .init = make_tmpdir,
+     .fini = tmpdir_remove, .timeout = 600) {
+    s2s_config cfg = dropout_config();
     const char *out[2] = {tmp_path("plain.safetensors"), tmp_path("ckpt.safetensors")};
     for (int k = 0; k < 2; k++) {
         cfg.train.checkpoint_activations = k ? S2S_CHECKPOINT_LAYER : S2S_CHECKPOINT_NONE;
@@ -908,15 +915,8 @@ static void keep_plan(const s2s_train_memory *m, void *user);
 // a smaller attention part; and it resumes.
 Test(trainer, chunked_attention_trains_the_same_weights, .init = make_tmpdir,
      .fini = tmpdir_remove, .timeout = 600) {
-    s2s_config cfg = reverse_config();
-    cfg.model.encoder_layers = 2;
-    cfg.model.decoder_layers = 2;
-    cfg.model.dropout = 0.1f;
-    cfg.model.attention_dropout = 0.1f;
+    s2s_config cfg = dropout_config();
     cfg.train.guided_coref = (s2s_guided_alignment){.layer = 1, .head = 1, .weight = 0.5f};
-    cfg.train.max_steps = 20;
-    cfg.train.valid_every = 0;
-    cfg.train.save_every = 0;
     const char *out[3] = {tmp_path("plain.safetensors"), tmp_path("chunk.safetensors"),
                           tmp_path("both.safetensors")};
     s2s_train_memory mem[3], run = {0};
