@@ -36,6 +36,7 @@
 #include "s2s/tokenizer.h"
 #include "s2s/train.h"
 #include "s2s/align.h"
+#include "s2s/probe.h"
 #include "s2s/serve.h"
 
 #ifdef __cplusplus
