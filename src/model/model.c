@@ -109,7 +109,7 @@ static s2s_norm_weights norm(layout *L, const char *fmt, int i, int64_t d) {
 // stacked (3D, D) matrix and (3D) bias are contiguous; the file order
 // follows the layout.
 static s2s_attn_weights attention(layout *L, const char *fmt, int i, int64_t d) {
-    s2s_attn_weights a = {0};  // (out, in): in_out false
+    s2s_attn_weights a = {0};  // (out, in): transposed false
     a.w_qkv = param(L, S2S_PARAM_MATRIX, d, d, fmt, i, ".q_proj.weight");
     param(L, S2S_PARAM_MATRIX, d, d, fmt, i, ".k_proj.weight");
     param(L, S2S_PARAM_MATRIX, d, d, fmt, i, ".v_proj.weight");
