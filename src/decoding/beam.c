@@ -141,7 +141,7 @@ static s2s_status finish(search *s, int b, const beams *from, int seq, int n, fl
     h->n = n;
     h->n_out = n_out;
     for (int t = 0; t < n_out; t++) h->logprob += h->token_logprobs[t];
-    h->score = h->logprob / powf((float)n_out, s->p->length_penalty);
+    h->score = h->logprob / powf((float)n_out, s->p->decode.length_penalty);
     if (h->cross_attn) {
         if (eos) copy_step_maps(s, h, n, seq);  // this step's row of seq
         // rows n-1..0: walk back from the sequence seq was after step n-1
@@ -177,7 +177,7 @@ static s2s_status step_sentence(search *s, int b, int64_t t, int limit, bool *do
         S2S_ASSERT(k < s->kr);  // step 0 runs beam 0 alone: the others are not live
         float *row = logits_of(s, b, k);
         s->copy_now[k] = -1;
-        if (s->p->no_immediate_repeat) {
+        if (s->p->decode.no_immediate_repeat) {
             // query row k of sentence row[b] in the step's (L, n_rows, H, kr, S) maps
             const s2s_model_config *c = &s->st->m->cfg.model;
             int64_t kS = (int64_t)s->kr * s->S;
@@ -192,7 +192,7 @@ static s2s_status step_sentence(search *s, int b, int64_t t, int limit, bool *do
         // log-softmax in greedy.c are masked in the logits here: -inf
         // either way)
         s->lse[k] = s2s_log_sum_exp_row(row, V);
-        s2s_mask_row(row, V, t, s->p->min_len);
+        s2s_mask_row(row, V, t, s->p->decode.min_len);
         s2s_repeat_ctx rep = {s->src_repeats[b], s->cur.copy[seq], s->copy_now[k]};
         s2s_mask_repeat(row, s->cur.tok + seq * s->T, t, s->p, &rep);
         s2s_keep_best_row(s->cands, &n, 2 * K, row, V, s->lse[k], base, seq);
@@ -265,7 +265,7 @@ static void keep_maps(search *s, const int *live, int n, int64_t t) {
 s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_order *order,
                           int B, const int *const *src, const int *src_len, s2s_hypothesis *out) {
     const s2s_model *m = st->m;
-    int K = p->beam_size;
+    int K = p->decode.beam_size;
     const s2s_model_config *c = &m->cfg.model;
     search s = {.st = st, .p = p, .order = order, .B = B, .K = K, .S = order[0].len + 1,
                 .V = s2s_vocab_size(m->tgt_vocab), .lh = (int64_t)c->decoder_layers * c->heads};
@@ -279,7 +279,7 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
         return s2s_fail(S2S_ERR_INVALID, "beam search returns cross-attention only; "
                                          "use greedy decoding or scoring for self-attention");
     // no_immediate_repeat reads the step's cross-attention, asked for or not
-    unsigned step_maps = p->want_attention || p->no_immediate_repeat ? S2S_MAPS_CROSS : 0u;
+    unsigned step_maps = p->want_attention || p->decode.no_immediate_repeat ? S2S_MAPS_CROSS : 0u;
     s2s_copy_plane(m, &s.copy_layer, &s.copy_head);
     S2S_TRY(s2s_state_reserve_maps(st, B, K, s.S, s.T, 1, step_maps));
     S2S_TRY(s2s_encode_batch(st, order, B, src, src_len, s.S, false));
@@ -355,8 +355,8 @@ s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_o
         s2s_hypothesis *fin = s.fin + b * 3 * K;
         if (status == S2S_OK) {
             qsort(fin, (size_t)s.n_fin[b], sizeof *fin, by_score_desc);
-            for (int j = 0; j < p->n_best && j < s.n_fin[b]; j++) {
-                out[order[b].index * p->n_best + j] = fin[j];
+            for (int j = 0; j < p->decode.n_best && j < s.n_fin[b]; j++) {
+                out[order[b].index * p->decode.n_best + j] = fin[j];
                 memset(&fin[j], 0, sizeof fin[j]);
             }
         }

@@ -9,7 +9,8 @@
 #include "ops/ops.h"
 
 static bool sampling(const s2s_decode_params *p) {
-    return p->temperature > 0 && (p->sampling_topk != 1 || p->sampling_topp < 1);
+    const s2s_decode_config *d = &p->decode;
+    return d->temperature > 0 && (d->sampling_topk != 1 || d->sampling_topp < 1);
 }
 
 // The first token of the largest log-prob x[v] - lse, as log_softmax makes
@@ -42,17 +43,18 @@ static int sample(const float *logprobs, int64_t V, const s2s_decode_params *p, 
                   cand *work) {
     int n = 0;
     for (int64_t v = 0; v < V; v++)
-        if (logprobs[v] > -INFINITY) work[n++] = (cand){logprobs[v] / p->temperature, (int)v};
+        if (logprobs[v] > -INFINITY)
+            work[n++] = (cand){logprobs[v] / p->decode.temperature, (int)v};
     S2S_ASSERT(n > 0);
     qsort(work, (size_t)n, sizeof *work, by_logit_desc);
-    if (p->sampling_topk > 0 && p->sampling_topk < n) n = p->sampling_topk;
+    if (p->decode.sampling_topk > 0 && p->decode.sampling_topk < n) n = p->decode.sampling_topk;
     double total = 0;
     for (int i = 0; i < n; i++) total += exp((double)work[i].logit - work[0].logit);
-    if (p->sampling_topp < 1) {  // keep the smallest prefix reaching topp
+    if (p->decode.sampling_topp < 1) {  // keep the smallest prefix reaching topp
         double mass = 0;
         for (int i = 0; i < n; i++) {
             mass += exp((double)work[i].logit - work[0].logit) / total;
-            if (mass >= p->sampling_topp) {
+            if (mass >= p->decode.sampling_topp) {
                 n = i + 1;
                 break;
             }
@@ -82,7 +84,7 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
     unsigned maps = s2s_maps_wanted(p);
     // no_immediate_repeat reads which source token each step's <unk> would
     // copy from the step's cross-attention, asked for or not
-    bool no_stutter = p->no_immediate_repeat;
+    bool no_stutter = p->decode.no_immediate_repeat;
     unsigned step_maps = maps | (no_stutter ? S2S_MAPS_CROSS : 0u);
     const s2s_model_config *c = &m->cfg.model;
     int layer, head;
@@ -98,15 +100,15 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
     s2s_status status = prev && limit && done && rngs && work && rep ? S2S_OK : S2S_ERR_NOMEM;
     for (int b = 0; b < B && status == S2S_OK; b++) {
         int i = order[b].index;
-        status = s2s_hyp_alloc(&out[i * p->n_best], m, (int)T, src_len[i] + 1, maps);
+        status = s2s_hyp_alloc(&out[i * p->decode.n_best], m, (int)T, src_len[i] + 1, maps);
         if (status == S2S_OK && (maps & S2S_MAPS_SELF))
-            s2s_copy_encoder_maps(&out[i * p->n_best], st, b, B, S);
+            s2s_copy_encoder_maps(&out[i * p->decode.n_best], st, b, B, S);
         prev[b] = S2S_BOS;
         limit[b] = s2s_length_limit(p, m, src_len[i]);
         rep[b] = (s2s_repeat_ctx){s2s_source_repeats(src[i], src_len[i]), -1, -1};
         // each sentence its own stream, from the seed and its words: a
         // sample does not depend on batching or on the other sentences
-        uint64_t key = p->seed * 0x9E3779B97F4A7C15ULL + (uint64_t)src_len[i];
+        uint64_t key = (uint64_t)p->decode.seed * 0x9E3779B97F4A7C15ULL + (uint64_t)src_len[i];
         for (int j = 0; j < src_len[i]; j++) key = s2s_fnv1a_word(key, (uint64_t)src[i][j]);
         s2s_rng_seed(&rngs[b], key);
     }
@@ -128,7 +130,7 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
         for (int k = 0; k < n && status == S2S_OK; k++) {
             int b = live[k];
             if (done[b]) continue;
-            s2s_hypothesis *h = &out[order[b].index * p->n_best];
+            s2s_hypothesis *h = &out[order[b].index * p->decode.n_best];
             float *row = st->logits + k * V;
             // the source token a <unk> here copies: row k of (L, n, H, 1, S)
             if (no_stutter)
@@ -140,13 +142,13 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
             float lp;
             if (sampling(p)) {
                 s2s_log_softmax_row(row, V);
-                s2s_mask_row(row, V, t, p->min_len);
+                s2s_mask_row(row, V, t, p->decode.min_len);
                 s2s_mask_repeat(row, h->ids, t, p, &rep[b]);
                 next = s2s_finite_row(row, V) ? sample(row, V, p, &rngs[b], work) : -1;
                 lp = next >= 0 ? row[next] : 0.0f;
             } else {  // the same log-probs, read rather than written (as beam.c)
                 float lse = s2s_log_sum_exp_row(row, V);
-                s2s_mask_row(row, V, t, p->min_len);
+                s2s_mask_row(row, V, t, p->decode.min_len);
                 s2s_mask_repeat(row, h->ids, t, p, &rep[b]);
                 next = argmax_logprob(row, V, lse);
                 lp = next >= 0 ? row[next] - lse : 0.0f;
@@ -171,8 +173,8 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
     }
     free(live), free(keep);
     for (int b = 0; b < B && status == S2S_OK; b++) {
-        s2s_hypothesis *h = &out[order[b].index * p->n_best];
-        h->score = h->logprob / powf((float)h->n_out, p->length_penalty);
+        s2s_hypothesis *h = &out[order[b].index * p->decode.n_best];
+        h->score = h->logprob / powf((float)h->n_out, p->decode.length_penalty);
         s2s_compact_maps(h, (int)T);
     }
     free(prev), free(limit), free(done), free(rngs), free(work), free(rep);

@@ -147,7 +147,7 @@ s2s_status s2s_not_finite(int sentence, int64_t t) {
 }
 
 void s2s_guard_row(float *logits, const int *prev, int64_t t, const s2s_decode_params *p) {
-    float pen = p->repetition_penalty;
+    float pen = p->decode.repetition_penalty;
     if (pen != 1.0f)
         for (int64_t i = 0; i < t; i++) {
             int64_t j = 0;
@@ -156,7 +156,7 @@ void s2s_guard_row(float *logits, const int *prev, int64_t t, const s2s_decode_p
             float *x = &logits[prev[i]];
             *x = *x > 0 ? *x / pen : *x * pen;
         }
-    int64_t n = p->no_repeat_ngram_size;
+    int64_t n = p->decode.no_repeat_ngram_size;
     if (n <= 0 || t + 1 < n) return;
     // The last n-1 tokens; each earlier occurrence bans the token after it.
     const int *tail = prev + t - (n - 1);
@@ -171,7 +171,7 @@ void s2s_guard_row(float *logits, const int *prev, int64_t t, const s2s_decode_p
 // stutter whatever the source says.
 void s2s_mask_repeat(float *row, const int *prev, int64_t t, const s2s_decode_params *p,
                      const s2s_repeat_ctx *r) {
-    if (!p->no_immediate_repeat || t == 0) return;
+    if (!p->decode.no_immediate_repeat || t == 0) return;
     int last = prev[t - 1];
     if (last != S2S_UNK) {
         if (!r->src_repeats) row[last] = -INFINITY;
@@ -206,10 +206,10 @@ int s2s_copied_source(const float *row, int64_t layer_stride, int64_t head_strid
 }
 
 int s2s_length_limit(const s2s_decode_params *p, const s2s_model *m, int src_len) {
-    int limit = p->max_len < m->cfg.model.max_len ? p->max_len : m->cfg.model.max_len;
-    if (p->max_len_ratio > 0) {
+    int limit = p->decode.max_len < m->cfg.model.max_len ? p->decode.max_len : m->cfg.model.max_len;
+    if (p->decode.max_len_ratio > 0) {
         // compared before the conversion: a ratio times a length may pass INT_MAX
-        double by_ratio = ceil(p->max_len_ratio * src_len) + 1;
+        double by_ratio = ceil(p->decode.max_len_ratio * src_len) + 1;
         if (by_ratio < limit) limit = (int)by_ratio;
     }
     return limit;

@@ -68,7 +68,7 @@ s2s_status s2s_not_finite(int sentence, int64_t t);
 // no_repeat_ngram_size. A no-op with both off.
 void s2s_guard_row(float *logits, const int *prev, int64_t t, const s2s_decode_params *p);
 static inline bool s2s_guard_on(const s2s_decode_params *p) {
-    return p->repetition_penalty != 1.0f || p->no_repeat_ngram_size > 0;
+    return p->decode.repetition_penalty != 1.0f || p->decode.no_repeat_ngram_size > 0;
 }
 
 // What no_immediate_repeat needs of a hypothesis besides its tokens.

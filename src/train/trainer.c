@@ -114,9 +114,9 @@ static s2s_status validate(trainer *t, s2s_valid_result *r) {
     s2s_decode_params p = s2s_decode_default_params(t->m);
     // Greedy, one hypothesis per sentence, whatever decode.beam_size says:
     // validation compares checkpoints, and beam search would cost beam_size times more.
-    p.beam_size = 1;
-    p.n_best = 1;
-    p.sampling_topk = 1;
+    p.decode.beam_size = 1;
+    p.decode.n_best = 1;
+    p.decode.sampling_topk = 1;
     return s2s_evaluate_dataset(t->m, t->g, t->st, &t->bb, t->dev, t->cfg->train.batch_tokens,
                                 t->cfg->train.label_smoothing, &p, r);
 }
