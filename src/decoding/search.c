@@ -44,6 +44,21 @@ unsigned s2s_maps_wanted(const s2s_decode_params *p) {
     return (p->want_attention ? S2S_MAPS_CROSS : 0u) | (p->want_self_attention ? S2S_MAPS_SELF : 0u);
 }
 
+s2s_status s2s_search_begin(s2s_state *st, const s2s_decode_params *p, const s2s_order *order,
+                            int B, int K, const int *const *src, const int *src_len,
+                            s2s_search_start *s) {
+    const s2s_model *m = st->m;
+    *s = (s2s_search_start){.S = order[0].len + 1, .maps = s2s_maps_wanted(p)};
+    for (int b = 0; b < B; b++) {
+        int limit = s2s_length_limit(p, m, order[b].len);
+        if (limit > s->T) s->T = limit;
+    }
+    s->step_maps = s->maps | (p->decode.no_immediate_repeat ? S2S_MAPS_CROSS : 0u);
+    s2s_copy_plane(m, &s->copy_layer, &s->copy_head);
+    S2S_TRY(s2s_state_reserve_maps(st, B, K, s->S, s->T, 1, s->step_maps));
+    return s2s_encode_batch(st, order, B, src, src_len, s->S, s->maps & S2S_MAPS_SELF);
+}
+
 s2s_status s2s_encode_batch(s2s_state *st, const s2s_order *order, int B,
                             const int *const *src, const int *src_len, int64_t S, bool maps) {
     for (int b = 0; b < B; b++) {
