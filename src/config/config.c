@@ -38,6 +38,40 @@ static void trim(const char **s, const char **e) {
     while (*e > *s && ((*e)[-1] == ' ' || (*e)[-1] == '\t')) (*e)--;
 }
 
+// "heads=4", a key without its section: says which section it lives in, if any.
+static s2s_status no_section(const char *assignment, const char *ks, const char *ke) {
+    for (int i = 0; i < s2s_cfg_n_leaves(); i++) {
+        const s2s_cfg_leaf *l = s2s_cfg_leaf_get(i);
+        if (strlen(l->key->name) == (size_t)(ke - ks) &&
+            memcmp(l->key->name, ks, (size_t)(ke - ks)) == 0)
+            return s2s_fail(S2S_ERR_CONFIG,
+                            "--set %.200s: expected section.key=value (did you mean '%s'?)",
+                            assignment, l->path);
+    }
+    return s2s_fail(S2S_ERR_CONFIG, "--set %.200s: expected section.key=value", assignment);
+}
+
+// Sets leaf li to the value [vs, ve) of the assignment; *leaf = li on success.
+static s2s_status set_leaf(s2s_config *cfg, const char *assignment, int li, const char *vs,
+                           const char *ve, int *leaf) {
+    char *value = malloc((size_t)(ve - vs) + 1);
+    if (!value) return s2s_fail(S2S_ERR_NOMEM, "--set: out of memory");
+    memcpy(value, vs, (size_t)(ve - vs));
+    value[ve - vs] = '\0';
+    // Command-line paths are relative to the working directory.
+    s2s_buf why = {0};
+    bool ok = s2s_cfg_apply_value(/*base_dir=*/NULL, /*check_paths=*/true, cfg,
+                                  s2s_cfg_leaf_get(li), value, /*quoted=*/false, &why);
+    free(value);
+    s2s_status st = S2S_OK;
+    if (why.oom) st = s2s_fail(S2S_ERR_NOMEM, "--set: out of memory");
+    else if (!ok) st = s2s_fail(S2S_ERR_CONFIG, "--set %.200s: %s", assignment,
+                                why.s ? why.s : "invalid value");
+    else *leaf = li;
+    s2s_buf_free(&why);
+    return st;
+}
+
 // s2s_config_set, also saying which leaf it set (*leaf, on success): the
 // key path is walked table by table, so a misspelt name at any depth gets
 // the did-you-mean of its own table.
@@ -48,18 +82,7 @@ static s2s_status set_one(s2s_config *cfg, const char *assignment, int *leaf) {
     const char *ks = assignment, *ke = eq, *vs = eq + 1, *ve = eq + strlen(eq);
     trim(&ks, &ke);
     trim(&vs, &ve);
-    if (!memchr(ks, '.', (size_t)(ke - ks))) {
-        // "heads=4": say which section it lives in, if any.
-        for (int i = 0; i < s2s_cfg_n_leaves(); i++) {
-            const s2s_cfg_leaf *l = s2s_cfg_leaf_get(i);
-            if (strlen(l->key->name) == (size_t)(ke - ks) &&
-                memcmp(l->key->name, ks, (size_t)(ke - ks)) == 0)
-                return s2s_fail(S2S_ERR_CONFIG,
-                                "--set %.200s: expected section.key=value (did you mean '%s'?)",
-                                assignment, l->path);
-        }
-        return s2s_fail(S2S_ERR_CONFIG, "--set %.200s: expected section.key=value", assignment);
-    }
+    if (!memchr(ks, '.', (size_t)(ke - ks))) return no_section(assignment, ks, ke);
     const s2s_cfg_table *t = &s2s_cfg_root;
     size_t offset = 0;
     for (const char *p = ks;;) {
@@ -104,22 +127,7 @@ static s2s_status set_one(s2s_config *cfg, const char *assignment, int *leaf) {
                             assignment, here, ks);
         int li = s2s_cfg_leaf_at(offset + k->offset);
         S2S_ASSERT(li >= 0);
-        char *value = malloc((size_t)(ve - vs) + 1);
-        if (!value) return s2s_fail(S2S_ERR_NOMEM, "--set: out of memory");
-        memcpy(value, vs, (size_t)(ve - vs));
-        value[ve - vs] = '\0';
-        // Command-line paths are relative to the working directory.
-        s2s_buf why = {0};
-        bool ok = s2s_cfg_apply_value(/*base_dir=*/NULL, /*check_paths=*/true, cfg,
-                                      s2s_cfg_leaf_get(li), value, /*quoted=*/false, &why);
-        free(value);
-        s2s_status st = S2S_OK;
-        if (why.oom) st = s2s_fail(S2S_ERR_NOMEM, "--set: out of memory");
-        else if (!ok) st = s2s_fail(S2S_ERR_CONFIG, "--set %.200s: %s", assignment,
-                                    why.s ? why.s : "invalid value");
-        else *leaf = li;
-        s2s_buf_free(&why);
-        return st;
+        return set_leaf(cfg, assignment, li, vs, ve, leaf);
     }
 }
 
