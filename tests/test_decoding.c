@@ -340,7 +340,7 @@ Test(decoding, padded_batch_equals_sentences_alone) {
 // step 2 to step 25, with both kinds of maps, greedy and sampling with the
 // repetition guard, plain and folded cross-attention: each sentence must
 // come out as it does alone (batch 1) and as in a batch that keeps its
-// finished rows (st->no_shrink), maps and scores included.
+// finished rows (s2s_state_debug.no_shrink), maps and scores included.
 enum { NS = 32 };
 
 static void assert_same_maps(const float *x, const float *y, int64_t n, int i, const char *what) {
@@ -401,6 +401,44 @@ static void assert_same_full(const s2s_hypothesis *x, const s2s_hypothesis *y, i
                      (int64_t)x->enc_layers * x->heads * x->n_src * x->n_src, i, "encoder maps");
 }
 
+// The test hooks (s2s_state_debug) reach the states of translate's worker
+// threads, and their counts sum every thread's: two threads run, each
+// sentence a batch of its own, the rows one thread runs, on the forced
+// path (no_shrink: every beam at step 0) as on the usual one.
+Test(decoding, test_hooks_reach_every_thread) {
+    s2s_model *m = make_model(&ARCHS[0], 371);
+    scramble_vectors(m);
+    sources x;
+    random_sources(&x, m);
+    for (int beam = 1; beam <= 3; beam += 2) {
+        int64_t rows[2][2];  // [threads - 1][no_shrink]
+        for (int threads = 1; threads <= 2; threads++)
+            for (int keep = 0; keep < 2; keep++) {
+                s2s_decode_params p = params(m, 1, false);
+                p.threads = threads;
+                p.decode.beam_size = beam, p.decode.n_best = 1;
+                p.decode.max_len = MAX_LEN - 1, p.decode.max_len_ratio = 1.0f;
+                s2s_state *st;
+                cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+                s2s_state_debug hooks = {.no_shrink = keep};
+                st->debug = &hooks;
+                s2s_hypothesis h[NS];
+                cr_assert_eq(s2s_translate(st, &p, x.s, x.len, NS, h), S2S_OK, "%s",
+                             s2s_last_error());
+                for (int i = 0; i < NS; i++) s2s_hypothesis_free(&h[i]);
+                s2s_state_free(st);
+                rows[threads - 1][keep] = hooks.row_steps;
+            }
+        for (int keep = 0; keep < 2; keep++)
+            cr_assert_eq(rows[1][keep], rows[0][keep], "beam %d, no_shrink %d: %lld rows on 2 "
+                         "threads, %lld on 1", beam, keep, (long long)rows[1][keep],
+                         (long long)rows[0][keep]);
+        if (beam > 1) cr_assert_gt(rows[0][1], rows[0][0], "no_shrink runs every beam at step 0");
+        else cr_assert_eq(rows[0][1], rows[0][0], "one sentence a batch: nothing to drop");
+    }
+    s2s_model_free(m);
+}
+
 Test(decoding, greedy_dropping_finished_rows_equals_keeping_them_and_alone) {
     for (int a = 0; a < N_ARCHS; a++) {
         s2s_model *m = make_model(&ARCHS[a], 370 + (uint64_t)a);
@@ -425,11 +463,12 @@ Test(decoding, greedy_dropping_finished_rows_equals_keeping_them_and_alone) {
             for (int r = 0; r < 3; r++) {
                 s2s_state *st;
                 cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
-                st->fold_mode = mode & 2 ? S2S_FOLD_ALWAYS : S2S_FOLD_NEVER;
-                st->no_shrink = r == 1;
+                s2s_state_debug hooks = {.fold_mode = mode & 2 ? S2S_FOLD_ALWAYS : S2S_FOLD_NEVER,
+                                         .no_shrink = r == 1};
+                st->debug = &hooks;
                 cr_assert_eq(s2s_translate(st, r == 2 ? &p1 : &p, s, len, NS, h[r]), S2S_OK,
                              "%s", s2s_last_error());
-                if (r < 2) steps[r] = st->row_steps;
+                if (r < 2) steps[r] = hooks.row_steps;
                 s2s_state_free(st);
             }
             int lo = MAX_LEN, hi = 0, eos = 0;
@@ -463,8 +502,10 @@ Test(decoding, folded_cross_attention_equals_the_plain_one) {
         enum { K = 3 };
         s2s_hypothesis h[2][3][NB * K];
         const s2s_fold_mode modes[2] = {S2S_FOLD_NEVER, S2S_FOLD_ALWAYS};
+        s2s_state_debug hooks = {0};
+        st->debug = &hooks;
         for (int f = 0; f < 2; f++) {
-            st->fold_mode = modes[f];
+            hooks.fold_mode = modes[f];
             s2s_decode_params p = params(m, NB, true);
             cr_assert_eq(s2s_score(st, &p, c.s, SRC_LEN, c.t, TGT_LEN, NB, h[f][0]), S2S_OK);
             cr_assert_eq(st->folded, f == 1);
@@ -495,7 +536,7 @@ Test(decoding, folded_cross_attention_equals_the_plain_one) {
 // anywhere from step 2 to step 25, n-best lists with cross-attention maps,
 // plain and folded cross-attention, beams of 4 and 3: every hypothesis
 // must come out as it does alone (batch 1) and as in a batch that keeps
-// its finished sentences and runs every beam at step 0 (st->no_shrink).
+// its finished sentences and runs every beam at step 0 (s2s_state_debug.no_shrink).
 Test(decoding, beam_dropping_finished_sentences_equals_keeping_them_and_alone) {
     for (int a = 0; a < N_ARCHS; a++) {
         s2s_model *m = make_model(&ARCHS[a], 390 + (uint64_t)a);
@@ -519,11 +560,12 @@ Test(decoding, beam_dropping_finished_sentences_equals_keeping_them_and_alone) {
             for (int r = 0; r < 3; r++) {
                 s2s_state *st;
                 cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
-                st->fold_mode = mode & 2 ? S2S_FOLD_ALWAYS : S2S_FOLD_NEVER;
-                st->no_shrink = r == 1;
+                s2s_state_debug hooks = {.fold_mode = mode & 2 ? S2S_FOLD_ALWAYS : S2S_FOLD_NEVER,
+                                         .no_shrink = r == 1};
+                st->debug = &hooks;
                 cr_assert_eq(s2s_translate(st, r == 2 ? &p1 : &p, s, len, NS, h[r]), S2S_OK,
                              "%s", s2s_last_error());
-                if (r < 2) steps[r] = st->row_steps;
+                if (r < 2) steps[r] = hooks.row_steps;
                 s2s_state_free(st);
             }
             int lo = MAX_LEN, hi = 0, eos = 0, n_hyp = 0;
@@ -663,14 +705,17 @@ Test(decoding, cache_reorder_equals_copying_everything) {
                        (size_t)(t * 2 * m->cfg.model.d_model) * sizeof(float));
         int changed = 0;
         for (int i = 0; i < n; i++) changed += parent[i] != i;
-        st->reorder_rows = 0;
+        s2s_state_debug hooks = {0};
+        st->debug = &hooks;
         s2s_state_reorder(st, parent, n, t, TA);
+        st->debug = NULL;
         cr_assert_eq(memcmp(st->self_kv, want, floats * sizeof(float)), 0,
                      "case %d (kind %d, %d sequences, %d rows)", c, kind, n, t);
         // only what changes is copied, sources that are also overwritten once more
-        cr_assert_geq(st->reorder_rows, (int64_t)L * changed * t);
-        cr_assert_leq(st->reorder_rows, (int64_t)L * 2 * changed * t);
-        if (kind == 0) cr_assert_eq(st->reorder_rows, 0);
+        int64_t copied = hooks.reorder_rows;
+        cr_assert_geq(copied, (int64_t)L * changed * t);
+        cr_assert_leq(copied, (int64_t)L * 2 * changed * t);
+        if (kind == 0) cr_assert_eq(copied, 0);
     }
     free(before), free(want);
     s2s_state_free(st);
@@ -893,7 +938,8 @@ static void check_naive_cross_attention(s2s_norm norm, s2s_fold_mode fold) {
     fill_ids(tgt, n, vt_of(m));
     s2s_state *st;
     cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
-    st->fold_mode = fold;
+    s2s_state_debug hooks = {.fold_mode = fold};
+    st->debug = &hooks;
     s2s_decode_params p = params(m, 1, true);
     s2s_hypothesis h;
     score1(st, &p, src, slen, tgt, n, &h);
@@ -1321,7 +1367,8 @@ Test(decoding, bf16_products_stay_near_fp32) {
                              S2S_OK);
                 s2s_state *st;
                 cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
-                st->fold_mode = fold ? S2S_FOLD_ALWAYS : S2S_FOLD_NEVER;
+                s2s_state_debug hooks = {.fold_mode = fold ? S2S_FOLD_ALWAYS : S2S_FOLD_NEVER};
+                st->debug = &hooks;
                 cr_assert_eq(s2s_score(st, &p, s, slen, t, tlen, NS, h[type]), S2S_OK, "%s",
                              s2s_last_error());
                 if (type) {  // beams, with their cross-attention of K rows
@@ -1522,7 +1569,7 @@ Test(decoding, a_line_in_the_other_language_says_so) {
 //
 // Steps keep a ring of w + 1 keys in a decoder layer that is local on
 // every head, and a (H, Dh, Dh + 1) state in one that is linear on every
-// head (layers/transformer.h). Against the full cache (st->full_self_cache):
+// head (layers/transformer.h). Against the full cache (s2s_state_debug.full_self_cache):
 // greedy, sampling and beam search over 40+ steps (a ring of 4 wraps ten
 // times), batches whose sentences leave at different steps, n-best lists
 // with cross-attention maps; and the state of a bounded decoder does not
@@ -1628,8 +1675,8 @@ Test(decoding, bounded_self_attention_states_equal_the_full_cache) {
                 for (int r = 0; r < 2; r++) {
                     s2s_state *st;
                     cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
-                    st->full_self_cache = r == 1;
-                    st->no_shrink = mode == 4;
+                    s2s_state_debug hooks = {.no_shrink = mode == 4, .full_self_cache = r == 1};
+                    st->debug = &hooks;
                     cr_assert_eq(s2s_translate(st, &p, s, src_len, NLONG, h[r]), S2S_OK, "%s",
                                  s2s_last_error());
                     cr_assert_eq(st->bounded, r == 0 && mode != 2, "%s, mode %d", v->name, mode);

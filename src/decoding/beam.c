@@ -319,14 +319,14 @@ static s2s_status search_step(search *s, int n, int64_t t, int *remaining) {
     int K = s->K;
     int64_t seqs = (int64_t)s->B * K;
     const int *live = s->live;
-    s->kr = t == 0 && !st->no_shrink ? 1 : K;
+    s->kr = t == 0 && !s2s_state_no_shrink(st) ? 1 : K;
     for (int k = 0; k < n; k++) {
         s->row[live[k]] = k;
         for (int kk = 0; kk < s->kr; kk++)
             st->ids[k * s->kr + kk] =
                 t == 0 ? S2S_BOS : s->cur.tok[((int64_t)live[k] * K + kk) * s->T + t - 1];
     }
-    st->row_steps += (int64_t)n * s->kr;
+    s2s_state_count_rows(st, (int64_t)n * s->kr);
     s2s_dec_pos pos = {.t0 = t, .tq = 1, .t_alloc = s->T, .beams = s->kr};
     s->n_rows = n;
     S2S_TRY(s2s_decode_rows(st, n, s->S, pos, s->step_maps));

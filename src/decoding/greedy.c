@@ -191,7 +191,7 @@ s2s_status s2s_greedy_batch(s2s_state *st, const s2s_decode_params *p, const s2s
     for (int64_t t = 0; t < T && remaining > 0 && status == S2S_OK; t++) {
         n = s2s_state_drop_done(st, g.done, g.live, g.keep, n, remaining, /*K=*/1, S, t, T);
         for (int k = 0; k < n; k++) st->ids[k] = g.prev[g.live[k]];
-        st->row_steps += n;
+        s2s_state_count_rows(st, n);
         s2s_dec_pos pos = {.t0 = t, .tq = 1, .t_alloc = T, .beams = 1};
         status = s2s_decode_rows(st, n, S, pos, g.s.step_maps);
         for (int k = 0; k < n && status == S2S_OK; k++) {

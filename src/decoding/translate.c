@@ -91,6 +91,7 @@ static s2s_status run(s2s_state *st, const job *j, int n, int per_sentence) {
             s2s_set_num_threads(1);
             s2s_state *mine = st;
             if (k > 0) results[k] = s2s_state_new(&mine, st->m);
+            if (k > 0 && results[k] == S2S_OK) mine->debug = st->debug;  // tests' hooks: every thread
             if (results[k] == S2S_OK) results[k] = run_batches(mine, j, part + k * per, counts[k]);
             if (results[k] != S2S_OK) snprintf(errors[k], sizeof errors[k], "%s", s2s_last_error());
             if (k > 0) s2s_state_free(mine);
