@@ -335,8 +335,9 @@ s2s_status s2s_config_write_commented(const s2s_config *cfg, const char *header,
                                       const char *path);
 
 // Fills cfg with the preset `name`: "demo", "zh-en" or "bench", the shapes
-// (model, decode and train values) of configs/<name>.yaml without their
-// file paths, so a config made from it loads anywhere. S2S_ERR_CONFIG for
+// (model, decode and train values) of configs/<name>.yaml (the file itself,
+// embedded at build time) without its file paths, so a config made from it
+// loads anywhere. S2S_ERR_CONFIG for
 // another name (the message lists the presets).
 s2s_status s2s_config_preset(s2s_config *cfg, const char *name);
 
