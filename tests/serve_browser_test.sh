@@ -13,31 +13,14 @@
 set -u
 S2S=${1:?usage: serve_browser_test.sh PATH/TO/s2s}
 case $S2S in /*) ;; *) S2S=$PWD/$S2S ;; esac
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-NPM_DIR=${S2S_NPM_DIR:-$ROOT/tests/npm}
-case $NPM_DIR in /*) ;; *) NPM_DIR=$ROOT/$NPM_DIR ;; esac
-
-missing() {
-  if [ "${CI:-}" = true ]; then echo "FAIL: $1 (scripts/setup.sh installs it)"; exit 1; fi
-  echo "SKIP: $1 (scripts/setup.sh installs it)"
-  exit 77
-}
-[ -x "$CHROMIUM" ] || missing "$CHROMIUM not found"
-command -v node >/dev/null || missing "node is needed"
+. "$(dirname "${BASH_SOURCE[0]}")/browser_lib.sh"
+browser_needs
 fc-list :lang=zh | grep -q . || missing "no CJK font: Chinese would show as empty boxes"
 
 TMP=$(mktemp -d)
 server=
 cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$TMP"; }
 trap cleanup EXIT
-if [ ! -f "$NPM_DIR/node_modules/puppeteer-core/package.json" ]; then
-  if [ -s "$NPM_DIR/unavailable" ]; then  # setup could not install it, and said why
-    echo "SKIP: puppeteer-core is not installed: $(head -n 1 "$NPM_DIR/unavailable")"
-    exit 77
-  fi
-  missing "puppeteer-core is not installed in $NPM_DIR"
-fi
 
 # en-zh with a coreference head: its encoder map turns to it; zh-en served
 # without one (taken out of a copy): its encoder map keeps the view.

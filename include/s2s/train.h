@@ -121,6 +121,12 @@ typedef struct s2s_train_params {
 
 s2s_train_params s2s_train_default_params(void);
 
+// The log s2s_train(cfg, p) appends to: p->log, else the config's
+// train.log, else BASE.train.log beside the output (p->output, else the
+// config's train.output). Caller frees; NULL when there is no output to
+// put it beside, or out of memory.
+char *s2s_train_log_path(const s2s_config *cfg, const s2s_train_params *p);
+
 // What s2s_train(cfg, p) would hold (s2s_train_memory), found by loading
 // the model (fresh, p->init or p->resume's checkpoint) and the data and
 // laying out the batches, without training or writing anything.
@@ -159,7 +165,10 @@ typedef struct s2s_train_summary {
 // step: {"step", "loss" (the step's batch, before the update), "guided"
 // and "coref" (the guided alignment and coreference terms, when on), "lr",
 // "tokens" (source + target tokens, no </s> or padding), "grad_norm"
-// (before clipping), and on validation steps "valid": {"loss", "nll",
+// (before clipping), every train.grad_norms_every steps "grad_norms" (each
+// attention and feed-forward matrix's gradient norm, keyed by its tensor
+// name without ".weight", after the MPI sum and before clipping;
+// docs/training.md), and on validation steps "valid": {"loss", "nll",
 // "token_accuracy", "bleu", "exact_match", "sentences", "best"}}, and
 // "checkpoint": true on a step whose checkpoint is written (the line comes
 // after it). A new run appends its lines after an earlier run's (its steps

@@ -35,6 +35,8 @@ enum {
       "store the decoding matrices as I8 or BF16")                                           \
     X("train", train, "train CONFIG -o OUT",                                                 \
       "train a model (--init MODEL, --resume CKPT, --quiet)")                                \
+    X("plot", plot, "plot LOG... -o FILE.svg|.html",                                         \
+      "draw training logs: loss, BLEU, lr, gradient norms")                                  \
     X("vocab", vocab, "vocab build TSV --column src|tgt -o VOCAB",                           \
       "write a vocab file from a corpus")                                                    \
     X("config", config, "config check|show|diff|reference|schema|init|explain",              \

@@ -150,6 +150,7 @@ static s2s_status setup_state(trainer *t, const s2s_train_params *p, const char 
     s2s_graph_opts go = graph_opts(cfg);
     S2S_TRY(s2s_graph_new_opts(&t->g, t->m, &go));
     if (t->dev) S2S_TRY(s2s_state_new(&t->st, t->m));
+    if (t->rank == 0) S2S_TRY(s2s_grad_norms_init(&t->gn, t->m));
     if (p->resume) {
         S2S_TRY(s2s_checkpoint_load(ckpt, t->m, t->am, t->av, &t->ls));
         if (t->ls.train_pairs != t->train->n)
@@ -255,6 +256,8 @@ s2s_status s2s_trainer_teardown(trainer *t) {
     s2s_state_free(t->st);
     free(t->block);
     free(t->gather);
+    free(t->ls.log_line);
+    s2s_grad_norms_free(&t->gn);
     s2s_dataset_free(t->train);
     s2s_dataset_free(t->dev);
     free(t->unk_src);

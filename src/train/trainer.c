@@ -54,8 +54,12 @@ static double metric_of(const s2s_valid_result *v, s2s_best_metric m) {
 static s2s_status save_checkpoint(trainer *t, const char *line) {
     if (t->rank != 0) return S2S_OK;
     t->ls.train_pairs = t->train->n;
-    if (line) t->ls.log_line[0] = '\0';
-    if (line && strlen(line) < sizeof t->ls.log_line) strcpy(t->ls.log_line, line);
+    if (line) {
+        char *copy = strdup(line);
+        if (!copy) return s2s_fail(S2S_ERR_NOMEM, "out of memory");
+        free(t->ls.log_line);
+        t->ls.log_line = copy;
+    }
     S2S_TRY(s2s_trainer_wrote(t, s2s_checkpoint_save(t->files.ckpt, t->m, t->am, t->av, &t->ls)));
     if (line) S2S_TRY(s2s_trainer_wrote(t, s2s_train_log_write(&t->log, line)));
     return s2s_trainer_wrote(t, s2s_model_save(t->m, t->files.out));
@@ -100,6 +104,15 @@ static s2s_status next_batch(trainer *t) {
     return S2S_OK;
 }
 
+// The norms of the step's line (rank 0, every train.grad_norms_every
+// steps), filled from t->grads; NULL on other steps.
+static const s2s_grad_norms *log_norms(trainer *t, int step) {
+    int every = t->cfg->train.grad_norms_every;
+    if (t->rank != 0 || every <= 0 || step % every != 0) return NULL;
+    s2s_grad_norms_fill(&t->gn, t->grads);
+    return &t->gn;
+}
+
 static s2s_train_opts train_opts(const s2s_config *cfg) {
     const s2s_train_config *tc = &cfg->train;
     return (s2s_train_opts){
@@ -118,9 +131,11 @@ static s2s_train_opts train_opts(const s2s_config *cfg) {
 
 // One step's batch, forward, backward, sums over the ranks, clipping and
 // Adam update. *pr gets the step's figures but for the times; *ls its
-// losses; *interrupted whether a stop was asked for (on any rank).
+// losses; *gn the gradient norms its log line shows (or NULL);
+// *interrupted whether a stop was asked for (on any rank).
 static s2s_status train_step(trainer *t, const s2s_train_params *p, const s2s_train_opts *opts,
-                             s2s_train_progress *pr, s2s_loss_stats *ls, bool *interrupted) {
+                             s2s_train_progress *pr, s2s_loss_stats *ls,
+                             const s2s_grad_norms **gn, bool *interrupted) {
     const s2s_train_config *tc = &t->cfg->train;
     S2S_TRY(next_batch(t));
     const s2s_batch *b = &t->bb.b;
@@ -149,6 +164,7 @@ static s2s_status train_step(trainer *t, const s2s_train_params *p, const s2s_tr
     if (!isfinite(ls->loss + ls->guided + ls->coref))
         return s2s_fail(S2S_ERR_INVALID, "step %d: the loss is %g; try a lower train.lr "
                         "or set train.clip_norm", step, ls->loss + ls->guided + ls->coref);
+    *gn = log_norms(t, step);  // of the summed gradient, unclipped
     double norm = s2s_clip_grad_norm(t->grads, t->n, tc->clip_norm);
     const s2s_adam_params adam = {
         .beta1 = tc->adam_betas[0], .beta2 = tc->adam_betas[1],
@@ -201,12 +217,12 @@ static s2s_status valid_step(trainer *t, s2s_train_progress *pr, s2s_valid_resul
 // (s2s_train_log_open). A checkpointed step's line, marked so, goes after
 // the checkpoint: proof that the run got that far.
 static s2s_status log_step(trainer *t, const s2s_train_progress *pr, const s2s_loss_stats *ls,
-                           bool saved) {
+                           const s2s_grad_norms *gn, bool saved) {
     const s2s_train_config *tc = &t->cfg->train;
     s2s_train_log_guided lg = {.guided_on = tc->guided_alignment.layer >= 0,
                                .coref_on = tc->guided_coref.layer >= 0,
                                .guided = ls->guided, .coref = ls->coref};
-    char *line = s2s_train_log_line(&t->log, pr, &lg, saved);
+    char *line = s2s_train_log_line(&t->log, pr, &lg, gn, saved);
     if (!line) return s2s_trainer_wrote(t, S2S_ERR_NOMEM);
     s2s_status logged = saved ? save_checkpoint(t, line)
                               : s2s_trainer_wrote(t, s2s_train_log_write(&t->log, line));
@@ -227,8 +243,9 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
         double ts = s2s_trainer_now();
         s2s_train_progress pr;
         s2s_loss_stats ls;
+        const s2s_grad_norms *gn;
         bool interrupted, stop_early;
-        S2S_TRY(train_step(t, p, &opts, &pr, &ls, &interrupted));
+        S2S_TRY(train_step(t, p, &opts, &pr, &ls, &gn, &interrupted));
         tokens_run += pr.tokens;
         double now = s2s_trainer_now();
         step_time += now - ts;
@@ -238,7 +255,7 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
         S2S_TRY(valid_step(t, &pr, &vr, sum, &stop_early));
         saved = (tc->save_every > 0 && pr.step % tc->save_every == 0) || interrupted ||
                 stop_early || pr.step == tc->max_steps;
-        S2S_TRY(log_step(t, &pr, &ls, saved));
+        S2S_TRY(log_step(t, &pr, &ls, gn, saved));
         pr.saved = saved;
         if (p->on_step) p->on_step(&pr, p->user);
         sum->early_stopped = stop_early;

@@ -12,6 +12,7 @@
 #include "s2s/train.h"
 #include "train/checkpoint.h"
 #include "train/data.h"
+#include "train/grad_norms.h"
 #include "train/graph.h"
 #include "train/optim.h"
 #include "train/outputs.h"
@@ -39,6 +40,7 @@ typedef struct trainer {
     int rank, ranks;    // s2s_dist_rank(), s2s_dist_size()
     s2s_train_memory mem;  // what the run holds (plan_memory)
     double *gather;     // (ranks, SHARE_K) every rank's counts (s2s_dist_allgather_f64)
+    s2s_grad_norms gn;  // the log's grad_norms (rank 0)
 } trainer;
 
 static inline double s2s_trainer_now(void) {
