@@ -243,7 +243,7 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
         double ts = s2s_trainer_now();
         s2s_train_progress pr;
         s2s_loss_stats ls;
-        const s2s_grad_norms *gn;
+        const s2s_grad_norms *gn = NULL;
         bool interrupted, stop_early;
         S2S_TRY(train_step(t, p, &opts, &pr, &ls, &gn, &interrupted));
         tokens_run += pr.tokens;
