@@ -106,11 +106,11 @@ int main(int argc, char **argv) {
     }
     s2s_decode_params p = s2s_decode_default_params(m);
     p.threads = 1;
-    p.beam_size = 1;
-    p.n_best = 1;
+    p.decode.beam_size = 1;
+    p.decode.n_best = 1;
     p.max_batch = 1;
-    p.max_len_ratio = 0;
-    if (dec_tokens) p.min_len = p.max_len = dec_tokens;
+    p.decode.max_len_ratio = 0;
+    if (dec_tokens) p.decode.min_len = p.decode.max_len = dec_tokens;
 
     call(st, &p, src, n, dec_tokens);  // untimed: kernels and buffers
     int cap = 1024, calls = 0;

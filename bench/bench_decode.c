@@ -163,8 +163,8 @@ int main(int argc, char **argv) {
 
     const s2s_config *c = s2s_model_get_config(m);
     s2s_decode_params p = s2s_decode_default_params(m);
-    if (max_len) p.max_len = max_len;
-    p.min_len = min_len;
+    if (max_len) p.decode.max_len = max_len;
+    p.decode.min_len = min_len;
     p.threads = threads;
     printf("model %s: d_model %d, heads %d, layers %d+%d, ffn %d, vocab %d/%d\n", model,
            c->model.d_model, c->model.heads, c->model.encoder_layers, c->model.decoder_layers,
@@ -174,7 +174,7 @@ int main(int argc, char **argv) {
     printf("machine: %ld cores online; oneDNN threads: %d; compute type %s\n",
            sysconf(_SC_NPROCESSORS_ONLN), threads, type_names[s2s_model_compute_type(m)]);
     printf("input %s: %d sentences, %ld source tokens; max_len %d, min_len %d\n\n", input, n,
-           src_tokens, p.max_len, p.min_len);
+           src_tokens, p.decode.max_len, p.decode.min_len);
 
     const s2s_vocab *tv = s2s_model_tgt_vocab(m);
     FILE *dump = dump_path ? fopen(dump_path, "w") : NULL;
@@ -190,7 +190,7 @@ int main(int argc, char **argv) {
     double ms_of[4] = {0}, tok_s[4] = {0}, token_s = 0;
     long tokens_b1 = 0;
     for (int k = 0; k < 4; k++) {
-        p.beam_size = rows[k].beam;
+        p.decode.beam_size = rows[k].beam;
         p.max_batch = rows[k].batch;
         result r = run(st, p, src, len, n, repeat, k == 0 ? dump : NULL, tv);
         double ms = 1e3 * r.seconds / r.sentences;

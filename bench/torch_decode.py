@@ -57,24 +57,20 @@ _n = _threads_from_argv(sys.argv[1:])
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, _n)
 
+sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
+import debian_python  # noqa: E402
+
 try:
     import numpy as np
     import torch
     import torch.nn.functional as F
 except ImportError as e:
-    # Debian's python3-torch is only seen by Debian's own interpreter, not
-    # by a pyenv/venv python3 earlier on PATH.
-    debian = "/usr/bin/python3"
-    if (os.path.exists(debian) and not os.environ.get("S2S_TORCH_REEXEC")
-            and os.path.realpath(sys.executable) != os.path.realpath(debian)):
-        os.environ["S2S_TORCH_REEXEC"] = "1"
-        os.execv(debian, [debian] + sys.argv)
+    debian_python.reexec()
     sys.stderr.write("torch_decode.py: needs numpy and torch (Debian: apt-get install "
                      "python3-torch): %s\n" % e)
     sys.exit(77)
 
-sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
-sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
 import ref_model  # noqa: E402  (the safetensors reader and config checks only)
 import yaml  # noqa: E402
 

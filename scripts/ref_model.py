@@ -55,17 +55,15 @@ import os
 import struct
 import sys
 
+sys.dont_write_bytecode = True  # keep scripts/ free of __pycache__
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import debian_python  # noqa: E402
+
 try:
     import numpy as np
     import yaml
 except ImportError as e:
-    # The project depends on Debian's python3-numpy, which only Debian's own
-    # interpreter sees; a pyenv/venv python3 earlier on PATH does not.
-    debian = "/usr/bin/python3"
-    if (os.path.exists(debian) and not os.environ.get("S2S_REF_REEXEC")
-            and os.path.realpath(sys.executable) != os.path.realpath(debian)):
-        os.environ["S2S_REF_REEXEC"] = "1"
-        os.execv(debian, [debian] + sys.argv)
+    debian_python.reexec()
     sys.stderr.write("ref_model.py: needs numpy and PyYAML (%s)\n" % e)
     sys.exit(77)
 

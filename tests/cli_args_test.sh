@@ -71,8 +71,20 @@ check "version: the same" bash -c "[ \"\$('$s2s' version)\" = 's2s $want' ]"
 # Each option line of the help ("  -o, --output OUT   ...") is given back to
 # the command, with a value when it shows one, before --help: an option the
 # parser does not take would fail with exit 2 instead of printing the help.
-for c in init translate score inspect train "vocab build" eval align eval-align "config check" "config show" \
-    "config diff" "config reference" "config schema" "config init" "config explain"; do
+# The commands are read from `s2s --help` (its rows: src/cli/cli.h), each
+# with its subcommands where the row's second word names them
+# ("vocab build", "config check|show|...").
+commands=()
+while read -r name second _; do
+  if [[ $second =~ ^[a-z][a-z|-]*$ ]]; then
+    IFS='|' read -ra subs <<<"$second"
+    for sub in "${subs[@]}"; do commands+=("$name $sub"); done
+  else
+    commands+=("$name")
+  fi
+done < <("$s2s" --help | sed -n '/^commands:$/,/^$/p' | grep -E '^  [a-z]')
+check "--help lists the commands (${#commands[*]}: ${commands[*]})" test "${#commands[@]}" -ge 19
+for c in "${commands[@]}"; do
   for h in --help -h; do
     check "$c $h: exit 0 on stdout" run 0 "$s2s" $c $h
     check "$c $h: usage line" out_has "^usage: s2s ${c%% *}"

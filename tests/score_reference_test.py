@@ -34,17 +34,15 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # keep scripts/ free of __pycache__
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+import debian_python  # noqa: E402
+
 try:
     import numpy as np
     import yaml
 except ImportError as e:
-    # numpy comes from Debian's python3-numpy, which a pyenv/venv python3
-    # earlier on PATH does not see; try Debian's interpreter once.
-    debian = "/usr/bin/python3"
-    if (os.path.exists(debian) and not os.environ.get("S2S_REF_REEXEC")
-            and os.path.realpath(sys.executable) != os.path.realpath(debian)):
-        os.environ["S2S_REF_REEXEC"] = "1"
-        os.execv(debian, [debian] + sys.argv)
+    debian_python.reexec()
     print("score_reference_test: skipped, needs numpy and PyYAML (%s)" % e)
     sys.exit(77)
 
@@ -52,8 +50,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DATA = os.path.join(HERE, "data", "ref")
 REF_SCRIPT = os.path.join(ROOT, "scripts", "ref_model.py")
-sys.dont_write_bytecode = True  # keep scripts/ free of __pycache__
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import ref_model as R  # noqa: E402
 
 TOL = 1e-4          # C engine (float32) vs reference, per token

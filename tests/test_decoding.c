@@ -109,9 +109,9 @@ static s2s_decode_params params(const s2s_model *m, int max_batch, bool attn) {
     p.want_attention = attn;
     // plain search: the tests compare it with forced decoding (test_search
     // checks the repetition guard and the no-stutter rule)
-    p.repetition_penalty = 1.0f;
-    p.no_repeat_ngram_size = 0;
-    p.no_immediate_repeat = false;
+    p.decode.repetition_penalty = 1.0f;
+    p.decode.no_repeat_ngram_size = 0;
+    p.decode.no_immediate_repeat = false;
     return p;
 }
 
@@ -340,7 +340,7 @@ Test(decoding, padded_batch_equals_sentences_alone) {
 // step 2 to step 25, with both kinds of maps, greedy and sampling with the
 // repetition guard, plain and folded cross-attention: each sentence must
 // come out as it does alone (batch 1) and as in a batch that keeps its
-// finished rows (st->no_shrink), maps and scores included.
+// finished rows (s2s_state_debug.no_shrink), maps and scores included.
 enum { NS = 32 };
 
 static void assert_same_maps(const float *x, const float *y, int64_t n, int i, const char *what) {
@@ -371,7 +371,8 @@ static bool ends_spread(s2s_model *m, const sources *x, int K) {
     for (int k = 0; k < 40; k++) {
         tensor_add(m, "generator.bias", S2S_EOS, 0.1f);
         s2s_decode_params p = params(m, NS, false);
-        p.max_len = MAX_LEN - 1, p.max_len_ratio = 1.0f, p.beam_size = K, p.n_best = 1;
+        p.decode.max_len = MAX_LEN - 1, p.decode.max_len_ratio = 1.0f;
+        p.decode.beam_size = K, p.decode.n_best = 1;
         s2s_state *st;
         s2s_hypothesis h[NS];
         cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
@@ -400,6 +401,44 @@ static void assert_same_full(const s2s_hypothesis *x, const s2s_hypothesis *y, i
                      (int64_t)x->enc_layers * x->heads * x->n_src * x->n_src, i, "encoder maps");
 }
 
+// The test hooks (s2s_state_debug) reach the states of translate's worker
+// threads, and their counts sum every thread's: two threads run, each
+// sentence a batch of its own, the rows one thread runs, on the forced
+// path (no_shrink: every beam at step 0) as on the usual one.
+Test(decoding, test_hooks_reach_every_thread) {
+    s2s_model *m = make_model(&ARCHS[0], 371);
+    scramble_vectors(m);
+    sources x;
+    random_sources(&x, m);
+    for (int beam = 1; beam <= 3; beam += 2) {
+        int64_t rows[2][2];  // [threads - 1][no_shrink]
+        for (int threads = 1; threads <= 2; threads++)
+            for (int keep = 0; keep < 2; keep++) {
+                s2s_decode_params p = params(m, 1, false);
+                p.threads = threads;
+                p.decode.beam_size = beam, p.decode.n_best = 1;
+                p.decode.max_len = MAX_LEN - 1, p.decode.max_len_ratio = 1.0f;
+                s2s_state *st;
+                cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
+                s2s_state_debug hooks = {.no_shrink = keep};
+                st->debug = &hooks;
+                s2s_hypothesis h[NS];
+                cr_assert_eq(s2s_translate(st, &p, x.s, x.len, NS, h), S2S_OK, "%s",
+                             s2s_last_error());
+                for (int i = 0; i < NS; i++) s2s_hypothesis_free(&h[i]);
+                s2s_state_free(st);
+                rows[threads - 1][keep] = hooks.row_steps;
+            }
+        for (int keep = 0; keep < 2; keep++)
+            cr_assert_eq(rows[1][keep], rows[0][keep], "beam %d, no_shrink %d: %lld rows on 2 "
+                         "threads, %lld on 1", beam, keep, (long long)rows[1][keep],
+                         (long long)rows[0][keep]);
+        if (beam > 1) cr_assert_gt(rows[0][1], rows[0][0], "no_shrink runs every beam at step 0");
+        else cr_assert_eq(rows[0][1], rows[0][0], "one sentence a batch: nothing to drop");
+    }
+    s2s_model_free(m);
+}
+
 Test(decoding, greedy_dropping_finished_rows_equals_keeping_them_and_alone) {
     for (int a = 0; a < N_ARCHS; a++) {
         s2s_model *m = make_model(&ARCHS[a], 370 + (uint64_t)a);
@@ -412,11 +451,11 @@ Test(decoding, greedy_dropping_finished_rows_equals_keeping_them_and_alone) {
             s2s_decode_params p = params(m, NS, true), p1;
             p.want_self_attention = true;
             p.threads = 1;
-            p.max_len = MAX_LEN - 1;
-            p.max_len_ratio = 1.0f;  // limits 2..25 by source length
+            p.decode.max_len = MAX_LEN - 1;
+            p.decode.max_len_ratio = 1.0f;  // limits 2..25 by source length
             if (mode & 1) {  // sampling with the repetition guard
-                p.temperature = 0.8f, p.sampling_topk = 0, p.seed = 7;
-                p.repetition_penalty = 1.3f, p.no_repeat_ngram_size = 2;
+                p.decode.temperature = 0.8f, p.decode.sampling_topk = 0, p.decode.seed = 7;
+                p.decode.repetition_penalty = 1.3f, p.decode.no_repeat_ngram_size = 2;
             }
             p1 = p, p1.max_batch = 1;
             s2s_hypothesis h[3][NS];  // dropping, keeping, alone
@@ -424,11 +463,12 @@ Test(decoding, greedy_dropping_finished_rows_equals_keeping_them_and_alone) {
             for (int r = 0; r < 3; r++) {
                 s2s_state *st;
                 cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
-                st->fold_mode = mode & 2 ? S2S_FOLD_ALWAYS : S2S_FOLD_NEVER;
-                st->no_shrink = r == 1;
+                s2s_state_debug hooks = {.fold_mode = mode & 2 ? S2S_FOLD_ALWAYS : S2S_FOLD_NEVER,
+                                         .no_shrink = r == 1};
+                st->debug = &hooks;
                 cr_assert_eq(s2s_translate(st, r == 2 ? &p1 : &p, s, len, NS, h[r]), S2S_OK,
                              "%s", s2s_last_error());
-                if (r < 2) steps[r] = st->row_steps;
+                if (r < 2) steps[r] = hooks.row_steps;
                 s2s_state_free(st);
             }
             int lo = MAX_LEN, hi = 0, eos = 0;
@@ -462,13 +502,15 @@ Test(decoding, folded_cross_attention_equals_the_plain_one) {
         enum { K = 3 };
         s2s_hypothesis h[2][3][NB * K];
         const s2s_fold_mode modes[2] = {S2S_FOLD_NEVER, S2S_FOLD_ALWAYS};
+        s2s_state_debug hooks = {0};
+        st->debug = &hooks;
         for (int f = 0; f < 2; f++) {
-            st->fold_mode = modes[f];
+            hooks.fold_mode = modes[f];
             s2s_decode_params p = params(m, NB, true);
             cr_assert_eq(s2s_score(st, &p, c.s, SRC_LEN, c.t, TGT_LEN, NB, h[f][0]), S2S_OK);
             cr_assert_eq(st->folded, f == 1);
             cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, h[f][1]), S2S_OK);
-            p.beam_size = K, p.n_best = K;
+            p.decode.beam_size = K, p.decode.n_best = K;
             cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, h[f][2]), S2S_OK, "%s",
                          s2s_last_error());
         }
@@ -494,7 +536,7 @@ Test(decoding, folded_cross_attention_equals_the_plain_one) {
 // anywhere from step 2 to step 25, n-best lists with cross-attention maps,
 // plain and folded cross-attention, beams of 4 and 3: every hypothesis
 // must come out as it does alone (batch 1) and as in a batch that keeps
-// its finished sentences and runs every beam at step 0 (st->no_shrink).
+// its finished sentences and runs every beam at step 0 (s2s_state_debug.no_shrink).
 Test(decoding, beam_dropping_finished_sentences_equals_keeping_them_and_alone) {
     for (int a = 0; a < N_ARCHS; a++) {
         s2s_model *m = make_model(&ARCHS[a], 390 + (uint64_t)a);
@@ -507,22 +549,23 @@ Test(decoding, beam_dropping_finished_sentences_equals_keeping_them_and_alone) {
             enum { NBEST = 3 };
             s2s_decode_params p = params(m, NS, true), p1;
             p.threads = 1;
-            p.max_len = MAX_LEN - 1;
-            p.max_len_ratio = 1.0f;  // limits 2..25 by source length
-            p.beam_size = mode & 1 ? 3 : 4;
-            p.n_best = NBEST;
-            p.length_penalty = mode & 1 ? 0.6f : 1.0f;
+            p.decode.max_len = MAX_LEN - 1;
+            p.decode.max_len_ratio = 1.0f;  // limits 2..25 by source length
+            p.decode.beam_size = mode & 1 ? 3 : 4;
+            p.decode.n_best = NBEST;
+            p.decode.length_penalty = mode & 1 ? 0.6f : 1.0f;
             p1 = p, p1.max_batch = 1;
             s2s_hypothesis h[3][NS * NBEST];  // dropping, keeping, alone
             int64_t steps[2];
             for (int r = 0; r < 3; r++) {
                 s2s_state *st;
                 cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
-                st->fold_mode = mode & 2 ? S2S_FOLD_ALWAYS : S2S_FOLD_NEVER;
-                st->no_shrink = r == 1;
+                s2s_state_debug hooks = {.fold_mode = mode & 2 ? S2S_FOLD_ALWAYS : S2S_FOLD_NEVER,
+                                         .no_shrink = r == 1};
+                st->debug = &hooks;
                 cr_assert_eq(s2s_translate(st, r == 2 ? &p1 : &p, s, len, NS, h[r]), S2S_OK,
                              "%s", s2s_last_error());
-                if (r < 2) steps[r] = st->row_steps;
+                if (r < 2) steps[r] = hooks.row_steps;
                 s2s_state_free(st);
             }
             int lo = MAX_LEN, hi = 0, eos = 0, n_hyp = 0;
@@ -662,14 +705,17 @@ Test(decoding, cache_reorder_equals_copying_everything) {
                        (size_t)(t * 2 * m->cfg.model.d_model) * sizeof(float));
         int changed = 0;
         for (int i = 0; i < n; i++) changed += parent[i] != i;
-        st->reorder_rows = 0;
+        s2s_state_debug hooks = {0};
+        st->debug = &hooks;
         s2s_state_reorder(st, parent, n, t, TA);
+        st->debug = NULL;
         cr_assert_eq(memcmp(st->self_kv, want, floats * sizeof(float)), 0,
                      "case %d (kind %d, %d sequences, %d rows)", c, kind, n, t);
         // only what changes is copied, sources that are also overwritten once more
-        cr_assert_geq(st->reorder_rows, (int64_t)L * changed * t);
-        cr_assert_leq(st->reorder_rows, (int64_t)L * 2 * changed * t);
-        if (kind == 0) cr_assert_eq(st->reorder_rows, 0);
+        int64_t copied = hooks.reorder_rows;
+        cr_assert_geq(copied, (int64_t)L * changed * t);
+        cr_assert_leq(copied, (int64_t)L * 2 * changed * t);
+        if (kind == 0) cr_assert_eq(copied, 0);
     }
     free(before), free(want);
     s2s_state_free(st);
@@ -687,7 +733,7 @@ Test(decoding, beam_attention_maps_equal_those_of_forced_decoding) {
         enum { K = 4 };
         s2s_hypothesis h[NB * K];
         s2s_decode_params p = params(m, NB, true);
-        p.beam_size = K, p.n_best = K, p.length_penalty = 0.6f;
+        p.decode.beam_size = K, p.decode.n_best = K, p.decode.length_penalty = 0.6f;
         cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, h), S2S_OK, "%s", s2s_last_error());
         s2s_decode_params ps = params(m, 1, true);
         int walked = 0;
@@ -736,14 +782,14 @@ Test(decoding, cached_steps_equal_the_full_causal_pass) {
         corpus c;
         make_corpus(&c, m);
         s2s_decode_params p = params(m, NB, true), p1 = params(m, 1, true);
-        p.max_len = 10;
+        p.decode.max_len = 10;
         s2s_hypothesis hyp[NB];
         cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, hyp), S2S_OK, "%s",
                      s2s_last_error());
-        float *rows = malloc(sizeof(float) * (size_t)(p.max_len + 1) * V);
+        float *rows = malloc(sizeof(float) * (size_t)(p.decode.max_len + 1) * V);
         for (int i = 0; i < NB; i++) {
             s2s_hypothesis *g = &hyp[i], sc;
-            cr_assert(g->n_out == g->n + 1 || (g->n_out == g->n && g->n == p.max_len));
+            cr_assert(g->n_out == g->n + 1 || (g->n_out == g->n && g->n == p.decode.max_len));
             cr_assert_eq(g->layers, L);
             cr_assert_eq(g->heads, H);
             score1(st2, &p1, c.src[i], SRC_LEN[i], g->ids, g->n, &sc);
@@ -892,7 +938,8 @@ static void check_naive_cross_attention(s2s_norm norm, s2s_fold_mode fold) {
     fill_ids(tgt, n, vt_of(m));
     s2s_state *st;
     cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
-    st->fold_mode = fold;
+    s2s_state_debug hooks = {.fold_mode = fold};
+    st->debug = &hooks;
     s2s_decode_params p = params(m, 1, true);
     s2s_hypothesis h;
     score1(st, &p, src, slen, tgt, n, &h);
@@ -986,7 +1033,7 @@ Test(decoding, bad_inputs_are_refused_with_a_message) {
     s2s_state *st;
     cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
     s2s_decode_params p = params(m, 4, false);
-    p.max_len = 4;
+    p.decode.max_len = 4;
     int ids[MAX_LEN + 1], tgt[3] = {4, 5, 6}, tlen = 3;
     fill_ids(ids, MAX_LEN + 1, vs_of(m));
     const int *src[1] = {ids}, *tg[1] = {tgt};
@@ -1047,7 +1094,7 @@ Test(decoding, bad_inputs_are_refused_with_a_message) {
     cr_assert_eq(s2s_translate(st, &q, two, lens, 2, hh), S2S_ERR_INVALID);
     cr_assert_neq(s2s_last_error()[0], '\0');
     q = p;
-    q.max_len = 0;
+    q.decode.max_len = 0;
     cr_assert_eq(s2s_translate(st, &q, two, lens, 2, hh), S2S_ERR_INVALID);
     // past the documented bounds (s2s/config.h), whatever set them
     struct { int beam, n_best, batch; float ratio; } past[] = {
@@ -1055,15 +1102,15 @@ Test(decoding, bad_inputs_are_refused_with_a_message) {
         {4, 4, S2S_MAX_BATCH + 1, 0}, {4, 4, 32, 4e8f}, {4, 4, 32, NAN}};
     for (size_t k = 0; k < sizeof past / sizeof past[0]; k++) {
         q = p;
-        q.beam_size = past[k].beam, q.n_best = past[k].n_best;
-        q.max_batch = past[k].batch, q.max_len_ratio = past[k].ratio;
+        q.decode.beam_size = past[k].beam, q.decode.n_best = past[k].n_best;
+        q.max_batch = past[k].batch, q.decode.max_len_ratio = past[k].ratio;
         cr_assert_eq(s2s_translate(st, &q, two, lens, 2, hh), S2S_ERR_INVALID, "case %zu", k);
         cr_assert(strstr(s2s_last_error(), "decode:"), "%s", s2s_last_error());
     }
     // n * n_best hypotheses must be countable in an int: refused before
     // anything is read or written (out and src are never touched)
     q = p;
-    q.beam_size = q.n_best = S2S_MAX_BEAM;
+    q.decode.beam_size = q.decode.n_best = S2S_MAX_BEAM;
     cr_assert_eq(s2s_translate(st, &q, NULL, NULL, 1 << 26, NULL), S2S_ERR_INVALID);
     cr_assert(strstr(s2s_last_error(), "too many"), "%s", s2s_last_error());
 
@@ -1084,12 +1131,12 @@ Test(decoding, bad_inputs_are_refused_with_a_message) {
 Test(decoding, length_limit_follows_the_rule_for_every_ratio) {
     s2s_model *m = make_model(&ARCHS[0], 700);
     s2s_decode_params p = params(m, 1, false);
-    p.max_len = 20;
+    p.decode.max_len = 20;
     float ratios[] = {0, 0.5f, 1.25f, 3, 100, 4e8f, 1e9f, 3e38f};  // exact products
     for (size_t k = 0; k < sizeof ratios / sizeof ratios[0]; k++)
         for (int len = 0; len <= 40; len++) {
-            p.max_len_ratio = ratios[k];
-            long long want = p.max_len < MAX_LEN ? p.max_len : MAX_LEN;
+            p.decode.max_len_ratio = ratios[k];
+            long long want = p.decode.max_len < MAX_LEN ? p.decode.max_len : MAX_LEN;
             if (ratios[k] > 0 && ceil((double)ratios[k] * len) + 1 < (double)want)
                 want = (long long)ceil((double)ratios[k] * len) + 1;
             cr_assert_eq(s2s_length_limit(&p, m, len), want, "ratio %g, %d tokens", ratios[k],
@@ -1104,7 +1151,7 @@ Test(decoding, empty_source_and_target_are_fine) {
         s2s_state *st;
         cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
         s2s_decode_params p = params(m, 3, true);
-        p.max_len = 6;
+        p.decode.max_len = 6;
         int empty[1] = {0}, one[1] = {5}, lens[3] = {0, 1, 0};
         const int *src[3] = {empty, one, empty};
         s2s_hypothesis h[3];
@@ -1146,7 +1193,7 @@ Test(decoding, greedy_never_emits_pad_or_bos) {
         corpus c;
         make_corpus(&c, m);
         s2s_decode_params p = params(m, NB, false);
-        p.max_len = 8;
+        p.decode.max_len = 8;
         // Make <pad> and <s> by far the likeliest outputs.
         tensor_add(m, "generator.bias", S2S_PAD, 40.0f);
         tensor_add(m, "generator.bias", S2S_BOS, 40.0f);
@@ -1186,7 +1233,7 @@ Test(decoding, greedy_stops_at_max_len_without_eos) {
     corpus c;
     make_corpus(&c, m);
     s2s_decode_params p = params(m, NB, true);
-    p.max_len = 7;
+    p.decode.max_len = 7;
     s2s_hypothesis h[NB];
     cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, h), S2S_OK);
     for (int i = 0; i < NB; i++) {
@@ -1272,16 +1319,16 @@ Test(decoding, non_finite_weights_fail_every_search_cleanly) {
         make_corpus(&c, m);
         for (size_t s = 0; s < sizeof searches / sizeof searches[0]; s++) {
             s2s_decode_params p = params(m, 2, s < 3);
-            p.beam_size = searches[s].beam;
-            p.n_best = searches[s].beam > 1 ? 2 : 1;
-            p.sampling_topk = searches[s].topk;
-            p.temperature = searches[s].temperature;
+            p.decode.beam_size = searches[s].beam;
+            p.decode.n_best = searches[s].beam > 1 ? 2 : 1;
+            p.decode.sampling_topk = searches[s].topk;
+            p.decode.temperature = searches[s].temperature;
             s2s_hypothesis h[NB * 2];
             memset(h, 0x5a, sizeof h);
             cr_assert_eq(s2s_translate(st, &p, c.s, SRC_LEN, NB, h), S2S_ERR_INVALID,
                          "%s, weight %g", searches[s].name, (double)bad[k]);
             cr_assert(strstr(s2s_last_error(), "no finite log-prob"), "%s", s2s_last_error());
-            for (int i = 0; i < NB * p.n_best; i++) {
+            for (int i = 0; i < NB * p.decode.n_best; i++) {
                 cr_assert_null(h[i].ids, "%s: hypothesis %d kept", searches[s].name, i);
                 cr_assert_null(h[i].cross_attn);
             }
@@ -1320,12 +1367,13 @@ Test(decoding, bf16_products_stay_near_fp32) {
                              S2S_OK);
                 s2s_state *st;
                 cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
-                st->fold_mode = fold ? S2S_FOLD_ALWAYS : S2S_FOLD_NEVER;
+                s2s_state_debug hooks = {.fold_mode = fold ? S2S_FOLD_ALWAYS : S2S_FOLD_NEVER};
+                st->debug = &hooks;
                 cr_assert_eq(s2s_score(st, &p, s, slen, t, tlen, NS, h[type]), S2S_OK, "%s",
                              s2s_last_error());
                 if (type) {  // beams, with their cross-attention of K rows
                     s2s_decode_params pb = p;
-                    pb.beam_size = 4;
+                    pb.decode.beam_size = 4;
                     s2s_hypothesis hb[NS];
                     cr_assert_eq(s2s_translate(st, &pb, s, slen, NS, hb), S2S_OK, "%s",
                                  s2s_last_error());
@@ -1383,8 +1431,8 @@ Test(decoding, a_line_is_its_sentences_translated_alone_and_joined) {
     cr_assert_eq(s2s_model_load(&m, ZH_EN_MODEL), S2S_OK);
     cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
     s2s_decode_params p = s2s_decode_default_params(m);
-    p.beam_size = 4;
-    p.n_best = 2;
+    p.decode.beam_size = 4;
+    p.decode.n_best = 2;
     const char *pieces[2] = {"我爱吃苹果。", "他明天看书吗？"};
     s2s_line l[3];
     cr_assert_eq(s2s_line_prepare(m, "我爱吃苹果。他明天看书吗？", /*split=*/true, &l[0]), S2S_OK);
@@ -1421,7 +1469,7 @@ Test(decoding, a_line_is_its_sentences_translated_alone_and_joined) {
     cr_assert_str_neq(l[2].out[0].text, l[0].out[0].text, "decoded whole, the line is merged");
 
     // Translating again replaces the results.
-    p.n_best = p.beam_size = 1;
+    p.decode.n_best = p.decode.beam_size = 1;
     cr_assert_eq(s2s_translate_lines(st, &p, l, 1), S2S_OK);
     cr_assert_eq(l[0].n_hyps, 1);
     cr_assert_str_eq(l[0].out[0].text, "I love to eat apples. Will he read books tomorrow?");
@@ -1521,7 +1569,7 @@ Test(decoding, a_line_in_the_other_language_says_so) {
 //
 // Steps keep a ring of w + 1 keys in a decoder layer that is local on
 // every head, and a (H, Dh, Dh + 1) state in one that is linear on every
-// head (layers/transformer.h). Against the full cache (st->full_self_cache):
+// head (layers/transformer.h). Against the full cache (s2s_state_debug.full_self_cache):
 // greedy, sampling and beam search over 40+ steps (a ring of 4 wraps ten
 // times), batches whose sentences leave at different steps, n-best lists
 // with cross-attention maps; and the state of a bounded decoder does not
@@ -1611,23 +1659,24 @@ Test(decoding, bounded_self_attention_states_equal_the_full_cache) {
             for (int mode = 0; mode < 5; mode++) {
                 s2s_decode_params p = params(m, NLONG, mode == 2 || mode == 3);
                 p.threads = 1;
-                p.max_len = LONG_STEPS;
-                p.max_len_ratio = 2.5f;  // limits 4..50 by source length: sentences leave
-                p.replace_unknowns = false;  // its forced pass would leave the state full
+                p.decode.max_len = LONG_STEPS;
+                p.decode.max_len_ratio = 2.5f;  // limits 4..50 by source length: sentences leave
+                p.decode.replace_unknowns = false;  // its forced pass would leave the state full
                 if (mode == 1) {
-                    p.temperature = 0.8f, p.sampling_topk = 0, p.seed = 11;
-                    p.repetition_penalty = 1.3f, p.no_repeat_ngram_size = 2;
+                    p.decode.temperature = 0.8f, p.decode.sampling_topk = 0, p.decode.seed = 11;
+                    p.decode.repetition_penalty = 1.3f, p.decode.no_repeat_ngram_size = 2;
                 }
                 p.want_self_attention = mode == 2;
-                if (mode >= 3) p.beam_size = mode == 3 ? 4 : 3, p.n_best = mode == 3 ? 3 : 1;
-                int nh = NLONG * p.n_best;
+                if (mode >= 3)
+                    p.decode.beam_size = mode == 3 ? 4 : 3, p.decode.n_best = mode == 3 ? 3 : 1;
+                int nh = NLONG * p.decode.n_best;
                 s2s_hypothesis h[2][NLONG * 3];
                 size_t bytes[2];
                 for (int r = 0; r < 2; r++) {
                     s2s_state *st;
                     cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
-                    st->full_self_cache = r == 1;
-                    st->no_shrink = mode == 4;
+                    s2s_state_debug hooks = {.no_shrink = mode == 4, .full_self_cache = r == 1};
+                    st->debug = &hooks;
                     cr_assert_eq(s2s_translate(st, &p, s, src_len, NLONG, h[r]), S2S_OK, "%s",
                                  s2s_last_error());
                     cr_assert_eq(st->bounded, r == 0 && mode != 2, "%s, mode %d", v->name, mode);

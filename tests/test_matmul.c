@@ -59,7 +59,7 @@ ParameterizedTest(shape *s, matmul, linear_matches_reference) {
     ref_fill(y, m * n, 4, 1.0f);
     cr_assert_eq(s2s_linear(y, x, wt, true, bias, m, k, n, (s2s_mm_act)s->act, s->accumulate),
                  S2S_OK);
-    cr_assert_lt(ref_max_diff(y, want, m * n), 1e-4f, "in_out: m=%d k=%d n=%d", s->m, s->k, s->n);
+    cr_assert_lt(ref_max_diff(y, want, m * n), 1e-4f, "transposed: m=%d k=%d n=%d", s->m, s->k, s->n);
     free(x), free(w), free(wt), free(b), free(y), free(want);
 }
 

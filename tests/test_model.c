@@ -1098,9 +1098,9 @@ Test(model, views_are_read_only_and_set_tensor_writes_through_them) {
     cr_assert_eq(s2s_state_new(&st, m), S2S_OK);
     s2s_decode_params p = s2s_decode_default_params(m);
     p.threads = 1;
-    p.no_repeat_ngram_size = 0;  // the token repeats, as the guard would forbid
-    p.repetition_penalty = 1.0f;
-    p.no_immediate_repeat = false;  // and as the no-stutter rule would
+    p.decode.no_repeat_ngram_size = 0;  // the token repeats, as the guard would forbid
+    p.decode.repetition_penalty = 1.0f;
+    p.decode.no_immediate_repeat = false;  // and as the no-stutter rule would
     int src[3] = {5, 6, 7}, len = 3;
     const int *srcs[1] = {src};
     s2s_hypothesis h;

@@ -62,7 +62,7 @@ static void teardown(void) {
 TestSuite(search, .init = setup_default, .fini = teardown);
 
 static s2s_hypothesis *translate(s2s_decode_params p) {
-    s2s_hypothesis *h = calloc((size_t)(N_SENT * p.n_best), sizeof *h);
+    s2s_hypothesis *h = calloc((size_t)(N_SENT * p.decode.n_best), sizeof *h);
     cr_assert_eq(s2s_translate(fx.st, &p, fx.src, fx.len, N_SENT, h), S2S_OK, "%s",
                  s2s_last_error());
     return h;
@@ -86,10 +86,10 @@ static void assert_same(const s2s_hypothesis *a, const s2s_hypothesis *b, float 
 static s2s_decode_params base(void) {
     s2s_decode_params p = s2s_decode_default_params(fx.m);
     p.threads = 1;
-    p.repetition_penalty = 1.0f;
-    p.no_repeat_ngram_size = 0;
-    p.no_immediate_repeat = false;
-    p.replace_unknowns = false;
+    p.decode.repetition_penalty = 1.0f;
+    p.decode.no_repeat_ngram_size = 0;
+    p.decode.no_immediate_repeat = false;
+    p.decode.replace_unknowns = false;
     return p;
 }
 
@@ -116,8 +116,8 @@ Test(search, beam_1_equals_greedy) {
 Test(search, beam_scores_at_least_greedy_under_the_same_length_penalty) {
     for (int k = 2; k <= 5; k += 3) {
         s2s_decode_params g = base(), b = base();
-        g.length_penalty = b.length_penalty = 1.0f;
-        b.beam_size = k;
+        g.decode.length_penalty = b.decode.length_penalty = 1.0f;
+        b.decode.beam_size = k;
         s2s_hypothesis *hg = translate(g), *hb = translate(b);
         double sum_g = 0, sum_b = 0;
         int better_or_equal = 0;
@@ -136,9 +136,9 @@ Test(search, beam_scores_at_least_greedy_under_the_same_length_penalty) {
 
 Test(search, n_best_is_sorted_and_matches_forced_decoding) {
     s2s_decode_params p = base();
-    p.beam_size = 4;
-    p.n_best = 4;
-    p.length_penalty = 0.6f;
+    p.decode.beam_size = 4;
+    p.decode.n_best = 4;
+    p.decode.length_penalty = 0.6f;
     s2s_hypothesis *h = translate(p);
     for (int i = 0; i < N_SENT; i++) {
         for (int j = 0; j < 4; j++) {
@@ -169,18 +169,18 @@ Test(search, n_best_is_sorted_and_matches_forced_decoding) {
 
 Test(search, batched_equals_unbatched_for_every_strategy) {
     s2s_decode_params ps[3] = {base(), base(), base()};
-    ps[1].beam_size = 3;
-    ps[1].n_best = 2;
-    ps[2].sampling_topk = 0;
-    ps[2].seed = 5;
+    ps[1].decode.beam_size = 3;
+    ps[1].decode.n_best = 2;
+    ps[2].decode.sampling_topk = 0;
+    ps[2].decode.seed = 5;
     for (int s = 0; s < 3; s++) {
         s2s_decode_params one = ps[s], many = ps[s];
         one.max_batch = 1;
         many.max_batch = 5;
         s2s_hypothesis *a = translate(one), *b = translate(many);
-        for (int i = 0; i < N_SENT * one.n_best; i++) assert_same(&a[i], &b[i], 1e-4f, i);
-        free_all(a, N_SENT * one.n_best);
-        free_all(b, N_SENT * one.n_best);
+        for (int i = 0; i < N_SENT * one.decode.n_best; i++) assert_same(&a[i], &b[i], 1e-4f, i);
+        free_all(a, N_SENT * one.decode.n_best);
+        free_all(b, N_SENT * one.decode.n_best);
     }
 }
 
@@ -189,7 +189,7 @@ Test(search, threads_split_a_batch_without_changing_results) {
     static const int threads[] = {2, 5};
     for (int k = 0; k < 2; k++) {
         s2s_decode_params one = base(), many = base();
-        one.beam_size = many.beam_size = 3;
+        one.decode.beam_size = many.decode.beam_size = 3;
         many.threads = threads[k];
         s2s_hypothesis *a = translate(one), *b = translate(many);
         for (int i = 0; i < N_SENT; i++) assert_same(&a[i], &b[i], 1e-4f, i);
@@ -232,11 +232,11 @@ Test(search, finite_row_drops_nan_and_says_when_nothing_is_left) {
 
 Test(search, sampling_repeats_with_a_seed_and_varies_without) {
     s2s_decode_params p = base();
-    p.sampling_topk = 0;
-    p.temperature = 2.0f;
-    p.seed = 11;
+    p.decode.sampling_topk = 0;
+    p.decode.temperature = 2.0f;
+    p.decode.seed = 11;
     s2s_hypothesis *a = translate(p), *b = translate(p);
-    p.seed = 12;
+    p.decode.seed = 12;
     s2s_hypothesis *c = translate(p);
     int differ = 0;
     for (int i = 0; i < N_SENT; i++) {
@@ -249,9 +249,9 @@ Test(search, sampling_repeats_with_a_seed_and_varies_without) {
 
 Test(search, sampling_at_temperature_near_zero_is_greedy) {
     s2s_decode_params g = base(), p = base();
-    p.sampling_topk = 0;
-    p.temperature = 1e-4f;
-    p.seed = 3;
+    p.decode.sampling_topk = 0;
+    p.decode.temperature = 1e-4f;
+    p.decode.seed = 3;
     s2s_hypothesis *a = translate(g), *b = translate(p);
     for (int i = 0; i < N_SENT; i++) assert_same(&a[i], &b[i], 1e-6f, i);
     free_all(a, N_SENT), free_all(b, N_SENT);
@@ -259,9 +259,9 @@ Test(search, sampling_at_temperature_near_zero_is_greedy) {
 
 Test(search, topk_1_and_topp_tiny_are_greedy) {
     s2s_decode_params g = base(), p = base();
-    p.sampling_topk = 0;
-    p.sampling_topp = 1e-6f;
-    p.seed = 9;
+    p.decode.sampling_topk = 0;
+    p.decode.sampling_topp = 1e-6f;
+    p.decode.seed = 9;
     s2s_hypothesis *a = translate(g), *b = translate(p);
     for (int i = 0; i < N_SENT; i++) assert_same(&a[i], &b[i], 1e-6f, i);
     free_all(a, N_SENT), free_all(b, N_SENT);
@@ -269,14 +269,14 @@ Test(search, topk_1_and_topp_tiny_are_greedy) {
 
 Test(search, length_limits_and_min_len) {
     s2s_decode_params p = base();
-    p.beam_size = 3;
-    p.min_len = 4;
-    p.max_len_ratio = 1.0f;
+    p.decode.beam_size = 3;
+    p.decode.min_len = 4;
+    p.decode.max_len_ratio = 1.0f;
     s2s_hypothesis *h = translate(p);
     for (int i = 0; i < N_SENT; i++) {
         int limit = fx.len[i] + 1 < 10 ? fx.len[i] + 1 : 10;
         cr_assert_leq(h[i].n_out, limit, "sentence %d: %d outputs over the limit %d", i, h[i].n_out, limit);
-        if (h[i].n_out == h[i].n + 1) cr_assert_geq(h[i].n, p.min_len, "sentence %d", i);
+        if (h[i].n_out == h[i].n + 1) cr_assert_geq(h[i].n, p.decode.min_len, "sentence %d", i);
     }
     free_all(h, N_SENT);
 }
@@ -284,11 +284,11 @@ Test(search, length_limits_and_min_len) {
 Test(search, bad_parameters_are_refused) {
     s2s_hypothesis h[N_SENT * 4];
     s2s_decode_params p = base();
-    p.n_best = 3;  // more than beam_size 1
+    p.decode.n_best = 3;  // more than beam_size 1
     cr_assert_eq(s2s_translate(fx.st, &p, fx.src, fx.len, N_SENT, h), S2S_ERR_INVALID);
     cr_assert(strstr(s2s_last_error(), "n_best"));
     p = base();
-    p.sampling_topp = 0;
+    p.decode.sampling_topp = 0;
     cr_assert_eq(s2s_translate(fx.st, &p, fx.src, fx.len, N_SENT, h), S2S_ERR_INVALID);
 }
 
@@ -336,7 +336,7 @@ Test(search, self_attention_maps_of_steps_equal_those_of_the_full_pass) {
 
 Test(search, beam_search_refuses_self_attention_maps) {
     s2s_decode_params p = base();
-    p.beam_size = 2;
+    p.decode.beam_size = 2;
     p.want_self_attention = true;
     s2s_hypothesis h[N_SENT];
     cr_assert_eq(s2s_translate(fx.st, &p, fx.src, fx.len, N_SENT, h), S2S_ERR_INVALID);
@@ -384,7 +384,7 @@ static int ref_greedy(const s2s_decode_params *p, int i, int *ids, float *lps, i
         s2s_dec_pos pos = {.t0 = 0, .tq = t + 1, .t_alloc = T, .beams = 1};
         cr_assert_eq(s2s_decode_rows(st, 1, S, pos, 0), S2S_OK);
         for (int v = 0; v < V; v++) row[v] = st->logits[(int64_t)t * V + v];
-        ref_guard(row, V, ids, t, p->repetition_penalty, p->no_repeat_ngram_size);
+        ref_guard(row, V, ids, t, p->decode.repetition_penalty, p->decode.no_repeat_ngram_size);
         double mx = -INFINITY, sum = 0;
         for (int v = 0; v < V; v++) mx = row[v] > mx ? row[v] : mx;
         for (int v = 0; v < V; v++) sum += exp(row[v] - mx);
@@ -393,12 +393,12 @@ static int ref_greedy(const s2s_decode_params *p, int i, int *ids, float *lps, i
         bool src_repeats = false;
         for (int j = 0; j + 1 < fx.len[i]; j++)
             src_repeats = src_repeats || (fx.src[i][j] == fx.src[i][j + 1] && fx.src[i][j] != S2S_UNK);
-        int banned = p->no_immediate_repeat && t > 0 && ids[t - 1] != S2S_UNK && !src_repeats
+        int banned = p->decode.no_immediate_repeat && t > 0 && ids[t - 1] != S2S_UNK && !src_repeats
                          ? ids[t - 1] : -1;
         for (int v = 0; v < V; v++) {
             row[v] -= mx + log(sum);
-            bool allowed = v != S2S_PAD && v != S2S_BOS && (v != S2S_EOS || t >= p->min_len) &&
-                           v != banned;
+            bool allowed = v != S2S_PAD && v != S2S_BOS &&
+                           (v != S2S_EOS || t >= p->decode.min_len) && v != banned;
             if (allowed && (best < 0 || row[v] > row[best])) best = v;
         }
         lps[(*n_out)++] = (float)row[best];
@@ -420,13 +420,13 @@ static bool has_repeated_ngram(const int *ids, int n, int size) {
 Test(search, repetition_guard_matches_a_plain_loop_without_the_cache) {
     static const struct { float penalty; int ngram; } cases[] = {{1.5f, 0}, {1.0f, 2}, {1.3f, 3}, {1.0f, 1}};
     s2s_decode_params off = base();
-    off.max_len = 12;
+    off.decode.max_len = 12;
     s2s_hypothesis *plain = translate(off);
     int changed = 0;
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         s2s_decode_params p = off;
-        p.repetition_penalty = cases[c].penalty;
-        p.no_repeat_ngram_size = cases[c].ngram;
+        p.decode.repetition_penalty = cases[c].penalty;
+        p.decode.no_repeat_ngram_size = cases[c].ngram;
         s2s_hypothesis *h = translate(p);
         for (int i = 0; i < N_SENT; i++) {
             int ids[16], n_out;
@@ -448,29 +448,29 @@ Test(search, repetition_guard_matches_a_plain_loop_without_the_cache) {
 
 Test(search, repetition_guard_in_beam_and_sampling) {
     s2s_decode_params p = base();
-    p.max_len = 12;
-    p.repetition_penalty = 1.4f;
-    p.no_repeat_ngram_size = 2;
+    p.decode.max_len = 12;
+    p.decode.repetition_penalty = 1.4f;
+    p.decode.no_repeat_ngram_size = 2;
     assert_one_beam_is_greedy(&p);  // the guard in the beam code, as in greedy
     s2s_hypothesis *g = translate(p);
     // every hypothesis of a wide beam and every sample obeys the n-gram rule
-    p.beam_size = 4;
-    p.n_best = 4;
+    p.decode.beam_size = 4;
+    p.decode.n_best = 4;
     s2s_hypothesis *nb = translate(p);
     for (int i = 0; i < N_SENT * 4; i++)
         if (nb[i].ids) cr_assert_not(has_repeated_ngram(nb[i].ids, nb[i].n, 2), "hypothesis %d", i);
     free_all(nb, N_SENT * 4);
-    p.beam_size = p.n_best = 1;
-    p.sampling_topk = 0;
-    p.temperature = 1.5f;
+    p.decode.beam_size = p.decode.n_best = 1;
+    p.decode.sampling_topk = 0;
+    p.decode.temperature = 1.5f;
     for (int seed = 1; seed <= 5; seed++) {
-        p.seed = (unsigned long long)seed;
+        p.decode.seed = (int)seed;
         s2s_hypothesis *s = translate(p);
         for (int i = 0; i < N_SENT; i++) cr_assert_not(has_repeated_ngram(s[i].ids, s[i].n, 2));
         free_all(s, N_SENT);
     }
     // near-zero temperature samples what guarded greedy picks
-    p.temperature = 1e-4f;
+    p.decode.temperature = 1e-4f;
     s2s_hypothesis *cold = translate(p);
     for (int i = 0; i < N_SENT; i++) assert_same(&g[i], &cold[i], 1e-5f, i);
     free_all(cold, N_SENT);
@@ -491,7 +491,7 @@ static unsigned banned_by_rule(const int *prev, int t, bool on, s2s_repeat_ctx r
     float row[16];
     for (int v = 0; v < 16; v++) row[v] = 0.0f;
     s2s_decode_params p = base();
-    p.no_immediate_repeat = on;
+    p.decode.no_immediate_repeat = on;
     s2s_mask_repeat(row, prev, t, &p, &r);
     unsigned bits = 0;
     for (int v = 0; v < 16; v++) {
@@ -552,12 +552,13 @@ Test(search, no_immediate_repeat_unless_the_source_repeats) {
     }
     for (int mode = 0; mode < 3; mode++) {  // greedy, beam 4 with 4 best, sampling
         s2s_decode_params off = base();
-        off.max_len = 12;
-        if (mode == 1) off.beam_size = off.n_best = 4;
-        if (mode == 2) off.sampling_topk = 0, off.temperature = 1.5f, off.seed = 3;
+        off.decode.max_len = 12;
+        if (mode == 1) off.decode.beam_size = off.decode.n_best = 4;
+        if (mode == 2)
+            off.decode.sampling_topk = 0, off.decode.temperature = 1.5f, off.decode.seed = 3;
         s2s_decode_params on = off;
-        on.no_immediate_repeat = true;
-        int nh = N_SENT * off.n_best, plain_repeats = 0;
+        on.decode.no_immediate_repeat = true;
+        int nh = N_SENT * off.decode.n_best, plain_repeats = 0;
         s2s_hypothesis *plain = translate(off), *ruled = translate(on);
         for (int i = 0; i < nh; i++) {
             if (!plain[i].ids) continue;
@@ -595,8 +596,8 @@ Test(search, no_immediate_repeat_unless_the_source_repeats) {
     }
     // greedy under the rule is the plain loop that bans the last token
     s2s_decode_params on = base();
-    on.max_len = 12;
-    on.no_immediate_repeat = true;
+    on.decode.max_len = 12;
+    on.decode.no_immediate_repeat = true;
     s2s_hypothesis *h = translate(on);
     for (int i = 0; i < N_SENT; i++) {
         int ids[16], n_out;
@@ -637,16 +638,16 @@ Test(search, replace_unknowns_names_the_most_attended_source_token) {
         cr_assert_eq(s2s_model_set_alignment_head(fx.m, heads[k][0], heads[k][1]), S2S_OK, "%s", s2s_last_error());
         for (int beam = 1; beam <= 3; beam += 2) {
             s2s_decode_params p = base(), q;
-            p.max_len = 12;
-            p.beam_size = beam;
-            p.n_best = beam == 1 ? 1 : 2;
-            p.replace_unknowns = true;
+            p.decode.max_len = 12;
+            p.decode.beam_size = beam;
+            p.decode.n_best = beam == 1 ? 1 : 2;
+            p.decode.replace_unknowns = true;
             q = p;
-            q.replace_unknowns = false;
+            q.decode.replace_unknowns = false;
             q.want_attention = true;
             s2s_decode_params both = q;
-            both.replace_unknowns = true;
-            int nh = N_SENT * p.n_best;
+            both.decode.replace_unknowns = true;
+            int nh = N_SENT * p.decode.n_best;
             s2s_hypothesis *r = translate(p), *a = translate(q), *ra = translate(both);
             for (int i = 0; i < nh; i++) {
                 if (!a[i].ids) continue;
@@ -683,15 +684,15 @@ Test(search, no_unk_copies_one_source_token_twice_in_a_row) {
         cr_assert_eq(s2s_model_set_alignment_head(fx.m, heads[k][0], heads[k][1]), S2S_OK);
         for (int beam = 1; beam <= 3; beam += 2) {
             s2s_decode_params off = base();
-            off.max_len = 12;
-            off.beam_size = beam;
-            off.n_best = beam == 1 ? 1 : 2;
+            off.decode.max_len = 12;
+            off.decode.beam_size = beam;
+            off.decode.n_best = beam == 1 ? 1 : 2;
             off.want_attention = true;
             s2s_decode_params on = off, printed = off;
-            on.no_immediate_repeat = printed.no_immediate_repeat = true;
+            on.decode.no_immediate_repeat = printed.decode.no_immediate_repeat = true;
             printed.want_attention = false;  // the rule reads the maps all the same
-            printed.replace_unknowns = true;
-            int nh = N_SENT * off.n_best;
+            printed.decode.replace_unknowns = true;
+            int nh = N_SENT * off.decode.n_best;
             s2s_hypothesis *plain = translate(off), *ruled = translate(on), *shown = translate(printed);
             for (int i = 0; i < nh; i++) {
                 s2s_hypothesis *a = &plain[i], *r = &ruled[i], *s = &shown[i];

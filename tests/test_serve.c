@@ -69,7 +69,7 @@ static char *direct(const char *text, int beam) {
     s2s_tokens t = {0};
     cr_assert_eq(s2s_tokenize(s2s_model_src_vocab(m), text, &t), S2S_OK);
     s2s_decode_params p = s2s_decode_default_params(m);
-    p.beam_size = beam;
+    p.decode.beam_size = beam;
     s2s_hypothesis h;
     const int *src[1] = {t.ids};
     cr_assert_eq(s2s_translate(st, &p, src, &t.n, 1, &h), S2S_OK);

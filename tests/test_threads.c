@@ -64,7 +64,7 @@ static s2s_decode_params params(run_kind k, int threads) {
     p.threads = threads;
     p.max_batch = 4;
     p.want_attention = true;
-    if (k == RUN_BEAM) p.beam_size = 3;
+    if (k == RUN_BEAM) p.decode.beam_size = 3;
     return p;
 }
 

@@ -135,11 +135,25 @@ typedef struct s2s_decode_config {
     int sampling_topk;    // 1 = greedy, 0 = sample from all, k = from the top k
     float sampling_topp;  // nucleus mass (1 = off)
     float temperature;    // sampling temperature
-    int seed;             // sampling seed
-    float repetition_penalty;  // 1 = off; > 1 penalises tokens already generated
-    int no_repeat_ngram_size;  // 0 = off; n = no n-gram twice in a hypothesis
-    bool no_immediate_repeat;  // no token twice in a row unless the source repeats one
-    bool replace_unknowns;     // <unk> in the output becomes the attended source word
+    int seed;             // sampling: each sentence draws from a stream of (seed, its ids)
+    // The repetition guard, with CTranslate2's meaning, in every search:
+    // before a step, the logit of each token id the hypothesis already holds
+    // is divided by repetition_penalty when positive, multiplied when not
+    // (1: off); a token that would complete an n-gram of no_repeat_ngram_size
+    // tokens already in the hypothesis is never chosen (0: off). Log-probs
+    // and scores are those of the guarded logits.
+    float repetition_penalty;
+    int no_repeat_ngram_size;
+    // No stutter: a token never directly follows itself unless the source
+    // holds two equal adjacent tokens (<unk>s aside), and a <unk> never
+    // directly follows a <unk> that copies the same source token (the most
+    // attended one, as for unk_src), in every search. A mask, as min_len's:
+    // the log-probs and scores stay the model's.
+    bool no_immediate_repeat;
+    // Fill s2s_hypothesis.unk_src: for each <unk> produced, the source token
+    // the model's alignment head (s2s_model_alignment_head; else the mean of
+    // every layer and head) attends to most at that step.
+    bool replace_unknowns;
     s2s_compute_type compute_type;  // decoding's matrix products
 } s2s_decode_config;
 
@@ -323,8 +337,9 @@ s2s_status s2s_config_write_commented(const s2s_config *cfg, const char *header,
                                       const char *path);
 
 // Fills cfg with the preset `name`: "demo", "zh-en" or "bench", the shapes
-// (model, decode and train values) of configs/<name>.yaml without their
-// file paths, so a config made from it loads anywhere. S2S_ERR_CONFIG for
+// (model, decode and train values) of configs/<name>.yaml (the file itself,
+// embedded at build time) without its file paths, so a config made from it
+// loads anywhere. S2S_ERR_CONFIG for
 // another name (the message lists the presets).
 s2s_status s2s_config_preset(s2s_config *cfg, const char *name);
 

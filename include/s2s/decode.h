@@ -39,38 +39,16 @@ void s2s_state_free(s2s_state *st);
 size_t s2s_state_bytes_per_sentence(const s2s_model *m, int src_len, int tgt_len, int beam);
 
 typedef struct s2s_decode_params {
-    int max_len;          // most tokens generated per sentence, </s> included
-    float max_len_ratio;  // > 0: also at most ceil(ratio * source tokens) + 1
-    int min_len;          // </s> is not produced before this many tokens
-    int beam_size;        // 1: greedy (or sampling)
-    int n_best;           // hypotheses per sentence, best first (<= beam_size)
-    float length_penalty; // beams are ranked by logprob / n_out^length_penalty
-    int sampling_topk;    // beam 1 only: 1 = greedy, 0 = sample from all, k = from the top k
-    float sampling_topp;  // sample from the smallest set of tokens holding this mass (1: off)
-    float temperature;    // sampling temperature; 0 = greedy
-    unsigned long long seed;  // sampling: each sentence draws from a stream of (seed, its ids)
+    // The decode: section of a config (s2s/config.h: the search, its limits,
+    // sampling, the repetition guard, <unk> replacement), beam_size raised
+    // to n_best. Its compute_type is the model's, applied when the model is
+    // loaded (s2s_model_set_compute_type), not per call.
+    s2s_decode_config decode;
+    // How this call runs and what it returns besides the hypotheses:
     int max_batch;        // sentences decoded together (sorted by length)
     int threads;          // 0: as s2s_set_threads; a batch splits across threads by sentence
     bool want_attention;  // fill s2s_hypothesis.cross_attn
     bool want_self_attention;  // also self_attn and enc_attn (greedy, sampling, score)
-    // The repetition guard, with CTranslate2's meaning, in every search:
-    // before a step, the logit of each token id the hypothesis already holds
-    // is divided by repetition_penalty when positive, multiplied when not
-    // (1: off); a token that would complete an n-gram of no_repeat_ngram_size
-    // tokens already in the hypothesis is never chosen (0: off). Log-probs
-    // and scores are those of the guarded logits.
-    float repetition_penalty;
-    int no_repeat_ngram_size;
-    // No stutter: a token never directly follows itself unless the source
-    // holds two equal adjacent tokens (<unk>s aside), and a <unk> never
-    // directly follows a <unk> that copies the same source token (the most
-    // attended one, as for unk_src), in every search. A mask, as min_len's:
-    // the log-probs and scores stay the model's.
-    bool no_immediate_repeat;
-    // Fill s2s_hypothesis.unk_src: for each <unk> produced, the source token
-    // the model's alignment head (s2s_model_alignment_head; else the mean of
-    // every layer and head) attends to most at that step.
-    bool replace_unknowns;
 } s2s_decode_params;
 
 // The decode section of the model's config; batches of 32, no attention.

@@ -89,7 +89,7 @@ static s2s_status score_reverse(const s2s_align_pair *p, int n, const s2s_tokens
     if (st == S2S_ERR_NOMEM) s2s_fail(st, "out of memory for the reverse model's tokens");
     if (st == S2S_OK) {
         s2s_decode_params rp = p->rev_params;
-        rp.n_best = 1;
+        rp.decode.n_best = 1;
         rp.want_attention = true;
         rp.want_self_attention = false;
         st = s2s_score(p->rev_state, &rp, (const int *const *)rsrc, rsl, (const int *const *)rtgt,

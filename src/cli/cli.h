@@ -18,25 +18,51 @@ enum {
     S2S_EXIT_WARNINGS = 3, // finished, but some input lines were skipped or cut
 };
 
-int s2s_cmd_init(int argc, char **argv);
-int s2s_cmd_translate(int argc, char **argv);
-int s2s_cmd_score(int argc, char **argv);
-int s2s_cmd_inspect(int argc, char **argv);
-int s2s_cmd_quantize(int argc, char **argv);
-int s2s_cmd_train(int argc, char **argv);
-int s2s_cmd_vocab(int argc, char **argv);
-int s2s_cmd_config(int argc, char **argv);
-int s2s_cmd_eval(int argc, char **argv);
-int s2s_cmd_align(int argc, char **argv);
-int s2s_cmd_eval_align(int argc, char **argv);
-int s2s_cmd_probe(int argc, char **argv);
+// ---- the commands ----
+// One row per command, in the order `s2s --help` lists them: its name, the
+// function s2s_cmd_FN that runs it (argc/argv after the name; in its own
+// src/cli/cmd_*.c), its synopsis and its summary. main.c dispatches and
+// prints the usage from these rows, and tests/cli_args_test.sh reads the
+// commands back from `s2s --help`: a new command is its file, a row here and
+// its line in CMakeLists.txt's s2s_cli.
+#define S2S_CLI_COMMANDS(X)                                                                  \
+    X("init", init, "init CONFIG -o MODEL [--seed N]", "write a randomly initialised model") \
+    X("translate", translate, "translate -m MODEL [SENTENCE...]",                            \
+      "translate arguments, or stdin line by line")                                          \
+    X("score", score, "score -m MODEL", "log-probs of source<TAB>target lines on stdin")     \
+    X("inspect", inspect, "inspect MODEL", "config, vocab sizes, tensors, parameter count")  \
+    X("quantize", quantize, "quantize MODEL -o OUT --type int8|bf16",                        \
+      "store the decoding matrices as I8 or BF16")                                           \
+    X("train", train, "train CONFIG -o OUT",                                                 \
+      "train a model (--init MODEL, --resume CKPT, --quiet)")                                \
+    X("plot", plot, "plot LOG... -o FILE.svg|.html",                                         \
+      "draw training logs: loss, BLEU, lr, gradient norms")                                  \
+    X("vocab", vocab, "vocab build TSV --column src|tgt -o VOCAB",                           \
+      "write a vocab file from a corpus")                                                    \
+    X("config", config, "config check|show|diff|reference|schema|init|explain",              \
+      "validate, print, compare or start YAML configs")                                      \
+    X("eval", eval, "eval -m MODEL TEST.tsv",                                                \
+      "BLEU, exact match, accuracy on a source<TAB>target file")                             \
+    X("align", align, "align -m MODEL [SENTENCE...]", "attention alignments, heatmaps, AER") \
+    X("eval-align", eval_align, "eval-align -m MODEL GOLD.tsv",                              \
+      "AER of every layer/head against gold alignments")                                     \
+    X("probe", probe, "probe coref|scale|heads|equivariance",                                \
+      "antecedent heads, softmax scaling, each head's figures, permutation equivariance")    \
+    X("serve", serve, "serve -m MODEL [-m MODEL...]",                                        \
+      "the translation demo and JSON API over HTTP")
+
+#define S2S_CLI_DECLARE(name, fn, synopsis, summary) int s2s_cmd_##fn(int argc, char **argv);
+S2S_CLI_COMMANDS(S2S_CLI_DECLARE)
+#undef S2S_CLI_DECLARE
 // probe scale, probe heads, probe equivariance (cmd_probe_attn.c), which
 // s2s_cmd_probe dispatches to.
 int s2s_cmd_probe_scale(int argc, char **argv);
 int s2s_cmd_probe_heads(int argc, char **argv);
 int s2s_cmd_probe_equivariance(int argc, char **argv);
-int s2s_cmd_serve(int argc, char **argv);
-int s2s_cmd_plot(int argc, char **argv);
+
+// The display columns text on stdout may take: $COLUMNS when it is a
+// number >= 20, else the terminal's width when stdout is one, else 80.
+int s2s_cli_stdout_width(void);
 
 // Every error and warning line starts "s2s CMD: " (CMD: the command, as
 // main dispatched it; "s2s: " before there is one). main sets it.
@@ -76,9 +102,6 @@ bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, in
 int s2s_cli_print_json(json_t *o, int precision);
 // A layer or head selection as JSON: its index, or "avg" for a mean (< 0).
 json_t *s2s_cli_json_sel(int x);
-// The display columns text on stdout may take: $COLUMNS when it is a
-// number >= 20, else the terminal's width when stdout is one, else 80.
-int s2s_cli_stdout_width(void);
 
 // ---- input lines: the bad-line rule (README "Bad lines and exit codes") ----
 //

@@ -259,7 +259,7 @@ static int open_side(side *sd, const char *path, const s2s_decode_opts *o, bool 
     oo.model = path;
     int rc = s2s_cli_open(CMD, &oo, &sd->m, &sd->st, &sd->p);
     if (rc != S2S_EXIT_OK) return rc;
-    sd->p.n_best = 1;
+    sd->p.decode.n_best = 1;
     sd->p.want_attention = true;
     sd->p.want_self_attention = self;
     if (!s2s_model_alignment_head(sd->m, &sd->layer, &sd->head)) sd->layer = sd->head = S2S_ALIGN_AVG;
@@ -306,7 +306,7 @@ static int prepare(aligner *a, const s2s_decode_opts *o) {
     rc = open_side(&a->fw, o->model, o, a->html_path || v->map != S2S_CLI_MAP_CROSS);
     // Beam search records cross-attention only: the HTML page then shows
     // just that, and --map self|enc cannot work.
-    if (rc == S2S_EXIT_OK && !a->ref && a->fw.p.beam_size > 1) {
+    if (rc == S2S_EXIT_OK && !a->ref && a->fw.p.decode.beam_size > 1) {
         a->fw.p.want_self_attention = false;
         if (v->map != S2S_CLI_MAP_CROSS)
             return s2s_cli_usage_error(CMD, "--map %s: beam search returns cross-attention only (use --beam 1)",

@@ -101,7 +101,7 @@ int s2s_cmd_eval(int argc, char **argv) {
                : s2s_cli_usage_error("eval", "--json: the file name is not UTF-8");
     } else {
         printf("%s: %d sentences, %s\n", tsv, r.sentences,
-               p.beam_size > 1 ? "beam search" : "greedy");
+               p.decode.beam_size > 1 ? "beam search" : "greedy");
         printf("BLEU %.2f  exact match %.2f%%  token accuracy %.2f%%  loss %.4f\n", r.bleu,
                100 * r.exact_match, 100 * r.token_accuracy, r.loss);
     }

@@ -105,8 +105,8 @@ static int open_model(prober *pr, const s2s_decode_opts *o) {
     }
     int rc = s2s_cli_open(CMD, o, &pr->m, &pr->st, &pr->p);
     if (rc != S2S_EXIT_OK) return rc;
-    pr->p.n_best = 1;
-    pr->p.beam_size = 1;
+    pr->p.decode.n_best = 1;
+    pr->p.decode.beam_size = 1;
     pr->p.want_attention = true;  // the encoder's maps come with the decoder's
     pr->p.want_self_attention = true;
     pr->max_tokens = s2s_cli_max_tokens(pr->m);

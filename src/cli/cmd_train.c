@@ -278,91 +278,127 @@ static void print_log_hint(const s2s_config *cfg, const s2s_train_params *tp) {
     free(log);
 }
 
-int s2s_cmd_train(int argc, char **argv) {
-    if (!stop_on_signals()) return S2S_EXIT_FAILURE;
-    const char *config = NULL;
-    s2s_train_params tp = s2s_train_default_params();
-    progress pg = {.tty = isatty(STDERR_FILENO), .every = 100, .first_step = -1};
-    int threads = 0;
-    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
-    if (!sets) return S2S_EXIT_FAILURE;
-    int n_sets = 0;
-    bool log_set = false, output_set = false;  // --set train.log= / train.output=
-    bool plan_only = false;
+// The command line: CONFIG, the --set overrides (argv's own strings) and
+// the options that are not the library's.
+typedef struct train_args {
+    const char *config;
+    const char **sets;
+    int n_sets, threads;
+    bool log_set, output_set;  // --set train.log= / train.output=
+    bool plan_only, help;
+} train_args;
+
+// Fills *a, tp and pg from argv; S2S_EXIT_OK or the exit code of a usage
+// error (printed).
+static int parse_train_args(int argc, char **argv, train_args *a, s2s_train_params *tp,
+                            progress *pg) {
     s2s_args args;
     int rc = s2s_args_parse(&train_spec, argc, argv, &args);
     for (int k = 0; k < args.n_opts && rc == S2S_EXIT_OK; k++) {
         const s2s_arg *x = &args.opts[k];
         const char *val = x->value;
         if (s2s_arg_is(x, "--output")) {
-            tp.output = val;
+            tp->output = val;
         } else if (s2s_arg_is(x, "--init")) {
-            tp.init = val;
+            tp->init = val;
         } else if (s2s_arg_is(x, "--resume")) {
-            tp.resume = pg.resume = val;
+            tp->resume = pg->resume = val;
         } else if (s2s_arg_is(x, "--set")) {
-            log_set |= strncmp(val, "train.log=", 10) == 0;
-            output_set |= strncmp(val, "train.output=", 13) == 0;
-            sets[n_sets++] = val;
+            a->log_set |= strncmp(val, "train.log=", 10) == 0;
+            a->output_set |= strncmp(val, "train.output=", 13) == 0;
+            a->sets[a->n_sets++] = val;
         } else if (s2s_arg_is(x, "--threads")) {
-            if (!s2s_cli_int("train", "--threads", val, 1, S2S_CLI_MAX_THREADS, &threads))
+            if (!s2s_cli_int("train", "--threads", val, 1, S2S_CLI_MAX_THREADS, &a->threads))
                 rc = S2S_EXIT_USAGE;
         } else if (s2s_arg_is(x, "--log-every")) {
-            if (!s2s_cli_int("train", "--log-every", val, 1, S2S_CLI_INT_MAX, &pg.every))
+            if (!s2s_cli_int("train", "--log-every", val, 1, S2S_CLI_INT_MAX, &pg->every))
                 rc = S2S_EXIT_USAGE;
         } else if (s2s_arg_is(x, "--allow-outside")) {
-            tp.allow_outside = true;
+            tp->allow_outside = true;
         } else if (s2s_arg_is(x, "--overwrite")) {
-            tp.overwrite = true;
+            tp->overwrite = true;
         } else if (s2s_arg_is(x, "--quiet")) {
-            pg.quiet = true;
+            pg->quiet = true;
         } else if (s2s_arg_is(x, "--plan")) {
-            plan_only = true;
+            a->plan_only = true;
         }
     }
     if (rc == S2S_EXIT_OK && args.n_pos > 1)
         rc = s2s_cli_usage_error("train", "unexpected argument '%s'", args.pos[1]);
-    if (args.n_pos > 0) config = args.pos[0];
-    bool help = args.help;
+    if (args.n_pos > 0) a->config = args.pos[0];
+    a->help = args.help;
     s2s_args_free(&args);
-    if (rc != S2S_EXIT_OK || help) {
-        free(sets);
-        return rc;
+    return rc;
+}
+
+// The config: the file, then the overrides, then the cross-field checks
+// (problems reported together); and the output and log paths it gives.
+static int load_train_config(const train_args *a, s2s_train_params *tp, s2s_config *cfg) {
+    if (!a->config)
+        return s2s_cli_usage_error("train", "no CONFIG given: the config names the data, "
+                                   "vocabularies and schedule, also for --resume (usage: %s)",
+                                   train_spec.usage);
+    if (tp->init && tp->resume)
+        return s2s_cli_usage_error("train", "--init and --resume exclude each other");
+    s2s_config_default(cfg);
+    s2s_status st = s2s_config_load_file_set(cfg, a->config, a->sets, a->n_sets);
+    if (st != S2S_OK) return s2s_cli_fail(st);
+    if (a->output_set && !tp->output) tp->output = cfg->train.output;
+    if (a->log_set) tp->log = cfg->train.log;
+    else if (tp->output) cfg->train.log[0] = '\0';  // BASE.train.log beside -o's OUT
+    return S2S_EXIT_OK;
+}
+
+// The lines after a run: how it ended (with the command that continues an
+// interrupted one) and the best validation.
+static void print_summary(const s2s_train_summary *sum, const s2s_config *cfg, const char *out,
+                          int argc, char **argv) {
+    if (sum->interrupted) {
+        fprintf(stderr, "interrupted after step %d; model and checkpoint saved as %s; "
+                "continue with: ", sum->steps, out);
+        print_resume_command(stderr, argc, argv, out);
+        fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "%s after step %d (%.0f tok/s); model %s\n",
+                sum->early_stopped ? "stopped early" : "done", sum->steps, sum->tokens_per_sec,
+                out);
     }
-    if (!config)
-        rc = s2s_cli_usage_error("train", "no CONFIG given: the config names the data, vocabularies "
-                                 "and schedule, also for --resume (usage: %s)", train_spec.usage);
-    if (rc == S2S_EXIT_OK && tp.init && tp.resume)
-        rc = s2s_cli_usage_error("train", "--init and --resume exclude each other");
+    static const char *const metric[S2S_BEST_COUNT] = {
+        [S2S_BEST_BLEU] = "bleu", [S2S_BEST_LOSS] = "loss",
+        [S2S_BEST_EXACT_MATCH] = "exact match"};
+    if (!isnan(sum->best_score))
+        fprintf(stderr, "best %s %.4f at step %d\n", metric[cfg->train.best_metric],
+                sum->best_score, sum->best_step);
+}
+
+int s2s_cmd_train(int argc, char **argv) {
+    if (!stop_on_signals()) return S2S_EXIT_FAILURE;
+    s2s_train_params tp = s2s_train_default_params();
+    progress pg = {.tty = isatty(STDERR_FILENO), .every = 100, .first_step = -1};
+    train_args a = {.sets = calloc((size_t)argc + 1, sizeof *a.sets)};
+    if (!a.sets) return S2S_EXIT_FAILURE;
+    int rc = parse_train_args(argc, argv, &a, &tp, &pg);
     s2s_config cfg;
-    s2s_config_default(&cfg);
-    if (rc == S2S_EXIT_OK) {
-        // File, then overrides, then cross-field checks; problems reported together.
-        s2s_status st = s2s_config_load_file_set(&cfg, config, sets, n_sets);
-        if (st != S2S_OK) rc = s2s_cli_fail(st);
-    }
-    free(sets);
-    if (rc != S2S_EXIT_OK) return rc;
-    if (output_set && !tp.output) tp.output = cfg.train.output;
-    if (log_set) tp.log = cfg.train.log;
-    else if (tp.output) cfg.train.log[0] = '\0';  // BASE.train.log beside -o's OUT
+    if (rc == S2S_EXIT_OK && !a.help) rc = load_train_config(&a, &tp, &cfg);
+    free(a.sets);
+    if (rc != S2S_EXIT_OK || a.help) return rc;
     // The config's relative output paths resolved against its folder.
-    const char *slash = strrchr(config, '/');
-    char *config_dir = slash ? strndup(config, (size_t)(slash - config) + 1) : strdup(".");
+    const char *slash = strrchr(a.config, '/');
+    char *config_dir = slash ? strndup(a.config, (size_t)(slash - a.config) + 1) : strdup(".");
     if (!config_dir) {
         fputs("s2s train: out of memory\n", stderr);
         return S2S_EXIT_FAILURE;
     }
     tp.config_dir = config_dir;
 
-    s2s_set_threads(threads);
+    s2s_set_threads(a.threads);
     tp.stop = &stop_flag;
     tp.on_step = on_step;
     tp.on_plan = on_plan;
     tp.user = &pg;
     pg.cfg = &cfg;
     pg.tp = &tp;
-    if (plan_only) {
+    if (a.plan_only) {
         s2s_train_memory mem;
         s2s_status st = s2s_train_plan(&cfg, &tp, &mem);
         free(config_dir);
@@ -391,22 +427,7 @@ int s2s_cmd_train(int argc, char **argv) {
         return EXIT_INTERRUPTED;
     }
     if (!pg.quiet) {
-        if (sum.interrupted) {
-            fprintf(stderr, "interrupted after step %d; model and checkpoint saved as %s; "
-                    "continue with: ", sum.steps, out);
-            print_resume_command(stderr, argc, argv, out);
-            fputc('\n', stderr);
-        } else {
-            fprintf(stderr, "%s after step %d (%.0f tok/s); model %s\n",
-                    sum.early_stopped ? "stopped early" : "done", sum.steps, sum.tokens_per_sec,
-                    out);
-        }
-        static const char *const metric[S2S_BEST_COUNT] = {
-            [S2S_BEST_BLEU] = "bleu", [S2S_BEST_LOSS] = "loss",
-            [S2S_BEST_EXACT_MATCH] = "exact match"};
-        if (!isnan(sum.best_score))
-            fprintf(stderr, "best %s %.4f at step %d\n", metric[cfg.train.best_metric],
-                    sum.best_score, sum.best_step);
+        print_summary(&sum, &cfg, out, argc, argv);
         print_log_hint(&cfg, &tp);
     }
     return sum.interrupted ? EXIT_INTERRUPTED : S2S_EXIT_OK;

@@ -169,7 +169,7 @@ static int print_json(const translator *t, int k) {
 // its sentences' j-th joined, with the sum of their scores); or with
 // --json one object. A skipped line prints one empty line.
 static int flush_chunk(translator *t) {
-    int rc = S2S_EXIT_OK, nb = t->p.n_best;
+    int rc = S2S_EXIT_OK, nb = t->p.decode.n_best;
     s2s_status st = s2s_translate_lines(t->st, &t->p, t->res, t->n);
     if (st != S2S_OK) rc = s2s_cli_fail(st);
     for (int k = 0; k < t->n && rc == S2S_EXIT_OK; k++) {

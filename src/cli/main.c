@@ -8,54 +8,40 @@
 
 #include "cli/cli.h"
 
-static const char usage[] =
-    "usage: s2s COMMAND [OPTIONS]    (s2s COMMAND --help: its options and defaults)\n"
-    "       s2s --version\n"
-    "\n"
-    "commands:\n"
-    "  init CONFIG -o MODEL [--seed N]   write a randomly initialised model\n"
-    "  translate -m MODEL [SENTENCE...]  translate arguments, or stdin line by line\n"
-    "  score -m MODEL                    log-probs of source<TAB>target lines on stdin\n"
-    "  inspect MODEL                     config, vocab sizes, tensors, parameter count\n"
-    "  quantize MODEL -o OUT --type int8|bf16  store the decoding matrices as I8 or BF16\n"
-    "  train CONFIG -o OUT               train a model (--init MODEL, --resume CKPT, --quiet)\n"
-    "  plot LOG... -o FILE.svg|.html     draw training logs: loss, BLEU, lr, gradient norms\n"
-    "  vocab build TSV --column src|tgt -o VOCAB  write a vocab file from a corpus\n"
-    "  config check|show|diff|reference|schema|init|explain\n"
-    "                                    validate, print, compare or start YAML configs\n"
-    "  eval -m MODEL TEST.tsv            BLEU, exact match, accuracy on a source<TAB>target file\n"
-    "  align -m MODEL [SENTENCE...]      attention alignments, heatmaps, AER (eval-align)\n"
-    "  probe coref -m MODEL GOLD.tsv     which encoder heads find pronouns' antecedents\n"
-    "  probe scale [-m MODEL [FILE]]     score spread and softmax saturation without 1/sqrt(d_k)\n"
-    "  probe heads -m MODEL [FILE]       each head's distance, entropy, </s> share, label\n"
-    "  probe equivariance -m MODEL [FILE]  the encoder's |f(Px) - P f(x)|, without/with positions\n"
-    "  serve -m MODEL [-m MODEL...]      the translation demo and JSON API over HTTP\n"
-    "\n"
-    "options may stand anywhere after COMMAND; `--` ends them\n"
-    "exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input,\n"
-    "            3 finished with input lines skipped or cut (README \"Bad lines\")\n";
-
 typedef struct command {
     const char *name;
     int (*run)(int argc, char **argv);
+    const char *synopsis, *summary;
 } command;
 
-static const command commands[] = {
-    {"init", s2s_cmd_init},
-    {"translate", s2s_cmd_translate},
-    {"score", s2s_cmd_score},
-    {"inspect", s2s_cmd_inspect},
-    {"quantize", s2s_cmd_quantize},
-    {"train", s2s_cmd_train},
-    {"vocab", s2s_cmd_vocab},
-    {"config", s2s_cmd_config},
-    {"eval", s2s_cmd_eval},
-    {"align", s2s_cmd_align},
-    {"eval-align", s2s_cmd_eval_align},
-    {"probe", s2s_cmd_probe},
-    {"serve", s2s_cmd_serve},
-    {"plot", s2s_cmd_plot},
-};
+#define S2S_CLI_ROW(name, fn, synopsis, summary) {name, s2s_cmd_##fn, synopsis, summary},
+static const command commands[] = {S2S_CLI_COMMANDS(S2S_CLI_ROW)};
+#undef S2S_CLI_ROW
+
+// The usage, one line per row of the table: summaries in a column, after
+// two spaces where a synopsis is too wide for it, on the next line where
+// the line would pass 100 columns.
+static void print_usage(FILE *f) {
+    fputs("usage: s2s COMMAND [OPTIONS]    (s2s COMMAND --help: its options and defaults)\n"
+          "       s2s --version\n"
+          "\n"
+          "commands:\n", f);
+    enum { column = 34, width = 100 };
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        const command *c = &commands[i];
+        size_t n = strlen(c->synopsis);
+        if (n + 2 <= column)
+            fprintf(f, "  %-*s%s\n", column, c->synopsis, c->summary);
+        else if (2 + n + 2 + strlen(c->summary) <= width)
+            fprintf(f, "  %s  %s\n", c->synopsis, c->summary);
+        else
+            fprintf(f, "  %s\n  %*s%s\n", c->synopsis, column, "", c->summary);
+    }
+    fputs("\n"
+          "options may stand anywhere after COMMAND; `--` ends them\n"
+          "exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input,\n"
+          "            3 finished with input lines skipped or cut (README \"Bad lines\")\n", f);
+}
 
 // ---- standard output ----
 
@@ -87,11 +73,11 @@ static int finish(const char *cmd, int rc) {
 int main(int argc, char **argv) {
     fill_closed_std_fds();
     if (argc < 2) {
-        fputs(usage, stderr);
+        print_usage(stderr);
         return S2S_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-        fputs(usage, stdout);
+        print_usage(stdout);
         return finish("help", S2S_EXIT_OK);
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") || !strcmp(argv[1], "version")) {
@@ -114,6 +100,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "s2s: unknown command '%s' (did you mean '%s'?)\n", argv[1], s.best);
         return S2S_EXIT_USAGE;
     }
-    fprintf(stderr, "s2s: unknown command '%s'\n%s", argv[1], usage);
+    fprintf(stderr, "s2s: unknown command '%s'\n", argv[1]);
+    print_usage(stderr);
     return S2S_EXIT_USAGE;
 }

@@ -53,9 +53,35 @@ int s2s_stack_find(const s2s_stack *s, s2s_sub_kind kind) {
     return -1;
 }
 
+// The three input projections are laid out weight, weight, weight, bias,
+// bias, bias, so that the stacked (3D, D) matrix and (3D) bias are
+// contiguous.
+static const s2s_sub_weight attention_weights[] = {
+    {".q_proj.weight", S2S_DIM_D, S2S_DIM_D}, {".k_proj.weight", S2S_DIM_D, S2S_DIM_D},
+    {".v_proj.weight", S2S_DIM_D, S2S_DIM_D}, {".q_proj.bias", S2S_DIM_D, S2S_DIM_NONE},
+    {".k_proj.bias", S2S_DIM_D, S2S_DIM_NONE}, {".v_proj.bias", S2S_DIM_D, S2S_DIM_NONE},
+    {".out_proj.weight", S2S_DIM_D, S2S_DIM_D}, {".out_proj.bias", S2S_DIM_D, S2S_DIM_NONE}};
+static const s2s_sub_weight ffn_weights[] = {
+    {".ffn.fc1.weight", S2S_DIM_F, S2S_DIM_D}, {".ffn.fc1.bias", S2S_DIM_F, S2S_DIM_NONE},
+    {".ffn.fc2.weight", S2S_DIM_D, S2S_DIM_F}, {".ffn.fc2.bias", S2S_DIM_D, S2S_DIM_NONE}};
+
+const s2s_sub_weight *s2s_sub_weight_list(s2s_sub_kind k, int *n) {
+    if (s2s_sub_is_attention(k)) {
+        *n = (int)(sizeof attention_weights / sizeof attention_weights[0]);
+        return attention_weights;
+    }
+    *n = (int)(sizeof ffn_weights / sizeof ffn_weights[0]);
+    return ffn_weights;
+}
+
 double s2s_stack_matrix_weights(const s2s_stack *s, double d, double f) {
     double n = 0;
-    for (int i = 0; i < s->n_subs; i++)
-        n += s2s_sub_is_attention(s->subs[i].kind) ? 4 * d * d : 2 * d * f;
+    for (int i = 0; i < s->n_subs; i++) {
+        int nw;
+        const s2s_sub_weight *w = s2s_sub_weight_list(s->subs[i].kind, &nw);
+        for (int j = 0; j < nw; j++)
+            if (w[j].cols != S2S_DIM_NONE)
+                n += (w[j].rows == S2S_DIM_D ? d : f) * (w[j].cols == S2S_DIM_D ? d : f);
+    }
     return n;
 }

@@ -76,9 +76,22 @@ int s2s_stack_find(const s2s_stack *s, s2s_sub_kind kind);
 // Whether sublayer kind k is an attention.
 static inline bool s2s_sub_is_attention(s2s_sub_kind k) { return k != S2S_SUB_FFN; }
 
-// The matrix weights of one layer of s (attention: Q, K, V and out, D x D
-// each; FFN: D x F twice), in double: a lower bound of its size that no
-// config overflows.
+// The weights of a sublayer (its LayerNorm aside), in the order a model's
+// layout and file hold them: the one description of them, which the model's
+// layout walk (model/model.c) lays out and s2s_stack_matrix_weights counts.
+// Sizes are in units of D (d_model) and F (ffn_dim); cols 0: a vector.
+typedef enum s2s_dim { S2S_DIM_NONE, S2S_DIM_D, S2S_DIM_F } s2s_dim;
+typedef struct s2s_sub_weight {
+    const char *suffix;  // after the sublayer's name: ".q_proj.weight"
+    s2s_dim rows, cols;
+} s2s_sub_weight;
+enum { S2S_SUB_MAX_WEIGHTS = 8 };
+// The weights of a sublayer of kind k: *n of them.
+const s2s_sub_weight *s2s_sub_weight_list(s2s_sub_kind k, int *n);
+
+// The matrix weights of one layer of s (the matrices of s2s_sub_weight_list:
+// attention's Q, K, V and out, D x D each; FFN's D x F twice), in double: a
+// lower bound of its size that no config overflows.
 double s2s_stack_matrix_weights(const s2s_stack *s, double d, double f);
 
 #endif

@@ -38,6 +38,40 @@ static void trim(const char **s, const char **e) {
     while (*e > *s && ((*e)[-1] == ' ' || (*e)[-1] == '\t')) (*e)--;
 }
 
+// "heads=4", a key without its section: says which section it lives in, if any.
+static s2s_status no_section(const char *assignment, const char *ks, const char *ke) {
+    for (int i = 0; i < s2s_cfg_n_leaves(); i++) {
+        const s2s_cfg_leaf *l = s2s_cfg_leaf_get(i);
+        if (strlen(l->key->name) == (size_t)(ke - ks) &&
+            memcmp(l->key->name, ks, (size_t)(ke - ks)) == 0)
+            return s2s_fail(S2S_ERR_CONFIG,
+                            "--set %.200s: expected section.key=value (did you mean '%s'?)",
+                            assignment, l->path);
+    }
+    return s2s_fail(S2S_ERR_CONFIG, "--set %.200s: expected section.key=value", assignment);
+}
+
+// Sets leaf li to the value [vs, ve) of the assignment; *leaf = li on success.
+static s2s_status set_leaf(s2s_config *cfg, const char *assignment, int li, const char *vs,
+                           const char *ve, int *leaf) {
+    char *value = malloc((size_t)(ve - vs) + 1);
+    if (!value) return s2s_fail(S2S_ERR_NOMEM, "--set: out of memory");
+    memcpy(value, vs, (size_t)(ve - vs));
+    value[ve - vs] = '\0';
+    // Command-line paths are relative to the working directory.
+    s2s_buf why = {0};
+    bool ok = s2s_cfg_apply_value(/*base_dir=*/NULL, /*check_paths=*/true, cfg,
+                                  s2s_cfg_leaf_get(li), value, /*quoted=*/false, &why);
+    free(value);
+    s2s_status st = S2S_OK;
+    if (why.oom) st = s2s_fail(S2S_ERR_NOMEM, "--set: out of memory");
+    else if (!ok) st = s2s_fail(S2S_ERR_CONFIG, "--set %.200s: %s", assignment,
+                                why.s ? why.s : "invalid value");
+    else *leaf = li;
+    s2s_buf_free(&why);
+    return st;
+}
+
 // s2s_config_set, also saying which leaf it set (*leaf, on success): the
 // key path is walked table by table, so a misspelt name at any depth gets
 // the did-you-mean of its own table.
@@ -48,18 +82,7 @@ static s2s_status set_one(s2s_config *cfg, const char *assignment, int *leaf) {
     const char *ks = assignment, *ke = eq, *vs = eq + 1, *ve = eq + strlen(eq);
     trim(&ks, &ke);
     trim(&vs, &ve);
-    if (!memchr(ks, '.', (size_t)(ke - ks))) {
-        // "heads=4": say which section it lives in, if any.
-        for (int i = 0; i < s2s_cfg_n_leaves(); i++) {
-            const s2s_cfg_leaf *l = s2s_cfg_leaf_get(i);
-            if (strlen(l->key->name) == (size_t)(ke - ks) &&
-                memcmp(l->key->name, ks, (size_t)(ke - ks)) == 0)
-                return s2s_fail(S2S_ERR_CONFIG,
-                                "--set %.200s: expected section.key=value (did you mean '%s'?)",
-                                assignment, l->path);
-        }
-        return s2s_fail(S2S_ERR_CONFIG, "--set %.200s: expected section.key=value", assignment);
-    }
+    if (!memchr(ks, '.', (size_t)(ke - ks))) return no_section(assignment, ks, ke);
     const s2s_cfg_table *t = &s2s_cfg_root;
     size_t offset = 0;
     for (const char *p = ks;;) {
@@ -104,22 +127,7 @@ static s2s_status set_one(s2s_config *cfg, const char *assignment, int *leaf) {
                             assignment, here, ks);
         int li = s2s_cfg_leaf_at(offset + k->offset);
         S2S_ASSERT(li >= 0);
-        char *value = malloc((size_t)(ve - vs) + 1);
-        if (!value) return s2s_fail(S2S_ERR_NOMEM, "--set: out of memory");
-        memcpy(value, vs, (size_t)(ve - vs));
-        value[ve - vs] = '\0';
-        // Command-line paths are relative to the working directory.
-        s2s_buf why = {0};
-        bool ok = s2s_cfg_apply_value(/*base_dir=*/NULL, /*check_paths=*/true, cfg,
-                                      s2s_cfg_leaf_get(li), value, /*quoted=*/false, &why);
-        free(value);
-        s2s_status st = S2S_OK;
-        if (why.oom) st = s2s_fail(S2S_ERR_NOMEM, "--set: out of memory");
-        else if (!ok) st = s2s_fail(S2S_ERR_CONFIG, "--set %.200s: %s", assignment,
-                                    why.s ? why.s : "invalid value");
-        else *leaf = li;
-        s2s_buf_free(&why);
-        return st;
+        return set_leaf(cfg, assignment, li, vs, ve, leaf);
     }
 }
 
@@ -388,45 +396,28 @@ char *s2s_config_model_to_yaml(const s2s_config *cfg) {
 }
 
 // ---- presets: the starting configs of `s2s config init` ----
-// The shapes of configs/<name>.yaml without their file paths, so that the
-// config written loads anywhere (tests/test_config.c compares the two).
+// configs/<name>.yaml themselves, embedded at build time (CMakeLists.txt,
+// cmake/embed.cmake), read without their file paths so that the config
+// written loads anywhere.
 
-typedef struct preset {
-    const char *name;
-    const char *const *sets;  // overrides of the defaults, NULL-terminated
-} preset;
+extern const char s2s_preset_demo[], s2s_preset_zh_en[], s2s_preset_bench[];
 
-static const char *const demo_sets[] = {
-    "model.d_model=64", "model.heads=4", "model.encoder_layers=2", "model.decoder_layers=2",
-    "model.ffn_dim=256", "model.max_len=128", "decode.max_len=20", "decode.beam_size=1", NULL};
-static const char *const zh_en_sets[] = {
-    "model.d_model=128", "model.heads=4", "model.encoder_layers=2", "model.decoder_layers=2",
-    "model.ffn_dim=256", "model.max_len=64", "model.attention_dropout=0.0",
-    "train.lr=0.002", "train.schedule=inverse_sqrt", "train.warmup_steps=400",
-    "train.batch_tokens=4096", "train.seed=1", "train.max_steps=4000", "train.valid_every=400",
-    "train.save_every=400", "train.patience=0", "train.label_smoothing=0.1",
-    "train.adam_betas=[0.9, 0.98]", "train.adam_eps=1e-9", "train.weight_decay=0.0",
-    "train.clip_norm=1.0", "train.best_metric=bleu", "train.guided_alignment.layer=1",
-    "train.guided_alignment.head=0", "train.guided_alignment.weight=0.5",
-    "train.unk_replace=0.03", "train.guided_coref.layer=1", "train.guided_coref.head=0",
-    "train.guided_coref.weight=0.5",
-    "decode.max_len=48", "decode.beam_size=1", NULL};
-static const char *const bench_sets[] = {
-    "model.d_model=128", "model.heads=4", "model.encoder_layers=3", "model.decoder_layers=3",
-    "model.ffn_dim=512", "model.max_len=256", "decode.max_len=20", "decode.beam_size=1",
-    "decode.min_len=20", "decode.repetition_penalty=1.0", "decode.no_repeat_ngram_size=0",
-    "decode.no_immediate_repeat=false", NULL};
-static const preset presets[] = {
-    {"demo", demo_sets}, {"zh-en", zh_en_sets}, {"bench", bench_sets}};
+static const struct {
+    const char *name, *yaml;
+} presets[] = {{"demo", s2s_preset_demo}, {"zh-en", s2s_preset_zh_en}, {"bench", s2s_preset_bench}};
 
 s2s_status s2s_config_preset(s2s_config *cfg, const char *name) {
     if (!cfg || !name) return s2s_fail(S2S_ERR_INVALID, "s2s_config_preset: NULL argument");
     for (size_t p = 0; p < sizeof presets / sizeof presets[0]; p++) {
         if (strcmp(name, presets[p].name) != 0) continue;
+        char file[64];
+        snprintf(file, sizeof file, "configs/%s.yaml", name);
         s2s_config_default(cfg);
-        for (int i = 0; presets[p].sets[i]; i++) {
-            s2s_status st = s2s_config_set(cfg, presets[p].sets[i]);
-            S2S_ASSERT(st == S2S_OK);  // the presets are part of the schema
+        s2s_status st = s2s_config_load_string(cfg, presets[p].yaml, file, /*base_dir=*/NULL);
+        if (st != S2S_OK) return st;
+        for (int i = 0; i < s2s_cfg_n_leaves(); i++) {
+            const s2s_cfg_leaf *l = s2s_cfg_leaf_get(i);
+            if (is_path_leaf(l)) *(char *)s2s_cfg_field(cfg, l) = '\0';
         }
         return s2s_config_validate(cfg, name);
     }

@@ -63,6 +63,10 @@ typedef struct search {
     bool *src_repeats;
     int *copy_now;
     int copy_layer, copy_head, n_rows;
+    unsigned step_maps;  // the maps each step writes (s2s_search_start)
+    bool *done;         // (B) sentences finished
+    int *live, *keep;   // (B) the sentence of each state row; s2s_state_drop_done's scratch
+    int *parent;        // (seqs) the state row each next row extends, for s2s_state_reorder
 } search;
 
 static s2s_status beams_alloc(beams *b, int64_t seqs, int64_t T) {
@@ -141,7 +145,7 @@ static s2s_status finish(search *s, int b, const beams *from, int seq, int n, fl
     h->n = n;
     h->n_out = n_out;
     for (int t = 0; t < n_out; t++) h->logprob += h->token_logprobs[t];
-    h->score = h->logprob / powf((float)n_out, s->p->length_penalty);
+    h->score = h->logprob / powf((float)n_out, s->p->decode.length_penalty);
     if (h->cross_attn) {
         if (eos) copy_step_maps(s, h, n, seq);  // this step's row of seq
         // rows n-1..0: walk back from the sequence seq was after step n-1
@@ -177,7 +181,7 @@ static s2s_status step_sentence(search *s, int b, int64_t t, int limit, bool *do
         S2S_ASSERT(k < s->kr);  // step 0 runs beam 0 alone: the others are not live
         float *row = logits_of(s, b, k);
         s->copy_now[k] = -1;
-        if (s->p->no_immediate_repeat) {
+        if (s->p->decode.no_immediate_repeat) {
             // query row k of sentence row[b] in the step's (L, n_rows, H, kr, S) maps
             const s2s_model_config *c = &s->st->m->cfg.model;
             int64_t kS = (int64_t)s->kr * s->S;
@@ -192,7 +196,7 @@ static s2s_status step_sentence(search *s, int b, int64_t t, int limit, bool *do
         // log-softmax in greedy.c are masked in the logits here: -inf
         // either way)
         s->lse[k] = s2s_log_sum_exp_row(row, V);
-        s2s_mask_row(row, V, t, s->p->min_len);
+        s2s_mask_row(row, V, t, s->p->decode.min_len);
         s2s_repeat_ctx rep = {s->src_repeats[b], s->cur.copy[seq], s->copy_now[k]};
         s2s_mask_repeat(row, s->cur.tok + seq * s->T, t, s->p, &rep);
         s2s_keep_best_row(s->cands, &n, 2 * K, row, V, s->lse[k], base, seq);
@@ -262,110 +266,128 @@ static void keep_maps(search *s, const int *live, int n, int64_t t) {
         }
 }
 
+// The buffers of a batch of s->B sentences, s->K beams each, and the first
+// beams (one live beam per sentence: the others start at -inf).
+static s2s_status search_alloc(search *s, const int *const *src) {
+    int B = s->B, K = s->K;
+    int64_t seqs = (int64_t)B * K;
+    s->done = s2s_calloc((size_t)B, sizeof(bool));
+    s->fin = s2s_calloc((size_t)(B * 3 * K), sizeof(s2s_hypothesis));
+    s->n_fin = s2s_calloc((size_t)B, sizeof(int));
+    s->anc = s2s_calloc((size_t)(s->T * seqs), sizeof(int));
+    s->row = s2s_calloc((size_t)B, sizeof(int));
+    s->cands = s2s_calloc((size_t)(3 * K), sizeof(s2s_beam_cand));
+    s->taken = s2s_calloc((size_t)K, sizeof(bool));
+    s->slot = s2s_calloc((size_t)K, sizeof(int));
+    s->lse = s2s_calloc((size_t)K, sizeof(float));
+    s->src_repeats = s2s_calloc((size_t)B, sizeof(bool));
+    s->copy_now = s2s_calloc((size_t)K, sizeof(int));
+    s->live = s2s_calloc((size_t)B, sizeof(int));
+    s->keep = s2s_calloc((size_t)B, sizeof(int));
+    s->parent = s2s_calloc((size_t)seqs, sizeof(int));
+    bool maps = s->p->want_attention;
+    if (maps) s->hist = s2s_calloc((size_t)(s->T * seqs * s->lh * s->S), sizeof(float));
+    if (!(s->done && s->fin && s->n_fin && s->anc && s->row && s->cands && s->taken && s->slot &&
+          s->lse && s->src_repeats && s->copy_now && s->live && s->keep && s->parent &&
+          (s->hist || !maps)))
+        return S2S_ERR_NOMEM;
+    S2S_TRY(beams_alloc(&s->cur, seqs, s->T));
+    S2S_TRY(beams_alloc(&s->next, seqs, s->T));
+    for (int64_t i = 0; i < seqs; i++) {  // one live beam to start
+        s->cur.score[i] = i % K == 0 ? 0.0f : -INFINITY;
+        s->cur.copy[i] = -1;
+    }
+    for (int b = 0; b < B; b++) {
+        s->src_repeats[b] = s2s_source_repeats(src[s->order[b].index], s->order[b].len);
+        s->live[b] = b;
+    }
+    return S2S_OK;
+}
+
+static void search_free(search *s) {
+    beams_free(&s->cur);
+    beams_free(&s->next);
+    free(s->done), free(s->fin), free(s->n_fin), free(s->anc), free(s->row), free(s->cands);
+    free(s->taken), free(s->slot), free(s->lse), free(s->src_repeats), free(s->copy_now);
+    free(s->live), free(s->keep), free(s->parent), free(s->hist);
+}
+
+// Step t of the n live sentences: runs their kr sequences each, extends
+// their beams, and moves the state's self-attention caches after them.
+static s2s_status search_step(search *s, int n, int64_t t, int *remaining) {
+    s2s_state *st = s->st;
+    int K = s->K;
+    int64_t seqs = (int64_t)s->B * K;
+    const int *live = s->live;
+    s->kr = t == 0 && !s2s_state_no_shrink(st) ? 1 : K;
+    for (int k = 0; k < n; k++) {
+        s->row[live[k]] = k;
+        for (int kk = 0; kk < s->kr; kk++)
+            st->ids[k * s->kr + kk] =
+                t == 0 ? S2S_BOS : s->cur.tok[((int64_t)live[k] * K + kk) * s->T + t - 1];
+    }
+    s2s_state_count_rows(st, (int64_t)n * s->kr);
+    s2s_dec_pos pos = {.t0 = t, .tq = 1, .t_alloc = s->T, .beams = s->kr};
+    s->n_rows = n;
+    S2S_TRY(s2s_decode_rows(st, n, s->S, pos, s->step_maps));
+    if (s->hist) keep_maps(s, live, n, t);
+    int *anc = s->anc + t * seqs;
+    for (int64_t i = 0; i < seqs; i++) anc[i] = (int)i;
+    for (int k = 0; k < n; k++) {
+        int b = live[k];
+        if (s->done[b]) continue;
+        int limit = s2s_length_limit(s->p, st->m, s->order[b].len);
+        S2S_TRY(step_sentence(s, b, t, limit, &s->done[b]));
+        if (s->done[b]) (*remaining)--;
+    }
+    for (int b = 0; b < s->B; b++)  // done sentences: their beams stop counting
+        if (s->done[b])
+            for (int k = 0; k < K; k++) s->next.score[b * K + k] = -INFINITY;
+    if (s->kr == 1) {  // every beam extends beam 0
+        s2s_state_spread(st, n, K, t + 1, s->T);
+    } else {
+        for (int k = 0; k < n; k++)
+            for (int kk = 0; kk < K; kk++)
+                s->parent[k * K + kk] = k * K + anc[(int64_t)live[k] * K + kk] - live[k] * K;
+        s2s_state_reorder(st, s->parent, (int64_t)n * K, t + 1, s->T);
+    }
+    beams tmp = s->cur;
+    s->cur = s->next;
+    s->next = tmp;
+    return S2S_OK;
+}
+
 s2s_status s2s_beam_batch(s2s_state *st, const s2s_decode_params *p, const s2s_order *order,
                           int B, const int *const *src, const int *src_len, s2s_hypothesis *out) {
-    const s2s_model *m = st->m;
-    int K = p->beam_size;
-    const s2s_model_config *c = &m->cfg.model;
-    search s = {.st = st, .p = p, .order = order, .B = B, .K = K, .S = order[0].len + 1,
-                .V = s2s_vocab_size(m->tgt_vocab), .lh = (int64_t)c->decoder_layers * c->heads};
-    s.T = 0;
-    for (int b = 0; b < B; b++) {
-        int limit = s2s_length_limit(p, m, order[b].len);
-        if (limit > s.T) s.T = limit;
-    }
-    int64_t seqs = (int64_t)B * K;
     if (p->want_self_attention)
         return s2s_fail(S2S_ERR_INVALID, "beam search returns cross-attention only; "
                                          "use greedy decoding or scoring for self-attention");
-    // no_immediate_repeat reads the step's cross-attention, asked for or not
-    unsigned step_maps = p->want_attention || p->no_immediate_repeat ? S2S_MAPS_CROSS : 0u;
-    s2s_copy_plane(m, &s.copy_layer, &s.copy_head);
-    S2S_TRY(s2s_state_reserve_maps(st, B, K, s.S, s.T, 1, step_maps));
-    S2S_TRY(s2s_encode_batch(st, order, B, src, src_len, s.S, false));
-
-    bool *done = s2s_calloc((size_t)B, sizeof(bool));
-    s.fin = s2s_calloc((size_t)(B * 3 * K), sizeof(s2s_hypothesis));
-    s.n_fin = s2s_calloc((size_t)B, sizeof(int));
-    s.anc = s2s_calloc((size_t)(s.T * seqs), sizeof(int));
-    s.row = s2s_calloc((size_t)B, sizeof(int));
-    s.cands = s2s_calloc((size_t)(3 * K), sizeof(s2s_beam_cand));
-    s.taken = s2s_calloc((size_t)K, sizeof(bool));
-    s.slot = s2s_calloc((size_t)K, sizeof(int));
-    s.lse = s2s_calloc((size_t)K, sizeof(float));
-    s.src_repeats = s2s_calloc((size_t)B, sizeof(bool));
-    s.copy_now = s2s_calloc((size_t)K, sizeof(int));
-    int *live = s2s_calloc((size_t)B, sizeof(int)), *keep = s2s_calloc((size_t)B, sizeof(int));
-    int *parent = s2s_calloc((size_t)seqs, sizeof(int));  // in state rows, for reorder
-    if (p->want_attention) s.hist = s2s_calloc((size_t)(s.T * seqs * s.lh * s.S), sizeof(float));
-    bool got = done && s.fin && s.n_fin && s.anc && s.row && s.cands && s.taken && s.slot &&
-               s.lse && s.src_repeats && s.copy_now && live && keep && parent &&
-               (s.hist || !p->want_attention);
-    s2s_status status = got ? S2S_OK : S2S_ERR_NOMEM;
-    if (status == S2S_OK) status = beams_alloc(&s.cur, seqs, s.T);
-    if (status == S2S_OK) status = beams_alloc(&s.next, seqs, s.T);
-    for (int64_t i = 0; i < seqs && status == S2S_OK; i++) {  // one live beam to start
-        s.cur.score[i] = i % K == 0 ? 0.0f : -INFINITY;
-        s.cur.copy[i] = -1;
-    }
-    for (int b = 0; b < B && s.src_repeats; b++)
-        s.src_repeats[b] = s2s_source_repeats(src[order[b].index], order[b].len);
-    for (int b = 0; b < B && live; b++) live[b] = b;
-
+    const s2s_model_config *c = &st->m->cfg.model;
+    int K = p->decode.beam_size;
+    s2s_search_start start;
+    S2S_TRY(s2s_search_begin(st, p, order, B, K, src, src_len, &start));
+    search s = {.st = st, .p = p, .order = order, .B = B, .K = K, .S = start.S, .T = start.T,
+                .V = s2s_vocab_size(st->m->tgt_vocab), .lh = (int64_t)c->decoder_layers * c->heads,
+                .step_maps = start.step_maps, .copy_layer = start.copy_layer,
+                .copy_head = start.copy_head};
+    s2s_status status = search_alloc(&s, src);
     int n = B, remaining = B;
     for (int64_t t = 0; t < s.T && remaining > 0 && status == S2S_OK; t++) {
-        n = s2s_state_drop_done(st, done, live, keep, n, remaining, K, s.S, t, s.T);
-        s.kr = t == 0 && !st->no_shrink ? 1 : K;
-        for (int k = 0; k < n; k++) {
-            s.row[live[k]] = k;
-            for (int kk = 0; kk < s.kr; kk++)
-                st->ids[k * s.kr + kk] =
-                    t == 0 ? S2S_BOS : s.cur.tok[((int64_t)live[k] * K + kk) * s.T + t - 1];
-        }
-        st->row_steps += (int64_t)n * s.kr;
-        s2s_dec_pos pos = {.t0 = t, .tq = 1, .t_alloc = s.T, .beams = s.kr};
-        s.n_rows = n;
-        status = s2s_decode_rows(st, n, s.S, pos, step_maps);
-        if (status == S2S_OK && s.hist) keep_maps(&s, live, n, t);
-        int *anc = s.anc + t * seqs;
-        for (int64_t i = 0; i < seqs; i++) anc[i] = (int)i;
-        for (int k = 0; k < n && status == S2S_OK; k++) {
-            int b = live[k];
-            if (done[b]) continue;
-            status = step_sentence(&s, b, t, s2s_length_limit(p, m, order[b].len), &done[b]);
-            if (done[b]) remaining--;
-        }
-        for (int b = 0; b < B; b++)  // done sentences: their beams stop counting
-            if (done[b])
-                for (int k = 0; k < K; k++) s.next.score[b * K + k] = -INFINITY;
-        if (s.kr == 1) {  // every beam extends beam 0
-            s2s_state_spread(st, n, K, t + 1, s.T);
-        } else {
-            for (int k = 0; k < n; k++)
-                for (int kk = 0; kk < K; kk++)
-                    parent[k * K + kk] = k * K + anc[(int64_t)live[k] * K + kk] - live[k] * K;
-            s2s_state_reorder(st, parent, (int64_t)n * K, t + 1, s.T);
-        }
-        beams tmp = s.cur;
-        s.cur = s.next;
-        s.next = tmp;
+        n = s2s_state_drop_done(st, s.done, s.live, s.keep, n, remaining, K, s.S, t, s.T);
+        status = search_step(&s, n, t, &remaining);
     }
-
     for (int b = 0; b < B; b++) {
-        s2s_hypothesis *fin = s.fin + b * 3 * K;
+        s2s_hypothesis *fin = s.fin ? s.fin + b * 3 * K : NULL;
+        int n_fin = s.n_fin ? s.n_fin[b] : 0;
         if (status == S2S_OK) {
-            qsort(fin, (size_t)s.n_fin[b], sizeof *fin, by_score_desc);
-            for (int j = 0; j < p->n_best && j < s.n_fin[b]; j++) {
-                out[order[b].index * p->n_best + j] = fin[j];
+            qsort(fin, (size_t)n_fin, sizeof *fin, by_score_desc);
+            for (int j = 0; j < p->decode.n_best && j < n_fin; j++) {
+                out[order[b].index * p->decode.n_best + j] = fin[j];
                 memset(&fin[j], 0, sizeof fin[j]);
             }
         }
-        for (int j = 0; j < s.n_fin[b]; j++) s2s_hypothesis_free(&fin[j]);
+        for (int j = 0; j < n_fin; j++) s2s_hypothesis_free(&fin[j]);
     }
-    beams_free(&s.cur);
-    beams_free(&s.next);
-    free(done), free(s.fin), free(s.n_fin), free(s.anc), free(s.row), free(s.cands);
-    free(s.taken), free(s.slot), free(s.lse), free(s.src_repeats), free(s.copy_now);
-    free(live), free(keep), free(parent), free(s.hist);
+    search_free(&s);
     return status;
 }

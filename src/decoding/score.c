@@ -48,7 +48,7 @@ s2s_status s2s_score_batch(s2s_state *st, const s2s_decode_params *p, const s2s_
             h->token_logprobs[t] = row[gold];
             h->logprob += row[gold];
         }
-        h->score = h->logprob / powf((float)h->n_out, p->length_penalty);
+        h->score = h->logprob / powf((float)h->n_out, p->decode.length_penalty);
         if (h->cross_attn) s2s_copy_maps(h->cross_attn, n + 1, h->n_src, 0, cross, b, 0, n + 1);
         if (h->self_attn) {
             s2s_copy_maps(h->self_attn, n + 1, n + 1, 0, self, b, 0, n + 1);

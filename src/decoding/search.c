@@ -44,6 +44,21 @@ unsigned s2s_maps_wanted(const s2s_decode_params *p) {
     return (p->want_attention ? S2S_MAPS_CROSS : 0u) | (p->want_self_attention ? S2S_MAPS_SELF : 0u);
 }
 
+s2s_status s2s_search_begin(s2s_state *st, const s2s_decode_params *p, const s2s_order *order,
+                            int B, int K, const int *const *src, const int *src_len,
+                            s2s_search_start *s) {
+    const s2s_model *m = st->m;
+    *s = (s2s_search_start){.S = order[0].len + 1, .maps = s2s_maps_wanted(p)};
+    for (int b = 0; b < B; b++) {
+        int limit = s2s_length_limit(p, m, order[b].len);
+        if (limit > s->T) s->T = limit;
+    }
+    s->step_maps = s->maps | (p->decode.no_immediate_repeat ? S2S_MAPS_CROSS : 0u);
+    s2s_copy_plane(m, &s->copy_layer, &s->copy_head);
+    S2S_TRY(s2s_state_reserve_maps(st, B, K, s->S, s->T, 1, s->step_maps));
+    return s2s_encode_batch(st, order, B, src, src_len, s->S, s->maps & S2S_MAPS_SELF);
+}
+
 s2s_status s2s_encode_batch(s2s_state *st, const s2s_order *order, int B,
                             const int *const *src, const int *src_len, int64_t S, bool maps) {
     for (int b = 0; b < B; b++) {
@@ -147,7 +162,7 @@ s2s_status s2s_not_finite(int sentence, int64_t t) {
 }
 
 void s2s_guard_row(float *logits, const int *prev, int64_t t, const s2s_decode_params *p) {
-    float pen = p->repetition_penalty;
+    float pen = p->decode.repetition_penalty;
     if (pen != 1.0f)
         for (int64_t i = 0; i < t; i++) {
             int64_t j = 0;
@@ -156,7 +171,7 @@ void s2s_guard_row(float *logits, const int *prev, int64_t t, const s2s_decode_p
             float *x = &logits[prev[i]];
             *x = *x > 0 ? *x / pen : *x * pen;
         }
-    int64_t n = p->no_repeat_ngram_size;
+    int64_t n = p->decode.no_repeat_ngram_size;
     if (n <= 0 || t + 1 < n) return;
     // The last n-1 tokens; each earlier occurrence bans the token after it.
     const int *tail = prev + t - (n - 1);
@@ -171,7 +186,7 @@ void s2s_guard_row(float *logits, const int *prev, int64_t t, const s2s_decode_p
 // stutter whatever the source says.
 void s2s_mask_repeat(float *row, const int *prev, int64_t t, const s2s_decode_params *p,
                      const s2s_repeat_ctx *r) {
-    if (!p->no_immediate_repeat || t == 0) return;
+    if (!p->decode.no_immediate_repeat || t == 0) return;
     int last = prev[t - 1];
     if (last != S2S_UNK) {
         if (!r->src_repeats) row[last] = -INFINITY;
@@ -206,10 +221,10 @@ int s2s_copied_source(const float *row, int64_t layer_stride, int64_t head_strid
 }
 
 int s2s_length_limit(const s2s_decode_params *p, const s2s_model *m, int src_len) {
-    int limit = p->max_len < m->cfg.model.max_len ? p->max_len : m->cfg.model.max_len;
-    if (p->max_len_ratio > 0) {
+    int limit = p->decode.max_len < m->cfg.model.max_len ? p->decode.max_len : m->cfg.model.max_len;
+    if (p->decode.max_len_ratio > 0) {
         // compared before the conversion: a ratio times a length may pass INT_MAX
-        double by_ratio = ceil(p->max_len_ratio * src_len) + 1;
+        double by_ratio = ceil(p->decode.max_len_ratio * src_len) + 1;
         if (by_ratio < limit) limit = (int)by_ratio;
     }
     return limit;

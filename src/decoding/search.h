@@ -26,6 +26,22 @@ unsigned s2s_maps_wanted(const s2s_decode_params *p);
 s2s_status s2s_encode_batch(s2s_state *st, const s2s_order *order, int B,
                             const int *const *src, const int *src_len, int64_t S, bool maps);
 
+// The start both searches share (greedy.c, beam.c).
+typedef struct s2s_search_start {
+    int64_t S, T;        // the longest source with </s>; the largest target limit
+    unsigned maps;       // the maps p asks for (S2S_MAPS_* bits)
+    unsigned step_maps;  // the maps each step writes: maps, and cross-attention
+                         // when no_immediate_repeat reads the source token a <unk> copies
+    int copy_layer, copy_head;  // the plane that tells it (s2s_copy_plane)
+} s2s_search_start;
+
+// Fills *s for the batch order[0..B) of K sequences a sentence, reserves
+// the state for it and encodes the sources (with their self-attention maps
+// when p asks for them).
+s2s_status s2s_search_begin(s2s_state *st, const s2s_decode_params *p, const s2s_order *order,
+                            int B, int K, const int *const *src, const int *src_len,
+                            s2s_search_start *s);
+
 // Allocates h for up to `rows` outputs over n_src source rows, with the
 // maps asked for (S2S_MAPS_* bits).
 s2s_status s2s_hyp_alloc(s2s_hypothesis *h, const s2s_model *m, int rows, int n_src,
@@ -68,7 +84,7 @@ s2s_status s2s_not_finite(int sentence, int64_t t);
 // no_repeat_ngram_size. A no-op with both off.
 void s2s_guard_row(float *logits, const int *prev, int64_t t, const s2s_decode_params *p);
 static inline bool s2s_guard_on(const s2s_decode_params *p) {
-    return p->repetition_penalty != 1.0f || p->no_repeat_ngram_size > 0;
+    return p->decode.repetition_penalty != 1.0f || p->decode.no_repeat_ngram_size > 0;
 }
 
 // What no_immediate_repeat needs of a hypothesis besides its tokens.

@@ -199,7 +199,8 @@ s2s_status s2s_state_reserve_maps(s2s_state *st, int64_t B, int64_t K, int64_t S
                                   int64_t Tq, unsigned maps) {
     enum { N = S2S_STATE_BUFFERS, CACHES = N - 2 };
     size_t sizes[N + 2];
-    st->bounded = Tq == 1 && !(maps & S2S_MAPS_SELF) && !st->full_self_cache;
+    bool full = st->debug && st->debug->full_self_cache;  // a test's reference path
+    st->bounded = Tq == 1 && !(maps & S2S_MAPS_SELF) && !full;
     if (!state_sizes(st->m, B, K, S, T, Tq, maps, st->bounded, st->scratch.sparse, sizes))
         return s2s_fail(S2S_ERR_NOMEM, "a batch of %lld sentences of %lld and %lld tokens is too "
                         "large to address", (long long)B, (long long)S, (long long)T);
@@ -260,6 +261,7 @@ void s2s_state_reorder(s2s_state *st, const int *parent, int64_t n_seqs, int64_t
     // itself overwritten (parent[p] != p) is first saved to its own slot of
     // kv_tmp, once; the other sources are read in place. No order of the
     // copies then matters, cycles included.
+    int64_t copied = 0;  // cache positions copied (the test hooks' count)
     for (int l = 0; l < c->decoder_layers; l++) {
         int64_t row = layer_floats(st->m, st->bounded, l, t_alloc);
         size_t bytes = (size_t)layer_used(st->m, st->bounded, l, t, t_alloc) * sizeof(float);
@@ -272,16 +274,17 @@ void s2s_state_reorder(s2s_state *st, const int *parent, int64_t n_seqs, int64_t
             while (parent[j] != p) j++;
             if (j < i) continue;
             memcpy(st->kv_tmp + p * row, kv + p * row, bytes);
-            st->reorder_rows += t;
+            copied += t;
         }
         for (int64_t i = 0; i < n_seqs; i++) {
             int p = parent[i];
             if (p == i) continue;
             const float *from = parent[p] != p ? st->kv_tmp + p * row : kv + p * row;
             memcpy(kv + i * row, from, bytes);
-            st->reorder_rows += t;
+            copied += t;
         }
     }
+    if (st->debug) atomic_fetch_add_explicit(&st->debug->reorder_rows, copied, memory_order_relaxed);
 }
 
 void s2s_state_spread(s2s_state *st, int64_t B, int64_t K, int64_t t, int64_t t_alloc) {
@@ -342,7 +345,7 @@ void s2s_state_keep(s2s_state *st, const int *keep, int64_t n, int64_t B, int64_
 
 int s2s_state_drop_done(s2s_state *st, const bool *done, int *live, int *keep, int n,
                         int remaining, int64_t K, int64_t S, int64_t t, int64_t t_alloc) {
-    if (st->no_shrink || (n - remaining) * 4 < n) return n;
+    if (s2s_state_no_shrink(st) || (n - remaining) * 4 < n) return n;
     int kept = 0;
     for (int k = 0; k < n; k++)
         if (!done[live[k]]) keep[kept] = k, live[kept++] = live[k];
@@ -378,8 +381,9 @@ static s2s_status fold_cross(s2s_state *st, int64_t B, int64_t S) {
     const s2s_model *m = st->m;
     int L = m->cfg.model.decoder_layers;
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads;
-    st->folded = st->fold_mode == S2S_FOLD_ALWAYS ? s2s_cross_fold_works(m)
-                 : st->fold_mode == S2S_FOLD_AUTO && s2s_cross_fold_pays(m, B, S);
+    s2s_fold_mode mode = st->debug ? st->debug->fold_mode : S2S_FOLD_AUTO;
+    st->folded = mode == S2S_FOLD_ALWAYS ? s2s_cross_fold_works(m)
+                 : mode == S2S_FOLD_AUTO && s2s_cross_fold_pays(m, B, S);
     if (!st->folded) return S2S_OK;
     int64_t per_layer = s2s_cross_fold_size(m, B, S), need = L * per_layer;
     if (need > st->fold_cap) {

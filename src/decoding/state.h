@@ -5,6 +5,8 @@
 #ifndef S2S_DECODING_STATE_H
 #define S2S_DECODING_STATE_H
 
+#include <stdatomic.h>
+
 #include "layers/transformer.h"
 #include "s2s/decode.h"
 
@@ -12,6 +14,23 @@
 enum { S2S_STATE_BUFFERS = 16 };
 
 typedef enum s2s_fold_mode { S2S_FOLD_AUTO, S2S_FOLD_NEVER, S2S_FOLD_ALWAYS } s2s_fold_mode;
+
+// Test hooks (tests/test_decoding.c): the reference paths a test forces and
+// the counters it reads. A state from s2s_state_new has none (debug NULL):
+// production pays a pointer test. The states translate.c makes for its
+// worker threads share their caller's, so a forced path reaches every
+// thread and the counters sum every thread's work.
+typedef struct s2s_state_debug {
+    s2s_fold_mode fold_mode;  // cross-attention folded ahead: S2S_FOLD_AUTO, or forced
+    // Greedy and beam search keep finished rows, and beam search runs all
+    // K beams at step 0 (no s2s_state_spread).
+    bool no_shrink;
+    // Every decoder layer keeps the full self-attention cache in steps too
+    // (no ring buffers or linear states).
+    bool full_self_cache;
+    _Atomic int64_t row_steps;     // decoder rows run by greedy and beam steps
+    _Atomic int64_t reorder_rows;  // cache positions s2s_state_reorder copied
+} s2s_state_debug;
 
 // Dimension letters: B sentences, K sequences per sentence (beams), S
 // source rows, T target rows, L decoder layers, D width, H heads, V vocab.
@@ -30,23 +49,15 @@ struct s2s_state {
     s2s_scratch scratch;
     float *memory;     // (B, S, D) encoder output
     float *cross_kv;   // (L, B, S, 2D)
-    // cross-attention folded ahead (layers/transformer.h), when it pays
-    s2s_fold_mode fold_mode;       // S2S_FOLD_AUTO unless a test forces a path
-    // A test's reference path: greedy and beam search keep finished rows,
-    // and beam search runs all K beams at step 0 (no s2s_state_spread).
-    bool no_shrink;
-    // A test's reference path: every decoder layer keeps the full
-    // self-attention cache in steps too (no ring buffers or linear states).
-    bool full_self_cache;
+    s2s_state_debug *debug;  // NULL but in tests
     // A probe's (s2s_probe_equivariance): the encoder's input without the
     // positional encoding, E[ids] * sqrt(D) alone.
     bool no_positions;
     // Whether the last reservation's steps keep the bounded self-attention
     // states (layers/transformer.h, s2s_self_state): steps of one row
-    // without self-attention maps, unless full_self_cache.
+    // without self-attention maps, unless debug->full_self_cache.
     bool bounded;
-    int64_t row_steps;             // decoder rows run by greedy and beam steps, summed (a counter)
-    int64_t reorder_rows;          // cache positions s2s_state_reorder copied, summed (a counter)
+    // cross-attention folded ahead (layers/transformer.h), when it pays
     bool folded;                   // whether the last s2s_encode folded
     s2s_cross_folded *fold;        // (L) views into fold_block
     float *fold_block;
@@ -138,5 +149,14 @@ void s2s_state_keep(s2s_state *st, const int *keep, int64_t n, int64_t B, int64_
 // keep (n) is scratch. Returns the rows left (n when nothing moved).
 int s2s_state_drop_done(s2s_state *st, const bool *done, int *live, int *keep, int n,
                         int remaining, int64_t K, int64_t S, int64_t t, int64_t t_alloc);
+
+// The test hooks' reads and counts (s2s_state_debug), for a state with or
+// without them.
+static inline bool s2s_state_no_shrink(const s2s_state *st) {
+    return st->debug && st->debug->no_shrink;
+}
+static inline void s2s_state_count_rows(s2s_state *st, int64_t n) {
+    if (st->debug) atomic_fetch_add_explicit(&st->debug->row_steps, n, memory_order_relaxed);
+}
 
 #endif

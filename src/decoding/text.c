@@ -231,7 +231,7 @@ s2s_status s2s_translate_lines(s2s_state *st, const s2s_decode_params *p, s2s_li
                                int n) {
     if (!st || !p || (n > 0 && !lines) || n < 0)
         return s2s_fail(S2S_ERR_INVALID, "s2s_translate_lines: NULL argument or n < 0");
-    int total = 0, nb = p->n_best;
+    int total = 0, nb = p->decode.n_best;
     for (int k = 0; k < n; k++) {
         clear_results(&lines[k]);
         for (int i = 0; i < lines[k].n_sentences; i++) total += lines[k].sentences[i].src.n > 0;

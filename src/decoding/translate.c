@@ -16,24 +16,9 @@ s2s_decode_params s2s_decode_default_params(const s2s_model *m) {
 }
 
 s2s_decode_params s2s_decode_params_from_config(const s2s_config *cfg) {
-    const s2s_decode_config *d = &cfg->decode;
-    return (s2s_decode_params){
-        .max_len = d->max_len,
-        .max_len_ratio = d->max_len_ratio,
-        .min_len = d->min_len,
-        .beam_size = d->beam_size > d->n_best ? d->beam_size : d->n_best,
-        .n_best = d->n_best,
-        .length_penalty = d->length_penalty,
-        .sampling_topk = d->sampling_topk,
-        .sampling_topp = d->sampling_topp,
-        .temperature = d->temperature,
-        .seed = (unsigned long long)d->seed,
-        .max_batch = 32,
-        .repetition_penalty = d->repetition_penalty,
-        .no_repeat_ngram_size = d->no_repeat_ngram_size,
-        .no_immediate_repeat = d->no_immediate_repeat,
-        .replace_unknowns = d->replace_unknowns,
-    };
+    s2s_decode_params p = {.decode = cfg->decode, .max_batch = 32};
+    if (p.decode.beam_size < p.decode.n_best) p.decode.beam_size = p.decode.n_best;
+    return p;
 }
 
 void s2s_set_threads(int n) { s2s_set_num_threads(n); }
@@ -53,7 +38,8 @@ typedef struct job {
 static s2s_status run_batch(s2s_state *st, const job *j, const s2s_order *order, int B) {
     if (j->tgt)
         return s2s_score_batch(st, j->p, order, B, j->src, j->src_len, j->tgt, j->tgt_len, j->out);
-    if (j->p->beam_size > 1) return s2s_beam_batch(st, j->p, order, B, j->src, j->src_len, j->out);
+    if (j->p->decode.beam_size > 1)
+        return s2s_beam_batch(st, j->p, order, B, j->src, j->src_len, j->out);
     return s2s_greedy_batch(st, j->p, order, B, j->src, j->src_len, j->out);
 }
 
@@ -105,6 +91,7 @@ static s2s_status run(s2s_state *st, const job *j, int n, int per_sentence) {
             s2s_set_num_threads(1);
             s2s_state *mine = st;
             if (k > 0) results[k] = s2s_state_new(&mine, st->m);
+            if (k > 0 && results[k] == S2S_OK) mine->debug = st->debug;  // tests' hooks: every thread
             if (results[k] == S2S_OK) results[k] = run_batches(mine, j, part + k * per, counts[k]);
             if (results[k] != S2S_OK) snprintf(errors[k], sizeof errors[k], "%s", s2s_last_error());
             if (k > 0) s2s_state_free(mine);
@@ -130,21 +117,22 @@ static s2s_status check_batch(const s2s_decode_params *p) {
 }
 
 static s2s_status check_params(const s2s_decode_params *p) {
-    if (p->max_len < 1) return s2s_fail(S2S_ERR_INVALID, "decode: max_len must be at least 1");
+    const s2s_decode_config *d = &p->decode;
+    if (d->max_len < 1) return s2s_fail(S2S_ERR_INVALID, "decode: max_len must be at least 1");
     S2S_TRY(check_batch(p));
-    if (p->beam_size < 1 || p->beam_size > S2S_MAX_BEAM)
+    if (d->beam_size < 1 || d->beam_size > S2S_MAX_BEAM)
         return s2s_fail(S2S_ERR_INVALID, "decode: beam_size must be from 1 to %d", S2S_MAX_BEAM);
-    if (p->n_best < 1 || p->n_best > p->beam_size)
+    if (d->n_best < 1 || d->n_best > d->beam_size)
         return s2s_fail(S2S_ERR_INVALID, "decode: n_best must be between 1 and beam_size (%d)",
-                        p->beam_size);
-    if (p->sampling_topk < 0 || p->sampling_topp <= 0 || p->sampling_topp > 1 ||
-        p->temperature < 0)
+                        d->beam_size);
+    if (d->sampling_topk < 0 || d->sampling_topp <= 0 || d->sampling_topp > 1 ||
+        d->temperature < 0)
         return s2s_fail(S2S_ERR_INVALID,
                         "decode: sampling_topk >= 0, 0 < sampling_topp <= 1, temperature >= 0");
-    if (p->min_len < 0 || !(p->max_len_ratio >= 0 && p->max_len_ratio <= S2S_MAX_LEN_RATIO))
+    if (d->min_len < 0 || !(d->max_len_ratio >= 0 && d->max_len_ratio <= S2S_MAX_LEN_RATIO))
         return s2s_fail(S2S_ERR_INVALID, "decode: min_len must be >= 0 and max_len_ratio "
                         "from 0 to %d", S2S_MAX_LEN_RATIO);
-    if (!(p->repetition_penalty > 0) || p->no_repeat_ngram_size < 0)
+    if (!(d->repetition_penalty > 0) || d->no_repeat_ngram_size < 0)
         return s2s_fail(S2S_ERR_INVALID,
                         "decode: repetition_penalty must be > 0 and no_repeat_ngram_size >= 0");
     return S2S_OK;
@@ -186,7 +174,7 @@ static s2s_status fill_unk_src(s2s_state *st, const s2s_decode_params *p, const 
                                const int *src_len, int n, s2s_hypothesis *out) {
     int layer, head;
     s2s_copy_plane(st->m, &layer, &head);
-    int total = n * p->n_best, k = 0, max_tgt = st->m->cfg.model.max_len - 1;
+    int total = n * p->decode.n_best, k = 0, max_tgt = st->m->cfg.model.max_len - 1;
     int *which = s2s_calloc((size_t)total + 1, sizeof(int));
     const int **fs = s2s_calloc((size_t)total + 1, sizeof *fs), **ft = s2s_calloc((size_t)total + 1, sizeof *ft);
     int *fsl = s2s_calloc((size_t)total + 1, sizeof(int)), *ftl = s2s_calloc((size_t)total + 1, sizeof(int));
@@ -200,7 +188,7 @@ static s2s_status fill_unk_src(s2s_state *st, const s2s_decode_params *p, const 
             continue;
         }
         which[k] = i;
-        fs[k] = src[i / p->n_best], fsl[k] = src_len[i / p->n_best];
+        fs[k] = src[i / p->decode.n_best], fsl[k] = src_len[i / p->decode.n_best];
         ft[k] = h->ids, ftl[k] = h->n < max_tgt ? h->n : max_tgt;
         k++;
     }
@@ -223,18 +211,18 @@ s2s_status s2s_translate(s2s_state *st, const s2s_decode_params *p, const int *c
                          const int *src_len, int n, s2s_hypothesis *out) {
     S2S_TRY(check_params(p));
     // out[i * n_best + j] and the loops over n * n_best are ints
-    if (n < 0 || S2S_SIZE(n, p->n_best) > INT_MAX)
+    if (n < 0 || S2S_SIZE(n, p->decode.n_best) > INT_MAX)
         return s2s_fail(S2S_ERR_INVALID, "%d sentences of %d hypotheses each are too many for "
-                        "one call", n, p->n_best);
-    memset(out, 0, (size_t)n * (size_t)p->n_best * sizeof *out);
+                        "one call", n, p->decode.n_best);
+    memset(out, 0, (size_t)n * (size_t)p->decode.n_best * sizeof *out);
     if (n == 0) return S2S_OK;
     S2S_TRY(s2s_check_ids(st->m, false, src, src_len, n));
     job j = {.p = p, .src = src, .src_len = src_len, .out = out};
-    S2S_TRY(run(st, &j, n, p->n_best));
-    if (!p->replace_unknowns) return S2S_OK;
+    S2S_TRY(run(st, &j, n, p->decode.n_best));
+    if (!p->decode.replace_unknowns) return S2S_OK;
     s2s_status status = fill_unk_src(st, p, src, src_len, n, out);
     if (status != S2S_OK)
-        for (int i = 0; i < n * p->n_best; i++) s2s_hypothesis_free(&out[i]);
+        for (int i = 0; i < n * p->decode.n_best; i++) s2s_hypothesis_free(&out[i]);
     return status;
 }
 

@@ -40,7 +40,7 @@ typedef struct s2s_attn_shape {
     // of every head over all D columns, of which head h's are kept. Each
     // product does H times the arithmetic in 1/H the calls, which pays
     // where a head's products are a few rows and short (decoding steps):
-    // oneDNN's cost there is per call (tests/bench_attention_products.c;
+    // oneDNN's cost there is per call (bench/internal/bench_attention_products.c;
     // the rules in attention.c).
     float *block, *block_ctx;
     // NULL, or (B, H, Tq): what each row of a linear head was divided by,

@@ -42,10 +42,10 @@ static bool bf16_rows(const s2s_attn_weights *a, int64_t rows) {
 // y (R, N) (+)= act(x (R, K) · W^T + b): the decoding copy's W in its
 // compute type when there is one (s2s_decode_weights), else the fp32 w.
 static s2s_status linear(float *y, const float *x, const s2s_wmat *wm, const float *w,
-                         bool in_out, const float *b, int64_t rows, int64_t k, int64_t n,
+                         bool transposed, const float *b, int64_t rows, int64_t k, int64_t n,
                          s2s_mm_act act, bool accumulate) {
     if (wm->w) return s2s_linear_w(y, x, wm, b, rows, k, n, act, accumulate);
-    return s2s_linear(y, x, w, in_out, b, rows, k, n, act, accumulate);
+    return s2s_linear(y, x, w, transposed, b, rows, k, n, act, accumulate);
 }
 
 // Input of a sublayer: LN(x) into scratch for pre-norm, x itself for post.
@@ -73,9 +73,9 @@ static s2s_status ffn(float *x, s2s_scratch *s, const s2s_model *m, const s2s_ff
         S2S_TRY(s2s_linear_pair_w(x, s->ffn, in, &w->m1, w->b1, &w->m2, w->b2, rows, d, f, d,
                                   ffn_act(m)));
     } else {
-        S2S_TRY(linear(s->ffn, in, &w->m1, w->w1, w->in_out, w->b1, rows, d, f, ffn_act(m),
+        S2S_TRY(linear(s->ffn, in, &w->m1, w->w1, w->transposed, w->b1, rows, d, f, ffn_act(m),
                        false));
-        S2S_TRY(linear(x, s->ffn, &w->m2, w->w2, w->in_out, w->b2, rows, f, d, S2S_MM_NONE,
+        S2S_TRY(linear(x, s->ffn, &w->m2, w->w2, w->transposed, w->b2, rows, f, d, S2S_MM_NONE,
                        /*accumulate=*/true));
     }
     sublayer_out(x, m, n, rows);
@@ -86,7 +86,7 @@ static s2s_status ffn(float *x, s2s_scratch *s, const s2s_model *m, const s2s_ff
 static s2s_status attn_out(float *x, s2s_scratch *s, const s2s_model *m,
                            const s2s_attn_weights *w, int64_t rows) {
     int64_t d = m->cfg.model.d_model;
-    return linear(x, s->ctx, &w->out, w->w_out, w->in_out, w->b_out, rows, d, d, S2S_MM_NONE,
+    return linear(x, s->ctx, &w->out, w->w_out, w->transposed, w->b_out, rows, d, d, S2S_MM_NONE,
                   /*accumulate=*/true);
 }
 
@@ -145,7 +145,7 @@ static s2s_status self_attention(float *x, s2s_scratch *s, const s2s_model *m,
     int64_t d = m->cfg.model.d_model, rows = B * S;
     const float *in = sublayer_in(x, s, m, &w->norm, rows);
     const s2s_attn_weights *sa = &w->attn;
-    S2S_TRY(linear(s->q, in, &sa->qkv, sa->w_qkv, sa->in_out, sa->b_qkv, rows, d, 3 * d,
+    S2S_TRY(linear(s->q, in, &sa->qkv, sa->w_qkv, sa->transposed, sa->b_qkv, rows, d, 3 * d,
                    S2S_MM_NONE, false));
     s2s_attn_shape shape = encoder_shape(m, mask, B, S, bf16_rows(sa, S));
     s2s_qkv a = s2s_recipe_self_qkv(s->q, S, d);
@@ -185,7 +185,7 @@ static s2s_attn_pattern cross_pattern(const s2s_model *m, int l) {
 s2s_status s2s_cross_kv(float *kv, const float *memory, const s2s_model *m, int l,
                         const s2s_attn_weights *a, int64_t B, int64_t S) {
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads;
-    S2S_ASSERT(!a->in_out);  // the K/V slice is rows of the untransposed weight
+    S2S_ASSERT(!a->transposed);  // the K/V slice is rows of the untransposed weight
     const float *bias = s2s_recipe_kv_bias(a->b_qkv, d);
     if (a->kv.w)
         S2S_TRY(s2s_linear_w(kv, memory, &a->kv, bias, B * S, d, 2 * d, S2S_MM_NONE, false));
@@ -215,7 +215,7 @@ int64_t s2s_cross_fold_size(const s2s_model *m, int64_t B, int64_t S) {
 s2s_status s2s_cross_fold(const s2s_cross_folded *f, const float *kv, const s2s_model *m,
                           const s2s_attn_weights *a, int64_t B, int64_t S) {
     int64_t d = m->cfg.model.d_model, H = m->cfg.model.heads, dh = d / H;
-    S2S_ASSERT(!a->in_out);
+    S2S_ASSERT(!a->transposed);
     float scale = 1.0f / sqrtf((float)dh);
     // qb (H, B*S): b_q,h (1, Dh) · K_h^T (Dh, B*S), every sentence at once
     s2s_mm_args qb = {
@@ -311,7 +311,7 @@ static s2s_status cached_self_attention(float *x, s2s_scratch *s, const s2s_mode
     int64_t seqs = B * pos.beams, rows = seqs * tq;
     const float *in = sublayer_in(x, s, m, &w->norm, rows);
     const s2s_attn_weights *a = &w->attn;
-    S2S_TRY(linear(s->q, in, &a->qkv, a->w_qkv, a->in_out, a->b_qkv, rows, d, 3 * d,
+    S2S_TRY(linear(s->q, in, &a->qkv, a->w_qkv, a->transposed, a->b_qkv, rows, d, 3 * d,
                    S2S_MM_NONE, false));
     features(s->q, 3 * d, rows, &mask->pattern, m, true);
     for (int64_t i = 0; i < seqs; i++)
@@ -377,7 +377,7 @@ static s2s_status ring_self_attention(float *x, s2s_scratch *s, const s2s_model 
     S2S_ASSERT(pos.tq == 1);
     const float *in = sublayer_in(x, s, m, &w->norm, seqs);
     const s2s_attn_weights *a = &w->attn;
-    S2S_TRY(linear(s->q, in, &a->qkv, a->w_qkv, a->in_out, a->b_qkv, seqs, d, 3 * d,
+    S2S_TRY(linear(s->q, in, &a->qkv, a->w_qkv, a->transposed, a->b_qkv, seqs, d, 3 * d,
                    S2S_MM_NONE, false));
     for (int64_t i = 0; i < seqs; i++)
         memcpy(ring + (i * R + slot) * 2 * d, s->q + i * 3 * d + d, (size_t)(2 * d) * sizeof(float));
@@ -406,7 +406,7 @@ static s2s_status linear_self_attention(float *x, s2s_scratch *s, const s2s_mode
     if (pos.t0 == 0) memset(state, 0, (size_t)(seqs * d * (dh + 1)) * sizeof(float));
     const float *in = sublayer_in(x, s, m, &w->norm, seqs);
     const s2s_attn_weights *a = &w->attn;
-    S2S_TRY(linear(s->q, in, &a->qkv, a->w_qkv, a->in_out, a->b_qkv, seqs, d, 3 * d,
+    S2S_TRY(linear(s->q, in, &a->qkv, a->w_qkv, a->transposed, a->b_qkv, seqs, d, 3 * d,
                    S2S_MM_NONE, false));
     features(s->q, 3 * d, seqs, p, m, true);
     s2s_qkv qkv = s2s_recipe_self_qkv(s->q, 1, d);

@@ -26,7 +26,7 @@ static size_t elem_size(s2s_compute_type t) {
 }
 
 // W^T (K, N) from src (N, K) in the cursor's type, advancing it.
-static s2s_wmat transposed(cursor *c, const float *src, int64_t n, int64_t k) {
+static s2s_wmat copy_transposed(cursor *c, const float *src, int64_t n, int64_t k) {
     float *t = c->type == S2S_COMPUTE_FP32 ? (float *)c->dst : c->tmp;
     enum { TILE = 16 };  // in tiles, so that neither side strides through memory
     for (int64_t i0 = 0; i0 < n; i0 += TILE)
@@ -48,29 +48,29 @@ static s2s_wmat transposed(cursor *c, const float *src, int64_t n, int64_t k) {
 
 // The fp32 pointers of a copy stay the model's own (N, K) matrices unless
 // the copy is fp32, whose transposed matrices they then are.
-static void attn_in_out(s2s_attn_weights *a, cursor *c, int64_t d) {
-    a->qkv = transposed(c, a->w_qkv, 3 * d, d);
-    a->out = transposed(c, a->w_out, d, d);
+static void attn_transpose(s2s_attn_weights *a, cursor *c, int64_t d) {
+    a->qkv = copy_transposed(c, a->w_qkv, 3 * d, d);
+    a->out = copy_transposed(c, a->w_out, d, d);
     if (c->type != S2S_COMPUTE_FP32) return;
     a->w_qkv = (float *)a->qkv.w;
     a->w_out = (float *)a->out.w;
-    a->in_out = true;
+    a->transposed = true;
 }
 
 // Cross-attention's matrices in bf16: W_q^T, W_kv^T and W_out^T.
 static void cross_bf16(s2s_attn_weights *a, cursor *c, int64_t d) {
-    a->qkv = transposed(c, a->w_qkv, d, d);
-    a->kv = transposed(c, a->w_qkv + d * d, 2 * d, d);
-    a->out = transposed(c, a->w_out, d, d);
+    a->qkv = copy_transposed(c, a->w_qkv, d, d);
+    a->kv = copy_transposed(c, a->w_qkv + d * d, 2 * d, d);
+    a->out = copy_transposed(c, a->w_out, d, d);
 }
 
-static void ffn_in_out(s2s_ffn_weights *w, cursor *c, int64_t d, int64_t f) {
-    w->m1 = transposed(c, w->w1, f, d);
-    w->m2 = transposed(c, w->w2, d, f);
+static void ffn_transpose(s2s_ffn_weights *w, cursor *c, int64_t d, int64_t f) {
+    w->m1 = copy_transposed(c, w->w1, f, d);
+    w->m2 = copy_transposed(c, w->w2, d, f);
     if (c->type != S2S_COMPUTE_FP32) return;
     w->w1 = (float *)w->m1.w;
     w->w2 = (float *)w->m2.w;
-    w->in_out = true;
+    w->transposed = true;
 }
 
 void s2s_decode_weights_free(s2s_decode_weights *w) {
@@ -99,11 +99,11 @@ static void copy_layer(const s2s_stack *st, bool bf16, cursor *c, int64_t d, int
             if (kind == S2S_SUB_SELF_ATTN) {
                 *elems = s2s_size_add(*elems, S2S_SIZE(4, d, d));
                 *cols = s2s_size_add(*cols, (size_t)(4 * d));
-                if (to) attn_in_out(&to->sub[i].attn, c, d);
+                if (to) attn_transpose(&to->sub[i].attn, c, d);
             } else if (kind == S2S_SUB_FFN) {
                 *elems = s2s_size_add(*elems, S2S_SIZE(2, d, f));
                 *cols = s2s_size_add(*cols, (size_t)(d + f));
-                if (to) ffn_in_out(&to->sub[i].ffn, c, d, f);
+                if (to) ffn_transpose(&to->sub[i].ffn, c, d, f);
             } else if (bf16) {
                 *elems = s2s_size_add(*elems, S2S_SIZE(4, d, d));
                 if (to) cross_bf16(&to->sub[i].attn, c, d);
@@ -156,7 +156,7 @@ static s2s_status make(s2s_decode_weights **out, const s2s_model *m) {
                   .tmp = tmp};
     size_t unused = 0;
     copy_stacks(m, w, &cur, &unused, &unused);
-    w->gen = transposed(&cur, m->gen_w, V, d);
+    w->gen = copy_transposed(&cur, m->gen_w, V, d);
     w->gen_w = lp ? NULL : w->gen.w;
     free(tmp);
     w->generation = m->generation;

@@ -104,42 +104,43 @@ static s2s_norm_weights norm(layout *L, const char *fmt, int i, int64_t d) {
     return n;
 }
 
-// Names "<prefix>.{q,k,v,out}_proj.{weight,bias}". The three input
-// projections are laid out weight, weight, weight, bias, bias, bias so the
-// stacked (3D, D) matrix and (3D) bias are contiguous; the file order
-// follows the layout.
-static s2s_attn_weights attention(layout *L, const char *fmt, int i, int64_t d) {
-    s2s_attn_weights a = {0};  // (out, in): in_out false
-    a.w_qkv = param(L, S2S_PARAM_MATRIX, d, d, fmt, i, ".q_proj.weight");
-    param(L, S2S_PARAM_MATRIX, d, d, fmt, i, ".k_proj.weight");
-    param(L, S2S_PARAM_MATRIX, d, d, fmt, i, ".v_proj.weight");
-    a.b_qkv = param(L, S2S_PARAM_BIAS, d, 0, fmt, i, ".q_proj.bias");
-    param(L, S2S_PARAM_BIAS, d, 0, fmt, i, ".k_proj.bias");
-    param(L, S2S_PARAM_BIAS, d, 0, fmt, i, ".v_proj.bias");
-    a.w_out = param(L, S2S_PARAM_MATRIX, d, d, fmt, i, ".out_proj.weight");
-    a.b_out = param(L, S2S_PARAM_BIAS, d, 0, fmt, i, ".out_proj.bias");
-    return a;
+// The weights of a sublayer of kind k, as s2s_sub_weight_list lists them
+// (matrices Glorot-uniform, vectors zeros): p[j] gets the j-th.
+static void sub_weights(layout *L, s2s_sub_kind k, const char *fmt, int i, float **p) {
+    const s2s_model_config *c = &L->m->cfg.model;
+    const int64_t size[] = {[S2S_DIM_NONE] = 0, [S2S_DIM_D] = c->d_model, [S2S_DIM_F] = c->ffn_dim};
+    int n;
+    const s2s_sub_weight *w = s2s_sub_weight_list(k, &n);
+    for (int j = 0; j < n; j++) {
+        int64_t rows = size[w[j].rows], cols = size[w[j].cols];
+        p[j] = param(L, cols ? S2S_PARAM_MATRIX : S2S_PARAM_BIAS, rows, cols, fmt, i, w[j].suffix);
+    }
 }
 
-static s2s_ffn_weights ffn(layout *L, const char *fmt, int i, int64_t d, int64_t f) {
-    s2s_ffn_weights w = {0};
-    w.w1 = param(L, S2S_PARAM_MATRIX, f, d, fmt, i, ".ffn.fc1.weight");
-    w.b1 = param(L, S2S_PARAM_BIAS, f, 0, fmt, i, ".ffn.fc1.bias");
-    w.w2 = param(L, S2S_PARAM_MATRIX, d, f, fmt, i, ".ffn.fc2.weight");
-    w.b2 = param(L, S2S_PARAM_BIAS, d, 0, fmt, i, ".ffn.fc2.bias");
-    return w;
+// "<prefix>.{q,k,v,out}_proj.{weight,bias}": the stacked (3D, D) matrix and
+// (3D) bias start at Q's.
+static s2s_attn_weights attention(layout *L, s2s_sub_kind k, const char *fmt, int i) {
+    float *p[S2S_SUB_MAX_WEIGHTS];
+    sub_weights(L, k, fmt, i, p);
+    // (out, in): transposed false
+    return (s2s_attn_weights){.w_qkv = p[0], .b_qkv = p[3], .w_out = p[6], .b_out = p[7]};
+}
+
+static s2s_ffn_weights ffn(layout *L, const char *fmt, int i) {
+    float *p[S2S_SUB_MAX_WEIGHTS];
+    sub_weights(L, S2S_SUB_FFN, fmt, i, p);
+    return (s2s_ffn_weights){.w1 = p[0], .b1 = p[1], .w2 = p[2], .b2 = p[3]};
 }
 
 // One layer of stack st: its attentions in order, then its LayerNorms in
 // order, then its feed-forward block (the file order of every s2s model).
 static void layer(layout *L, const s2s_stack *st, int l, s2s_layer_weights *w) {
-    const s2s_model_config *c = &L->m->cfg.model;
-    int64_t d = c->d_model, f = c->ffn_dim;
+    int64_t d = L->m->cfg.model.d_model;
     char fmt[64];
     for (int i = 0; i < st->n_subs; i++)
         if (s2s_sub_is_attention(st->subs[i].kind)) {
             snprintf(fmt, sizeof fmt, "%s.layers.%%d.%s", st->name, st->subs[i].name);
-            w->sub[i].attn = attention(L, fmt, l, d);
+            w->sub[i].attn = attention(L, st->subs[i].kind, fmt, l);
         }
     for (int i = 0; i < st->n_subs; i++) {
         snprintf(fmt, sizeof fmt, "%s.layers.%%d.%s", st->name, st->subs[i].norm);
@@ -148,7 +149,7 @@ static void layer(layout *L, const s2s_stack *st, int l, s2s_layer_weights *w) {
     for (int i = 0; i < st->n_subs; i++)
         if (st->subs[i].kind == S2S_SUB_FFN) {
             snprintf(fmt, sizeof fmt, "%s.layers.%%d", st->name);
-            w->sub[i].ffn = ffn(L, fmt, l, d, f);
+            w->sub[i].ffn = ffn(L, fmt, l);
         }
 }
 

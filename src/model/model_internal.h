@@ -21,7 +21,7 @@ typedef struct s2s_attn_weights {
     float *b_qkv;  // (3D)
     float *w_out;  // (D, D)
     float *b_out;  // (D)
-    bool in_out;   // w_qkv and w_out transposed, (D, 3D) and (D, D): s2s_decode_weights
+    bool transposed;  // w_qkv and w_out transposed, (D, 3D) and (D, D): s2s_decode_weights
     // s2s_decode_weights: W_qkv^T and W_out^T in the compute type (the
     // transposed fp32 copy above for fp32); w NULL in the model's own.
     // Cross-attention's in bf16 only: qkv then holds W_q^T (D, D) and kv
@@ -36,7 +36,7 @@ typedef struct s2s_norm_weights {
 typedef struct s2s_ffn_weights {
     float *w1, *b1;  // (F, D), (F)
     float *w2, *b2;  // (D, F), (D)
-    bool in_out;     // w1 and w2 transposed, (D, F) and (F, D): s2s_decode_weights
+    bool transposed;  // w1 and w2 transposed, (D, F) and (F, D): s2s_decode_weights
     s2s_wmat m1, m2; // s2s_decode_weights: W1^T, W2^T in the compute type, as for attention
 } s2s_ffn_weights;
 

@@ -433,12 +433,12 @@ s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p
     return mm_typed(c, qa, qb, &d, (mm_types){dnnl_bf16, dnnl_bf16, dnnl_f32});
 }
 
-s2s_status s2s_linear(float *y, const float *x, const float *w, bool in_out, const float *bias,
+s2s_status s2s_linear(float *y, const float *x, const float *w, bool transposed, const float *bias,
                       int64_t rows, int64_t k, int64_t n, s2s_mm_act act, bool accumulate) {
     s2s_mm_args a = {
         .b0 = 1, .b1 = 1, .m = rows, .k = k, .n = n,
         .sa = {0, 0, k, 1},
-        .sb = {0, 0, in_out ? n : 1, in_out ? 1 : k},  // W^T read in place, or given
+        .sb = {0, 0, transposed ? n : 1, transposed ? 1 : k},  // W^T read in place, or given
         .sc = {0, 0, n, 1},
         .alpha = 1.0f, .bias = bias, .accumulate = accumulate, .act = act,
     };
@@ -455,7 +455,7 @@ s2s_status s2s_matmul(float *y, const float *x, const float *w, const float *bia
             for (int64_t j = 0; j < n; j++) y[i * n + j] = bias ? bias[j] : 0.0f;
         return S2S_OK;
     }
-    return s2s_linear(y, x, w, /*in_out=*/true, bias, m, k, n, S2S_MM_NONE,
+    return s2s_linear(y, x, w, /*transposed=*/true, bias, m, k, n, S2S_MM_NONE,
                       /*accumulate=*/false);
 }
 
@@ -558,7 +558,7 @@ s2s_status s2s_linear_w(float *y, const float *x, const s2s_wmat *w, const float
     case S2S_COMPUTE_INT8: return linear_int8(y, x, w, bias, rows, k, n, act, accumulate);
     case S2S_COMPUTE_BF16: return linear_bf16(y, x, w, bias, rows, k, n, act, accumulate);
     default:
-        return s2s_linear(y, x, w->w, /*in_out=*/true, bias, rows, k, n, act, accumulate);
+        return s2s_linear(y, x, w->w, /*transposed=*/true, bias, rows, k, n, act, accumulate);
     }
 }
 

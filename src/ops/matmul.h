@@ -56,9 +56,9 @@ typedef struct s2s_mm_args {
 s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *args);
 
 // nn.Linear: y (rows, N) (+)= act(x (rows, K) · W^T + bias), W (N, K)
-// row-major, or W^T (K, N) row-major when in_out (decoding's copy:
+// row-major, or W^T (K, N) row-major when transposed (decoding's copy:
 // model_internal.h). Rows are contiguous.
-s2s_status s2s_linear(float *y, const float *x, const float *w, bool in_out, const float *bias,
+s2s_status s2s_linear(float *y, const float *x, const float *w, bool transposed, const float *bias,
                       int64_t rows, int64_t k, int64_t n, s2s_mm_act act, bool accumulate);
 
 // A weight matrix as decoding multiplies it: W^T (K, N) row-major, in fp32,

@@ -253,8 +253,9 @@ s2s_status s2s_pool_new(s2s_pool **out, const s2s_model *const *models, int n_mo
     for (int m = 0; ok && m < n_models; m++) {
         s2s_decode_params d = s2s_decode_default_params(models[m]);
         int64_t S = models[m]->cfg.model.max_len;
-        p->keep_bytes[m] = s2s_state_bytes_for(models[m], max_batch, d.beam_size, S,
-                                               d.max_len < S ? d.max_len : S, 1, true);
+        const s2s_decode_config *dc = &d.decode;
+        p->keep_bytes[m] = s2s_state_bytes_for(models[m], max_batch, dc->beam_size, S,
+                                               dc->max_len < S ? dc->max_len : S, 1, true);
     }
     for (int k = 0; ok && k < workers; k++) {
         p->slots[k].pool = p;

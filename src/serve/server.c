@@ -393,8 +393,8 @@ static bool run_job(s2s_server *s, s2s_job *j, s2s_server_reply *r) {
         snprintf(msg, sizeof msg, "this request needs more memory than the server has "
                  "(%d text%s, beam_size %d, n_best %d, max_len %d, max_len_ratio %g); "
                  "ask for fewer texts or a smaller beam_size, n_best or max_len",
-                 j->n, j->n == 1 ? "" : "s", j->p.beam_size, j->p.n_best, j->p.max_len,
-                 (double)j->p.max_len_ratio);
+                 j->n, j->n == 1 ? "" : "s", j->p.decode.beam_size, j->p.decode.n_best,
+                 j->p.decode.max_len, (double)j->p.decode.max_len_ratio);
         s2s_server_error_reply(r, 413, "too_large", msg);
         s2s_job_free(j);
         return false;
@@ -725,7 +725,7 @@ static void align(s2s_server *s, json_t *o, s2s_server_reply *r) {
     s2s_decode_params p;
     char *key = NULL;
     if (!decode_options(m, o, ALIGN_KEYS, &p, &key, r)) return;
-    p.n_best = p.beam_size = 1;  // scoring: one hypothesis per sentence
+    p.decode.n_best = p.decode.beam_size = 1;  // scoring: one hypothesis per sentence
     p.want_attention = true;
     p.want_self_attention = json_is_true(att);
     s2s_job *j = new_job(mi, 1, /*forced=*/true, p, key, r);

@@ -308,6 +308,64 @@ static int by_len(const void *a, const void *b) {
 
 static uint64_t below(s2s_rng *r, uint64_t k) { return s2s_rng_next(r) % k; }
 
+// Cuts p->order into batches greedily while n * (S + T) stays within
+// batch_tokens: p->start and p->n_batches.
+static void cut_batches(s2s_batch_plan *p, const s2s_dataset *d, int n, int batch_tokens) {
+    int nb = 0, S = 0, T = 0, k = 0;
+    p->start[0] = 0;
+    for (int i = 0; i < n; i++) {
+        const s2s_example *e = &d->ex[p->order[i]];
+        int s = e->src_len + 1, t = e->tgt_len + 1;
+        int S2 = s > S ? s : S, T2 = t > T ? t : T;
+        if (k > 0 && (int64_t)(k + 1) * (S2 + T2) > batch_tokens) {
+            p->start[++nb] = i;
+            k = 0;
+            S2 = s;
+            T2 = t;
+        }
+        S = S2;
+        T = T2;
+        k++;
+    }
+    p->start[++nb] = n;
+    p->n_batches = nb;
+}
+
+// Shuffles whole batches of p (of n sentences) with r: lengths stay
+// bucketed, their order does not.
+static s2s_status shuffle_batches(s2s_batch_plan *p, s2s_rng *r, int n) {
+    int nb = p->n_batches;
+    int *ranges = s2s_calloc((size_t)nb, sizeof(int));
+    int *order2 = s2s_calloc((size_t)n, sizeof(int));
+    int *start2 = s2s_calloc((size_t)nb + 1, sizeof(int));
+    if (!ranges || !order2 || !start2) {
+        free(ranges);
+        free(order2);
+        free(start2);
+        return S2S_ERR_NOMEM;
+    }
+    for (int b = 0; b < nb; b++) ranges[b] = b;
+    for (int b = nb - 1; b > 0; b--) {
+        int j = (int)below(r, (uint64_t)b + 1);
+        int t = ranges[b];
+        ranges[b] = ranges[j];
+        ranges[j] = t;
+    }
+    int at = 0;
+    for (int b = 0; b < nb; b++) {
+        int src_b = ranges[b];
+        start2[b] = at;
+        for (int i = p->start[src_b]; i < p->start[src_b + 1]; i++) order2[at++] = p->order[i];
+    }
+    start2[nb] = at;
+    free(p->order);
+    free(p->start);
+    free(ranges);
+    p->order = order2;
+    p->start = start2;
+    return S2S_OK;
+}
+
 s2s_status s2s_batch_plan_make(s2s_batch_plan *p, const s2s_dataset *d, int batch_tokens,
                                bool shuffle, uint64_t seed, int epoch) {
     s2s_batch_plan_free(p);
@@ -339,58 +397,10 @@ s2s_status s2s_batch_plan_make(s2s_batch_plan *p, const s2s_dataset *d, int batc
         for (int i = 0; i < n; i++) p->order[i] = items[i].index;
     }
     free(items);
-
-    // Cut greedily while n * (S + T) stays within batch_tokens.
-    int nb = 0, S = 0, T = 0, k = 0;
-    p->start[0] = 0;
-    for (int i = 0; i < n; i++) {
-        const s2s_example *e = &d->ex[p->order[i]];
-        int s = e->src_len + 1, t = e->tgt_len + 1;
-        int S2 = s > S ? s : S, T2 = t > T ? t : T;
-        if (k > 0 && (int64_t)(k + 1) * (S2 + T2) > batch_tokens) {
-            p->start[++nb] = i;
-            k = 0;
-            S2 = s;
-            T2 = t;
-        }
-        S = S2;
-        T = T2;
-        k++;
-    }
-    p->start[++nb] = n;
-    p->n_batches = nb;
-
-    if (shuffle && nb > 1) {
-        // Shuffle whole batches: lengths stay bucketed, their order does not.
-        int *ranges = s2s_calloc((size_t)nb, sizeof(int));
-        int *order2 = s2s_calloc((size_t)n, sizeof(int));
-        int *start2 = s2s_calloc((size_t)nb + 1, sizeof(int));
-        if (!ranges || !order2 || !start2) {
-            free(ranges);
-            free(order2);
-            free(start2);
-            s2s_batch_plan_free(p);
-            return S2S_ERR_NOMEM;
-        }
-        for (int b = 0; b < nb; b++) ranges[b] = b;
-        for (int b = nb - 1; b > 0; b--) {
-            int j = (int)below(&r, (uint64_t)b + 1);
-            int t = ranges[b];
-            ranges[b] = ranges[j];
-            ranges[j] = t;
-        }
-        int at = 0;
-        for (int b = 0; b < nb; b++) {
-            int src_b = ranges[b];
-            start2[b] = at;
-            for (int i = p->start[src_b]; i < p->start[src_b + 1]; i++) order2[at++] = p->order[i];
-        }
-        start2[nb] = at;
-        free(p->order);
-        free(p->start);
-        free(ranges);
-        p->order = order2;
-        p->start = start2;
+    cut_batches(p, d, n, batch_tokens);
+    if (shuffle && p->n_batches > 1 && shuffle_batches(p, &r, n) != S2S_OK) {
+        s2s_batch_plan_free(p);
+        return S2S_ERR_NOMEM;
     }
     return S2S_OK;
 }
@@ -430,13 +440,8 @@ static int rows_of(float *C, int S, const int *pairs, int n) {
     return rows;
 }
 
-s2s_status s2s_batch_fill(s2s_batch_buf *buf, const s2s_dataset *d, const int *idx, int n) {
-    int S = 0, T = 0;
-    for (int i = 0; i < n; i++) {
-        const s2s_example *e = &d->ex[idx[i]];
-        if (e->src_len + 1 > S) S = e->src_len + 1;
-        if (e->tgt_len + 1 > T) T = e->tgt_len + 1;
-    }
+// buf's token arrays grown to n rows of max(S, T) cells.
+static s2s_status grow_batch(s2s_batch_buf *buf, int n, int S, int T) {
     s2s_batch *b = &buf->b;
     size_t cells = (size_t)n * (size_t)(S > T ? S : T);
     if (cells > buf->cap_cells) {
@@ -457,6 +462,44 @@ s2s_status s2s_batch_fill(s2s_batch_buf *buf, const s2s_dataset *d, const int *i
         if (!a || !c) return s2s_fail(S2S_ERR_NOMEM, "batch: out of memory");
         buf->cap_rows = (size_t)n;
     }
+    return S2S_OK;
+}
+
+// The guided-alignment rows (n, T, S) of the batch's gold links.
+static s2s_status fill_align(s2s_batch_buf *buf, const s2s_dataset *d, const int *idx, int n) {
+    s2s_batch *b = &buf->b;
+    int S = b->S, T = b->T;
+    S2S_TRY(zeroed(&b->align, &buf->align, &buf->cap_align, (size_t)n * S * T));
+    for (int i = 0; i < n; i++) {
+        const s2s_example *e = &d->ex[idx[i]];
+        const int *l = d->links + 2 * e->link;
+        float *A = b->align + (size_t)i * T * S;
+        // Row j: the source tokens linked to target token j, 1/k each. A
+        // target token the gold leaves unaligned (articles, "to", measure
+        // words) is guided to the source </s>: the head learns to say "no
+        // link", which s2s align reads as no alignment.
+        for (int k = 0; k < e->n_links; k++) A[(size_t)l[2 * k + 1] * S + l[2 * k]] = 1.0f;
+        for (int j = 0; j < e->tgt_len && e->n_links > 0; j++) {
+            float *row = A + (size_t)j * S;
+            int cnt = 0;
+            for (int s = 0; s < e->src_len; s++) cnt += row[s] != 0.0f;
+            if (cnt == 0) row[e->src_len] = 1.0f, cnt = 1;
+            for (int s = 0; s < e->src_len; s++) row[s] /= (float)cnt;
+            b->n_guided++;
+        }
+    }
+    return S2S_OK;
+}
+
+s2s_status s2s_batch_fill(s2s_batch_buf *buf, const s2s_dataset *d, const int *idx, int n) {
+    int S = 0, T = 0;
+    for (int i = 0; i < n; i++) {
+        const s2s_example *e = &d->ex[idx[i]];
+        if (e->src_len + 1 > S) S = e->src_len + 1;
+        if (e->tgt_len + 1 > T) T = e->tgt_len + 1;
+    }
+    S2S_TRY(grow_batch(buf, n, S, T));
+    s2s_batch *b = &buf->b;
     b->n = n;
     b->S = S;
     b->T = T;
@@ -492,28 +535,7 @@ s2s_status s2s_batch_fill(s2s_batch_buf *buf, const s2s_dataset *d, const int *i
                                   e->n_coref);
         }
     }
-    if (!d->links) return S2S_OK;
-
-    S2S_TRY(zeroed(&b->align, &buf->align, &buf->cap_align, (size_t)n * S * T));
-    for (int i = 0; i < n; i++) {
-        const s2s_example *e = &d->ex[idx[i]];
-        const int *l = d->links + 2 * e->link;
-        float *A = b->align + (size_t)i * T * S;
-        // Row j: the source tokens linked to target token j, 1/k each. A
-        // target token the gold leaves unaligned (articles, "to", measure
-        // words) is guided to the source </s>: the head learns to say "no
-        // link", which s2s align reads as no alignment.
-        for (int k = 0; k < e->n_links; k++) A[(size_t)l[2 * k + 1] * S + l[2 * k]] = 1.0f;
-        for (int j = 0; j < e->tgt_len && e->n_links > 0; j++) {
-            float *row = A + (size_t)j * S;
-            int cnt = 0;
-            for (int s = 0; s < e->src_len; s++) cnt += row[s] != 0.0f;
-            if (cnt == 0) row[e->src_len] = 1.0f, cnt = 1;
-            for (int s = 0; s < e->src_len; s++) row[s] /= (float)cnt;
-            b->n_guided++;
-        }
-    }
-    return S2S_OK;
+    return d->links ? fill_align(buf, d, idx, n) : S2S_OK;
 }
 
 void s2s_batch_buf_free(s2s_batch_buf *buf) {

@@ -48,7 +48,7 @@ s2s_status s2s_evaluate_dataset(const s2s_model *m, s2s_graph *g, s2s_state *st_
         len[i] = d->ex[i].src_len;
     }
     s2s_decode_params one = *p;
-    one.n_best = 1;  // the best hypothesis is the translation
+    one.decode.n_best = 1;  // the best hypothesis is the translation
     if (st == S2S_OK) st = s2s_translate(st_dec, &one, src, len, d->n, h);
     bool translated = st == S2S_OK;  // s2s_translate frees its results when it fails
     if (st == S2S_OK) {

@@ -26,11 +26,7 @@ typedef struct table {
     size_t cap, n;
 } table;
 
-static uint64_t hash_str(const char *s) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-    return h;
-}
+static uint64_t hash_str(const char *s) { return s2s_fnv1a(S2S_FNV1A_INIT, s, strlen(s)); }
 
 static bool table_grow(table *t) {
     size_t cap = t->cap ? t->cap * 2 : 1024;

@@ -36,15 +36,10 @@ typedef struct command {
     int (*run)(int argc, char **argv);
 } command;
 
-static const command commands[] = {
-    {"init", s2s_cmd_init},       {"translate", s2s_cmd_translate},
-    {"score", s2s_cmd_score},     {"inspect", s2s_cmd_inspect},
-    {"quantize", s2s_cmd_quantize}, {"train", s2s_cmd_train},
-    {"vocab", s2s_cmd_vocab},     {"config", s2s_cmd_config},
-    {"eval", s2s_cmd_eval},       {"align", s2s_cmd_align},
-    {"eval-align", s2s_cmd_eval_align}, {"probe", s2s_cmd_probe},
-    {"serve", s2s_cmd_serve},
-};
+// Every command of the table in cli/cli.h.
+#define ROW(name, fn, synopsis, summary) {name, s2s_cmd_##fn},
+static const command commands[] = {S2S_CLI_COMMANDS(ROW)};
+#undef ROW
 
 static char workdir[] = "/tmp/s2s-fuzz-cli-XXXXXX";
 static int home = -1;  // the folder the fuzzer runs in, to come back to

@@ -17,15 +17,15 @@ static void translate(s2s_model *m, int beam) {
     s2s_tokens t = {0};
     if (s2s_tokenize(s2s_model_src_vocab(m), "我爱吃苹果 the cat", &t) == S2S_OK) {
         s2s_decode_params p = s2s_decode_default_params(m);
-        if (p.max_len > 8) p.max_len = 8;  // enough steps to use the KV cache
-        p.beam_size = beam;
-        if (p.n_best > beam) p.n_best = beam;
+        if (p.decode.max_len > 8) p.decode.max_len = 8;  // enough steps to use the KV cache
+        p.decode.beam_size = beam;
+        if (p.decode.n_best > beam) p.decode.n_best = beam;
         p.threads = 1;
         s2s_hypothesis h[2] = {{0}};
         const int *src[1] = {t.ids};
         if (s2s_translate(st, &p, src, &t.n, 1, h) == S2S_OK) {
             free(s2s_detokenize(s2s_model_tgt_vocab(m), h[0].ids, h[0].n));
-            for (int i = 0; i < p.n_best; i++) s2s_hypothesis_free(&h[i]);
+            for (int i = 0; i < p.decode.n_best; i++) s2s_hypothesis_free(&h[i]);
         }
     }
     s2s_tokens_free(&t);

@@ -2,8 +2,8 @@
 // x (M, K) · W + b through s2s_linear_w (ops/matmul.h), at 1 thread, for
 // the rows a decoding step has (1: greedy batch 1; 4: a beam; 32, 128:
 // batches) and the bench model's shapes. Best of 5 timed loops, in us.
-// Internal API, so it lives in tests/ (bench/ programs use the public one:
-// tests/public_headers_test.sh); built against src/, not installed.
+// Internal API, so it lives in bench/internal/ (bench/*.c use the public
+// one: tests/public_headers_test.sh); built against src/, not installed.
 //
 //   bench_linear_types [D F V]      (default 128 512 500: configs/bench.yaml)
 #include <stdio.h>

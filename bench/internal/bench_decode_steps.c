@@ -4,7 +4,7 @@
 // and the state the steps keep (s2s_state_bytes). Random ids stand in for
 // the search's tokens: a step's cost does not depend on them. Medians of
 // the steps of a window, over several sentences after a first one. Internal API, so it
-// lives in tests/ like bench_attention_products.
+// lives in bench/internal/ like bench_attention_products.
 //
 //   bench_decode_steps MODEL [T] [REPEAT]   (default 1040 3; 1 thread)
 //

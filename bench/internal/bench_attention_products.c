@@ -4,7 +4,7 @@
 // query row per sequence against Tk cached keys. Best of 5 timed loops, in
 // us. Given a block, attention.c takes it only where it pays (its rule):
 // beyond that both columns run a product per head. Internal API, so it
-// lives in tests/ like bench_linear_types.
+// lives in bench/internal/ like bench_linear_types.
 //
 //   bench_attention_products [SEQS H D]   (default 128 4 128: beam 4 x 32
 //                                          sequences on configs/bench.yaml)
