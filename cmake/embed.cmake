@@ -1,5 +1,5 @@
 # Writes a C file holding text files as NUL-terminated char arrays, so that
-# the library carries its page assets (src/align/viewer.js, viewer.css)
+# the library carries its page assets (src/tools/viewer.js, viewer.css)
 # without reading files at run time:
 #   cmake -DOUT=out.c -DNAMES="a|b" -DFILES="a.js|b.css" -P cmake/embed.cmake
 # (lists with | as a build rule cannot pass ;)

@@ -24,6 +24,7 @@
 
 #include "cli/cli.h"
 #include "s2s/train.h"
+#include "train/dist.h"
 
 #define EXIT_INTERRUPTED 130
 

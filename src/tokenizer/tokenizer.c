@@ -15,6 +15,7 @@
 #include "s2s/normalize.h"
 #include "s2s/tokenizer.h"
 #include "tokenizer/utf8.h"
+#include "tokenizer/tsv.h"
 
 static void put_cp(s2s_buf *b, uint32_t cp) {
     char tmp[4];

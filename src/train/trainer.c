@@ -42,6 +42,7 @@
 #include "train/optim.h"
 #include "train/outputs.h"
 #include "train/train_log.h"
+#include "config/command.h"
 
 s2s_train_params s2s_train_default_params(void) { return (s2s_train_params){0}; }
 
