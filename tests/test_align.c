@@ -985,6 +985,10 @@ Test(align, aer_table_rows_and_best_plane_by_hand) {
     cr_assert_eq(s2s_plane_table_sentences(t), 1);
     s2s_plane_table_free(t);
     cr_assert_eq(s2s_plane_table_new(&t, S2S_PROBE_ALIGN, 0, 2, 1.0f, false), S2S_ERR_INVALID);
+    // A probe that is not one of the two is refused.
+    cr_assert_eq(s2s_plane_table_new(&t, S2S_PROBE_COUNT, 1, 2, 1.0f, false), S2S_ERR_INVALID);
+    cr_assert_null(t);
+    cr_assert_eq(s2s_plane_table_new(&t, (s2s_probe)-1, 1, 2, 1.0f, false), S2S_ERR_INVALID);
     s2s_alignment_free(&gold);
 }
 
