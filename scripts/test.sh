@@ -2,7 +2,8 @@
 # Sets up, builds and runs the test suite.
 #   scripts/test.sh              Release build in build/, the whole suite
 #   scripts/test.sh --sanitize   AddressSanitizer + UBSan, static libs2s, in
-#                                build-asan/, the whole suite
+#                                build-asan/, the whole suite but the docs'
+#                                figures (label `figures`: numbers, not memory)
 #   scripts/test.sh --tsan       ThreadSanitizer (clang-14, LLVM's OpenMP) in
 #                                build-tsan/, the tests that decode on threads
 #                                (serve_api: the server's worker pool)
@@ -29,7 +30,7 @@ case "${1:-}" in
     -DBUILD_SHARED_LIBS=OFF
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  run_ctest build-asan
+  run_ctest build-asan -LE '^figures$'
   ;;
 --tsan)
   scripts/setup.sh --clang build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DS2S_TSAN=ON

@@ -36,6 +36,14 @@ import json; o = json.loads(open('$tmp/out').read())
 assert o['language_warning'] == 'this looks like English; the model translates Chinese \u2192 English', o"
 check "source language, one word unknown: named, no language line" run 0 "$s2s" translate -m "$zh_en" "我爱吃巧克力。"
 check "source language: only the word" bash -c "[ \"\$(cat '$tmp/err')\" = \"s2s translate: argument:1: '巧克力' is not in the model's source vocabulary\" ]"
+# A typed ASCII ! becomes the corpus's ！ before tokenizing: the message and
+# the JSON name what was typed, the traditional 巧克力 too.
+check "typed !, unknown" run 0 "$s2s" translate -m "$zh_en" "我爱吃巧克力!"
+check "typed ! named as typed" bash -c "grep -q \"'!' is not in\" '$tmp/err' && ! grep -q '！' '$tmp/err'"
+check "typed !, --json" run 0 "$s2s" translate -m "$zh_en" --json --quiet "我愛吃巧克力!"
+check "--json unknown: as typed" /usr/bin/python3 -c "
+import json; o = json.loads(open('$tmp/out').read())
+assert o['unknown'] == ['巧克力', '!'], o"
 check "source language --json: language_warning null" run 0 "$s2s" translate -m "$zh_en" --json "我爱吃苹果"
 check "--json: null" out_has '"language_warning":null'
 check "other language --quiet: nothing on stderr" run 0 "$s2s" translate -m "$zh_en" --quiet "I love apples."

@@ -73,6 +73,39 @@ check("models: config tables nested", zh["config"]["model"]["encoder_attention"]
       {"type": "full", "window": 16, "block": 64, "stride": 8, "heads": [], "layers": []}
       and "type" not in zh["config"]["model"], zh["config"]["model"])
 
+
+
+def docs_example(heading):
+    """The JSON block after `heading` in docs/serve.md, with `{...}` read as
+    "anything" and `, ...` dropped."""
+    text = open(os.path.join(os.path.dirname(__file__), "..", "docs", "serve.md")).read()
+    block = text[text.index(heading):].split("```json\n", 1)[1].split("```", 1)[0]
+    return json.loads(block.replace("{...}", '"..."').replace(", ...}", "}"))
+
+
+def matches(docs, real, path="body"):
+    """Where the docs' example differs from the real value, or None."""
+    if docs == "...":
+        return None
+    if isinstance(docs, dict):
+        for k, v in docs.items():
+            if not isinstance(real, dict) or k not in real:
+                return f"{path}.{k}: not in the reply"
+            bad = matches(v, real[k], f"{path}.{k}")
+            if bad:
+                return bad
+        return None
+    if isinstance(docs, list):
+        if not isinstance(real, list) or len(docs) != len(real):
+            return f"{path}: {len(docs)} entries, the reply {real!r}"
+        return next((b for b in (matches(d, r, f"{path}[{i}]")
+                                 for i, (d, r) in enumerate(zip(docs, real))) if b), None)
+    return None if docs == real else f"{path}: the docs say {docs!r}, the reply {real!r}"
+
+
+bad = matches(docs_example("### GET /v1/models"), j)
+check("docs/serve.md's /v1/models example is the reply", bad is None, bad)
+
 st, j, _ = srv.request("POST", "/v1/translate", {"model": "zh-en", "text": "我爱吃苹果"})
 r = j["results"][0]
 check("translate: text", st == 200 and r["translation"] == "I love to eat apples.", j)

@@ -260,6 +260,49 @@ Test(tokenizer, spans_give_each_token_as_typed) {
     free(w);
 }
 
+// The typed text of token j (s2s_token_typed), compared and freed.
+static void expect_typed(const s2s_tokens *tk, int j, const char *want) {
+    char *w = s2s_token_typed(tk, j);
+    cr_assert_not_null(w);
+    cr_assert_str_eq(w, want, "token %d", j);
+    free(w);
+}
+
+Test(tokenizer, typed_spans_name_each_token_as_the_user_typed_it) {
+    // ASCII ! and ? become full-width in Chinese; the typed text keeps them.
+    cr_assert_eq(s2s_tokenize(zh, "我爱巧克力!  你呢?", &t), S2S_OK);
+    cr_assert_str_eq(t.typed, "我爱巧克力!  你呢?");
+    cr_assert_str_eq(t.pieces[3], "！");
+    expect_typed(&t, 3, "!");
+    expect_typed(&t, 2, "巧克力");
+    expect_typed(&t, t.n - 1, "?");
+    char *w = s2s_token_text(&t, 3);  // the normalised form is still there
+    cr_assert_str_eq(w, "！");
+    free(w);
+    // Traditional characters map one to one: 愛 is typed, 爱 is read.
+    cr_assert_eq(s2s_tokenize(zh, "我愛巧克力!", &t), S2S_OK);
+    cr_assert_str_eq(t.pieces[1], "爱");
+    expect_typed(&t, 1, "愛");
+    expect_typed(&t, 3, "!");
+    // A question mark normalising added was typed by no one: its span is
+    // empty and it is named as normalised.
+    cr_assert_eq(s2s_tokenize(zh, "你喜欢猫吗", &t), S2S_OK);
+    cr_assert_eq(t.typed_start[t.n - 1], t.typed_end[t.n - 1]);
+    expect_typed(&t, t.n - 1, "？");
+    // A rewritten run stands for all of what was typed: "2" became "two",
+    // the tokens of "didn't" come from "DIDNT".
+    cr_assert_eq(s2s_tokenize(en, "I DIDNT see 2 zebras", &t), S2S_OK);
+    cr_assert_str_eq(t.text, "I DIDN'T see two zebras");
+    for (int j = 0; j < t.n; j++) {  // every span lies in the typed text, in order
+        cr_assert_leq(t.typed_start[j], t.typed_end[j]);
+        cr_assert_leq(t.typed_end[j], (int)strlen(t.typed));
+        if (j) cr_assert_leq(t.typed_start[j - 1], t.typed_start[j]);
+    }
+    expect_typed(&t, 1, "DIDNT");
+    expect_typed(&t, t.n - 2, "2");
+    expect_typed(&t, t.n - 1, "zebras");
+}
+
 Test(tokenizer, detokenize_replacing_copies_the_attended_source_word) {
     s2s_tokens src = {0};
     cr_assert_eq(s2s_tokenize(zh, "我爱巧克力。", &src), S2S_OK);

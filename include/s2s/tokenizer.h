@@ -58,11 +58,16 @@ typedef struct s2s_tokens {
     int cap;
     // The normalised input, and each token's bytes in it: token j is
     // text[start[j] .. end[j]), as typed but for normalisation (case kept:
-    // "Zebra" where pieces[j] is "zebra"). Spans count in the normalised
-    // text because the traditional-to-simplified step (OpenCC) keeps no
-    // offsets back into what was typed.
+    // "Zebra" where pieces[j] is "zebra").
     char *text;
     int *start, *end;  // (n)
+    // The input as typed, and the bytes of it each token stands for:
+    // typed[typed_start[j] .. typed_end[j]) ("!" where text has "！",
+    // "didnt" for the tokens of "didn't"); an empty span for a token that
+    // normalising added (a question mark) or, rarely, for every token when
+    // the traditional-to-simplified step changed the number of characters.
+    char *typed;
+    int *typed_start, *typed_end;  // (n)
 } s2s_tokens;
 
 // Splits UTF-8 text into tokens (no </s> added), after normalising it by
@@ -81,20 +86,22 @@ S2S_API char *s2s_detokenize(const s2s_vocab *v, const int *ids, int n);
 S2S_API char *s2s_join_tokens(const s2s_vocab *v, const int *ids, int n);
 
 // The same two, printing each ids[t] == S2S_UNK with unk_src[t] >= 0 as
-// source token unk_src[t] of src, as typed (s2s_token_text): the
+// source token unk_src[t] of src, as typed but normalised (s2s_token_text): the
 // s2s_hypothesis.unk_src of a decode with replace_unknowns, and the
 // tokens of its source. A copied word is spaced as a word of the target
 // ("I want to eat 巧克力."), never capitalised. unk_src NULL: as above.
 S2S_API char *s2s_detokenize_replacing(const s2s_vocab *v, const int *ids, int n,
-                                       const int *unk_src,
-                                       const s2s_tokens *src);
+                                       const int *unk_src, const s2s_tokens *src);
 S2S_API char *s2s_join_tokens_replacing(const s2s_vocab *v, const int *ids, int n,
-                                        const int *unk_src,
-                                        const s2s_tokens *src);
+                                        const int *unk_src, const s2s_tokens *src);
 
-// Token j of t as typed (its span of t->text), or NULL when j is out of
-// range or out of memory. Caller frees.
+// Token j of t as normalised (its span of t->text), or NULL when j is out
+// of range or out of memory. Caller frees. The words a decode copies.
 S2S_API char *s2s_token_text(const s2s_tokens *t, int j);
+// Token j of t as the user typed it (its span of t->typed; the normalised
+// text when that span is empty), or NULL as above: the words to name in a
+// message about the input. Caller frees.
+S2S_API char *s2s_token_typed(const s2s_tokens *t, int j);
 // The tokens of t outside the vocab (ids S2S_UNK): writes the first cap
 // indexes to which (may be NULL) and returns how many there are.
 S2S_API int s2s_unknown_words(const s2s_tokens *t, int *which, int cap);

@@ -40,7 +40,7 @@ static void report_unknown(const translator *t, const s2s_tokens *tk, int line) 
     int which[64];
     int n = s2s_unknown_words(tk, which, 64);
     for (int u = 0; u < n && u < 64; u++) {
-        char *w = s2s_token_text(tk, which[u]);
+        char *w = s2s_token_typed(tk, which[u]);
         fprintf(stderr, "s2s translate: %s:%d: '%s' is not in the model's source vocabulary\n",
                 t->in.name, line, w ? w : tk->pieces[which[u]]);
         free(w);
@@ -140,7 +140,7 @@ static int print_json(const translator *t, int k) {
         const s2s_tokens *tk = &l->sentences[i].src;
         int which[64], n = s2s_unknown_words(tk, which, 64);
         for (int u = 0; u < n && u < 64; u++) {
-            char *w = s2s_token_text(tk, which[u]);
+            char *w = s2s_token_typed(tk, which[u]);
             json_array_append_new(unk, json_string(w ? w : ""));
             free(w);
         }

@@ -20,36 +20,82 @@
 
 #include "core/error.h"
 #include "s2s/normalize.h"
+#include "tokenizer/traced.h"
 #include "tokenizer/utf8.h"
 
 // ---- code point arrays ----
 
+// Each code point keeps where it came from: the bytes [lo, hi) of the
+// typed text it was written for. A pass sets the origin of what it writes
+// next (from_in), so a rewritten run carries the whole run it replaces and
+// an inserted mark an empty range at its place.
 typedef struct {
     uint32_t *c;
+    size_t *lo, *hi;    // (n) origins in the typed text
     size_t n, cap;
+    size_t at_lo, at_hi;  // the origin of the next push
     bool oom;  // a failed push leaves the array short; checked once per pass
 } cpvec;
+
+static bool grow(void **p, size_t cap, size_t size) {
+    void *q = realloc(*p, cap * size);
+    if (q) *p = q;
+    return q != NULL;
+}
 
 static void push(cpvec *v, uint32_t c) {
     if (v->n == v->cap) {
         size_t cap = v->cap ? 2 * v->cap : 64;
-        uint32_t *p = v->oom ? NULL : realloc(v->c, cap * sizeof *p);
-        if (!p) {
+        if (v->oom || !grow((void **)&v->c, cap, sizeof *v->c) ||
+            !grow((void **)&v->lo, cap, sizeof *v->lo) || !grow((void **)&v->hi, cap, sizeof *v->hi)) {
             v->oom = true;
             return;
         }
-        v->c = p;
         v->cap = cap;
     }
+    v->lo[v->n] = v->at_lo;
+    v->hi[v->n] = v->at_hi;
     v->c[v->n++] = c;
 }
 
-// Appends valid UTF-8 text.
+// What out writes next stands for in[i..j); for i == j, nothing typed, at
+// the place of in[i].
+static void from_in(cpvec *out, const cpvec *in, size_t i, size_t j) {
+    size_t end = in->n ? in->hi[in->n - 1] : 0;
+    out->at_lo = i < in->n ? in->lo[i] : end;
+    out->at_hi = j > i ? in->hi[j - 1] : out->at_lo;
+}
+
+// Appends valid UTF-8 text, all of it standing for the current origin.
 static void push_utf8(cpvec *v, const char *s) {
     size_t n = strlen(s);
     for (size_t i = 0; i < n;) {
         uint32_t c;
         i += (size_t)s2s_utf8_decode(s + i, n - i, &c);
+        push(v, c);
+    }
+}
+
+static void cpvec_free(cpvec *v) {
+    free(v->c);
+    free(v->lo);
+    free(v->hi);
+}
+
+// Copies in[i] with its origin.
+static void copy(cpvec *out, const cpvec *in, size_t i) {
+    from_in(out, in, i, i + 1);
+    push(out, in->c[i]);
+}
+
+// Decodes typed text, each code point standing for its own bytes.
+static void push_typed(cpvec *v, const char *s) {
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        uint32_t c;
+        int k = s2s_utf8_decode(s + i, n - i, &c);
+        v->at_lo = i;
+        v->at_hi = i += (size_t)k;
         push(v, c);
     }
 }
@@ -96,6 +142,7 @@ static void fold_chars(cpvec *out, const cpvec *in, s2s_lang lang) {
                 c = char_rules[r].to + (c - char_rules[r].lo);
                 break;
             }
+        from_in(out, in, i, i + 1);
         push(out, c);
     }
 }
@@ -182,16 +229,17 @@ static const char *zh_numeral(const cpvec *in, size_t i, size_t j) {
 static void numbers(cpvec *out, const cpvec *in, s2s_lang lang) {
     for (size_t i = 0; i < in->n;) {
         if (!is_digit(in->c[i])) {
-            push(out, in->c[i++]);
+            copy(out, in, i++);
             continue;
         }
         size_t j = i;
         while (j < in->n && is_digit(in->c[j])) j++;
         const char *w = lang == S2S_LANG_ZH ? zh_numeral(in, i, j) : en_numeral(in, i, j);
         if (w) {
+            from_in(out, in, i, j);
             push_utf8(out, w);
         } else {
-            for (size_t m = i; m < j; m++) push(out, in->c[m]);
+            for (size_t m = i; m < j; m++) copy(out, in, m);
         }
         i = j;
     }
@@ -217,6 +265,7 @@ static void zh_punct(cpvec *out, const cpvec *in, s2s_lang lang) {
                 c = zh_punct_rules[r].cjk;
                 break;
             }
+        from_in(out, in, i, i + 1);
         push(out, c);
     }
 }
@@ -227,7 +276,7 @@ static void zh_punct(cpvec *out, const cpvec *in, s2s_lang lang) {
 static void zh_spaces(cpvec *out, const cpvec *in, s2s_lang lang) {
     for (size_t i = 0; i < in->n;) {
         if (!s2s_is_space(in->c[i])) {
-            push(out, in->c[i++]);
+            copy(out, in, i++);
             continue;
         }
         size_t j = i;
@@ -235,7 +284,7 @@ static void zh_spaces(cpvec *out, const cpvec *in, s2s_lang lang) {
         bool between = i > 0 && j < in->n && s2s_is_cjk_any(in->c[i - 1]) &&
                        s2s_is_cjk_any(in->c[j]);
         if (!between)
-            for (size_t m = i; m < j; m++) push(out, in->c[m]);
+            for (size_t m = i; m < j; m++) copy(out, in, m);
         i = j;
     }
 }
@@ -302,10 +351,11 @@ static void en_contractions(cpvec *out, const cpvec *in, s2s_lang lang) {
             for (; r < sizeof en_rules / sizeof *en_rules; r++)
                 if ((end = match_at(in, i, en_rules[r].from))) break;
         if (end) {
+            from_in(out, in, i, end);
             push_cased(out, in, i, end, en_rules[r].to);
             i = end;
         } else {
-            push(out, in->c[i++]);
+            copy(out, in, i++);
         }
     }
 }
@@ -341,11 +391,13 @@ static void question_mark(cpvec *out, const cpvec *in, s2s_lang lang) {
     uint32_t c = last > 0 ? in->c[last - 1] : 0, mark = 0;
     if (lang == S2S_LANG_ZH && in_utf8_list(zh_question_marks, c)) mark = 0xFF1F;
     if (lang == S2S_LANG_EN && is_alnum(c) && en_is_question(in)) mark = '?';
-    for (size_t i = 0; i < in->n; i++) {
-        if (i == last && mark) push(out, mark);
-        push(out, in->c[i]);
+    for (size_t i = 0; i <= in->n; i++) {
+        if (i == last && mark) {
+            from_in(out, in, i, i);  // typed by no one
+            push(out, mark);
+        }
+        if (i < in->n) copy(out, in, i);
     }
-    if (last == in->n && mark) push(out, mark);
 }
 
 // ---- traditional to simplified (OpenCC) ----
@@ -400,39 +452,82 @@ static bool has_non_ascii(const char *s) {
     return false;
 }
 
-s2s_status s2s_normalize(s2s_lang lang, const char *text, char **out) {
+// Decodes the text to normalise into a, each code point standing for its
+// typed bytes. OpenCC's conversion keeps no offsets: when it keeps the
+// number of code points (character by character, as t2s nearly always
+// does), the k-th converted one stands for the k-th typed one; else *traced
+// is false.
+static s2s_status decode_input(cpvec *a, s2s_lang lang, const char *text, bool *traced) {
+    *traced = true;
+    if (lang != S2S_LANG_ZH || !has_non_ascii(text)) {
+        push_typed(a, text);
+        return S2S_OK;
+    }
+    char *simple = NULL;
+    S2S_TRY(to_simplified(text, &simple));
+    cpvec typed = {0};
+    push_typed(&typed, text);
+    push_utf8(a, simple);
+    free(simple);
+    *traced = !typed.oom && typed.n == a->n;
+    for (size_t k = 0; k < a->n; k++) {
+        a->lo[k] = *traced ? typed.lo[k] : 0;
+        a->hi[k] = *traced ? typed.hi[k] : 0;
+    }
+    cpvec_free(&typed);
+    return S2S_OK;
+}
+
+// The bytes of a's text, and with origin, each byte's origin (that of its
+// code point).
+static char *encode(const cpvec *a, s2s_span **origin) {
+    char *s = NULL;
+    if (!a->oom && a->n < SIZE_MAX / 4 - 1) s = malloc(4 * a->n + 1);
+    s2s_span *o = s && origin ? malloc((4 * a->n + 1) * sizeof *o) : NULL;
+    if (!s || (origin && !o)) {
+        free(s);
+        free(o);
+        return NULL;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        int k = s2s_utf8_encode(s + n, a->c[i]);
+        for (int b = 0; o && b < k; b++) o[n + (size_t)b] = (s2s_span){a->lo[i], a->hi[i]};
+        n += (size_t)k;
+    }
+    s[n] = '\0';
+    if (origin) *origin = o;
+    return s;
+}
+
+s2s_status s2s_normalize_traced(s2s_lang lang, const char *text, char **out, s2s_span **origin) {
     if (!out) return s2s_fail(S2S_ERR_INVALID, "s2s_normalize: NULL argument");
     *out = NULL;
+    if (origin) *origin = NULL;
     if (!text) return s2s_fail(S2S_ERR_INVALID, "s2s_normalize: NULL argument");
     if ((unsigned)lang >= S2S_LANG_COUNT)
         return s2s_fail(S2S_ERR_INVALID, "s2s_normalize: language %d out of range", (int)lang);
     S2S_TRY(s2s_utf8_validate(text, strlen(text)));
 
-    char *simple = NULL;
-    if (lang == S2S_LANG_ZH && has_non_ascii(text)) {
-        S2S_TRY(to_simplified(text, &simple));
-        text = simple;
-    }
     cpvec a = {0}, b = {0};
-    push_utf8(&a, text);
-    free(simple);
-    for (int p = 0; p < MAX_PASSES && pipelines[lang][p] && !a.oom; p++) {
+    bool traced;
+    s2s_status st = decode_input(&a, lang, text, &traced);
+    for (int p = 0; st == S2S_OK && p < MAX_PASSES && pipelines[lang][p] && !a.oom; p++) {
         b.n = 0;
         pipelines[lang][p](&b, &a, lang);
         cpvec t = a;
         a = b;
         b = t;
     }
-    char *s = NULL;
-    if (!a.oom && a.n < SIZE_MAX / 4 - 1) s = malloc(4 * a.n + 1);
-    if (s) {
-        size_t n = 0;
-        for (size_t i = 0; i < a.n; i++) n += (size_t)s2s_utf8_encode(s + n, a.c[i]);
-        s[n] = '\0';
-    }
-    free(a.c);
-    free(b.c);
+    char *s = st == S2S_OK ? encode(&a, traced ? origin : NULL) : NULL;
+    cpvec_free(&a);
+    cpvec_free(&b);
+    if (st != S2S_OK) return st;
     if (!s) return s2s_fail(S2S_ERR_NOMEM, "normalize: out of memory");
     *out = s;
     return S2S_OK;
+}
+
+s2s_status s2s_normalize(s2s_lang lang, const char *text, char **out) {
+    return s2s_normalize_traced(lang, text, out, NULL);
 }

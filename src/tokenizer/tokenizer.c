@@ -14,6 +14,7 @@
 #include "core/strbuf.h"
 #include "s2s/normalize.h"
 #include "s2s/tokenizer.h"
+#include "tokenizer/traced.h"
 #include "tokenizer/utf8.h"
 #include "tokenizer/tsv.h"
 
@@ -55,12 +56,12 @@ static s2s_status end_piece(tok_state *s, size_t start, size_t from, size_t to) 
         if (!pieces) return s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
         if (t->cap == 0) pieces[0] = NULL;  // the store is attached at the end
         t->pieces = pieces;
-        int *st = realloc(t->start, (size_t)cap * sizeof *st);
-        if (!st) return s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
-        t->start = st;
-        int *en = realloc(t->end, (size_t)cap * sizeof *en);
-        if (!en) return s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
-        t->end = en;
+        int **spans[] = {&t->start, &t->end, &t->typed_start, &t->typed_end};
+        for (size_t k = 0; k < sizeof spans / sizeof *spans; k++) {
+            int *p = realloc(*spans[k], (size_t)cap * sizeof *p);
+            if (!p) return s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
+            *spans[k] = p;
+        }
         t->cap = cap;
     }
     t->start[t->n] = (int)from;
@@ -180,6 +181,28 @@ static s2s_status tokenize_into(tok_state *s, const char *text, size_t len) {
     return S2S_OK;
 }
 
+// Each token's span of the typed text: the union of its bytes' origins
+// (normalised: the origin of normalising, NULL when untraced; otherwise the
+// same bytes). A token that normalising wrote from nothing gets an empty
+// span.
+static void trace_tokens(s2s_tokens *t, const s2s_span *origin, bool normalised) {
+    for (int j = 0; j < t->n; j++) {
+        size_t lo = (size_t)t->start[j], hi = (size_t)t->end[j];
+        if (normalised) {
+            size_t a = SIZE_MAX, b = 0;
+            for (size_t k = lo; origin && k < hi; k++) {
+                if (origin[k].start == origin[k].end) continue;
+                a = origin[k].start < a ? origin[k].start : a;
+                b = origin[k].end > b ? origin[k].end : b;
+            }
+            lo = a < b ? a : 0;
+            hi = a < b ? b : 0;
+        }
+        t->typed_start[j] = (int)lo;
+        t->typed_end[j] = (int)hi;
+    }
+}
+
 s2s_status s2s_tokenize(const s2s_vocab *v, const char *text, s2s_tokens *t) {
     if (!v || !text || !t) return s2s_fail(S2S_ERR_INVALID, "s2s_tokenize: NULL argument");
     t->n = 0;
@@ -187,10 +210,14 @@ s2s_status s2s_tokenize(const s2s_vocab *v, const char *text, s2s_tokens *t) {
     S2S_TRY(s2s_utf8_validate(text, len));
     // Typed spellings become the corpus's (a no-op on corpus text, so
     // training and translating see the same tokens).
-    char *norm = NULL;
+    char *norm = NULL, *typed = strdup(text);
+    s2s_span *origin = NULL;
     s2s_lang lang = s2s_vocab_lang(v);
+    if (!typed) return s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
+    free(t->typed);
+    t->typed = typed;
     if (lang != S2S_LANG_NONE) {
-        S2S_TRY(s2s_normalize(lang, text, &norm));
+        S2S_TRY(s2s_normalize_traced(lang, text, &norm, &origin));
         text = norm;
         len = strlen(text);
     }
@@ -205,6 +232,8 @@ s2s_status s2s_tokenize(const s2s_vocab *v, const char *text, s2s_tokens *t) {
         st = s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
     if (st == S2S_OK) st = tokenize_into(&s, text, len);
     if (st == S2S_OK && s.store.oom) st = s2s_fail(S2S_ERR_NOMEM, "tokenize: out of memory");
+    if (st == S2S_OK) trace_tokens(t, origin, lang != S2S_LANG_NONE);
+    free(origin);
     // the spans point into the normalised text, which t keeps
     free(t->text);
     t->text = norm ? norm : strdup(text);
@@ -236,7 +265,10 @@ void s2s_tokens_free(s2s_tokens *t) {
     free(t->ids);
     free(t->start);
     free(t->end);
+    free(t->typed_start);
+    free(t->typed_end);
     free(t->text);
+    free(t->typed);
     memset(t, 0, sizeof *t);
 }
 
@@ -385,12 +417,13 @@ char *s2s_join_tokens_replacing(const s2s_vocab *v, const int *ids, int n, const
 
 char *s2s_token_text(const s2s_tokens *t, int j) {
     if (!t || !t->text || j < 0 || j >= t->n) return NULL;
-    size_t n = (size_t)(t->end[j] - t->start[j]);
-    char *w = malloc(n + 1);
-    if (!w) return NULL;
-    memcpy(w, t->text + t->start[j], n);
-    w[n] = '\0';
-    return w;
+    return strndup(t->text + t->start[j], (size_t)(t->end[j] - t->start[j]));
+}
+
+char *s2s_token_typed(const s2s_tokens *t, int j) {
+    if (!t || !t->typed || j < 0 || j >= t->n || t->typed_start[j] == t->typed_end[j])
+        return s2s_token_text(t, j);
+    return strndup(t->typed + t->typed_start[j], (size_t)(t->typed_end[j] - t->typed_start[j]));
 }
 
 int s2s_unknown_words(const s2s_tokens *t, int *which, int cap) {

@@ -72,6 +72,9 @@ static void round_trip(const s2s_vocab *v, const char *text) {
             CHECK(t.ids[i] >= 0 && t.ids[i] < s2s_vocab_size(v));
             CHECK(t.start[i] >= 0 && t.start[i] <= t.end[i]);
             CHECK((size_t)t.end[i] <= strlen(t.text));
+            CHECK(t.typed_start[i] >= 0 && t.typed_start[i] <= t.typed_end[i]);
+            CHECK((size_t)t.typed_end[i] <= strlen(t.typed));
+            free(s2s_token_typed(&t, i));
         }
         free(s2s_detokenize(v, t.ids, t.n));
         free(s2s_join_tokens(v, t.ids, t.n));
