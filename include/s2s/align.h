@@ -1,5 +1,6 @@
 // s2s/align.h — word alignments from attention: hard links, symmetrisation,
-// Pharaoh text, alignment error rate, terminal and HTML heatmaps.
+// Pharaoh text, alignment error rate, and which attention plane finds gold
+// links best (word alignments, coreference).
 //
 // A soft alignment is a (rows, cols) matrix of attention weights, one row
 // per target token and one column per source token, as s2s_translate and
@@ -14,9 +15,8 @@
 //                    /*no_eos=*/false);
 //     char *text = s2s_alignment_format(&a);                // "0-0 1-2 2-1"
 //
-// s2s_hard_align is s2s_attn_select (a plane), s2s_attn_drop_columns (with
-// no_eos) and s2s_align_argmax; s2s_align_symmetrize_pair adds a reverse
-// model; s2s_plane_table scores every plane against gold: cross-attention
+// s2s_hard_align reads one plane (s2s_attn_select) of a hypothesis's
+// cross-attention; s2s_align_symmetrize_pair adds a reverse model; s2s_plane_table scores every plane against gold: cross-attention
 // on word alignments (AER), encoder self-attention on pronoun ->
 // antecedent links.
 //
@@ -85,6 +85,11 @@ S2S_API s2s_status s2s_attn_select(float *out, const float *maps, int layers, in
 
 // ---- symmetrisation ----
 
+// How a forward and a reverse alignment are combined: Koehn et al.'s
+// heuristics as in Moses, from the intersection; grow-diag adds union
+// links next to current ones while either word is unaligned, -final then
+// adds union links whose source or target word is still unaligned
+// (-final-and: both).
 typedef enum s2s_symmetrize {
     S2S_SYM_INTERSECTION,
     S2S_SYM_UNION,
@@ -101,7 +106,7 @@ typedef enum s2s_symmetrize {
 // an index or S2S_ALIGN_AVG (the mean, as s2s_attn_select): for each
 // target token t < h->n, the link (i, t) with the source token i it
 // attends to most and those with at least `share` of that weight
-// (s2s_align_share; share 1: the largest alone; the </s> row gets none;
+// (share 1: the largest alone; the </s> row gets none;
 // s2s_model_alignment_share is the model's calibrated share). The last
 // column is the source </s>: without no_eos a token whose largest weight
 // is there stays unaligned; with no_eos that column is left out and the
@@ -141,7 +146,7 @@ S2S_API s2s_align_pair s2s_align_pair_default(const s2s_model *fwd, const s2s_mo
 // s2s_score batch (tokens map between the vocabs by their text: the
 // vocab's spelling, or the input piece of an unknown word); each side's
 // hard alignment (s2s_hard_align at its plane) is taken, the reverse one
-// flipped, and the two combined by s2s_align_symmetrize with p->method.
+// flipped, and the two combined with p->method (s2s_symmetrize).
 // out[k] gets the result and, when fwd_out is not NULL, fwd_out[k] the
 // forward alignment; all are cleared first. Returns S2S_ERR_INVALID when
 // hyp[k] does not match src[k] or a plane is out of range, S2S_ERR_NOMEM,

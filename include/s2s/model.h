@@ -101,7 +101,7 @@ S2S_API bool s2s_model_alignment_head(const s2s_model *m, int *layer, int *head)
 // Sets them (saved with the model; -1: average). Fails on out-of-range values.
 S2S_API s2s_status s2s_model_set_alignment_head(s2s_model *m, int layer, int head);
 // The share of a row's largest weight from which the hard alignment also
-// links other source words (s2s_align_share), as `s2s align --calibrate`
+// links other source words (s2s_hard_align's share), as `s2s align --calibrate`
 // chose it with the head (metadata s2s.alignment_share); 1 (the largest
 // alone) when the model has none.
 S2S_API float s2s_model_alignment_share(const s2s_model *m);

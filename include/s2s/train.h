@@ -66,8 +66,8 @@ typedef struct s2s_train_progress {
     const s2s_valid_result *valid;  // non-NULL on validation steps
     bool best;             // this validation improved the best metric
     bool saved;            // a checkpoint was written after this step
-    // Data-parallel training (s2s_dist_size() processes; tokens and
-    // sentences above are the global batch's):
+    // Data-parallel training (`mpirun -np N s2s train`, docs/training.md;
+    // tokens and sentences above are the global batch's):
     int ranks;
     int rank_tokens_min, rank_tokens_max;  // the smallest and largest rank's share of tokens
     double allreduce_sec;  // the step's gradient sum across ranks (0 with one process)
