@@ -37,7 +37,7 @@ scripts/corpus.sh
 # The npm packages two tests drive, pinned (the next major versions need
 # Node.js 22; Debian 12 has 18), installed here so that the test suite
 # downloads nothing: yaml-language-server (tests/yaml_ls_test.sh) and
-# puppeteer-core (tests/serve_browser_test.sh; its own browser download is
+# puppeteer-core (tests/serve_browser_test.sh, attention_grid_test.sh; its own browser download is
 # never used). They go to tests/npm/ (git-ignored; S2S_NPM_DIR elsewhere).
 # Without the registry, setup says so and goes on; it writes the reason to
 # tests/npm/unavailable, and those two tests skip with it. All are
@@ -51,7 +51,7 @@ done
 if [ ${#npm_missing[@]} -gt 0 ]; then
   mkdir -p "$npm_dir"
   rm -f "$npm_dir/unavailable"
-  echo "setup: installing ${npm_missing[*]} from npm into $npm_dir/ (for the tests yaml_ls and serve_browser)"
+  echo "setup: installing ${npm_missing[*]} from npm into $npm_dir/ (for the tests yaml_ls, serve_browser and attention_grid)"
   reason=
   if ! command -v npm >/dev/null; then
     reason="npm is not installed"
@@ -70,7 +70,7 @@ if [ ${#npm_missing[@]} -gt 0 ]; then
   if [ -n "$reason" ]; then
     echo "$reason" >"$npm_dir/unavailable"
     echo "setup: WARNING: $reason" >&2
-    echo "setup: WARNING: the tests yaml_ls and serve_browser will be skipped" >&2
+    echo "setup: WARNING: the tests yaml_ls, serve_browser and attention_grid will be skipped" >&2
   fi
 fi
 

@@ -156,6 +156,86 @@ for b in blocks:
 assert "\x1b" not in open(sys.argv[1]).read(), "no colour when stdout is not a terminal"
 ' "$tmp/out"
 check "text: CJK column labels" out_has "我"
+# ---- every layer and head as text: --layer all --head all ----
+# The grid's blocks parsed back: one per layer and head of the model's
+# config, each cell the shade of its weight in the JSON maps, every line
+# within $COLUMNS (wrapping heads to a further band when narrow).
+grid_check='
+import json, re, sys, unicodedata
+text, js, cfg, cols_limit, kind, want = sys.argv[1:7]
+cols_limit = int(cols_limit)
+def cells(s):  # one entry per display column
+    out = []
+    for c in s:
+        if unicodedata.combining(c): continue
+        out.append(c)
+        if unicodedata.east_asian_width(c) in "WF": out.append("")
+    return out
+conf = open(cfg).read()
+key = lambda k: int(re.search(r"^  " + k + r": (\d+)", conf, re.M).group(1))
+H = key("heads"); L = key("encoder_layers" if kind == "enc" else "decoder_layers")
+lines = open(text, encoding="utf-8").read().split("\n")
+start = next(i for i, l in enumerate(lines) if l.startswith("columns:"))
+end = next(i for i, l in enumerate(lines) if i > start and "alignment (layer" in l)
+grid = lines[start:end]
+for l in grid:
+    assert len(cells(l)) <= cols_limit, (len(cells(l)), l)
+(o,) = [json.loads(l) for l in open(js)]
+maps = {(m["layer"], m["head"]): m for m in o["maps"] if m["layer"] != "avg" and m["head"] != "avg"}
+shade = lambda w: " " if w < 0.05 else "\u2591" if w < 0.25 else "\u2592" if w < 0.5 else "\u2593" if w < 0.75 else "\u2588"
+seen_blocks, hidden = set(), 0
+i = 1
+while i < len(grid):
+    head = cells(grid[i])
+    title = "".join(head)
+    layer = int(re.match(r"layer (\d+)", title).group(1))
+    starts = [m.start() for m in re.finditer(r"head \d+", "".join(c or "\0" for c in head))]
+    heads = [int(h) for h in re.findall(r"head (\d+)", title)]
+    m0 = maps[(layer, heads[0])]
+    R, C = len(m0["rows"]), len(m0["cols"])
+    rows = [cells(grid[i + 1 + r]) for r in range(R)]
+    for k, (h, at) in enumerate(zip(heads, starts)):
+        assert (layer, h) not in seen_blocks
+        seen_blocks.add((layer, h))
+        w = maps[(layer, h)]["weights"]
+        bw = (starts[k + 1] - 2 if k + 1 < len(starts) else len(rows[0])) - at
+        # two columns a cell (each drawn twice) or one
+        cw = 2 if bw >= 2 * C and all(row[at + 2 * c] == row[at + 2 * c + 1] for row in rows for c in range(C)) else 1
+        for r in range(R):
+            for c in range(C):
+                x = rows[r][at + c * cw]
+                if x == "\u00b7":
+                    hidden += 1
+                    continue
+                assert x == shade(w[r][c]), (layer, h, r, c, x, w[r][c])
+    i += 1 + R
+assert seen_blocks == {(l, h) for l in range(L) for h in range(H)}, (sorted(seen_blocks), L, H)
+if want == "causal":  # the keys after each query, in every block
+    want = len(seen_blocks) * len(m0["rows"]) * (len(m0["rows"]) - 1) // 2
+assert hidden == int(want), (hidden, want)
+print(len(seen_blocks), "blocks,", hidden, "hidden keys")
+'
+grid() {  # grid NAME MODEL COLUMNS MAP EXPECT_HIDDEN: the text grid against the JSON maps
+  local name=$1 m=$2 cols=$3 map=$4 hid=$5 src="der hund sitzt auf der matte"
+  "$s2s" inspect "$m" >"$tmp/cfg.txt" || return 1
+  "$s2s" align -m "$m" --max-len 8 --map "$map" --format json --layer all --head all "$src" >"$tmp/grid.json" || return 1
+  check "$name: exit 0" run 0 env COLUMNS="$cols" "$s2s" align -m "$m" --max-len 8 --map "$map" --format text \
+    --layer all --head all "$src"
+  check "$name: a block per layer and head of the config, cells as the weights, lines within $cols columns" \
+    /usr/bin/python3 -c "$grid_check" "$tmp/out" "$tmp/grid.json" "$tmp/cfg.txt" "$cols" "$map" "$hid"
+}
+grid "grid, 80 columns" "$model" 80 cross 0
+grid "grid, 40 columns (heads wrap)" "$model" 40 cross 0
+check "grid, 40 columns: two bands a layer" test "$(grep -c '^layer 0 ' "$tmp/out")" -eq 2
+grid "grid, 20 columns (a block a band)" "$model" 20 cross 0
+grid "grid of decoder self-attention: the causal cut hidden" "$model" 80 self causal
+# encoder heads 1 and 2 local, window 1, in each of 2 layers: 7 x 7 keys, 30 hidden a head
+"$s2s" init "$here/data/ref/pre_relu_tied.yaml" -o "$tmp/local.safetensors" --seed 1 \
+  --set model.encoder_attention.type=local --set model.encoder_attention.window=1 \
+  --set 'model.encoder_attention.heads=[1, 2]' >/dev/null
+grid "grid of a local encoder head: its hidden keys" "$tmp/local.safetensors" 80 enc 120
+check "grid: no average block" bash -c "! grep '^layer ' '$tmp/out' | grep -q avg"
+
 # On a terminal (util-linux `script` gives one): text is the default, in colour.
 if command -v script >/dev/null; then
   script -qec "'$s2s' align -m '$model' --max-len 3 'die katze'" /dev/null >"$tmp/tty.txt" 2>&1 </dev/null
@@ -454,6 +534,9 @@ def want(kind, l, h):
     if kind == "cross" and h == 3: return {"type": "linear", "causal": False}
     return {"type": "full", "causal": False}
 '
+vtext() {  # every plane of map $1 in text, layer by layer, into $tmp/out
+  for l in 0 1 avg; do "${V[@]}" --ref --format text --map "$1" --layer $l --head all <"$tmp/vpair.tsv" || return 1; done >"$tmp/out"
+}
 for map in cross self enc; do
   check "variants: json --map $map: exit 0" run 0 "${V[@]}" --ref --format json --map $map --layer all --head all <"$tmp/vpair.tsv"
   check "variants: json --map $map: patterns named, zero exactly where hidden" pycheck "$vsees"'
@@ -479,7 +562,8 @@ for m in o["maps"]:
 assert (hidden > 0) == (kind != "cross"), hidden
 ' "$tmp/out" $map
   cp "$tmp/out" "$tmp/v.$map.json"
-  check "variants: text --map $map: exit 0" run 0 "${V[@]}" --ref --format text --map $map --layer all --head all <"$tmp/vpair.tsv"
+  # every plane as a heatmap of its own (--layer all --head all is the grid: checked above)
+  check "variants: text --map $map: exit 0" vtext $map
   check "variants: text --map $map: titles name the patterns, · exactly on hidden keys" pycheck "$vsees"'
 import json, sys
 kind = sys.argv[3]

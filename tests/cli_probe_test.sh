@@ -170,4 +170,126 @@ check "--layer out of range: says the range" err_has "the model has 2 encoder la
 check "unwritable -o: exit 1 before scoring" run 1 "${P[@]}" -m "$model" "$gold_en" --calibrate -o /nonexistent_dir_s2s/m.safetensors
 check "unwritable -o: no table printed" test ! -s "$tmp/out"
 
+# ---- probe scale, heads, equivariance (docs/attention-lab.md) ----
+sents_zh=$tmp/sents.zh
+sents_en=$tmp/sents.en
+head -40 "$here/../data/corpus/test.zh-en.tsv" | cut -f1 >"$sents_zh"
+head -40 "$here/../data/corpus/test.en-zh.tsv" | cut -f1 >"$sents_en"
+check "scale: random table exit 0" run 0 "$s2s" probe scale --json
+check "scale: 4 rows (d_k 32-256)" lines 4
+check "scale: std as sqrt(d_k), scaled near 1" pycheck '
+import json, sys, math
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["d_k"] for r in rows] == [32, 64, 128, 256], rows
+for r in rows:
+    assert set(r) >= {"d_k", "std_unscaled", "std_scaled", "max_weight_unscaled", "max_weight_scaled",
+                      "entropy_unscaled", "entropy_scaled"}, r
+    assert abs(r["std_unscaled"] / math.sqrt(r["d_k"]) - 1) < 0.1, r
+    assert abs(r["std_scaled"] - 1) < 0.1, r
+    assert r["max_weight_unscaled"] > 5 * r["max_weight_scaled"], r
+' "$tmp/out"
+check "scale: the same seed, the same table" run 0 "$s2s" probe scale --seed 1
+cp "$tmp/out" "$tmp/scale1"
+check "scale: text table" bash -c "[ \$(grep -cE '^ +(32|64|128|256) ' '$tmp/scale1') -eq 4 ]"
+"$s2s" probe scale --seed 1 >"$tmp/scale1b"
+check "scale: deterministic" cmp -s "$tmp/scale1" "$tmp/scale1b"
+check "scale: --rows" run 0 "$s2s" probe scale --rows 64
+check "scale: --rows says it" out_has "64 queries x 64 keys"
+for dir in zh-en en-zh; do
+  model=$models/$dir.safetensors
+  sents=$sents_zh; [ "$dir" = en-zh ] && sents=$sents_en
+  check "$dir: scale of the model's heads exit 0" run 0 "$s2s" probe scale -m "$model" "$sents" --json
+  check "$dir: scale: 24 rows (2 + 2 + 2 layers x 4 heads)" lines 24
+  check "$dir: scale: unscaled = sqrt(d_k) x scaled, saturates more" pycheck '
+import json, sys, math
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    assert r["map"] in ("enc", "self", "cross") and r["d_k"] == 32 and r["rows"] > 0, r
+    assert abs(r["std_unscaled"] - math.sqrt(32) * r["std_scaled"]) < 1e-3 * r["std_unscaled"], r
+    assert r["max_weight_unscaled"] >= r["max_weight_scaled"] - 1e-9, r
+    assert r["entropy_unscaled"] <= r["entropy_scaled"] + 1e-9, r
+' "$tmp/out"
+  check "$dir: heads exit 0" run 0 "$s2s" probe heads -m "$model" "$sents" --json
+  cp "$tmp/out" "$tmp/heads.$dir.json"
+  for map in enc self cross; do
+    "$s2s" align -m "$model" --beam 1 --map $map --layer all --head all --format json <"$sents" \
+      >"$tmp/maps.$map.$dir.json"
+  done
+  check "$dir: heads = plain loops over align's maps" pycheck '
+import json, math, sys
+heads = [json.loads(l) for l in open(sys.argv[1])]
+assert len(heads) == 24 and all(h["label"] in ("</s>", "previous", "next", "local", "content") for h in heads)
+want = {}
+for mp in ("enc", "self", "cross"):
+    for l in open(sys.argv[2] + "/maps." + mp + "." + sys.argv[3] + ".json", encoding="utf-8"):
+        for plane in json.loads(l)["maps"]:
+            w = plane["weights"]
+            acc = want.setdefault((mp, plane["layer"], plane["head"]), [0, 0.0, 0.0, 0.0, 0.0])
+            for i, row in enumerate(w):
+                keys = [j for j in range(len(row)) if mp != "self" or j <= i]
+                if len(keys) < 2:
+                    continue
+                special = 0 if mp == "self" else len(row) - 1
+                tot, run, k = sum(row[j] for j in keys), 0.0, 0
+                for x in sorted((row[j] for j in keys), reverse=True):
+                    if run >= 0.95 * tot:
+                        break
+                    run += x; k += 1
+                acc[0] += 1
+                acc[1] += sum(row[j] * abs(i - j) for j in keys)
+                acc[2] -= sum(row[j] * math.log(row[j]) for j in keys if row[j] > 0)
+                acc[3] += row[special]
+                acc[4] += k
+for h in heads:
+    n, dist, ent, sp, width = want[(h["map"], h["layer"], h["head"])]
+    assert h["rows"] == n, (h, n)
+    for got, ref, tol in ((h["distance"], dist / n, 1e-3), (h["entropy"], ent / n, 2e-3),
+                          (h["eos_share"], sp / n, 1e-4), (h["width95"], width / n, 0.03)):
+        assert abs(got - ref) <= tol, (h, got, ref)
+' "$tmp/heads.$dir.json" "$tmp" "$dir"
+  check "$dir: heads text table" run 0 "$s2s" probe heads -m "$model" "$sents"
+  check "$dir: heads: 24 rows with a label" \
+    bash -c "[ \$(grep -cE '^(enc|self|cross) +[0-9]+ +[0-9]+ .* (</s>|previous|next|local|content) +full$' '$tmp/out') -eq 24 ]"
+  check "$dir: equivariance exit 0" run 0 "$s2s" probe equivariance -m "$model" "$sents" --json
+  check "$dir: equivariance: < 1e-5 without positions, > 0.1 with" pycheck '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 40, len(rows)
+for r in rows:
+    assert sorted(r["permutation"]) == list(range(r["rows"])), r
+    assert r["without_positions"] < 1e-5, r
+    assert r["with_positions"] > 0.1, r
+' "$tmp/out"
+done
+check "equivariance: text summary" run 0 "$s2s" probe equivariance -m "$models/zh-en.safetensors" "$sents_zh"
+check "equivariance: says the largest" out_has "^# largest over 40 sentences"
+"$s2s" init "$here/data/ref/pre_relu_tied.yaml" --set model.encoder_attention.type=local --set model.encoder_attention.window=2 \
+  -o "$tmp/local.safetensors" --seed 1 >/dev/null 2>&1
+printf 'der hund\n' >"$tmp/de.txt"
+check "equivariance: a local encoder is refused, exit 2" run 2 "$s2s" probe equivariance -m "$tmp/local.safetensors" "$tmp/de.txt"
+check "equivariance: says why" err_has "^s2s probe equivariance: encoder layer 0, head 0 is local, window 2: it sees keys by position"
+{ sed -n 1p "$sents_zh"; printf '\xff\xfe\n'; printf '\n'; sed -n 2p "$sents_zh"; } >"$tmp/badz.txt"
+for sub in heads scale equivariance; do
+  check "$sub: bad lines exit 3" run 3 "$s2s" probe $sub -m "$models/zh-en.safetensors" "$tmp/badz.txt"
+  check "$sub: bad line warned" err_has "^s2s probe $sub: $tmp/badz.txt:2: skipped: "
+  check "$sub: --help exit 0" run 0 "$s2s" probe $sub --help
+  check "$sub: --help lists --json" out_has "^  --json"
+  check "$sub: missing file exit 2" run 2 "$s2s" probe $sub -m "$models/zh-en.safetensors" "$tmp/none.txt"
+  check "$sub: missing file named" err_has "^s2s probe $sub: $tmp/none.txt: cannot open"
+  check "$sub: missing model exit 2" run 2 "$s2s" probe $sub -m "$tmp/none.safetensors" "$sents_zh"
+  check "$sub: missing model one line" test "$(wc -l <"$tmp/err")" -eq 1
+  check "$sub: bad flag exit 2" run 2 "$s2s" probe $sub -m "$models/zh-en.safetensors" --jsno
+  check "$sub: bad flag did you mean" err_has "did you mean '--json'"
+done
+check "heads: needs a model, exit 2" run 2 "$s2s" probe heads "$sents_zh"
+check "heads: says so" err_has "^s2s probe heads: FILE needs a model"
+check "heads: no sentence, exit 2" run 2 "$s2s" probe heads -m "$models/zh-en.safetensors" /dev/null
+check "scale: bad --rows, exit 2" run 2 "$s2s" probe scale --rows 1
+check "scale: bad --seed, exit 2" run 2 "$s2s" probe scale --seed x1
+check "scale: bad --seed, says so" err_has "^s2s probe scale: --seed x1 (decode.seed): expected an integer"
+check "scale: another seed, another table" run 0 "$s2s" probe scale --seed 2
+check "scale: another seed differs" bash -c "! cmp -s '$tmp/out' '$tmp/scale1'"
+check "probe --help lists the probes" run 0 "$s2s" probe --help
+check "probe --help: equivariance" out_has "^  equivariance"
+
 finish cli_probe

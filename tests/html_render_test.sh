@@ -4,8 +4,8 @@
 # sentence / map type / layer / head / </s> combination draws (the page's
 # #selftest), and a screenshot is taken. Exits 77 (skipped) without
 # /usr/bin/chromium.   html_render_test.sh PATH_TO_s2s
-# SCREENSHOT_OUT=FILE keeps the screenshot (docs/align-screenshot.png is
-# made so).
+# SCREENSHOT_OUT=FILE keeps the screenshot (of a random model; the docs' pictures
+# of the shipped models come from tests/attention_grid_test.sh).
 set -u
 s2s=$1
 chromium=${CHROMIUM:-/usr/bin/chromium}
@@ -72,7 +72,10 @@ vmodel=$tmp/v.safetensors
   --set 'model.cross_attention.heads=[3]' >/dev/null || exit 1
 check "variants: s2s align --html" "$s2s" align -m "$vmodel" --max-len 7 --html "$tmp/v.html" \
   "der hund sitzt auf der matte" >/dev/null
-check "variants: loads at a view" chrome "$tmp/v_dom.html" "$tmp/v.log" --dump-dom "file://$tmp/v.html#map=enc&layer=0&head=1"
+check "variants: loads at a view" chrome "$tmp/v_dom_all.html" "$tmp/v.log" --dump-dom "file://$tmp/v.html#map=enc&layer=0&head=1"
+# the view's maps, without the grid of every layer and head below them (tests/attention_grid_test.sh)
+without_grid() { perl -0pe 's/<div id="grid">.*//s' "$1" >"$2"; }
+without_grid "$tmp/v_dom_all.html" "$tmp/v_dom.html"
 check "variants: the caption names the head's pattern" \
   grep -q '<figcaption>layer 0 · head 1: local, window 1</figcaption>' "$tmp/v_dom.html"
 check "variants: every head's pattern listed" \
@@ -82,7 +85,8 @@ check "variants: the hidden keys hatched, and only they" \
   test "$(grep -o 'class="[a-z ]*unseen"' "$tmp/v_dom.html" | wc -l)" -eq 30
 check "variants: the hatched cells carry no weight" bash -c "[ \$(grep -oE '<td [^>]*class=\"[a-z ]*unseen\"' '$tmp/v_dom.html' | grep -c 'data-w=\"0.000000\"') -eq 30 ]"
 check "variants: no console errors" no_console_errors "$tmp/v.log"
-check "variants: cross-attention of a linear head" chrome "$tmp/v_dom2.html" "$tmp/v2.log" --dump-dom "file://$tmp/v.html#map=cross&layer=1&head=3"
+check "variants: cross-attention of a linear head" chrome "$tmp/v_dom2_all.html" "$tmp/v2.log" --dump-dom "file://$tmp/v.html#map=cross&layer=1&head=3"
+without_grid "$tmp/v_dom2_all.html" "$tmp/v_dom2.html"
 check "variants: a linear head hides nothing" bash -c "grep -q '<figcaption>layer 1 · head 3: linear</figcaption>' '$tmp/v_dom2.html' && ! grep -qE 'class=\"[a-z ]*unseen\"' '$tmp/v_dom2.html'"
 check "variants: selftest: exit 0" chrome "$tmp/v_self.html" "$tmp/v_self.log" --dump-dom "file://$tmp/v.html#selftest"
 # 1 sentence x 3 map types x (2 layers + avg + all) x (4 heads + avg + all) x 2

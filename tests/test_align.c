@@ -709,6 +709,44 @@ Test(align, heatmap_draws_hidden_keys_apart_from_zero_weights) {
     free(t);
 }
 
+// Every layer and head side by side, worked by hand from the layout the
+// header states: labels 7 columns ("layer 0"), 2 spaces before each block,
+// blocks as wide as "head 1"; 2 columns a cell when the heads fit in the
+// width, else 1 and a band per head.
+Test(align, heatmap_grid_puts_heads_side_by_side_within_the_width) {
+    const char *rl[] = {"a", "b"}, *cl[] = {"x", "y"};
+    // (layers 1, heads 2, rows 2, cols 2)
+    float w[8] = {1.0f, 0.0f, 0.3f, 0.6f, /* head 1 */ 0.1f, 0.9f, 0.0f, 0.0f};
+    char *t = s2s_heatmap_grid_text(w, NULL, 1, 2, 2, 2, rl, cl, 80, false);
+    cr_assert_not_null(t);
+    cr_assert_str_eq(t, "columns: x y\n"
+                        "layer 0  head 0  head 1\n"
+                        "a        ██      ░░██  \n"
+                        "b        ▒▒▓▓          \n");
+    free(t);
+    t = s2s_heatmap_grid_text(w, NULL, 1, 2, 2, 2, rl, cl, 14, false);
+    cr_assert_not_null(t);
+    cr_assert_str_eq(t, "columns: x y\n"
+                        "layer 0  head 0\n"
+                        "a        █     \n"
+                        "b        ▒▓    \n"
+                        "layer 0  head 1\n"
+                        "a        ░█    \n"
+                        "b              \n");
+    free(t);
+    // a hidden key as '·', in colour only when asked; a long label cut
+    bool seen[8] = {true, false, true, true, true, true, true, true};
+    const char *long_rl[] = {"comfortable", "b"};
+    t = s2s_heatmap_grid_text(w, seen, 1, 2, 2, 2, long_rl, cl, 80, false);
+    cr_assert_not_null(t);
+    cr_assert(strstr(t, "\ncomfort…  ██··    ░░██  \n"), "%s", t);
+    cr_assert_null(strchr(t, '\x1b'));
+    free(t);
+    t = s2s_heatmap_grid_text(w, seen, 1, 2, 2, 2, long_rl, cl, 80, true);
+    cr_assert(t && strstr(t, "\x1b[38;5;"), "%s", t);
+    free(t);
+}
+
 // ---- alignments of hypotheses (s2s_hard_align, pair, AER table) ----
 
 // A hypothesis with only what the alignment reads: n target tokens (+ the

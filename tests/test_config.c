@@ -230,6 +230,7 @@ Test(config, good_file_sets_every_key) {
     cr_assert_eq(cfg.train.schedule, S2S_SCHEDULE_NOAM);
     cr_assert_eq(cfg.train.best_metric, S2S_BEST_LOSS);
     cr_assert_eq(cfg.train.shuffle, false);
+    cr_assert_eq(cfg.train.grad_norms_every, 20);
     // A YAML sequence for the list-valued key.
     cr_assert(cfg.train.adam_betas[0] == 0.8f && cfg.train.adam_betas[1] == 0.99f);
     // an output file: relative to the config's folder, need not exist

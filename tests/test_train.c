@@ -5,6 +5,7 @@
 // reverse task (also with guided alignment), and resume equivalence.
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1122,6 +1123,10 @@ Test(trainer, resume_puts_back_the_checkpoints_own_line, .init = make_tmpdir,
     s2s_config cfg = reverse_config();
     cfg.train.max_steps = 2;
     cfg.train.valid_every = 0;
+    // Two layers a stack and grad_norms on the checkpoint's line: longer
+    // than the 1 kB the checkpoint once kept of it.
+    cfg.model.encoder_layers = cfg.model.decoder_layers = 2;
+    cfg.train.grad_norms_every = 2;
     s2s_train_params p = s2s_train_default_params();
     s2s_train_summary sum;
     size_t n[2];
@@ -1140,6 +1145,7 @@ Test(trainer, resume_puts_back_the_checkpoints_own_line, .init = make_tmpdir,
             unsigned char *text = slurp(logp, &len);
             char *nl = strchr((char *)text, '\n');
             cr_assert(nl && strstr(nl + 1, "\"checkpoint\": true"), "%s", text);
+            cr_assert(strstr(nl + 1, "\"grad_norms\": {") && strlen(nl + 1) > 1024, "%s", nl + 1);
             cr_assert_eq(truncate(logp, (off_t)(nl + 1 - (char *)text)), 0);
             free(text);
         }
@@ -1153,6 +1159,52 @@ Test(trainer, resume_puts_back_the_checkpoints_own_line, .init = make_tmpdir,
     cr_assert(n[0] == n[1] && memcmp(log[0], log[1], n[0]) == 0, "%s\n---\n%s", log[0], log[1]);
     free(log[0]);
     free(log[1]);
+}
+
+// The log's grad_norms: on every train.grad_norms_every-th line only, one
+// key per attention Q, K, V and output matrix and feed-forward matrix of
+// every layer, each norm positive and their squares summing to less than
+// the global norm's square (which also has embeddings, biases and norms).
+// Their values against finite differences: tests/train_reference_test.py.
+Test(trainer, grad_norms_on_every_nth_line, .init = make_tmpdir, .fini = tmpdir_remove) {
+    s2s_config cfg = reverse_config();
+    cfg.model.encoder_layers = 2;
+    cfg.model.decoder_layers = 3;
+    cfg.train.max_steps = 5;
+    cfg.train.valid_every = 0;
+    cfg.train.grad_norms_every = 2;
+    s2s_train_params p = s2s_train_default_params();
+    s2s_train_summary sum;
+    p.output = tmp_path("g.safetensors");
+    cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+    FILE *f = fopen(tmp_path("g.train.log"), "r");
+    cr_assert_not_null(f);
+    char line[8192];
+    int lines = 0;
+    while (fgets(line, sizeof line, f)) {
+        json_error_t err;
+        json_t *o = json_loads(line, 0, &err);
+        cr_assert_not_null(o, "%s: %s", line, err.text);
+        int step = (int)json_integer_value(json_object_get(o, "step"));
+        json_t *gn = json_object_get(o, "grad_norms"), *v;
+        cr_assert_eq(gn != NULL, step % 2 == 0, "step %d: %s", step, line);
+        if (gn) {
+            cr_assert_eq(json_object_size(gn), 2 * 6 + 3 * 10, "%s", line);
+            cr_assert_not_null(json_object_get(gn, "encoder.layers.1.ffn.fc2"));
+            cr_assert_not_null(json_object_get(gn, "decoder.layers.2.cross_attn.v_proj"));
+            double sq = 0, global = json_real_value(json_object_get(o, "grad_norm"));
+            const char *key;
+            json_object_foreach(gn, key, v) {
+                cr_assert(json_real_value(v) > 0, "%s: %s", key, line);
+                sq += json_real_value(v) * json_real_value(v);
+            }
+            cr_assert(sqrt(sq) < global, "%g against %g", sqrt(sq), global);
+        }
+        json_decref(o);
+        lines++;
+    }
+    fclose(f);
+    cr_assert_eq(lines, 5);
 }
 
 // A run killed before its first checkpoint left its lines in the log, and

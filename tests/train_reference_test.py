@@ -18,6 +18,14 @@ data file in one batch, `s2s train` takes one step. Then:
 The same runs again for models whose attentions are variants (issue 29:
 VARIANTS below, which ref_model.py computes from their definitions).
 
+Then the log's grad_norms (train.grad_norms_every: 1) of one step of a
+smaller model with two layers in each stack: one key per attention
+Q, K, V and output matrix and per feed-forward matrix of every layer
+(2 x 6 + 2 x 10 = 32), each the L2 norm of that matrix's gradient as the
+central finite differences of the reference loss give it, element by
+element (float64), to 1e-4 relative, though the step clips the gradient
+(the norms are taken before clipping).
+
     train_reference_test.py PATH_TO_s2s      (exit 77: numpy missing, skipped)
 """
 
@@ -36,6 +44,17 @@ DATA = os.path.join(HERE, "data", "train")
 EPS_LS = 0.1
 LR = 0.01
 PAIRS = 12
+
+
+def central_difference(model, pairs, flat, idx, h):
+    """d loss / d flat[idx], flat a view of one of model's weights."""
+    keep = flat[idx]
+    flat[idx] = keep + h
+    lp = ref_loss(model, pairs)
+    flat[idx] = keep - h
+    lm = ref_loss(model, pairs)
+    flat[idx] = keep
+    return (lp - lm) / (2 * h)
 
 
 def ref_loss(model, pairs):
@@ -66,11 +85,18 @@ VARIANTS = {
 }
 
 
-def variant_config(tmp, name, tables):
-    """reverse.yaml with the model: tables added, beside its data."""
+def variant_config(tmp, name, tables, sizes=()):
+    """reverse.yaml with the model: tables added and sizes ((key, value)
+    pairs) changed, beside its data."""
     with open(os.path.join(DATA, "reverse.yaml"), encoding="utf-8") as f:
         text = f.read()
     text = text.replace("vocab:\n", tables + "vocab:\n", 1)
+    for key, value in sizes:
+        lines = text.split("\n")
+        at = [i for i, l in enumerate(lines) if l.startswith("  %s:" % key)]
+        assert len(at) == 1, key
+        lines[at[0]] = "  %s: %s" % (key, value)
+        text = "\n".join(lines)
     for rel in ("digits.txt", "reverse_train.tsv", "reverse_dev.tsv"):
         text = text.replace(" " + rel, " " + os.path.join(DATA, rel))
     path = os.path.join(tmp, name.replace(" ", "_").replace(",", "") + ".yaml")
@@ -85,19 +111,22 @@ def main():
     for name, tables in VARIANTS.items():
         print("%s:" % name)
         failures += check(s2s, name, tables)
+    print("grad_norms:")
+    failures += check_grad_norms(s2s)
     return 1 if failures else 0
 
 
-def check(s2s, name, tables):
-    tmp = tempfile.mkdtemp(prefix="s2s_train_ref_")
-    cfg = variant_config(tmp, name, tables)
+def one_step(s2s, tmp, cfg, n_pairs, more_sets=()):
+    """A random model (init.safetensors in tmp) and one step of s2s train on
+    the first n_pairs of reverse_train.tsv: (the model as ref_model reads
+    it, the pairs as ids, the step's log line)."""
     digits = os.path.join(DATA, "digits.txt")
     init = os.path.join(tmp, "init.safetensors")
     if R.main(["random", cfg, digits, digits, init, "--seed", "3"]) != 0:
-        return 1
+        raise RuntimeError("ref_model.py random failed")
 
     with open(os.path.join(DATA, "reverse_train.tsv"), encoding="utf-8") as f:
-        lines = [next(f) for _ in range(PAIRS)]
+        lines = [next(f) for _ in range(n_pairs)]
     train = os.path.join(tmp, "train.tsv")
     with open(train, "w", encoding="utf-8") as f:
         f.writelines(lines)
@@ -108,7 +137,7 @@ def check(s2s, name, tables):
             "train.batch_tokens=1000000", "train.max_steps=1", "train.schedule=constant",
             "train.lr=%g" % LR, "train.label_smoothing=%g" % EPS_LS, "train.valid_every=0",
             "train.clip_norm=0", "train.weight_decay=0", "data.train=" + train,
-            "train.log=" + log]
+            "train.log=" + log] + list(more_sets)
     cmd = [s2s, "train", cfg, "--init", init, "-o", out, "--quiet", "--threads", "1"]
     for s in sets:
         cmd += ["--set", s]
@@ -119,10 +148,56 @@ def check(s2s, name, tables):
     for line in lines:
         src, tgt = line.rstrip("\n").split("\t")[:2]
         pairs.append((R.to_ids(model.src_index, src), R.to_ids(model.tgt_index, tgt)))
-
-    failures = []
     with open(log, encoding="utf-8") as f:
         step1 = json.loads(f.readline())
+    return model, pairs, step1
+
+
+def check_grad_norms(s2s):
+    tmp = tempfile.mkdtemp(prefix="s2s_train_ref_")
+    sizes = (("d_model", 8), ("heads", 2), ("encoder_layers", 2), ("decoder_layers", 2),
+             ("ffn_dim", 16))
+    cfg = variant_config(tmp, "grad norms", "", sizes)
+    # clip_norm 0.01 clips this step: the norms must be the unclipped ones.
+    model, pairs, step1 = one_step(s2s, tmp, cfg, 4, ["train.grad_norms_every=1", "train.clip_norm=0.01"])
+    got = step1.get("grad_norms", {})
+    failures = []
+    want_keys = ["%s.layers.%d.%s" % (stack, layer, m)
+                 for stack, subs in (("encoder", ("self_attn",)),
+                                     ("decoder", ("self_attn", "cross_attn")))
+                 for layer in range(2)
+                 for m in ["%s.%s" % (sub, p) for sub in subs
+                           for p in ("q_proj", "k_proj", "v_proj", "out_proj")]
+                 + ["ffn.fc1", "ffn.fc2"]]
+    if len(got) != 32 or sorted(got) != sorted(want_keys):
+        failures.append("grad_norms has %d keys %s, wanted the 32 %s"
+                        % (len(got), sorted(got), sorted(want_keys)))
+    h = 1e-5
+    worst = 0.0
+    for key in want_keys:
+        flat = model.w[key + ".weight"].reshape(-1)  # a view, as in check()
+        sq = sum(central_difference(model, pairs, flat, idx, h) ** 2 for idx in range(flat.size))
+        want = sq ** 0.5
+        have = got.get(key)
+        rel = abs(have - want) / want if isinstance(have, float) and want > 0 else float("inf")
+        worst = max(worst, rel)
+        if rel > 1e-4:
+            failures.append("grad_norms[%s] = %s, finite differences say %.9g" % (key, have, want))
+    for msg in failures:
+        print("FAIL:", msg)
+    print("grad_norms: %d matrices, largest relative difference %.2g; %d failures"
+          % (len(want_keys), worst, len(failures)))
+    subprocess.run(["rm", "-rf", tmp], check=False)
+    return 1 if failures else 0
+
+
+def check(s2s, name, tables):
+    tmp = tempfile.mkdtemp(prefix="s2s_train_ref_")
+    cfg = variant_config(tmp, name, tables)
+    model, pairs, step1 = one_step(s2s, tmp, cfg, PAIRS)
+    init = os.path.join(tmp, "init.safetensors")
+    out = os.path.join(tmp, "out.safetensors")
+    failures = []
     want = ref_loss(model, pairs)
     if abs(step1["loss"] - want) > 1e-4 * abs(want):
         failures.append("step-1 loss %.9g, reference %.9g" % (step1["loss"], want))
@@ -135,13 +210,7 @@ def check(s2s, name, tables):
     for name in sorted(w0):
         flat = model.w[name].reshape(-1)  # a view: perturbing it perturbs the model
         for idx in rng.choice(flat.size, size=min(3, flat.size), replace=False):
-            keep = flat[idx]
-            flat[idx] = keep + h
-            lp = ref_loss(model, pairs)
-            flat[idx] = keep - h
-            lm = ref_loss(model, pairs)
-            flat[idx] = keep
-            g = (lp - lm) / (2 * h)
+            g = central_difference(model, pairs, flat, idx, h)
             if abs(g) < 1e-6:
                 continue  # the sign is not reliable; zero-gradient rows are checked below
             moved = float(w1[name].reshape(-1)[idx]) - float(w0[name].reshape(-1)[idx])

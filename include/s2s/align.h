@@ -188,6 +188,16 @@ typedef struct s2s_coref_counts {
     double weight;  // the summed attention weight on the antecedents
 } s2s_coref_counts;
 
+// ---- attention maps ----
+
+// The three kinds of map a hypothesis holds (s2s/decode.h).
+typedef enum s2s_attn_map {
+    S2S_ATTN_MAP_CROSS,  // cross_attn: outputs x source tokens and </s>
+    S2S_ATTN_MAP_SELF,   // self_attn: decoder inputs x decoder inputs
+    S2S_ATTN_MAP_ENC,    // enc_attn: source tokens and </s> x the same
+    S2S_ATTN_MAP_COUNT
+} s2s_attn_map;
+
 // ---- every plane of a model against gold links ----
 //
 // Which attention plane finds the gold links best, over a corpus: every

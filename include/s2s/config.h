@@ -195,6 +195,7 @@ typedef struct s2s_train_config {
     int max_steps;
     int valid_every;            // 0: never
     int save_every;             // 0: only at the end
+    int grad_norms_every;       // the log's grad_norms every N steps; 0: never
     int patience;               // 0: no early stopping
     float label_smoothing;
     float adam_betas[2];

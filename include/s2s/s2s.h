@@ -41,6 +41,7 @@
 #include "s2s/tokenizer.h"
 #include "s2s/version.h"
 #include "s2s/align.h"
+#include "s2s/probe.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -159,7 +159,10 @@ typedef struct s2s_train_summary {
 // step: {"step", "loss" (the step's batch, before the update), "guided"
 // and "coref" (the guided alignment and coreference terms, when on), "lr",
 // "tokens" (source + target tokens, no </s> or padding), "grad_norm"
-// (before clipping), and on validation steps "valid": {"loss", "nll",
+// (before clipping), every train.grad_norms_every steps "grad_norms" (each
+// attention and feed-forward matrix's gradient norm, keyed by its tensor
+// name without ".weight", after the MPI sum and before clipping;
+// docs/training.md), and on validation steps "valid": {"loss", "nll",
 // "token_accuracy", "bleu", "exact_match", "sentences", "best"}}, and
 // "checkpoint": true on a step whose checkpoint is written (the line comes
 // after it). A new run appends its lines after an earlier run's (its steps

@@ -42,14 +42,6 @@ double s2s_aer_recall(const s2s_aer_counts *c);
 //     s2s_head_pattern_text(&p, name, sizeof name);      // "local, window 3"
 //     bool seen = s2s_head_pattern_sees(&p, 0, 5);       // false: |0 - 5| > 3
 
-// The three kinds of map a hypothesis holds (s2s/decode.h).
-typedef enum s2s_attn_map {
-    S2S_ATTN_MAP_CROSS,  // cross_attn: outputs x source tokens and </s>
-    S2S_ATTN_MAP_SELF,   // self_attn: decoder inputs x decoder inputs
-    S2S_ATTN_MAP_ENC,    // enc_attn: source tokens and </s> x the same
-    S2S_ATTN_MAP_COUNT
-} s2s_attn_map;
-
 // What one head runs: its type and that type's parameter.
 typedef struct s2s_head_pattern {
     s2s_attn_type type;

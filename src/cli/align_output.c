@@ -328,13 +328,61 @@ static int print_csv(s2s_cli_align_view *o, const s2s_cli_align_sent *s, const p
     return S2S_EXIT_OK;
 }
 
+// Every plane (l, h) of the map as make_shown gives it, in one block
+// (layers, heads, rows, cols) for s2s_heatmap_grid_text: the text grid.
+static char *grid_text(const s2s_cli_align_view *o, const s2s_cli_align_sent *s) {
+    int L = map_layers(s->h, o->map), H = s->h->heads, R = 0, C = 0;
+    float *w = NULL;
+    bool *seen = NULL, ok = true;
+    const char **rl = NULL, **cl = NULL;
+    for (int l = 0; l < L && ok; l++)
+        for (int h = 0; h < H && ok; h++) {
+            shown v;
+            if (make_shown(&v, o, s, l, h) != S2S_OK) {
+                ok = false;
+                break;
+            }
+            size_t plane = (size_t)v.rows * v.cols, at = ((size_t)l * H + h) * plane;
+            if (!w) {  // the first plane: every plane has its shape
+                size_t n = (size_t)L * H * plane + 1;
+                R = v.rows, C = v.cols, rl = v.rl;
+                w = malloc(n * sizeof *w);
+                seen = malloc(n * sizeof *seen);
+                cl = malloc(((size_t)C + 1) * sizeof *cl);
+                ok = w && seen && cl;
+                if (ok) memcpy(cl, v.cl, (size_t)C * sizeof *cl);
+            }
+            if (ok) {
+                memcpy(w + at, v.w, plane * sizeof *w);
+                memcpy(seen + at, v.seen, plane * sizeof *seen);
+            }
+            shown_free(&v);
+        }
+    char *t = NULL;
+    if (ok && w) t = s2s_heatmap_grid_text(w, seen, L, H, R, C, rl, cl, o->width, o->color);
+    free(w);
+    free(seen);
+    free(cl);
+    return t;
+}
+
 static int print_text(const s2s_cli_align_view *o, const s2s_cli_align_sent *s, const planes *p) {
     printf("%s[%d] %s", o->sentence ? "\n" : "", o->sentence, s->source);
     printf("  \xE2\x86\x92  ");  // →
     for (int i = 0; i < s->n_tgt; i++) printf("%s%s", i ? " " : "", s->tgt_lab[i]);
     putchar('\n');
     char lb[16], hb[16];
-    for (int i = 0; i < p->nl; i++)
+    bool grid = o->layer_sel == S2S_CLI_SEL_ALL && o->head_sel == S2S_CLI_SEL_ALL;
+    if (grid) {  // every layer and head side by side, in place of a heatmap each
+        char *t = grid_text(o, s), pat[256];
+        if (!t) return no_memory();
+        s2s_cli_align_pattern_names(pat, sizeof pat, o->model, ATTN_MAP[o->map], -1, -1);
+        printf("%s, every layer and head%s%s%s\n%s", MAP_TITLES[o->map], pat,
+               pat[0] ? " (\xC2\xB7 a hidden key)" : "", o->no_eos ? " (</s>/<s> left out)" : "",
+               t);
+        free(t);
+    }
+    for (int i = 0; i < p->nl && !grid; i++)
         for (int k = 0; k < p->nh; k++) {
             shown v;
             if (make_shown(&v, o, s, p->ls[i], p->hs[k]) != S2S_OK) return no_memory();

@@ -34,6 +34,7 @@ typedef struct s2s_cli_align_view {
     float align_share;            // and its share (s2s_hard_align)
     bool no_eos;                  // </s> (and <s>) columns left out, rows renormalised
     bool color;                   // ANSI colour in text heatmaps
+    int width;                    // display columns of the text grid (--layer all --head all)
     bool reverse;                 // symmetrised with a reverse model, by `sym`
     s2s_symmetrize sym;
     int sentence;                 // 0-based index of the sentence printed next
@@ -62,7 +63,8 @@ bool s2s_cli_align_sent_labels(s2s_cli_align_sent *s, const s2s_tokens *src,
                                const s2s_hypothesis *h);
 void s2s_cli_align_sent_free(s2s_cli_align_sent *s);
 
-// Prints s in v->fmt (the planes v selects). Returns the exit code.
+// Prints s in v->fmt (the planes v selects; as text, --layer all --head all
+// is the grid of every layer and head within v->width). Returns the exit code.
 int s2s_cli_align_print(s2s_cli_align_view *v, const s2s_cli_align_sent *s);
 
 // The --eval table: every plane of t, `best` on t's best, `stored` on the

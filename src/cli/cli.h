@@ -36,7 +36,13 @@ int s2s_cmd_eval(int argc, char **argv);
 int s2s_cmd_align(int argc, char **argv);
 int s2s_cmd_eval_align(int argc, char **argv);
 int s2s_cmd_probe(int argc, char **argv);
+// probe scale, probe heads, probe equivariance (cmd_probe_attn.c), which
+// s2s_cmd_probe dispatches to.
+int s2s_cmd_probe_scale(int argc, char **argv);
+int s2s_cmd_probe_heads(int argc, char **argv);
+int s2s_cmd_probe_equivariance(int argc, char **argv);
 int s2s_cmd_serve(int argc, char **argv);
+int s2s_cmd_plot(int argc, char **argv);
 
 // Every error and warning line starts "s2s CMD: " (CMD: the command, as
 // main dispatched it; "s2s: " before there is one). main sets it.
@@ -76,6 +82,9 @@ bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, in
 int s2s_cli_print_json(json_t *o, int precision);
 // A layer or head selection as JSON: its index, or "avg" for a mean (< 0).
 json_t *s2s_cli_json_sel(int x);
+// The display columns text on stdout may take: $COLUMNS when it is a
+// number >= 20, else the terminal's width when stdout is one, else 80.
+int s2s_cli_stdout_width(void);
 
 // ---- input lines: the bad-line rule (README "Bad lines and exit codes") ----
 //

@@ -1,9 +1,11 @@
 // Helpers shared by the commands: errors, option values, line reading.
 #include <errno.h>
 #include <stdarg.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -86,6 +88,17 @@ bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, in
 }
 
 json_t *s2s_cli_json_sel(int x) { return x < 0 ? json_string("avg") : json_integer(x); }
+
+int s2s_cli_stdout_width(void) {
+    const char *env = getenv("COLUMNS");
+    char *end;
+    long n = env ? strtol(env, &end, 10) : 0;
+    if (env && end != env && !*end && n >= 20 && n <= 100000) return (int)n;
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+        return ws.ws_col;
+    return 80;
+}
 
 int s2s_cli_print_json(json_t *o, int precision) {
     char *out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(precision));

@@ -132,7 +132,9 @@ static const s2s_opt align_opts[] = {
      .def = "the calibrated share, else 1: the largest alone"},
     {.name = "--layer", .value = "L|all|avg", .help = "the decoder layer of the alignment plane",
      .def = "the calibrated layer, else avg"},
-    {.name = "--head", .value = "H|all|avg", .help = "the attention head",
+    {.name = "--head", .value = "H|all|avg",
+     .help = "the attention head (text with --layer all --head all: every layer and head side by side, "
+             "within $COLUMNS)",
      .def = "the calibrated head, else avg"},
     {.name = "--format", .value = "pharaoh|json|csv|text", .help = "how alignments are printed",
      .def = "text on a terminal, else pharaoh"},
@@ -247,6 +249,7 @@ static int check_usage(aligner *a, const s2s_decode_opts *o) {
         return s2s_cli_usage_error(CMD, "--format pharaoh prints one alignment: give a single --layer and "
                                         "--head (a number or avg), not all");
     v->color = v->fmt == S2S_CLI_FMT_TEXT && isatty(fileno(stdout)) && !getenv("NO_COLOR");
+    v->width = s2s_cli_stdout_width();
     return S2S_EXIT_OK;
 }
 

@@ -447,11 +447,29 @@ static int probe_coref(int argc, char **argv) {
     return rc;
 }
 
+static const struct {
+    const char *name;
+    int (*run)(int, char **);
+    const char *what;
+} PROBES[] = {
+    {"coref", probe_coref, "which encoder heads find a pronoun's antecedent"},
+    {"scale", s2s_cmd_probe_scale, "the scores' spread and softmax saturation without 1/sqrt(d_k)"},
+    {"heads", s2s_cmd_probe_heads, "each head's distance, entropy, </s> share, 95% width, label"},
+    {"equivariance", s2s_cmd_probe_equivariance,
+     "the encoder's max |f(Px) - P f(x)| without and with positions"},
+};
+
 int s2s_cmd_probe(int argc, char **argv) {
-    if (argc >= 1 && !strcmp(argv[0], "coref")) return probe_coref(argc - 1, argv + 1);
+    size_t n = sizeof PROBES / sizeof *PROBES;
+    for (size_t k = 0; argc >= 1 && k < n; k++)
+        if (!strcmp(argv[0], PROBES[k].name)) return PROBES[k].run(argc - 1, argv + 1);
     if (argc >= 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
-        s2s_args_help(&probe_spec, stdout);
+        printf("usage: s2s probe coref|scale|heads|equivariance ... (each answers --help)\n");
+        for (size_t k = 0; k < n; k++) printf("  %-13s %s\n", PROBES[k].name, PROBES[k].what);
         return S2S_EXIT_OK;
     }
-    return s2s_cli_usage_error("probe", "usage: %s (the one probe is coref)", probe_spec.usage);
+    return s2s_cli_usage_error("probe", "usage: s2s probe coref|scale|heads|equivariance ... "
+                                        "(%s%s%s)",
+                               argc ? "unknown probe '" : "no probe given",
+                               argc ? argv[0] : "", argc ? "'" : "");
 }

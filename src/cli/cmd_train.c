@@ -11,7 +11,8 @@
 //
 // Progress goes to stderr: on a terminal one live line redrawn with \r,
 // otherwise a plain line every --log-every steps (default 100); validation
-// results always get their own line. SIGINT/SIGTERM finish the current
+// results always get their own line. The first and last lines say where
+// the log is and the `s2s plot` command that draws it. SIGINT/SIGTERM finish the current
 // step, write a checkpoint and exit 130; so does SIGUSR1, which mpirun forwards
 // to every rank (it turns SIGINT into SIGTERM and exits 1 itself).
 #include <math.h>
@@ -24,6 +25,7 @@
 
 #include "cli/cli.h"
 #include "s2s/train.h"
+#include "train/outputs.h"
 #include "train/dist.h"
 
 #define EXIT_INTERRUPTED 130
@@ -90,6 +92,8 @@ static bool stop_on_signals(void) {
 
 typedef struct progress {
     bool tty, quiet, live;  // live: a \r line is on screen
+    const s2s_config *cfg;  // for the log's path (print_log_hint)
+    const s2s_train_params *tp;
     int every;
     double drawn;           // elapsed time of the last redraw
     int first_step;         // the step before this process's first (0, or the resumed one)
@@ -166,7 +170,9 @@ static void print_plan(const s2s_train_memory *m, const s2s_config *cfg) {
         printf("%-12s %14zu %10.2f\n", rows[i].name, rows[i].bytes, mb(rows[i].bytes));
 }
 
-// The line at the start of a run, on stderr.
+static void print_log_hint(const s2s_config *cfg, const s2s_train_params *tp);
+
+// The lines at the start of a run, on stderr: the memory, and the log.
 static void on_plan(const s2s_train_memory *m, void *user) {
     const progress *pg = user;
     if (pg->quiet) return;
@@ -174,6 +180,7 @@ static void on_plan(const s2s_train_memory *m, void *user) {
             "attention %.1f, scratch %.1f) for batches of up to %d sentences, %d x %d rows\n",
             mb(m->total), mb(m->weights), mb(m->gradients), mb(m->adam), mb(m->activations),
             mb(m->attention), mb(m->scratch), m->batch_sentences, m->src_rows, m->tgt_rows);
+    print_log_hint(pg->cfg, pg->tp);
 }
 
 static const s2s_opt train_opts[] = {
@@ -247,6 +254,29 @@ static void print_resume_command(FILE *f, int argc, char **argv, const char *out
     fputs(" --resume", f);
     shell_word(f, out);
     s2s_args_free(&a);
+}
+
+// "log: LOG; plot it with: s2s plot LOG -o LOGBASE.svg" (LOGBASE: LOG
+// without ".log"), on stderr.
+static void print_log_hint(const s2s_config *cfg, const s2s_train_params *tp) {
+    char *log = s2s_train_log_path(cfg, tp);
+    if (!log) return;
+    size_t n = strlen(log);
+    if (n > 4 && !strcmp(log + n - 4, ".log")) n -= 4;
+    char *svg = malloc(n + 5);
+    if (svg) {
+        memcpy(svg, log, n);
+        memcpy(svg + n, ".svg", 5);
+        fputs("log:", stderr);
+        shell_word(stderr, log);
+        fputs("; plot it with: s2s plot", stderr);
+        shell_word(stderr, log);
+        fputs(" -o", stderr);
+        shell_word(stderr, svg);
+        fputc('\n', stderr);
+    }
+    free(svg);
+    free(log);
 }
 
 int s2s_cmd_train(int argc, char **argv) {
@@ -331,6 +361,8 @@ int s2s_cmd_train(int argc, char **argv) {
     tp.on_step = on_step;
     tp.on_plan = on_plan;
     tp.user = &pg;
+    pg.cfg = &cfg;
+    pg.tp = &tp;
     if (plan_only) {
         s2s_train_memory mem;
         s2s_status st = s2s_train_plan(&cfg, &tp, &mem);
@@ -376,6 +408,7 @@ int s2s_cmd_train(int argc, char **argv) {
         if (!isnan(sum.best_score))
             fprintf(stderr, "best %s %.4f at step %d\n", metric[cfg.train.best_metric],
                     sum.best_score, sum.best_step);
+        print_log_hint(&cfg, &tp);
     }
     return sum.interrupted ? EXIT_INTERRUPTED : S2S_EXIT_OK;
 }

@@ -19,12 +19,16 @@ static const char usage[] =
     "  inspect MODEL                     config, vocab sizes, tensors, parameter count\n"
     "  quantize MODEL -o OUT --type int8|bf16  store the decoding matrices as I8 or BF16\n"
     "  train CONFIG -o OUT               train a model (--init MODEL, --resume CKPT, --quiet)\n"
+    "  plot LOG... -o FILE.svg|.html     draw training logs: loss, BLEU, lr, gradient norms\n"
     "  vocab build TSV --column src|tgt -o VOCAB  write a vocab file from a corpus\n"
     "  config check|show|diff|reference|schema|init|explain\n"
     "                                    validate, print, compare or start YAML configs\n"
     "  eval -m MODEL TEST.tsv            BLEU, exact match, accuracy on a source<TAB>target file\n"
     "  align -m MODEL [SENTENCE...]      attention alignments, heatmaps, AER (eval-align)\n"
     "  probe coref -m MODEL GOLD.tsv     which encoder heads find pronouns' antecedents\n"
+    "  probe scale [-m MODEL [FILE]]     score spread and softmax saturation without 1/sqrt(d_k)\n"
+    "  probe heads -m MODEL [FILE]       each head's distance, entropy, </s> share, label\n"
+    "  probe equivariance -m MODEL [FILE]  the encoder's |f(Px) - P f(x)|, without/with positions\n"
     "  serve -m MODEL [-m MODEL...]      the translation demo and JSON API over HTTP\n"
     "\n"
     "options may stand anywhere after COMMAND; `--` ends them\n"
@@ -50,6 +54,7 @@ static const command commands[] = {
     {"eval-align", s2s_cmd_eval_align},
     {"probe", s2s_cmd_probe},
     {"serve", s2s_cmd_serve},
+    {"plot", s2s_cmd_plot},
 };
 
 // ---- standard output ----

@@ -321,6 +321,12 @@ static const s2s_cfg_key train_keys[] = {
     {.name = "save_every", .type = S2S_CFG_INT, FIELD(s2s_train_config, save_every),
      .def = "1000", .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Write a checkpoint every this many steps (0: only at the end)."},
+    {.name = "grad_norms_every", .type = S2S_CFG_INT, FIELD(s2s_train_config, grad_norms_every),
+     .def = "100", .bounds = S2S_CFG_MIN, .min = 0,
+     .help = "Every this many steps the log line also holds `grad_norms`: the "
+             "L2 norm of the gradient of each attention's Q, K, V and output "
+             "matrix and each feed-forward matrix, by layer, summed over the "
+             "ranks and before clipping (0: never; docs/training.md)."},
     {.name = "patience", .type = S2S_CFG_INT, FIELD(s2s_train_config, patience), .def = "0",
      .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Stop after this many validations without a better "

@@ -1,5 +1,5 @@
-// Reading input lines with a byte limit, and checking an output path
-// before a long run writes to it.
+// Reading input lines with a byte limit, checking an output path before a
+// long run writes to it, and writing a file all or nothing.
 //
 //     char *buf = NULL;  size_t cap = 0, len;  bool too_long;
 //     int r;
@@ -10,6 +10,7 @@
 //     free(buf);   // r < 0: a read error, s2s_last_error() says which
 //
 //     if (s2s_check_writable("out.html") != S2S_OK) ... // before decoding
+//     if (s2s_write_file("out.html", text, strlen(text)) != S2S_OK) ...
 #ifndef S2S_IO_H
 #define S2S_IO_H
 
@@ -58,6 +59,12 @@ int s2s_read_line(FILE *f, char **buf, size_t *cap, size_t max, size_t *len, boo
 // other kind of file is refused. Returns S2S_OK, or S2S_ERR_IO with the
 // writer's message ("PATH: cannot write: a directory").
 s2s_status s2s_check_writable(const char *path);
+
+// Writes len bytes of data to path as the library's safe writer does (the
+// rules above): a reader of path sees the old file or the new one, never
+// half of either. Returns S2S_OK, or S2S_ERR_IO naming path and the reason
+// (nothing changed at path then).
+s2s_status s2s_write_file(const char *path, const void *data, size_t len);
 
 #ifdef __cplusplus
 }

@@ -234,3 +234,7 @@ s2s_status s2s_safe_write_file(const char *path, const void *data, size_t len) {
     s2s_safe_write(&f, data, len);
     return s2s_safe_commit(&f);
 }
+
+s2s_status s2s_write_file(const char *path, const void *data, size_t len) {
+    return s2s_safe_write_file(path, data, len);
+}

@@ -350,15 +350,22 @@ int s2s_state_drop_done(s2s_state *st, const bool *done, int *live, int *keep, i
     return kept;
 }
 
-// x (B, Tq, D) = E[ids] * sqrt(D) + PE[t0 + i]
+// x (B, Tq, D) = E[ids] * sqrt(D) + PE[t0 + i]; without positions (a
+// probe's, st->no_positions) E[ids] * sqrt(D) alone.
 static void embed(float *x, const s2s_model *m, const float *table, const int *ids, int64_t B,
-                  int64_t tq, int64_t t0) {
+                  int64_t tq, int64_t t0, bool positions) {
     int64_t d = m->cfg.model.d_model;
     float scale = sqrtf((float)d);
     for (int64_t b = 0; b < B; b++)
-        for (int64_t i = 0; i < tq; i++)
-            s2s_embed_row(x + (b * tq + i) * d, table, ids[b * tq + i], scale,
-                          m->pe + (t0 + i) * d, d);
+        for (int64_t i = 0; i < tq; i++) {
+            float *y = x + (b * tq + i) * d;
+            if (positions) {
+                s2s_embed_row(y, table, ids[b * tq + i], scale, m->pe + (t0 + i) * d, d);
+                continue;
+            }
+            const float *e = table + (int64_t)ids[b * tq + i] * d;
+            for (int64_t k = 0; k < d; k++) y[k] = e[k] * scale;
+        }
 }
 
 // Decoder layer l's cross-attention weights, in the decoding copy.
@@ -402,7 +409,7 @@ s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S, bool maps) {
     const s2s_model_config *c = &m->cfg.model;
     int64_t d = c->d_model;
     S2S_TRY(s2s_model_decode_weights(m, &st->w));
-    embed(st->memory, m, m->src_embed, st->ids, B, S, 0);
+    embed(st->memory, m, m->src_embed, st->ids, B, S, 0, !st->no_positions);
     int64_t H = c->heads;
     for (int l = 0; l < c->encoder_layers; l++) {
         float *probs = maps ? st->enc_probs + (int64_t)l * B * H * S * S : NULL;
@@ -425,7 +432,7 @@ s2s_status s2s_decode_rows(s2s_state *st, int64_t B, int64_t S, s2s_dec_pos pos,
     int64_t seqs = B * pos.beams, rows = seqs * pos.tq;
     S2S_ASSERT(B <= st->res_b && pos.beams <= st->res_k && pos.tq <= st->res_tq &&
                pos.t0 + pos.tq <= pos.t_alloc && pos.t_alloc <= st->res_t);
-    embed(st->x, m, m->tgt_embed, st->ids, seqs, pos.tq, pos.t0);
+    embed(st->x, m, m->tgt_embed, st->ids, seqs, pos.tq, pos.t0, true);
     pos.bounded = st->bounded;
     S2S_ASSERT(!pos.bounded || (pos.tq == 1 && !(maps & S2S_MAPS_SELF)));
     for (int l = 0; l < c->decoder_layers; l++) {

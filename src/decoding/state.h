@@ -38,6 +38,9 @@ struct s2s_state {
     // A test's reference path: every decoder layer keeps the full
     // self-attention cache in steps too (no ring buffers or linear states).
     bool full_self_cache;
+    // A probe's (s2s_probe_equivariance): the encoder's input without the
+    // positional encoding, E[ids] * sqrt(D) alone.
+    bool no_positions;
     // Whether the last reservation's steps keep the bounded self-attention
     // states (layers/transformer.h, s2s_self_state): steps of one row
     // without self-attention maps, unless full_self_cache.

@@ -105,17 +105,24 @@ int s2s_display_width(const char *s) {
 
 #define LABEL_MAX 12  // display columns of a label before it is cut
 
+// Columns of a label as put_label draws it (a control character or an
+// invalid byte as one '?').
+static int text_width(const char *label) {
+    int total = 0;
+    for (const unsigned char *q = (const unsigned char *)(label ? label : ""); *q;) {
+        uint32_t c;
+        q += utf8_next(q, &c);
+        total += c == 0xFFFFFFFFu || c < 0x20 || (c >= 0x7F && c < 0xA0) ? 1 : char_width(c);
+    }
+    return total;
+}
+
 // Appends `label` made safe for a terminal (control characters and invalid
 // bytes become '?') and cut to at most `width` columns ("…" marks a cut),
 // then pads it with spaces to exactly `width` columns.
 static void put_label(s2s_buf *b, const char *label, int width) {
     const unsigned char *p = (const unsigned char *)(label ? label : "");
-    int total = 0;
-    for (const unsigned char *q = p; *q;) {
-        uint32_t c;
-        q += utf8_next(q, &c);
-        total += c == 0xFFFFFFFFu || c < 0x20 || (c >= 0x7F && c < 0xA0) ? 1 : char_width(c);
-    }
+    int total = text_width(label);
     int budget = total > width ? width - 1 : width, used = 0;
     while (*p) {
         uint32_t c;
@@ -138,13 +145,7 @@ static void put_label(s2s_buf *b, const char *label, int width) {
 }
 
 static int label_width(const char *label) {
-    int w = 0;
-    const unsigned char *p = (const unsigned char *)(label ? label : "");
-    while (*p) {
-        uint32_t c;
-        p += utf8_next(p, &c);
-        w += c == 0xFFFFFFFFu || c < 0x20 || (c >= 0x7F && c < 0xA0) ? 1 : char_width(c);
-    }
+    int w = text_width(label);
     return w < LABEL_MAX ? w : LABEL_MAX;
 }
 
@@ -156,6 +157,27 @@ static int shade_level(float w) {
     return 4;
 }
 
+static const char *const SHADE[5] = {" ", "\xE2\x96\x91", "\xE2\x96\x92", "\xE2\x96\x93",
+                                     "\xE2\x96\x88"};  // ░ ▒ ▓ █
+static const int RAMP[5] = {238, 24, 31, 38, 45};         // dark grey to cyan
+
+// The row's largest cell (the first of equals; NaN skipped), -1 for none.
+static int row_best(const float *x, int cols) {
+    int best = -1;
+    for (int c = 0; c < cols; c++)
+        if (x[c] == x[c] && (best < 0 || x[c] > x[best])) best = c;
+    return best;
+}
+
+// One cell of weight x, `width` columns: a shade, or '·' for a key hidden
+// by the head's pattern; with color the row's largest cell in orange.
+static void put_cell(s2s_buf *b, float x, bool best, bool hidden, int width, bool color) {
+    int lvl = shade_level(x);
+    if (color) s2s_buf_printf(b, "\x1b[38;5;%dm", best && lvl > 0 ? 214 : RAMP[lvl]);
+    s2s_buf_repeat(b, hidden ? "\xC2\xB7" : SHADE[lvl], width);  // ·: a hidden key
+    if (color) s2s_buf_puts(b, "\x1b[0m");
+}
+
 char *s2s_heatmap_text(const float *w, int rows, int cols, const char *const *row_labels,
                        const char *const *col_labels, bool color) {
     return s2s_heatmap_text_seen(w, NULL, rows, cols, row_labels, col_labels, color);
@@ -164,9 +186,6 @@ char *s2s_heatmap_text(const float *w, int rows, int cols, const char *const *ro
 char *s2s_heatmap_text_seen(const float *w, const bool *seen, int rows, int cols,
                             const char *const *row_labels, const char *const *col_labels,
                             bool color) {
-    static const char *const SHADE[5] = {" ", "\xE2\x96\x91", "\xE2\x96\x92", "\xE2\x96\x93",
-                                         "\xE2\x96\x88"};  // ░ ▒ ▓ █
-    static const int RAMP[5] = {238, 24, 31, 38, 45};         // dark grey to cyan
     int *cw = malloc(((size_t)cols + 1) * sizeof *cw);
     if (!cw) return NULL;
     int lw = 1;
@@ -187,21 +206,92 @@ char *s2s_heatmap_text_seen(const float *w, const bool *seen, int rows, int cols
     s2s_buf_putc(&b, '\n');
     for (int r = 0; r < rows; r++) {
         const float *x = w + (size_t)r * cols;
-        int best = -1;
-        for (int c = 0; c < cols; c++)
-            if (x[c] == x[c] && (best < 0 || x[c] > x[best])) best = c;
+        int best = row_best(x, cols);
         put_label(&b, row_labels[r], lw);
         for (int c = 0; c < cols; c++) {
-            int lvl = shade_level(x[c]);
-            bool hidden = seen && !seen[(size_t)r * cols + c];
             s2s_buf_putc(&b, ' ');
-            if (color) s2s_buf_printf(&b, "\x1b[38;5;%dm", c == best && lvl > 0 ? 214 : RAMP[lvl]);
-            s2s_buf_repeat(&b, hidden ? "\xC2\xB7" : SHADE[lvl], cw[c]);  // ·: a hidden key
-            if (color) s2s_buf_puts(&b, "\x1b[0m");
+            put_cell(&b, x[c], c == best, seen && !seen[(size_t)r * cols + c], cw[c], color);
         }
         s2s_buf_putc(&b, '\n');
     }
     free(cw);
+    if (b.oom || !b.s) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}
+
+// ---- every layer and head ----
+
+#define GRID_LABEL 8  // display columns of a row label in the grid
+#define GRID_GAP 2    // spaces before each block
+
+// The band of heads [h0, h1) of layer l: a title line ("layer l" over the
+// row labels, "head h" over each block), then the rows.
+static void put_band(s2s_buf *b, const float *w, const bool *seen, int l, int h0, int h1,
+                     int heads, int rows, int cols, const char *const *row_labels, int lw, int bw,
+                     int cw, bool color) {
+    char t[32];
+    snprintf(t, sizeof t, "layer %d", l);
+    put_label(b, t, lw);
+    for (int h = h0; h < h1; h++) {
+        snprintf(t, sizeof t, "head %d", h);
+        s2s_buf_repeat(b, " ", GRID_GAP);
+        put_label(b, t, bw);
+    }
+    s2s_buf_putc(b, '\n');
+    size_t plane = (size_t)rows * cols;
+    for (int r = 0; r < rows; r++) {
+        put_label(b, row_labels[r], lw);
+        for (int h = h0; h < h1; h++) {
+            size_t o = ((size_t)l * heads + h) * plane + (size_t)r * cols;
+            int best = row_best(w + o, cols);
+            s2s_buf_repeat(b, " ", GRID_GAP);
+            for (int c = 0; c < cols; c++)
+                put_cell(b, w[o + c], c == best, seen && !seen[o + c], cw, color);
+            s2s_buf_repeat(b, " ", bw - cols * cw);
+        }
+        s2s_buf_putc(b, '\n');
+    }
+}
+
+// "columns: a b c", cut to `width` columns.
+static void put_columns_line(s2s_buf *b, const char *const *col_labels, int cols, int width) {
+    s2s_buf line = {0};
+    s2s_buf_puts(&line, "columns:");
+    for (int c = 0; c < cols; c++) {
+        s2s_buf_putc(&line, ' ');
+        s2s_buf_puts(&line, col_labels[c] ? col_labels[c] : "");
+    }
+    int total = text_width(line.s);
+    put_label(b, line.s, total < width ? total : width);
+    s2s_buf_putc(b, '\n');
+    free(line.s);
+}
+
+char *s2s_heatmap_grid_text(const float *w, const bool *seen, int layers, int heads, int rows,
+                            int cols, const char *const *row_labels,
+                            const char *const *col_labels, int width, bool color) {
+    int lw = 7;  // "layer N"
+    for (int r = 0; r < rows; r++) {
+        int x = label_width(row_labels[r]);
+        if (x > lw) lw = x;
+    }
+    if (lw > GRID_LABEL) lw = GRID_LABEL;
+    char t[32];
+    int tw = snprintf(t, sizeof t, "head %d", heads - 1);
+    // Square-looking cells (2 columns) when a layer's heads fit so, else 1.
+    int cw = lw + heads * (GRID_GAP + (2 * cols > tw ? 2 * cols : tw)) <= width ? 2 : 1;
+    int bw = cols * cw > tw ? cols * cw : tw;
+    int per = (width - lw) / (GRID_GAP + bw);
+    if (per < 1) per = 1;  // a block wider than the terminal: one a band
+    s2s_buf b = {0};
+    put_columns_line(&b, col_labels, cols, width);
+    for (int l = 0; l < layers; l++)
+        for (int h0 = 0; h0 < heads; h0 += per)
+            put_band(&b, w, seen, l, h0, h0 + per < heads ? h0 + per : heads, heads, rows, cols,
+                     row_labels, lw, bw, cw, color);
     if (b.oom || !b.s) {
         free(b.s);
         return NULL;

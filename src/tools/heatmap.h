@@ -31,4 +31,18 @@ char *s2s_heatmap_text_seen(const float *w, const bool *seen, int rows, int cols
                             const char *const *row_labels, const char *const *col_labels,
                             bool color);
 
+// Every layer and head of one map type at a glance (bertviz's model view):
+// the planes w (layers, heads, rows, cols) as small blocks of the same
+// shades, one per head, side by side within `width` display columns. A
+// line "columns: ..." (cut to the width), then a band per layer: a title
+// line ("layer L" over the row labels, cut to 8 columns; "head H" over each
+// block) and the rows. A cell takes 2 columns when a layer's heads fit so,
+// else 1; heads that do not fit go on to a further band of the layer (a
+// block wider than `width` stands alone). seen (layers, heads, rows, cols)
+// as in s2s_heatmap_text_seen, NULL: every key seen. Within a band every
+// line has one display width. Caller frees; NULL on out of memory.
+char *s2s_heatmap_grid_text(const float *w, const bool *seen, int layers, int heads, int rows,
+                            int cols, const char *const *row_labels,
+                            const char *const *col_labels, int width, bool color);
+
 #endif

@@ -262,7 +262,9 @@ static void put_page(s2s_buf *b, const char *title, bool live) {
     put_html_text(b, title);
     s2s_buf_puts(b, "</title>\n<style>\n");
     s2s_buf_puts(b, s2s_viewer_css);
-    s2s_buf_puts(b, "</style>\n</head>\n<body>\n<h1>");
+    // The live page opens with no map: a prompt, its controls hidden (viewer.css).
+    s2s_buf_puts(b, "</style>\n</head>\n");
+    s2s_buf_puts(b, live ? "<body class=\"nomap\">\n<h1>" : "<body>\n<h1>");
     put_html_text(b, title);
     s2s_buf_puts(b, "</h1>\n");
     if (live)
@@ -273,7 +275,10 @@ static void put_page(s2s_buf *b, const char *title, bool live) {
                     "</label> <span id=\"aer\"></span></div>\n"
                     "<div><div id=\"langwarn\" hidden></div>"
                     "<div id=\"translation\"></div><ol id=\"nbest\"></ol>"
-                    "<div id=\"status\"></div></div>\n</div>\n");
+                    "<div id=\"status\"></div></div>\n</div>\n"
+                    "<p id=\"prompt\">Type a sentence in the box above: its translation shows "
+                    "beside it, and below, how it attended to the source, as heatmaps of every "
+                    "layer and head.</p>\n");
     s2s_buf_puts(b, "<div id=\"controls\">\n");
     // The live page's sentences are those of the text typed: the selector
     // shows once it holds two or more.
@@ -289,7 +294,7 @@ static void put_page(s2s_buf *b, const char *title, bool live) {
                 "<div id=\"pair\"></div>\n<div id=\"heads\"></div>\n<div id=\"links\"></div>\n"
                 "<div id=\"info\">hover over a cell to see its weight</div>\n"
                 "<div id=\"errors\"></div>\n<div id=\"views\"><div id=\"maps\"></div>"
-                "<div id=\"lines\"></div></div>\n");
+                "<div id=\"lines\"></div></div>\n<div id=\"grid\"></div>\n");
 }
 
 char *s2s_align_live_page(void) {

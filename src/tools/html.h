@@ -9,8 +9,10 @@
 
 // Several sentences' attention maps in one self-contained HTML page (inline
 // CSS and JS, no network): a heatmap per layer and head and the averages,
-// token labels on rows and columns, the weight on hover, and selectors for
-// sentence, map type (cross, decoder self, encoder self), layer and head.
+// token labels on rows and columns, the weight on hover, selectors for
+// sentence, map type (cross, decoder self, encoder self), layer and head,
+// and every layer and head of each map type at once as small maps (a click
+// opens one).
 typedef struct s2s_align_html s2s_align_html;
 
 s2s_status s2s_align_html_new(s2s_align_html **out, const char *title);

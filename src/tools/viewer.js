@@ -15,6 +15,8 @@ var TYPES=[['cross','cross-attention'],['self','decoder self-attention'],
 ['enc','encoder self-attention']];
 var S=[];  // the sentences: {layers,heads,enc_layers,src,tgt,dec_in,alignment,gold,cross,self,enc,coref,patterns}
 var EOS='</s>',LIVE=false;
+// Each mode's way to show the view the selectors hold (a thumb of the grid sets them).
+var REDRAW=function(){};
 
 // ---- planes ----
 
@@ -102,6 +104,22 @@ function mark(pred,gold,key){
 
 // ---- drawing ----
 
+function shade(x){return 'hsl(212,80%,'+(97-72*x).toFixed(1)+'%)';}
+// One orientation per axis: the column labels stand upright when every one
+// fits its column, else all are turned (reading upwards) and the header row
+// is as tall as the longest, so that no label covers a cell or a
+// neighbour's column. Measured once the table is laid out.
+function fitLabels(t){
+ var ths=[].slice.call(t.rows[0].cells,1);if(!ths.length)return;
+ t.classList.add('turned');  // labels out of the flow: the columns as wide as their cells
+ var pitch=Infinity,long=0;
+ ths.forEach(function(th){pitch=Math.min(pitch,th.getBoundingClientRect().width);
+  long=Math.max(long,th.firstChild.offsetWidth);});
+ if(long<=pitch-2){t.classList.remove('turned');t.rows[0].cells[0].style.height='';return;}
+ t.rows[0].cells[0].style.height=(long+8)+'px';
+}
+function fitAll(){[].forEach.call(document.querySelectorAll('#maps table.hm'),fitLabels);}
+
 // o: links (the cross plane's, marked against gold), arg (mark each row's
 // maximum), coref ([[pronoun,antecedent],...] on the encoder map: the
 // pronouns' rows and their antecedents' cells marked).
@@ -109,9 +127,8 @@ function table(p,caption,small,o){
  var links=o.links,gold=o.gold;
  var fig=el('figure'),t=el('table',small?'hm small':'hm');fig.appendChild(el('figcaption','',caption));
  var tr=el('tr');tr.appendChild(el('th'));
- // Long column labels stand vertical; short ones (a CJK word) upright.
- p.cl.forEach(function(c){var th=el('th','col');th.appendChild(el('span',c.length>2?'v':'',c));
-  tr.appendChild(th);});
+ // upright or turned, all alike: fitLabels, once the table is in the page
+ p.cl.forEach(function(c){var th=el('th','col');th.appendChild(el('span','',c));tr.appendChild(th);});
  t.appendChild(tr);
  p.w.forEach(function(row,r){
   var tr=el('tr'),th=el('th','row',p.rl[r]),ante=-1;tr.appendChild(th);var best=-1;
@@ -119,7 +136,7 @@ function table(p,caption,small,o){
   row.forEach(function(x,c){if(best<0||x>row[best])best=c;});
   row.forEach(function(x,c){var td=el('td'),hid=!p.seen[r][c];
    // a key the head's pattern hides: hatched (viewer.css), apart from weight 0
-   if(!hid)td.style.background='hsl(212,80%,'+(97-72*x).toFixed(1)+'%)';
+   if(!hid)td.style.background=shade(x);
    var tip=p.rl[r]+' \u2192 '+p.cl[c]+': '+(hid?'hidden by the pattern':x.toFixed(4));td.title=tip;
    td.setAttribute('data-w',x.toFixed(6));
    td.onmouseover=function(){$('info').textContent=caption+'  |  '+tip;};
@@ -153,6 +170,50 @@ function lineView(p,box){
  svg.onmouseout=function(){lines.forEach(function(l){l.style.display='';});};
  box.appendChild(svg);
 }
+// ---- every head at once (bertviz's model view) ----
+
+// Plane (l, h) of map type `type` as a small map without labels (cells of
+// px pixels; hidden keys hatched as in the large map); a click opens it.
+function thumb(s,g,type,l,h,noeos,px){
+ var p=plane(s,g,l,h,noeos),d=el('div','head-thumb'),t=el('table','hm thumb');
+ d.setAttribute('data-map',type);d.setAttribute('data-layer',String(l));d.setAttribute('data-head',String(h));
+ d.title='layer '+l+' \u00b7 head '+h+(varies(g)?': '+patText(pat(g,l,h)):'')+' (click to open)';
+ t.style.setProperty('--px',px+'px');
+ p.w.forEach(function(row,r){var tr=el('tr');row.forEach(function(x,c){var td=el('td');
+   if(p.seen[r][c])td.style.background=shade(x);else td.className='unseen';tr.appendChild(td);});
+  t.appendChild(tr);});
+ d.appendChild(t);d.onclick=function(){openPlane(s,type,l,h);};return d;
+}
+// Every map type of s: a grid of layers (rows) by heads (columns).
+function gridOf(s,noeos){
+ var box=el('div');
+ TYPES.forEach(function(t){var g=geom(s,t[0]);if(!g.maps)return;
+  var R=g.rl.length,C=g.cl.length-(noeos?1:0),px=Math.max(2,Math.min(6,Math.floor(96/Math.max(R,C,1))));
+  var sec=el('section','kind'),gd=el('div','heads');sec.appendChild(el('h3','',t[1]));
+  gd.style.gridTemplateColumns='auto repeat('+s.heads+',auto)';gd.appendChild(el('span'));
+  for(var h=0;h<s.heads;h++)gd.appendChild(el('span','hh','head '+h));
+  for(var l=0;l<g.L;l++){gd.appendChild(el('span','lh','layer '+l));
+   for(var h2=0;h2<s.heads;h2++)gd.appendChild(thumb(s,g,t[0],l,h2,noeos,px));}
+  sec.appendChild(gd);box.appendChild(sec);});
+ return box;
+}
+// The grid of s below the view (built once per sentence and </s> setting),
+// the thumb of the plane shown outlined.
+function grid(s,noeos){
+ var box=$('grid'),k=noeos?1:0;s.grids=s.grids||[];
+ if(!s.grids[k])s.grids[k]=gridOf(s,noeos);
+ if(box.lastChild!==s.grids[k]){box.innerHTML='';
+  box.appendChild(el('h2','','every layer and head \u00b7 click one to open it'));box.appendChild(s.grids[k]);}
+ var m=$('map').value,l=$('layer').value,h=$('head').value;
+ [].forEach.call(box.querySelectorAll('.head-thumb'),function(d){d.classList.toggle('on',
+  d.getAttribute('data-map')===m&&d.getAttribute('data-layer')===l&&d.getAttribute('data-head')===h);});
+}
+// A thumb clicked: its plane, large, in the view.
+function openPlane(s,type,l,h){
+ setSel($('map'),type);fillLayerHead(s);setSel($('layer'),String(l));setSel($('head'),String(h));
+ REDRAW();var f=$('maps').firstChild;if(f&&f.scrollIntoView)f.scrollIntoView({block:'nearest'});
+}
+
 function fillLayerHead(s){
  var g=geom(s,$('map').value),ls=$('layer'),hs=$('head'),v=varies(g);
  var lv=ls.value,hv=hs.value;ls.innerHTML='';hs.innerHTML='';
@@ -223,6 +284,7 @@ function draw(s){
     lb.appendChild(el('span','key '+k,' '+k+' '+n[k]));});}
  }
  var lv2=$('lines');lv2.innerHTML='';if(first)lineView(first,lv2);
+ fitAll();grid(s,noeos);
 }
 
 // ---- the static report (s2s align --html) ----
@@ -237,6 +299,7 @@ function staticReport(){
  $('map').onchange=function(){fillLayerHead(cur());mapView(V);draw(cur());};
  $('layer').onchange=$('head').onchange=$('noeos').onchange=function(){draw(cur());};
  $('noeos').checked=!!D.drop_specials;
+ REDRAW=function(){draw(cur());};
  if(S.length){fillMaps(cur());fillLayerHead(cur());
   setSel($('layer'),String(D.default_layer));setSel($('head'),String(D.default_head));
   // D.enc[2]: open on the encoder map at its head.
@@ -307,11 +370,15 @@ function livePage(){
   if($('ref').value)u.set('ref',$('ref').value);
   history.replaceState(null,'','?'+u.toString());}
  function redraw(){if(cur){draw(cur);share();}}
+ REDRAW=redraw;
  // The model's calibrated heads (/v1/models) as mapView's views.
  function views(){var m=models[$('model').value]||{};
   function sel(c){return c?[c.layer==='avg'?-1:c.layer,c.head==='avg'?-1:c.head]:null;}
   return {def:sel(m.alignment_head)||[-1,-1],enc:sel(m.coreference_head)};}
+ // Before the first map (and on an emptied text) the page shows what to do,
+ // not the map's controls: body.nomap (viewer.css).
  function show(s){
+  document.body.classList.remove('nomap');
   var first=!viewSet;viewSet=true;cur=s;S=[s];fillMaps(s);
   if(first&&want.map)setSel($('map'),want.map);
   fillLayerHead(s);
@@ -325,7 +392,8 @@ function livePage(){
   $('aer').textContent=a.aer!==undefined?'AER '+a.aer.toFixed(3)+' (precision '+a.precision.toFixed(3)+
    ', recall '+a.recall.toFixed(3)+') at layer '+a.alignment_layer+', head '+a.alignment_head:'';
   show(line.s[i]);}
- function clear(){$('maps').innerHTML='';$('lines').innerHTML='';$('links').innerHTML='';
+ function clear(){document.body.classList.add('nomap');$('maps').innerHTML='';$('grid').innerHTML='';
+  $('lines').innerHTML='';$('links').innerHTML='';
   $('pair').textContent='';$('aer').textContent='';$('sent').innerHTML='';$('sentbox').hidden=true;
   cur=null;line=null;}
  function run(){
@@ -374,4 +442,6 @@ function livePage(){
 
 if($('s2s-data')){staticReport();document.body.setAttribute('data-s2s-status','ok');}
 else{LIVE=true;livePage();}
+// Labels measured with a fallback font are measured again with the page's.
+if(document.fonts&&document.fonts.ready)document.fonts.ready.then(fitAll);
 })();

@@ -38,9 +38,10 @@ s2s_status s2s_checkpoint_save(const char *path, const s2s_model *m, const float
         {"s2s.train.epoch", epoch},         {"s2s.train.batch", batch},
         {"s2s.train.rng", rng},             {"s2s.train.best", best},
         {"s2s.train.best_step", best_step}, {"s2s.train.bad_validations", bad},
-        {"s2s.train.train_pairs", pairs},   {"s2s.train.log_line", ls->log_line},
+        {"s2s.train.train_pairs", pairs},
+        {"s2s.train.log_line", ls->log_line ? ls->log_line : ""},
     };
-    int n_meta = (int)(sizeof meta / sizeof meta[0]) - !ls->log_line[0];
+    int n_meta = (int)(sizeof meta / sizeof meta[0]) - !(ls->log_line && ls->log_line[0]);
     return s2s_model_save_extra(m, path, ts, 2, meta, n_meta);
 }
 
@@ -92,11 +93,12 @@ s2s_status s2s_checkpoint_load(const char *path, const s2s_model *m, float *am, 
     } else {
         ls->best = strcmp(best, "nan") == 0 ? NAN : strtod(best, NULL);
         // Optional (a checkpoint saved with no step run has none); a line
-        // too long for the buffer, or with a newline, is not put back.
+        // with a newline is not put back.
         const char *line = s2s_st_meta_get(f, "s2s.train.log_line");
-        ls->log_line[0] = '\0';
-        if (line && strlen(line) < sizeof ls->log_line && !strchr(line, '\n'))
-            memcpy(ls->log_line, line, strlen(line) + 1);
+        free(ls->log_line);
+        ls->log_line = line && line[0] && !strchr(line, '\n') ? strdup(line) : NULL;
+        if (line && line[0] && !strchr(line, '\n') && !ls->log_line)
+            st = s2s_fail(S2S_ERR_NOMEM, "out of memory");
         // Unaligned on read: copy bytes.
         memcpy(am, tm->data, n * sizeof(float));
         memcpy(av, tv->data, n * sizeof(float));

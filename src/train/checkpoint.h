@@ -23,10 +23,11 @@ typedef struct s2s_loop_state {
     double best;             // NAN until the first validation
     int best_step, bad;
     int train_pairs;         // size of data.train (resuming needs the same data)
-    // The log line of the checkpoint's step ("" for none), stored with it:
-    // the line is written after the checkpoint, and a resume puts it back
-    // when a kill came in between (s2s_train_log_open).
-    char log_line[1024];
+    // The log line of the checkpoint's step (NULL for none; malloc'd, the
+    // owner frees it), stored with it: the line is written after the
+    // checkpoint, and a resume puts it back when a kill came in between
+    // (s2s_train_log_open). Its grad_norms make it several kB long.
+    char *log_line;
 } s2s_loop_state;
 
 // Writes m, the moments am and av (m->n_params each) and ls to path.
@@ -34,7 +35,8 @@ s2s_status s2s_checkpoint_save(const char *path, const s2s_model *m, const float
                                const float *av, const s2s_loop_state *ls);
 
 // Reads the moments (into am, av: m->n_params each) and the loop state of
-// the checkpoint at path, m being the model s2s_model_load read from it.
+// the checkpoint at path, m being the model s2s_model_load read from it
+// (ls->log_line, NULL or malloc'd, replaces the one ls had, which it frees).
 // S2S_ERR_FORMAT names the file when it is not a checkpoint of m's size.
 s2s_status s2s_checkpoint_load(const char *path, const s2s_model *m, float *am, float *av,
                                s2s_loop_state *ls);

@@ -101,6 +101,13 @@ static s2s_status check_writable_folder(const char *path, const char *what) {
     return st;
 }
 
+char *s2s_train_log_path(const s2s_config *cfg, const s2s_train_params *p) {
+    const char *out = p->output ? p->output : cfg->train.output;
+    const char *log = p->log ? p->log : cfg->train.log;
+    if (log[0]) return strdup(log);
+    return out && out[0] ? s2s_train_sibling(out, ".train.log") : NULL;
+}
+
 s2s_status s2s_train_outputs_make(s2s_train_outputs *o, const s2s_config *cfg,
                                   const s2s_train_params *p) {
     *o = (s2s_train_outputs){0};
@@ -110,8 +117,7 @@ s2s_status s2s_train_outputs_make(s2s_train_outputs *o, const s2s_config *cfg,
     o->out = strdup(out);
     o->ckpt = s2s_checkpoint_path(out);
     o->best = s2s_train_sibling(out, ".best.safetensors");
-    const char *log = p->log ? p->log : cfg->train.log;
-    o->log = log[0] ? strdup(log) : s2s_train_sibling(out, ".train.log");
+    o->log = s2s_train_log_path(cfg, p);
     if (!o->out || !o->ckpt || !o->best || !o->log)
         return s2s_fail(S2S_ERR_NOMEM, "out of memory");
 

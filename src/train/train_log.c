@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/util.h"
+#include "train/grad_norms.h"
 
 // The step of one log line, -1 when it is not a log object; *saved tells
 // whether the line carries "checkpoint": true.
@@ -99,8 +100,24 @@ s2s_status s2s_train_log_open(s2s_train_log *log, const char *path, int resume_s
 // A JSON number, or null for NaN and infinities (JSON has neither).
 static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
+// {"<tensor name without .weight>": norm, ...} in the model's order.
+static json_t *norms_object(const s2s_grad_norms *gn) {
+    json_t *o = json_object();
+    for (int i = 0; o && i < gn->n; i++) {
+        char key[sizeof ((s2s_param *)0)->name];
+        size_t n = strlen(gn->name[i]), w = strlen(".weight");
+        if (n >= w && strcmp(gn->name[i] + n - w, ".weight") == 0) n -= w;
+        snprintf(key, sizeof key, "%.*s", (int)n, gn->name[i]);
+        if (json_object_set_new(o, key, num(gn->norm[i])) != 0) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
 static json_t *step_object(const s2s_train_progress *p, const s2s_train_log_guided *g,
-                           bool first, bool checkpoint) {
+                           const s2s_grad_norms *gn, bool first, bool checkpoint) {
     json_t *o = json_object();
     if (!o) return NULL;
     json_object_set_new(o, "step", json_integer(p->step));
@@ -111,6 +128,14 @@ static json_t *step_object(const s2s_train_progress *p, const s2s_train_log_guid
     json_object_set_new(o, "lr", num(p->lr));
     json_object_set_new(o, "tokens", json_integer(p->tokens));
     json_object_set_new(o, "grad_norm", num(p->grad_norm));
+    if (gn) {
+        json_t *no = norms_object(gn);
+        if (!no) {
+            json_decref(o);
+            return NULL;
+        }
+        json_object_set_new(o, "grad_norms", no);
+    }
     if (p->ranks > 1) {
         json_object_set_new(o, "rank_tokens", json_pack("[ii]", p->rank_tokens_min,
                                                         p->rank_tokens_max));
@@ -137,8 +162,9 @@ static json_t *step_object(const s2s_train_progress *p, const s2s_train_log_guid
 }
 
 char *s2s_train_log_line(const s2s_train_log *log, const s2s_train_progress *p,
-                         const s2s_train_log_guided *g, bool checkpoint) {
-    json_t *o = step_object(p, g, !log->wrote, checkpoint);
+                         const s2s_train_log_guided *g, const s2s_grad_norms *gn,
+                         bool checkpoint) {
+    json_t *o = step_object(p, g, gn, !log->wrote, checkpoint);
     // One line, ", " and ": " separators, 9 significant digits.
     char *text = o ? json_dumps(o, JSON_REAL_PRECISION(9)) : NULL;
     json_decref(o);

@@ -34,14 +34,19 @@ typedef struct s2s_train_log_guided {
     double guided, coref;
 } s2s_train_log_guided;
 
+struct s2s_grad_norms;  // train/grad_norms.h
+
 // p's line, without its newline: {"step", "loss", ["guided" when guided_on],
-// ["coref" when coref_on], "lr", "tokens", "grad_norm", ["valid": {...}],
-// ["checkpoint": true]}; non-finite numbers as null. With p->ranks > 1 also
+// ["coref" when coref_on], "lr", "tokens", "grad_norm", ["grad_norms": {...}
+// when gn is not NULL: each matrix's norm keyed by its tensor name without
+// ".weight", grad_norms.h], ["valid": {...}], ["checkpoint": true]};
+// non-finite numbers as null. With p->ranks > 1 also
 // "rank_tokens": [min, max] and "allreduce_ms", and on the run's first line
 // "ranks". checkpoint: the step's checkpoint is on disk (so the line is
 // written after it). Caller frees; NULL on out of memory.
 char *s2s_train_log_line(const s2s_train_log *log, const s2s_train_progress *p,
-                         const s2s_train_log_guided *g, bool checkpoint);
+                         const s2s_train_log_guided *g, const struct s2s_grad_norms *gn,
+                         bool checkpoint);
 // Appends line and a newline, flushed. A log never opened (ranks other
 // than 0) takes nothing. S2S_ERR_IO (naming the file and the error) when
 // the write fails.

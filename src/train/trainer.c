@@ -39,6 +39,7 @@
 #include "train/dist.h"
 #include "train/evaluate.h"
 #include "train/graph.h"
+#include "train/grad_norms.h"
 #include "train/optim.h"
 #include "train/outputs.h"
 #include "train/train_log.h"
@@ -68,6 +69,7 @@ typedef struct trainer {
     int rank, ranks;    // s2s_dist_rank(), s2s_dist_size()
     s2s_train_memory mem;  // what the run holds (plan_memory)
     double *gather;     // (ranks, SHARE_K) every rank's counts (s2s_dist_allgather_f64)
+    s2s_grad_norms gn;  // the log's grad_norms (rank 0)
 } trainer;
 
 static double now_sec(void) {
@@ -102,8 +104,12 @@ static s2s_status wrote(trainer *t, s2s_status st) {
 static s2s_status save_checkpoint(trainer *t, const char *line) {
     if (t->rank != 0) return S2S_OK;
     t->ls.train_pairs = t->train->n;
-    if (line) t->ls.log_line[0] = '\0';
-    if (line && strlen(line) < sizeof t->ls.log_line) strcpy(t->ls.log_line, line);
+    if (line) {
+        char *copy = strdup(line);
+        if (!copy) return s2s_fail(S2S_ERR_NOMEM, "out of memory");
+        free(t->ls.log_line);
+        t->ls.log_line = copy;
+    }
     S2S_TRY(wrote(t, s2s_checkpoint_save(t->files.ckpt, t->m, t->am, t->av, &t->ls)));
     if (line) S2S_TRY(wrote(t, s2s_train_log_write(&t->log, line)));
     return wrote(t, s2s_model_save(t->m, t->files.out));
@@ -281,6 +287,7 @@ static s2s_status setup(trainer *t, const s2s_config *cfg, const s2s_train_param
         st = s2s_graph_new_opts(&t->g, t->m, &go);
     }
     if (st == S2S_OK && t->dev) st = s2s_state_new(&t->st, t->m);
+    if (st == S2S_OK && t->rank == 0) st = s2s_grad_norms_init(&t->gn, t->m);
     if (st == S2S_OK && p->resume) {
         st = s2s_checkpoint_load(ckpt, t->m, t->am, t->av, &t->ls);
         if (st == S2S_OK && t->ls.train_pairs != t->train->n)
@@ -335,6 +342,8 @@ static s2s_status teardown(trainer *t) {
     s2s_state_free(t->st);
     free(t->block);
     free(t->gather);
+    free(t->ls.log_line);
+    s2s_grad_norms_free(&t->gn);
     s2s_dataset_free(t->train);
     s2s_dataset_free(t->dev);
     free(t->unk_src);
@@ -432,6 +441,15 @@ static s2s_status next_batch(trainer *t) {
     return S2S_OK;
 }
 
+// The norms of the step's line (rank 0, every train.grad_norms_every
+// steps), filled from t->grads; NULL on other steps.
+static const s2s_grad_norms *log_norms(trainer *t, int step) {
+    int every = t->cfg->train.grad_norms_every;
+    if (t->rank != 0 || every <= 0 || step % every != 0) return NULL;
+    s2s_grad_norms_fill(&t->gn, t->grads);
+    return &t->gn;
+}
+
 static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *sum) {
     const s2s_train_config *tc = &t->cfg->train;
     const s2s_train_opts opts = {
@@ -485,6 +503,7 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
         if (!isfinite(ls.loss + ls.guided + ls.coref))
             return s2s_fail(S2S_ERR_INVALID, "step %d: the loss is %g; try a lower train.lr "
                             "or set train.clip_norm", step, ls.loss + ls.guided + ls.coref);
+        const s2s_grad_norms *gn = log_norms(t, step);  // of the summed gradient, unclipped
         double norm = s2s_clip_grad_norm(t->grads, t->n, tc->clip_norm);
         s2s_adam_step(t->m->params, t->am, t->av, t->grads, t->n, lr, &adam, step);
         s2s_model_touch(t->m);
@@ -532,7 +551,7 @@ static s2s_status run(trainer *t, const s2s_train_params *p, s2s_train_summary *
                                    .guided = ls.guided, .coref = ls.coref};
         saved = (tc->save_every > 0 && step % tc->save_every == 0) || interrupted ||
                 stop_early || step == tc->max_steps;
-        char *line = s2s_train_log_line(&t->log, &pr, &lg, saved);
+        char *line = s2s_train_log_line(&t->log, &pr, &lg, gn, saved);
         if (!line) return wrote(t, S2S_ERR_NOMEM);
         s2s_status logged = saved ? save_checkpoint(t, line)
                                   : wrote(t, s2s_train_log_write(&t->log, line));

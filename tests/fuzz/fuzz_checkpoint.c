@@ -36,6 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const s2s_adam_params a = {.beta1 = 0.9f, .beta2 = 0.98f, .eps = 1e-9f};
         s2s_adam_step(m->params, am, av, grads, n, 1e-3, &a, (int64_t)ls.step + 1);
     }
+    free(ls.log_line);
     free(block);
     s2s_model_free(m);
     return 0;

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Regenerates the tables of docs/attention-lab.md from the commands that
+# make them. The page holds marked blocks,
+#
+#   <!-- lab:NAME -->
+#   ```
+#   $ the command
+#   its output
+#   ```
+#   <!-- /lab:NAME -->
+#
+# and this script runs each block's command (the table below) and writes
+# its output between the two markers, leaving the prose alone; the page is
+# replaced atomically (a temp file beside it, then mv). Nothing on the page
+# between markers is typed by hand.
+#
+#   scripts/attention_lab.sh [BUILD/s2s]          # default build/s2s
+#   scripts/attention_lab.sh BUILD/s2s --check    # exit 1 when the page is not what the
+#                                                 # commands print now (ctest attention_lab)
+#
+# --check compares the text exactly and each number within 3 units of its
+# last digit or 0.2%, as scripts/doc_figures.py does (another CPU's
+# kernels round differently); two numbers both below 1e-5 in size (the
+# rounding errors of the equivariance tables) count as the same. It
+# names each line that differs.
+set -euo pipefail
+s2s=${1:-build/s2s}
+check=${2:-}
+[ -x "$s2s" ] || { echo "attention_lab: $s2s: no s2s binary there (usage: $0 [BUILD/s2s] [--check])" >&2; exit 2; }
+s2s=$(cd "$(dirname "$s2s")" && pwd)/$(basename "$s2s")
+cd "$(dirname "$0")/.."
+page=docs/attention-lab.md
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/bin"
+ln -s "$s2s" "$tmp/bin/s2s"  # the commands as the page shows them: `s2s ...`
+export PATH="$tmp/bin:$PATH"
+
+# NAME<TAB>COMMAND (run with bash from the repository root; stdout goes on the page)
+blocks=$(cat <<'EOF'
+scale-random	s2s probe scale
+scale-zh-en	head -200 data/corpus/test.zh-en.tsv | cut -f1 | s2s probe scale -m models/zh-en.safetensors
+heads-zh-en	head -200 data/corpus/test.zh-en.tsv | cut -f1 | s2s probe heads -m models/zh-en.safetensors
+heads-en-zh	head -200 data/corpus/test.en-zh.tsv | cut -f1 | s2s probe heads -m models/en-zh.safetensors
+equivariance-zh-en	head -8 data/corpus/test.zh-en.tsv | cut -f1 | s2s probe equivariance -m models/zh-en.safetensors
+equivariance-en-zh	head -8 data/corpus/test.en-zh.tsv | cut -f1 | s2s probe equivariance -m models/en-zh.safetensors
+EOF
+)
+while IFS=$'\t' read -r name cmd; do
+  { printf '```\n$ %s\n' "$cmd"; bash -o pipefail -c "$cmd"; printf '```\n'; } >"$tmp/$name.block"
+done <<<"$blocks"
+
+python3 - "$page" "$tmp" "$tmp/page.md" "$check" <<'EOF'
+import os, re, sys
+page, blocks, out, check = sys.argv[1:]
+text = open(page, encoding="utf-8").read()
+seen = set()
+def fill(m):
+    name = m.group(1)
+    path = os.path.join(blocks, name + ".block")
+    if not os.path.exists(path):
+        sys.exit(f"{page}: block '{name}' has no command in scripts/attention_lab.sh")
+    seen.add(name)
+    return f"<!-- lab:{name} -->\n" + open(path, encoding="utf-8").read() + f"<!-- /lab:{name} -->"
+text = re.sub(r"<!-- lab:([\w-]+) -->\n.*?<!-- /lab:\1 -->", fill, text, flags=re.S)
+missing = {f[:-6] for f in os.listdir(blocks) if f.endswith(".block")} - seen
+if missing:
+    sys.exit(f"{page}: no marked block for {', '.join(sorted(missing))}")
+open(out, "w", encoding="utf-8").write(text)
+if check != "--check":
+    sys.exit(0)
+NUM = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+def same(a, b):
+    """Two numbers as printed: within 3 units of the last digit or 0.2%."""
+    x, y = float(a), float(b)
+    if abs(x) < 1e-5 and abs(y) < 1e-5:
+        return True
+    m = re.match(r"[-+]?\d*\.?(\d*)(?:[eE]([-+]?\d+))?$", a)
+    unit = 10.0 ** (-len(m.group(1)) + int(m.group(2) or 0))
+    return abs(x - y) <= max(3 * unit, 0.002 * abs(x))
+def lines_agree(a, b):
+    if NUM.sub("#", a) != NUM.sub("#", b):
+        return False
+    return all(same(x, y) for x, y in zip(NUM.findall(a), NUM.findall(b)))
+old, new = open(page, encoding="utf-8").read().splitlines(), text.splitlines()
+bad = 0
+if len(old) != len(new):
+    print(f"{page}: {len(old)} lines, the commands give {len(new)}")
+    bad = 1
+for n, (a, b) in enumerate(zip(old, new), 1):
+    if not lines_agree(a, b):
+        print(f"{page}:{n}: {a!r}\n  the commands print now: {b!r}")
+        bad = 1
+if bad:
+    print(f"{page}: out of date (scripts/attention_lab.sh rewrites it)")
+    sys.exit(1)
+print(f"{page}: up to date")
+EOF
+[ "$check" = --check ] && exit 0
+cp "$tmp/page.md" "$page.tmp.$$"
+mv "$page.tmp.$$" "$page"
+echo "wrote $page"
