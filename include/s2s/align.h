@@ -16,9 +16,9 @@
 //     char *text = s2s_alignment_format(&a);                // "0-0 1-2 2-1"
 //
 // s2s_hard_align reads one plane (s2s_attn_select) of a hypothesis's
-// cross-attention; s2s_align_symmetrize_pair adds a reverse model; s2s_plane_table scores every plane against gold: cross-attention
-// on word alignments (AER), encoder self-attention on pronoun ->
-// antecedent links.
+// cross-attention; s2s_align_symmetrize_pair adds a reverse model;
+// s2s_plane_table scores every plane against gold: cross-attention on word
+// alignments (AER), encoder self-attention on pronoun -> antecedent links.
 //
 // Pharaoh text: links separated by spaces; "i-j" is a sure link, "ipj" a
 // possible one (the convention of the Lilt alignment-scripts aer.py used by

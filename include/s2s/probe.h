@@ -107,8 +107,8 @@ S2S_API s2s_status s2s_attn_probe_add(s2s_attn_probe *p, const s2s_hypothesis *h
 // causal for decoder self-attention), each row summing to 1. The special
 // token is column cols - 1 (enc, cross) or 0 (self). S2S_ERR_INVALID for a
 // plane out of range, S2S_ERR_NOMEM.
-S2S_API s2s_status s2s_attn_probe_add_plane(s2s_attn_probe *p, s2s_attn_map map, int layer, int head,
-                                            const float *w, int rows, int cols);
+S2S_API s2s_status s2s_attn_probe_add_plane(s2s_attn_probe *p, s2s_attn_map map, int layer,
+                                            int head, const float *w, int rows, int cols);
 
 // The maps the probe has sentences of (a hypothesis without self_attn
 // leaves the encoder's and the decoder's self-attention out).
