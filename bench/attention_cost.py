@@ -110,7 +110,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--lengths", default="32,128,512,2048,4096,8192")
+    ap.add_argument("--lengths", default="32,128,512,1024,2048,4096,8192")
     ap.add_argument("--dec-lengths", default="16,128,1024")
     ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu")
     ap.add_argument("--min-time", type=float, default=0.5)

@@ -44,6 +44,8 @@ heads-zh-en	head -200 data/corpus/test.zh-en.tsv | cut -f1 | s2s probe heads -m 
 heads-en-zh	head -200 data/corpus/test.en-zh.tsv | cut -f1 | s2s probe heads -m models/en-zh.safetensors
 equivariance-zh-en	head -8 data/corpus/test.zh-en.tsv | cut -f1 | s2s probe equivariance -m models/zh-en.safetensors
 equivariance-en-zh	head -8 data/corpus/test.en-zh.tsv | cut -f1 | s2s probe equivariance -m models/en-zh.safetensors
+grid-zh-en	COLUMNS=80 s2s align -m models/zh-en.safetensors --format text --layer all --head all --map enc 那只猫坐在垫子上，它看起来很舒服。
+grad-norms	python3 scripts/grad_norms_table.py docs/plot-logs/zh-en.fp32.train.log
 EOF
 )
 while IFS=$'\t' read -r name cmd; do

@@ -423,11 +423,16 @@ ParameterizedTestParameters(attention, fast_path_matches_generic) {
     static sparse_case cases[] = {
         {1, 1, 4, 1, S2S_ATTN_LOCAL, 1},     // one row
         {2, 4, 8, 75, S2S_ATTN_LOCAL, 5},    // chunks of 32, the last one partial
+        {2, 4, 8, 300, S2S_ATTN_LOCAL, 16},  // groups of 36 chunks (fixed shape), then 8
+        {1, 2, 8, 203, S2S_ATTN_LOCAL, 20},  // chunks of 2w = 40 rows against 80 keys
+        {3, 1, 8, 33, S2S_ATTN_LOCAL, 1},    // a row past the last chunk of 32
         {3, 2, 16, 40, S2S_ATTN_LOCAL, 3},
         {2, 2, 8, 70, S2S_ATTN_LOCAL, 40},   // chunks of the window
         {2, 3, 8, 9, S2S_ATTN_LOCAL, 16},    // a window past the length: full
         {2, 4, 8, 11, S2S_ATTN_BLOCK, 4},
         {2, 2, 8, 50, S2S_ATTN_BLOCK, 16},
+        {2, 2, 8, 100, S2S_ATTN_BLOCK, 7},   // chunks of 5 blocks, the last one partial
+        {2, 4, 8, 520, S2S_ATTN_BLOCK, 32},  // full groups of chunks, then the rest
         {2, 4, 8, 20, S2S_ATTN_BLOCK, 64},   // a block past the length: full
         {2, 4, 8, 11, S2S_ATTN_STRIDED, 3},
         {2, 2, 8, 70, S2S_ATTN_STRIDED, 8},
@@ -444,7 +449,7 @@ ParameterizedTestParameters(attention, fast_path_matches_generic) {
 // against the definition above) on every row, padded ones included, with
 // key padding that differs per sentence (a sentence of one key among
 // them) and without.
-ParameterizedTest(sparse_case *c, attention, fast_path_matches_generic) {
+static void check_fast_path(const sparse_case *c) {
     int64_t B = c->B, H = c->H, dh = c->dh, d = H * dh, S = c->S;
     float *q = malloc(sizeof(float) * B * S * 3 * d);
     float *ctx = malloc(sizeof(float) * B * S * d), *want = malloc(sizeof(float) * B * S * d);
@@ -491,6 +496,15 @@ ParameterizedTest(sparse_case *c, attention, fast_path_matches_generic) {
     free(q), free(ctx), free(want), free(probs), free(klen), free(scratch);
 }
 
+ParameterizedTest(sparse_case *c, attention, fast_path_matches_generic) { check_fast_path(c); }
+
+// Local windows 1 to 12 make 24 shapes of full groups' products, past the
+// 16 that get primitives of their own (s2s_mm_args.fixed): the rest run
+// with run-time sizes, and every one gives the generic path's context.
+Test(attention, fast_path_past_the_fixed_shapes) {
+    for (int w = 1; w <= 12; w++) check_fast_path(&(sparse_case){4, 4, 8, 300, S2S_ATTN_LOCAL, w});
+}
+
 // Which shapes take the fast path: every head of the one kind, and
 // neither a causal cut nor queries that are not the keys.
 Test(attention, fast_path_takes_whole_layers_of_one_kind) {
@@ -519,12 +533,20 @@ Test(attention, fast_path_takes_whole_layers_of_one_kind) {
     s.mask.q_pos0 = 0;
     s.mask.pattern.kind = S2S_ATTN_LOCAL;  // chunks of 10 rows + 2 * 3
     cr_assert_not(s2s_attention_sparse_pays(&s));
-    s.tq = s.tk = 200;  // chunks of 64 + 2 * 3
+    s.tq = s.tk = 75;  // chunks of 32 + 2 * 3
+    cr_assert_not(s2s_attention_sparse_pays(&s));
+    s.tq = s.tk = 76;
     cr_assert(s2s_attention_sparse_pays(&s));
+    s.tq = s.tk = 200;
     s.mask.pattern.kind = S2S_ATTN_BLOCK;
     s.mask.pattern.span = 101;
     cr_assert_not(s2s_attention_sparse_pays(&s));
     s.mask.pattern.span = 100;
+    cr_assert(s2s_attention_sparse_pays(&s));
+    s.mask.pattern.span = 7;  // chunks of 5 blocks, 35 rows
+    s.tq = s.tk = 69;
+    cr_assert_not(s2s_attention_sparse_pays(&s));
+    s.tq = s.tk = 70;
     cr_assert(s2s_attention_sparse_pays(&s));
     s.tq = s.tk = 5;
     s.mask.pattern.kind = S2S_ATTN_STRIDED;
@@ -620,9 +642,12 @@ Test(encoder_layer, fast_path_scratch_grows_linearly) {
     size_t large = s2s_encoder_scratch_floats(m, 2, 1024, S2S_SPARSE_AUTO);
     cr_assert_eq(s2s_encoder_scratch_floats(m, 2, 1024, S2S_SPARSE_NEVER),
                  (size_t)(2 * H * 1024 * 1024));
-    // where the band is not under half the row, the generic path pays
-    cr_assert_eq(s2s_encoder_scratch_floats(m, 2, 100, S2S_SPARSE_AUTO),
-                 (size_t)(2 * H * 100 * 100));
+    // where the band (chunks of 32 rows, 40 keys) is not under half the
+    // row, the generic path pays
+    cr_assert_eq(s2s_encoder_scratch_floats(m, 2, 79, S2S_SPARSE_AUTO),
+                 (size_t)(2 * H * 79 * 79));
+    cr_assert_neq(s2s_encoder_scratch_floats(m, 2, 80, S2S_SPARSE_AUTO),
+                  (size_t)(2 * H * 80 * 80));
     cr_assert_leq(large, 4 * small + 4096, "%zu floats at 256 rows, %zu at 1024", small, large);
     cr_assert_lt(large, (size_t)(2 * H * 1024 * 1024) / 8);
     float *memory = malloc(sizeof(float) * 2 * 1024 * m->cfg.model.d_model);

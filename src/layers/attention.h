@@ -100,9 +100,11 @@ s2s_status s2s_linear_attention_step(float *ctx, float *state, float *num, s2s_v
 // linear pattern, computed without its (B, H, S, S) weights: local, block
 // and strided rows as products of chunks of query rows against the band
 // of keys around them (and, strided, of each residue class against
-// itself), linear heads as phi(Q) (phi(K)^T V). Time and scratch grow as
-// S (local, block, linear) or S^2 / stride (strided), not S^2. The
-// context equals s2s_attention's within rounding (tests/test_attention.c).
+// itself), linear heads as phi(Q) (phi(K)^T V). Time grows as S (local,
+// block, linear) or S^2 / stride (strided), not S^2; scratch likewise,
+// but for local and block, whose chunks go a cache-sized group at a time
+// through a scratch that does not grow with S. The context equals
+// s2s_attention's within rounding (tests/test_attention.c).
 
 // Whether s2s_attention_sparse takes s: Tq == Tk, no causal cut, query 0
 // at position 0, and every head of the pattern's kind (key padding is
@@ -110,12 +112,15 @@ s2s_status s2s_linear_attention_step(float *ctx, float *state, float *num, s2s_v
 bool s2s_attention_sparse_fits(const s2s_attn_shape *s);
 
 // Whether it also pays for s (the encoder takes it then): a local or
-// block row's band (c + 2w keys for a chunk of c rows, or the block) is
-// at most half the row's S keys; strided and linear always. At 4 heads of
-// 32 and 32 sentences, 1 thread, the banded path took 1.3-1.5x the
-// generic one's time up to 64 rows, the same at 128 and 0.6-0.75x at 256;
-// strided (stride 64) 0.5-0.7x from 32 rows (the generic path hides its
-// keys one by one), linear the same at 32 rows and less after.
+// block row's band (c + 2w keys for a chunk of c rows: c = 32 for windows
+// up to 16, 2w beyond; whole blocks of at least 32 rows) is at most half
+// the row's S keys; strided and linear always. At 4 heads of 32 and 32
+// sentences, 1 thread, local w 16 took 0.98x the
+// generic path's time at 64 rows, 0.85x at 96, 0.78x at 128 (where it
+// starts) and 0.42x at 256; w 4, 1.1x at 48 rows, 0.95x at 80 (where it
+// starts), 0.8x at 100. Strided (stride 64) 0.5-0.7x from 32 rows (the
+// generic path hides its keys one by one), linear the same at 32 rows and
+// less after.
 bool s2s_attention_sparse_pays(const s2s_attn_shape *s);
 
 // Floats of scratch s2s_attention_sparse needs for s (0 when it does not
@@ -139,8 +144,10 @@ s2s_status s2s_attention_sparse(float *ctx, float *scratch, s2s_view q, s2s_view
 
 // s2s_attention with dropout p on the weights after the softmax:
 // probs (B, H, Tq, Tk) gets the softmax, pdrop (same shape) the dropped
-// weights that multiply V, keep (same shape) the mask. With p == 0, pdrop
-// may be probs and keep NULL; rng is then not used.
+// weights that multiply V, keep (same shape) the mask: s2s_dropout_keeps
+// keyed by one draw of rng, element (b, h, i, j) at its place in the
+// weights. With p == 0, pdrop may be probs and keep NULL; rng is then not
+// used.
 s2s_status s2s_attention_train(float *ctx, float *probs, float *pdrop, uint8_t *keep,
                                s2s_view q, s2s_view k, s2s_view v, const s2s_attn_shape *s,
                                float p, s2s_rng *rng);

@@ -1,14 +1,16 @@
-// The encoder's self-attention without its (S, S) scores (issue 29): local,
-// block and strided heads as banded products over chunks of queries
-// (Longformer's chunked layout), linear heads as phi(Q) · (phi(K)^T V).
-// Every product is one batched oneDNN product over (sentence x head,
-// chunk); what lies between them is copies and row softmaxes, linear in S.
+// The encoder's self-attention without its (S, S) scores (issue 29): local
+// and block heads as products of chunks of query rows against the keys
+// around them (Longformer's chunked layout), strided heads as banded
+// products plus each residue class against itself, linear heads as
+// phi(Q) · (phi(K)^T V). Every product is a batched oneDNN product over
+// chunks; what lies between them is copies and row softmaxes, linear in S.
 //
 // Dimension letters (attention.h): B sentences, H heads, Dh head width,
-// D = H*Dh, S rows (queries and keys alike); BH = B*H; a band has chunks
-// of c query rows, nc = ceil(S / c) of them, each against kw = c + 2w
-// keys: [t*c - w, t*c + c + w) for chunk t. A stride s has ns = ceil(S/s)
-// rows per residue class.
+// D = H*Dh, S rows (queries and keys alike); BH = B*H. Local, block and
+// strided: chunks of c query rows, nc = ceil(S / c) of them per sentence
+// and head, each against its band of kw = c + 2w keys, [t*c - w,
+// t*c + c + w) for chunk t (w = 0 for block); a stride s has ns =
+// ceil(S/s) rows per residue class.
 #include "layers/attention.h"
 
 #include <math.h>
@@ -34,39 +36,20 @@ bool s2s_attention_sparse_fits(const s2s_attn_shape *s) {
            p->kind == S2S_ATTN_STRIDED || p->kind == S2S_ATTN_LINEAR;
 }
 
-// A band of keys around each chunk of query rows.
+// A strided pattern's band of keys around each chunk of query rows.
 typedef struct band {
     int64_t c, nc, w, kw;
-    int64_t s, ns;  // strided (s < S): the residue classes' products too; else 0
+    int64_t s, ns;  // s < S: the residue classes' products too; else 0
 } band;
-
-// Query rows per chunk of a local band of half-width w: each row's scores
-// cost c + 2w instead of its 2w + 1, the keys and values are copied
-// (c + 2w) / c times, and each chunk's products are c rows high. At w 16,
-// 4 heads of 32, 4,096 rows, 1 thread, CPU time a layer: 5.1-5.4 ms with
-// c = 16, 3.9-4.3 with 32 to 64, 4.2-4.4 with 96, 4.4-4.9 with 128
-// (oneDNN's small products cost more per flop than a wider band does).
-static int64_t local_chunk(int64_t w) { return w < 32 ? 64 : 2 * w; }
 
 static band band_of(const s2s_attn_shape *s) {
     int64_t S = s->tk, span = s->mask.pattern.span;
     band b = {0};
-    switch (s->mask.pattern.kind) {
-    case S2S_ATTN_LOCAL:  // |i - j| <= w: a window of S - 1 sees every key
-        b.w = min64(span, S - 1);
-        b.c = min64(local_chunk(b.w), S);
-        break;
-    case S2S_ATTN_BLOCK:  // a chunk is a block, and its keys are its rows
-        b.c = min64(span, S);
-        break;
-    default:  // strided: the band |i - j| < s, then the residue classes
-        if (span >= S) {  // the band is every key, and each class only i itself
-            b.c = S;
-        } else {
-            b.c = b.s = span;
-            b.w = span - 1;
-        }
-        break;
+    if (span >= S) {  // the band |i - j| < s is every key, and each class only i itself
+        b.c = S;
+    } else {
+        b.c = b.s = span;
+        b.w = span - 1;
     }
     b.nc = (S + b.c - 1) / b.c;
     b.kw = b.c + 2 * b.w;
@@ -74,12 +57,66 @@ static band band_of(const s2s_attn_shape *s) {
     return b;
 }
 
+// Local and block heads, a group of chunks at a time (tiles). Chunk t of
+// head h of sentence b, its c query rows from t*c, sees keys from
+// t*c - w on, kw = c + 2w of them at most (its band). The chunks are
+// ordered (b, t, h), so that a group's copies read the rows of Q, K and
+// V once, for every head side by side; a group of g of them is copied
+// into dense queries (g, c, Dh), keys and values (g, kw, Dh) each (rows
+// outside [0, S) as zeros), its scores (g, c, kw) become weights in place
+// and its context (g, c, Dh) goes back to the heads' columns. A group
+// stays in the core's cache between its copies and its products, and
+// dense operands of one fixed shape let oneDNN run a group's products on
+// its batched (brgemm) kernels: strided views of overlapping bands it
+// refuses, and runs small products of shapes given at run time one at a
+// time, at less than half the speed.
+typedef struct tiles {
+    int64_t c, w, kw, nc, n;  // n = B * nc * H chunks
+    int64_t g;                // chunks a group (fewer in the last)
+    bool fixed;               // a full group's products have a fixed shape
+} tiles;
+
+// Query rows per chunk for local attention of half-width w: each row's
+// scores cost c + 2w instead of its 2w + 1, the keys and values are
+// copied (c + 2w) / c times, and each chunk's products are c rows high.
+// At w 16, 4 heads of 32, 4,096 rows, 1 thread, in the encoder (CPU time
+// on a loaded machine, +-10%): a layer's attention took about 3.7 ms with
+// c = 16, 3.3 with 32, 3.6 with 48 and 3.8 with 64.
+static int64_t local_chunk(int64_t w) { return 2 * w > 32 ? 2 * w : 32; }
+
+// Chunks per group: about 128K floats (512 KB) of copies, scores and context.
+static int64_t tile_group(int64_t c, int64_t kw, int64_t dh) {
+    int64_t per = 2 * c * dh + 2 * kw * dh + c * kw, g = 131072 / per;
+    return g > 1 ? g : 1;
+}
+
+static tiles tiles_of(const s2s_attn_shape *s) {
+    int64_t S = s->tk, span = s->mask.pattern.span;
+    tiles t = {0};
+    if (s->mask.pattern.kind == S2S_ATTN_LOCAL) {  // |i - j| <= w: w = S - 1 sees every key
+        t.w = min64(span, S - 1);
+        t.c = local_chunk(t.w);
+    } else {  // block: whole blocks to a chunk, its keys its rows
+        t.c = span >= 32 ? span : span * ((32 + span - 1) / span);
+    }
+    // One chunk of S rows: its band holds every key. Its shape follows the
+    // input, so that its products get no fixed shape: a shape a length
+    // would fill the primitive cache.
+    t.fixed = t.c < S;
+    t.c = min64(t.c, S);
+    t.kw = t.c + 2 * t.w;
+    t.nc = (S + t.c - 1) / t.c;
+    t.n = s->batch * t.nc * s->heads;
+    t.g = tile_group(t.c, t.kw, s->head_dim);
+    return t;
+}
+
 bool s2s_attention_sparse_pays(const s2s_attn_shape *s) {
     if (!s2s_attention_sparse_fits(s)) return false;
     s2s_attn_type kind = s->mask.pattern.kind;
     if (kind == S2S_ATTN_STRIDED || kind == S2S_ATTN_LINEAR || s->tk == 0) return true;
-    band b = band_of(s);
-    return 2 * b.kw <= s->tk;
+    tiles t = tiles_of(s);
+    return 2 * t.kw <= s->tk;
 }
 
 // The scratch of a band, in the order s2s_attention_sparse lays it out:
@@ -107,18 +144,130 @@ static size_t linear_floats(const s2s_attn_shape *s, size_t part[3]) {
     return s2s_size_add(s2s_size_add(part[0], part[1]), part[2]);
 }
 
+// The scratch of tiles: a group's queries (g, c, Dh), keys and values
+// (g, kw, Dh) each, scores (g, c, kw) and context (g, c, Dh).
+static size_t tiles_floats(const s2s_attn_shape *s, const tiles *t, size_t part[5]) {
+    int64_t g = min64(t->g, t->n);
+    part[0] = part[4] = S2S_SIZE(g, t->c, s->head_dim);
+    part[1] = part[2] = S2S_SIZE(g, t->kw, s->head_dim);
+    part[3] = S2S_SIZE(g, t->c, t->kw);
+    size_t total = 0;
+    for (int i = 0; i < 5; i++) total = s2s_size_add(total, part[i]);
+    return total;
+}
+
 size_t s2s_attention_sparse_floats(const s2s_attn_shape *s) {
     if (!s2s_attention_sparse_fits(s) || s->tk == 0 || s->batch == 0) return 0;
-    if (s->mask.pattern.kind == S2S_ATTN_LINEAR) {
+    s2s_attn_type kind = s->mask.pattern.kind;
+    if (kind == S2S_ATTN_LINEAR) {
         size_t part[3];
         return linear_floats(s, part);
     }
-    band b = band_of(s);
-    size_t part[6];
-    return band_floats(s, &b, part);
+    if (kind == S2S_ATTN_STRIDED) {
+        band b = band_of(s);
+        size_t part[6];
+        return band_floats(s, &b, part);
+    }
+    tiles t = tiles_of(s);
+    size_t part[5];
+    return tiles_floats(s, &t, part);
 }
 
-// ---- banded patterns: local, block, strided ----
+// ---- local and block: groups of chunks against their bands (tiles) ----
+
+// Where chunk u (ordered (b, t, h)) sits: sentence b, head h, first row t*c.
+typedef struct tile_at {
+    int64_t b, h, row0;
+} tile_at;
+
+static tile_at tile_of(const tiles *t, const s2s_attn_shape *s, int64_t u) {
+    int64_t bt = u / s->heads;
+    return (tile_at){bt / t->nc, u % s->heads, bt % t->nc * t->c};
+}
+
+// dst (rows, Dh) = rows first .. first+rows-1 of head h of sentence b of
+// src, zeros outside [0, S).
+static void tile_rows(float *dst, s2s_view src, const s2s_attn_shape *s, tile_at at,
+                      int64_t first, int64_t rows) {
+    int64_t dh = s->head_dim;
+    const float *in = src.p + at.b * src.bs + at.h * dh;
+    for (int64_t r = 0; r < rows; r++, dst += dh) {
+        int64_t i = first + r;
+        if (i < 0 || i >= s->tk) memset(dst, 0, (size_t)dh * sizeof *dst);
+        else memcpy(dst, in + i * src.rs, (size_t)dh * sizeof *dst);
+    }
+}
+
+// The weights of chunks u0 .. u0+g-1 in place of their scores sc (g, c, kw):
+// row r of chunk u is query i = row0 + r, its column j key row0 - w + j,
+// and it sees the keys s2s_attn_mask_keys gives (a range for local and
+// block); a row past S, none.
+static void tile_weights(float *sc, const s2s_attn_shape *s, const tiles *t, int64_t u0,
+                         int64_t g) {
+    for (int64_t u = u0; u < u0 + g; u++) {
+        tile_at at = tile_of(t, s, u);
+        for (int64_t r = 0; r < t->c; r++) {
+            float *x = sc + ((u - u0) * t->c + r) * t->kw;
+            int64_t i = at.row0 + r, base = at.row0 - t->w, lo = 0, hi = 0;
+            if (i < s->tk) {
+                s2s_key_range k = s2s_attn_mask_keys(&s->mask, s->tk, at.b, at.h, i);
+                lo = min64(max64(k.lo - base, 0), t->kw), hi = min64(max64(k.hi - base, 0), t->kw);
+            }
+            s2s_softmax_row(x, lo, hi, t->kw);
+        }
+    }
+}
+
+// c (g, m, n) = alpha a (g, m, k) · b (g, k, n), all dense, b read
+// transposed (held as (g, n, k)) when b_t; a primitive of its own shape
+// when fixed (s2s_mm_args.fixed).
+static s2s_status items_product(float *c, const float *a, const float *b, int64_t g, int64_t m,
+                                int64_t k, int64_t n, bool b_t, float alpha, bool fixed,
+                                bool bf16) {
+    s2s_mm_args args = {
+        .b0 = 1, .b1 = g, .m = m, .k = k, .n = n,
+        .sa = {g * m * k, m * k, k, 1},
+        .sb = {g * k * n, k * n, b_t ? 1 : n, b_t ? k : 1},
+        .sc = {g * m * n, m * n, n, 1},
+        .alpha = alpha, .bf16 = bf16, .fixed = fixed,
+    };
+    return s2s_mm(c, a, b, &args);
+}
+
+static s2s_status tiled(float *ctx, float *scratch, s2s_view q, s2s_view k, s2s_view v,
+                        const s2s_attn_shape *s) {
+    tiles t = tiles_of(s);
+    int64_t c = t.c, kw = t.kw, dh = s->head_dim, d = s->heads * dh, S = s->tk;
+    size_t part[5];
+    tiles_floats(s, &t, part);
+    float *qt = scratch, *kt = qt + part[0], *vt = kt + part[1], *sc = vt + part[2];
+    float *o = sc + part[3];
+    float alpha = 1.0f / sqrtf((float)dh);
+    for (int64_t u0 = 0; u0 < t.n; u0 += t.g) {
+        int64_t g = min64(t.g, t.n - u0);
+        for (int64_t u = u0; u < u0 + g; u++) {
+            tile_at at = tile_of(&t, s, u);
+            int64_t j = u - u0;
+            tile_rows(qt + j * c * dh, q, s, at, at.row0, c);
+            tile_rows(kt + j * kw * dh, k, s, at, at.row0 - t.w, kw);
+            tile_rows(vt + j * kw * dh, v, s, at, at.row0 - t.w, kw);
+        }
+        bool fixed = t.fixed && g == t.g;  // the full groups: one shape, one primitive
+        // scores (g, c, kw) = queries (g, c, Dh) · keys^T; weights; context (g, c, Dh)
+        S2S_TRY(items_product(sc, qt, kt, g, c, dh, kw, /*b_t=*/true, alpha, fixed, s->bf16));
+        tile_weights(sc, s, &t, u0, g);
+        S2S_TRY(items_product(o, sc, vt, g, c, kw, dh, /*b_t=*/false, 1.0f, fixed, s->bf16));
+        for (int64_t u = u0; u < u0 + g; u++) {
+            tile_at at = tile_of(&t, s, u);
+            for (int64_t r = 0; r < c && at.row0 + r < S; r++)
+                memcpy(ctx + (at.b * S + at.row0 + r) * d + at.h * dh,
+                       o + ((u - u0) * c + r) * dh, (size_t)dh * sizeof *o);
+        }
+    }
+    return S2S_OK;
+}
+
+// ---- strided: a band and the residue classes ----
 
 // dst (BH, nc, rows, Dh): chunk t of head h of sentence b holds rows
 // t*c - lo .. t*c - lo + rows - 1 of head h of src; rows outside [0, S)
@@ -155,9 +304,10 @@ static s2s_status product(float *c, const int64_t sc[4], const float *a, const i
     return s2s_mm(c, a, b, &args);
 }
 
-// The weights of query row i (chunk t, row r) of head h of sentence b:
-// x (kw) its band's scores, whose column 0 is key t*c - w. Local and
-// block rows see one range of keys, which s2s_attn_mask_keys gives.
+// The weights of query row i (chunk t, row r) of head h of sentence b
+// with a stride past S: x (kw) its band's scores, whose column 0 is key
+// t*c - w. Such a row sees every key of its sentence, the range
+// s2s_attn_mask_keys gives.
 static void band_row(float *x, const s2s_attn_shape *s, const band *bd, int64_t b, int64_t h,
                      int64_t t, int64_t r) {
     int64_t i = t * bd->c + r, base = t * bd->c - bd->w;
@@ -301,5 +451,6 @@ s2s_status s2s_attention_sparse(float *ctx, float *scratch, s2s_view q, s2s_view
     S2S_ASSERT(s2s_attention_sparse_fits(s));
     if (s->batch == 0 || s->tk == 0) return S2S_OK;
     if (s->mask.pattern.kind == S2S_ATTN_LINEAR) return linear(ctx, scratch, q, k, v, s);
-    return banded(ctx, scratch, q, k, v, s);
+    if (s->mask.pattern.kind == S2S_ATTN_STRIDED) return banded(ctx, scratch, q, k, v, s);
+    return tiled(ctx, scratch, q, k, v, s);
 }

@@ -3,7 +3,11 @@
 // Every product is a 4-D matmul (B0, B1, M, K) x (B0, B1, K, N) with all
 // sizes and strides given at run time (DNNL_RUNTIME_DIM_VAL), so one
 // primitive per combination of fused extras serves every shape; on this
-// machine that costs nothing against fixed shapes. A port to oneDNN 3.x
+// machine that costs nothing against fixed shapes, but for many small
+// products in one batch: oneDNN 2.6 runs those on its brgemm kernels only
+// with fixed sizes and dense operands, else one gemm after another at
+// less than half the speed, so a caller may ask for a fixed shape
+// (s2s_mm_args.fixed: the local attention's chunks). A port to oneDNN 3.x
 // changes this file only (memory and matmul descriptors, output scales).
 #include "ops/matmul.h"
 
@@ -34,7 +38,8 @@
     } while (0)
 
 #define RT DNNL_RUNTIME_DIM_VAL
-#define MAX_PRIMS 64
+#define MAX_PRIMS 80
+#define MAX_FIXED 16  // of them, primitives of fixed shapes (s2s_mm_args.fixed)
 
 // ---- primitive cache ----
 
@@ -50,6 +55,10 @@ typedef struct prim_key {
     // gemm forks that many on every call, however small the product), so
     // the one-thread products get primitives of their own.
     int threads;
+    // s2s_mm_args.fixed: the sizes and strides of A, B and C (shape[i][0]
+    // and shape[i][1]) made into the primitive; else zeros.
+    bool fixed;
+    int64_t shape[3][2][4];
 } prim_key;
 
 typedef struct prim_entry {
@@ -63,7 +72,7 @@ static struct {
     pthread_mutex_t lock;
     dnnl_engine_t engine;
     prim_entry prims[MAX_PRIMS];
-    int n_prims;
+    int n_prims, n_fixed;
     struct thread_cache *threads;  // every thread's stream and memory objects
 } be = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -78,11 +87,31 @@ static bool key_eq(const prim_key *a, const prim_key *b) {
     return a->ndims == b->ndims && a->a_trans == b->a_trans && a->b_trans == b->b_trans &&
            a->bias == b->bias && a->accumulate == b->accumulate && a->act == b->act &&
            a->alpha == b->alpha && a->src == b->src && a->wei == b->wei && a->dst == b->dst &&
-           a->threads == b->threads;
+           a->threads == b->threads && a->fixed == b->fixed &&
+           !memcmp(a->shape, b->shape, sizeof a->shape);
 }
 
-static void md_dims(dnnl_dims_t d, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+static void md_dims(int64_t d[4], int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
     d[0] = d0, d[1] = d1, d[2] = d2, d[3] = d3;
+}
+
+// The memory descriptor of operand i (0: A, 1: B, 2: C) of key's
+// primitive, of type dt, read transposed (trans) or not. A fixed key gives
+// its sizes and strides. Else they are given at run time but for the
+// innermost stride (1), which is fixed: with every stride at run time
+// oneDNN falls back to its reference loops.
+static dnnl_status_t operand_md(dnnl_memory_desc_t *md, const prim_key *key, int i, bool trans,
+                                dnnl_data_type_t dt) {
+    int nd = key->ndims;
+    dnnl_dims_t d, s;
+    md_dims(d, RT, RT, RT, RT);
+    md_dims(s, RT, RT, RT, 1);
+    if (trans) md_dims(s, RT, RT, 1, RT);
+    if (key->fixed) {
+        memcpy(d, key->shape[i][0], sizeof key->shape[i][0]);
+        memcpy(s, key->shape[i][1], sizeof key->shape[i][1]);
+    }
+    return dnnl_memory_desc_init_by_strides(md, nd, d + 4 - nd, dt, s + 4 - nd);
 }
 
 static s2s_status create_prim(dnnl_primitive_t *out, const prim_key *key) {
@@ -95,18 +124,9 @@ static s2s_status create_prim(dnnl_primitive_t *out, const prim_key *key) {
 
     // oneDNN 2.6 takes a bias, or broadcast weights, only when no batch dim
     // is a runtime one: so bias goes with 2-D products only.
-    // The innermost stride is fixed (1) for C, and for A and B in the
-    // dimension given by a_trans / b_trans: with every stride at run time
-    // oneDNN falls back to its reference loops.
-    int nd = key->ndims;
-    md_dims(d, RT, RT, RT, RT);
-    md_dims(s, RT, RT, RT, 1);
-    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&c, nd, d, key->dst, s + 4 - nd));
-    if (key->a_trans) md_dims(s, RT, RT, 1, RT);
-    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&a, nd, d, key->src, s + 4 - nd));
-    md_dims(s, RT, RT, RT, 1);
-    if (key->b_trans) md_dims(s, RT, RT, 1, RT);
-    DNNL_CHECK(dnnl_memory_desc_init_by_strides(&b, nd, d, key->wei, s + 4 - nd));
+    DNNL_CHECK(operand_md(&a, key, 0, key->a_trans, key->src));
+    DNNL_CHECK(operand_md(&b, key, 1, key->b_trans, key->wei));
+    DNNL_CHECK(operand_md(&c, key, 2, false, key->dst));
     md_dims(d, 1, RT, 0, 0);
     md_dims(s, RT, 1, 0, 0);
     DNNL_CHECK(dnnl_memory_desc_init_by_strides(&bias, 2, d, dnnl_f32, s));
@@ -135,20 +155,30 @@ done:
     return st;
 }
 
-// The primitive for key, created on first use. Thread-safe.
-static s2s_status get_prim(dnnl_primitive_t *out, const prim_key *key) {
+// The primitive for key, created on first use; a fixed key becomes a
+// run-time one once MAX_FIXED fixed shapes are made. Thread-safe.
+static s2s_status get_prim(dnnl_primitive_t *out, prim_key *key) {
     s2s_status st = S2S_OK;
     pthread_mutex_lock(&be.lock);
     if (!be.engine) DNNL_CHECK(dnnl_engine_create(&be.engine, dnnl_cpu, 0));
-    for (int i = 0; i < be.n_prims; i++) {
-        if (key_eq(&be.prims[i].key, key)) {
-            *out = be.prims[i].prim;
-            goto done;
+    for (;;) {
+        for (int i = 0; i < be.n_prims; i++) {
+            if (key_eq(&be.prims[i].key, key)) {
+                *out = be.prims[i].prim;
+                goto done;
+            }
         }
+        if (!key->fixed || be.n_fixed < MAX_FIXED) break;
+        // no room for another fixed shape: this one's sizes come at run time
+        key->fixed = false;
+        memset(key->shape, 0, sizeof key->shape);
     }
     S2S_ASSERT(be.n_prims < MAX_PRIMS);
     st = create_prim(out, key);
-    if (st == S2S_OK) be.prims[be.n_prims++] = (prim_entry){*key, *out};
+    if (st == S2S_OK) {
+        be.prims[be.n_prims++] = (prim_entry){*key, *out};
+        be.n_fixed += key->fixed;
+    }
 done:
     pthread_mutex_unlock(&be.lock);
     return st;
@@ -249,14 +279,10 @@ static uint64_t mem_hash(const int64_t *dims, const int64_t *strides) {
 
 // A memory object for the last nd of the four dims given, pointing at p.
 static s2s_status get_mem(dnnl_memory_t *m, int slot, int nd, dnnl_data_type_t dt,
-                          const dnnl_dims_t dims4, dnnl_dims_t strides4, const void *p) {
+                          const int64_t dims4[4], const int64_t strides4[4], const void *p) {
     s2s_status st = S2S_OK;
     if (!tl->mems && !(tl->mems = calloc(1, sizeof *tl->mems)))
         return s2s_fail(S2S_ERR_NOMEM, "out of memory (oneDNN memory cache)");
-    // A stride of a size-1 dim is never used; give it a harmless value, as
-    // callers pass 0 there (broadcast weights, single blocks).
-    for (int i = 2; i >= 0; i--)
-        if (dims4[i] == 1 && strides4[i] == 0) strides4[i] = strides4[i + 1] * (dims4[i + 1] > 0 ? dims4[i + 1] : 1);
     mem_entry *set = (*tl->mems)[slot][mem_hash(dims4, strides4) % MEM_SETS];
     int w = 0;
     while (w < MEM_WAYS && !(set[w].mem && set[w].nd == nd && set[w].dt == dt &&
@@ -275,8 +301,10 @@ static s2s_status get_mem(dnnl_memory_t *m, int slot, int nd, dnnl_data_type_t d
         memcpy(hit.dims, dims4, sizeof hit.dims);
         memcpy(hit.strides, strides4, sizeof hit.strides);
         dnnl_memory_desc_t md;
-        DNNL_CHECK(dnnl_memory_desc_init_by_strides(&md, nd, dims4 + 4 - nd, dt,
-                                                    strides4 + 4 - nd));
+        dnnl_dims_t d, str;
+        memcpy(d, dims4 + 4 - nd, (size_t)nd * sizeof *d);
+        memcpy(str, strides4 + 4 - nd, (size_t)nd * sizeof *str);
+        DNNL_CHECK(dnnl_memory_desc_init_by_strides(&md, nd, d, dt, str));
         DNNL_CHECK(dnnl_memory_create(&hit.mem, &md, be.engine, (void *)p));
     }
     memmove(set + 1, set, (size_t)w * sizeof *set);  // most recent first
@@ -284,6 +312,18 @@ static s2s_status get_mem(dnnl_memory_t *m, int slot, int nd, dnnl_data_type_t d
     *m = hit.mem;
 done:
     return st;
+}
+
+// shape[0] = sizes (d0, d1, d2, d3), shape[1] = strides str. A stride of
+// a size-1 dim is never used; it gets a harmless value, as callers pass 0
+// there (broadcast weights, single blocks).
+static void operand_shape(int64_t shape[2][4], int64_t d0, int64_t d1, int64_t d2, int64_t d3,
+                          const int64_t str[4]) {
+    md_dims(shape[0], d0, d1, d2, d3);
+    memcpy(shape[1], str, sizeof shape[1]);
+    for (int i = 2; i >= 0; i--)
+        if (shape[0][i] == 1 && shape[1][i] == 0)
+            shape[1][i] = shape[1][i + 1] * (shape[0][i + 1] > 0 ? shape[0][i + 1] : 1);
 }
 
 typedef struct mm_types {
@@ -308,6 +348,14 @@ static s2s_status mm_typed(void *c, const void *a, const void *b, const s2s_mm_a
         .alpha = p->alpha,
         .src = t.src, .wei = t.wei, .dst = t.dst,
     };
+    int64_t shape[3][2][4];
+    operand_shape(shape[0], p->b0, p->b1, p->m, p->k, p->sa);
+    operand_shape(shape[1], p->b0, p->b1, p->k, p->n, p->sb);
+    operand_shape(shape[2], p->b0, p->b1, p->m, p->n, p->sc);
+    if (p->fixed) {  // else the key keeps zeros
+        key.fixed = true;
+        memcpy(key.shape, shape, sizeof shape);
+    }
     double flops = 2.0 * (double)(p->b0 * p->b1) * (double)(p->m * p->n) * (double)p->k;
     key.threads = flops < PARALLEL_MIN_FLOPS ? 1 : s2s_get_num_threads();
     if (omp_get_max_threads() != key.threads) omp_set_num_threads(key.threads);
@@ -322,16 +370,10 @@ static s2s_status mm_typed(void *c, const void *a, const void *b, const s2s_mm_a
 
     dnnl_memory_t ma, mb, mc, mbias;
     dnnl_dims_t d, s;
-    md_dims(d, p->b0, p->b1, p->m, p->k);
-    md_dims(s, p->sa[0], p->sa[1], p->sa[2], p->sa[3]);
     int nd = key.ndims;
-    S2S_TRY(get_mem(&ma, 0, nd, t.src, d, s, a));
-    md_dims(d, p->b0, p->b1, p->k, p->n);
-    md_dims(s, p->sb[0], p->sb[1], p->sb[2], p->sb[3]);
-    S2S_TRY(get_mem(&mb, 1, nd, t.wei, d, s, b));
-    md_dims(d, p->b0, p->b1, p->m, p->n);
-    md_dims(s, p->sc[0], p->sc[1], p->sc[2], p->sc[3]);
-    S2S_TRY(get_mem(&mc, 2, nd, t.dst, d, s, c));
+    S2S_TRY(get_mem(&ma, 0, nd, t.src, shape[0][0], shape[0][1], a));
+    S2S_TRY(get_mem(&mb, 1, nd, t.wei, shape[1][0], shape[1][1], b));
+    S2S_TRY(get_mem(&mc, 2, nd, t.dst, shape[2][0], shape[2][1], c));
     dnnl_exec_arg_t args[4] = {
         {DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_BIAS, NULL}};
     int n_args = 3;
@@ -547,7 +589,7 @@ void s2s_shutdown(void) {
     // Threads keep their (now empty) cache: tl still points at it.
     for (thread_cache *c = be.threads; c; c = c->next) release_thread_cache(c);
     for (int i = 0; i < be.n_prims; i++) dnnl_primitive_destroy(be.prims[i].prim);
-    be.n_prims = 0;
+    be.n_prims = be.n_fixed = 0;
     if (be.engine) dnnl_engine_destroy(be.engine);
     be.engine = NULL;
     pthread_mutex_unlock(&be.lock);

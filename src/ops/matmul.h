@@ -32,11 +32,20 @@ typedef struct s2s_mm_args {
     s2s_mm_act act;     // applied last
     bool bf16;          // A and B rounded to bf16 (dense copies), summed in f32
     bool b_is_bf16;     // with bf16: B holds bf16 values already, read in place
+    // The sizes and strides are made into the primitive (one per shape, made
+    // on first use, about 1.3 ms each, at most 16 shapes a process; past
+    // that the product runs as if not fixed): where every operand is dense,
+    // oneDNN then runs many small products in one call on its brgemm
+    // kernels, two to three times as fast as the run-time shapes' gemm per
+    // product (the local attention's chunks: layers/attention_sparse.c).
+    // For a few shapes that recur, not for shapes that follow the input.
+    bool fixed;
 } s2s_mm_args;
 
 // C = act(alpha * A·B + bias [+ C]). Primitives are created on first use of
 // each (A layout, B layout, bias, accumulate, act, alpha) combination with
-// runtime sizes and strides, and reused for every shape after that.
+// runtime sizes and strides, and reused for every shape after that (but
+// with args->fixed).
 // With args->bf16 the product runs on oneDNN's bf16 kernels: decoding in
 // compute type bf16 does so for its products of more than one row (but
 // beams' cross-attention and batches' block-diagonal attention scores:
