@@ -12,10 +12,9 @@ include(CMakePackageConfigHelpers)
 
 set_target_properties(s2s PROPERTIES
   VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR} EXPORT_NAME s2s)
-# The installed s2s finds libs2s.so beside it in any prefix.
-if(NOT DEFINED CMAKE_INSTALL_RPATH)
-  set_target_properties(s2s_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
-endif()
+# The s2s command links the library's internals statically (s2s_internal,
+# s2s_tools): it needs no libs2s.so at run time, and finds the MPI module
+# in its prefix's library folder (src/train/dist.c).
 
 install(TARGETS s2s EXPORT s2sTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

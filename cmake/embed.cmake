@@ -1,6 +1,7 @@
 # Writes a C file holding text files as NUL-terminated char arrays, so that
-# the library carries its page assets (src/align/viewer.js, viewer.css)
-# and its config presets (configs/*.yaml) without reading files at run time:
+# the programs carry their page assets (src/tools/viewer.js, viewer.css)
+# and the library its config presets (configs/*.yaml) without reading files
+# at run time:
 #   cmake -DOUT=out.c -DNAMES="a|b" -DFILES="a.js|b.css" -P cmake/embed.cmake
 # (lists with | as a build rule cannot pass ;)
 string(REPLACE "|" ";" NAMES "${NAMES}")

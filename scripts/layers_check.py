@@ -5,7 +5,8 @@
 
 The folders of src/ are floors, from the bottom up (FLOORS below):
 
-    core, ops, tokenizer, config, model, layers, decoding, align, train, serve, cli
+    core, ops, tokenizer, config, model, layers, decoding, align, train,
+    tools, serve, cli
 
 A file may depend on its own folder and on lower floors (and on the public
 headers of include/s2s/, allowed anywhere), never on a higher floor. serve
@@ -14,7 +15,10 @@ decoding, align, config, model and tokenizer; nothing of train, and nothing
 in the library but the cli calls it. So it belongs above align and below cli;
 above train rather than below it because it is the library's side of one
 command (`s2s serve`), and train, a library feature of its own, has no
-business calling it.
+business calling it. tools (the HTML report and the terminal heatmap,
+the viewer the report and the served page share) sits below serve, which
+serves the viewer, and above align, whose maps it draws. tools and serve
+are the static s2s_tools of the command, not part of libs2s.
 
 A folder of src/ missing from FLOORS is itself a violation: a new folder
 gets its floor here first.
@@ -65,7 +69,7 @@ import subprocess
 import sys
 
 FLOORS = ["core", "ops", "tokenizer", "config", "model", "layers",
-          "decoding", "align", "train", "serve", "cli"]
+          "decoding", "align", "train", "tools", "serve", "cli"]
 FLOOR = {name: i for i, name in enumerate(FLOORS)}
 
 # nm types of a function defined in the object: text, weak, indirect (ifunc).

@@ -62,7 +62,7 @@ check "far from any option: no guess" run 2 "$s2s" eval --zzzzzzzz
 check "  points at --help" err_has "unknown option '--zzzzzzzz' (see s2s eval --help)"
 
 # ---- --version ----
-want=$(sed -n 's/^#define S2S_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' "$here/../include/s2s/s2s.h" | paste -sd.)
+want=$(sed -n 's/^#define S2S_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' "$here/../include/s2s/version.h" | paste -sd.)
 check "--version: exit 0" run 0 "$s2s" --version
 check "--version prints s2s $want" test "$(cat "$tmp/out")" = "s2s $want"
 check "version: the same" bash -c "[ \"\$('$s2s' version)\" = 's2s $want' ]"

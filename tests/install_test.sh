@@ -24,7 +24,7 @@ check "no private header installed" [ ! -e "$prefix/include/s2s/util.h" ]
 static=()
 [ -f "$prefix/$libdir/libs2s.a" ] && static=(--static)
 
-# The installed command finds its library in the prefix (RPATH $ORIGIN/../lib).
+# The installed command runs from the prefix (it links the library statically).
 run 0 "$prefix/bin/s2s" translate -m "$model" 我爱吃苹果
 check "installed s2s translates" out_has "^I love to eat apples.$"
 

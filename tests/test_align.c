@@ -17,6 +17,9 @@
 
 #include "s2s/align.h"
 #include "s2s/s2s.h"
+#include "align/align.h"
+#include "tools/heatmap.h"
+#include "tools/html.h"
 
 // ---- helpers ----
 
@@ -990,35 +993,40 @@ Test(align, aer_table_rows_and_best_plane_by_hand) {
     };
     s2s_hypothesis h = fake_hyp(maps, 1, 2, 2, 2);
     s2s_alignment gold = parse("0-0 1-1");
-    s2s_aer_table *t;
-    cr_assert_eq(s2s_aer_table_new(&t, 1, 2, 1.0f), S2S_OK);
-    cr_assert_eq(s2s_aer_table_add(t, &h, &gold, false), S2S_OK);
-    cr_assert_eq(s2s_aer_table_sentences(t), 1);
+    s2s_plane_table *t;
+    cr_assert_eq(s2s_plane_table_new(&t, S2S_PROBE_ALIGN, 1, 2, 1.0f, false), S2S_OK);
+    cr_assert_eq(s2s_plane_table_add(t, &h, &gold, NULL, NULL), S2S_OK);
+    cr_assert_eq(s2s_plane_table_sentences(t), 1);
     const struct { int l, h; double aer; } want[] = {
         {0, 0, 0.0}, {0, 1, 1.0}, {0, S2S_ALIGN_AVG, 0.5},  // 1 - (1 + 1) / (2 + 2)
         {S2S_ALIGN_AVG, 0, 0.0}, {S2S_ALIGN_AVG, 1, 1.0}, {S2S_ALIGN_AVG, S2S_ALIGN_AVG, 0.5},
     };
     for (int k = 0; k < 6; k++) {
-        const s2s_aer_counts *c = s2s_aer_table_counts(t, want[k].l, want[k].h);
-        cr_assert_not_null(c);
+        const s2s_plane_counts *pc = s2s_plane_table_counts(t, want[k].l, want[k].h);
+        cr_assert_not_null(pc);
+        const s2s_aer_counts *c = &pc->aer;
         cr_assert_float_eq(s2s_aer(c), want[k].aer, 1e-12, "layer %d head %d: %g", want[k].l,
                            want[k].h, s2s_aer(c));
     }
     // (avg, 0) and (0, 0) tie at 0: the average layer comes first.
     int bl, bh;
-    s2s_aer_table_best(t, &bl, &bh);
+    s2s_plane_table_best(t, &bl, &bh);
     cr_assert(bl == S2S_ALIGN_AVG && bh == 0, "best %d/%d", bl, bh);
-    cr_assert_null(s2s_aer_table_counts(t, 1, 0));
-    cr_assert_null(s2s_aer_table_counts(t, 0, 2));
-    cr_assert_null(s2s_aer_table_counts(t, -2, 0));
+    cr_assert_null(s2s_plane_table_counts(t, 1, 0));
+    cr_assert_null(s2s_plane_table_counts(t, 0, 2));
+    cr_assert_null(s2s_plane_table_counts(t, -2, 0));
     // Another shape or no attention is refused and leaves the table alone.
     s2s_hypothesis other = fake_hyp(maps, 2, 1, 2, 2);
-    cr_assert_eq(s2s_aer_table_add(t, &other, &gold, false), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_plane_table_add(t, &other, &gold, NULL, NULL), S2S_ERR_INVALID);
     h.cross_attn = NULL;
-    cr_assert_eq(s2s_aer_table_add(t, &h, &gold, false), S2S_ERR_INVALID);
-    cr_assert_eq(s2s_aer_table_sentences(t), 1);
-    s2s_aer_table_free(t);
-    cr_assert_eq(s2s_aer_table_new(&t, 0, 2, 1.0f), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_plane_table_add(t, &h, &gold, NULL, NULL), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_plane_table_sentences(t), 1);
+    s2s_plane_table_free(t);
+    cr_assert_eq(s2s_plane_table_new(&t, S2S_PROBE_ALIGN, 0, 2, 1.0f, false), S2S_ERR_INVALID);
+    // A probe that is not one of the two is refused.
+    cr_assert_eq(s2s_plane_table_new(&t, S2S_PROBE_COUNT, 1, 2, 1.0f, false), S2S_ERR_INVALID);
+    cr_assert_null(t);
+    cr_assert_eq(s2s_plane_table_new(&t, (s2s_probe)-1, 1, 2, 1.0f, false), S2S_ERR_INVALID);
     s2s_alignment_free(&gold);
 }
 
@@ -1028,10 +1036,10 @@ Test(align, aer_table_rows_and_best_plane_by_hand) {
 Test(align, aer_table_equals_plain_counting_and_its_best_is_the_minimum) {
     enum { L = 2, H = 2, P = (L + 1) * (H + 1) };
     for (int trial = 0; trial < 20; trial++) {
-        s2s_aer_table *t;
-        cr_assert_eq(s2s_aer_table_new(&t, L, H, 1.0f), S2S_OK);
-        long long a[P] = {0}, s[P] = {0}, as[P] = {0}, ap[P] = {0};
+        s2s_plane_table *t;
         bool no_eos = trial % 2;
+        cr_assert_eq(s2s_plane_table_new(&t, S2S_PROBE_ALIGN, L, H, 1.0f, no_eos), S2S_OK);
+        long long a[P] = {0}, s[P] = {0}, as[P] = {0}, ap[P] = {0};
         for (int sent = 0; sent < 4; sent++) {
             int n = 1 + (int)(rnd() % 5), ns = 1 + (int)(rnd() % 5);
             float *maps = malloc((size_t)L * H * (n + 1) * (ns + 1) * sizeof *maps);
@@ -1045,7 +1053,7 @@ Test(align, aer_table_equals_plain_counting_and_its_best_is_the_minimum) {
             }
             s2s_alignment_normalize(&gold);
             s2s_hypothesis h = fake_hyp(maps, L, H, n, ns);
-            cr_assert_eq(s2s_aer_table_add(t, &h, &gold, no_eos), S2S_OK, "%s", s2s_last_error());
+            cr_assert_eq(s2s_plane_table_add(t, &h, &gold, NULL, NULL), S2S_OK, "%s", s2s_last_error());
             for (int l = -1; l < L; l++)
                 for (int hd = -1; hd < H; hd++) {
                     int k = (l + 1) * (H + 1) + hd + 1;
@@ -1068,18 +1076,18 @@ Test(align, aer_table_equals_plain_counting_and_its_best_is_the_minimum) {
         for (int l = -1; l < L; l++)
             for (int hd = -1; hd < H; hd++) {
                 int k = (l + 1) * (H + 1) + hd + 1;
-                const s2s_aer_counts *c = s2s_aer_table_counts(t, l, hd);
+                const s2s_aer_counts *c = &s2s_plane_table_counts(t, l, hd)->aer;
                 cr_assert(c->a == a[k] && c->s == s[k] && c->a_s == as[k] && c->a_p == ap[k],
                           "trial %d plane %d/%d", trial, l, hd);
                 double e = a[k] + s[k] ? 1.0 - (double)(as[k] + ap[k]) / (double)(a[k] + s[k]) : 0.0;
                 if (e < best) best = e, want_l = l, want_h = hd;
             }
         int bl, bh;
-        s2s_aer_table_best(t, &bl, &bh);
+        s2s_plane_table_best(t, &bl, &bh);
         cr_assert(bl == want_l && bh == want_h, "trial %d: best %d/%d, wanted %d/%d", trial, bl, bh,
                   want_l, want_h);
-        cr_assert_eq(s2s_aer_table_sentences(t), 4);
-        s2s_aer_table_free(t);
+        cr_assert_eq(s2s_plane_table_sentences(t), 4);
+        s2s_plane_table_free(t);
     }
 }
 
@@ -1108,9 +1116,9 @@ Test(align, coref_table_by_hand_with_exclusions_and_ties) {
     s2s_hypothesis hy = enc_hyp(maps, 1, 3, 4);
     s2s_alignment gold = {0}, none = {0};
     cr_assert_eq(s2s_coref_parse(&gold, &none, "3-1|", "test"), S2S_OK);
-    s2s_coref_table *t;
-    cr_assert_eq(s2s_coref_table_new(&t, 1, 3), S2S_OK);
-    cr_assert_eq(s2s_coref_table_add(t, &hy, tok, &gold, "test:1"), S2S_OK, "%s", s2s_last_error());
+    s2s_plane_table *t;
+    cr_assert_eq(s2s_plane_table_new(&t, S2S_PROBE_COREF, 1, 3, 1.0f, false), S2S_OK);
+    cr_assert_eq(s2s_plane_table_add(t, &hy, &gold, tok, "test:1"), S2S_OK, "%s", s2s_last_error());
     const struct { int l, h, hits; double w; } want[] = {
         {0, 0, 1, 0.10}, {0, 1, 0, 0.30}, {0, 2, 0, 0.20},
         // the mean row: the 0.25, cat 0.20: a miss
@@ -1118,7 +1126,7 @@ Test(align, coref_table_by_hand_with_exclusions_and_ties) {
         {S2S_ALIGN_AVG, S2S_ALIGN_AVG, 0, 0.20},
     };
     for (int k = 0; k < 6; k++) {
-        const s2s_coref_counts *c = s2s_coref_table_counts(t, want[k].l, want[k].h);
+        const s2s_coref_counts *c = &s2s_plane_table_counts(t, want[k].l, want[k].h)->coref;
         cr_assert_not_null(c);
         cr_assert_eq(c->links, 1);
         cr_assert_eq(c->hits, want[k].hits, "plane %d/%d", want[k].l, want[k].h);
@@ -1126,10 +1134,10 @@ Test(align, coref_table_by_hand_with_exclusions_and_ties) {
                            want[k].l, want[k].h, s2s_coref_mean_weight(c));
     }
     int bl, bh;
-    s2s_coref_table_best(t, &bl, &bh);  // (avg, 0) is right too, and comes first
+    s2s_plane_table_best(t, &bl, &bh);  // (avg, 0) is right too, and comes first
     cr_assert(bl == S2S_ALIGN_AVG && bh == 0, "best %d/%d", bl, bh);
-    cr_assert_null(s2s_coref_table_counts(t, 1, 0));
-    cr_assert_null(s2s_coref_table_counts(t, 0, 3));
+    cr_assert_null(s2s_plane_table_counts(t, 1, 0));
+    cr_assert_null(s2s_plane_table_counts(t, 0, 3));
     // The shown row: non-candidates are -1, the argmax the first largest.
     float row[5];
     cr_assert_eq(s2s_coref_row(row, &maps[5 * 5], 5, tok, 3), 0);  // head 1: the/cat tie
@@ -1139,18 +1147,18 @@ Test(align, coref_table_by_hand_with_exclusions_and_ties) {
     for (int k = 0; k < 3; k++) {
         s2s_alignment b = {0};
         cr_assert_eq(s2s_coref_parse(&b, &none, bad[k], "test"), S2S_OK);
-        cr_assert_eq(s2s_coref_table_add(t, &hy, tok, &b, "gold.tsv:7"), S2S_ERR_INVALID);
+        cr_assert_eq(s2s_plane_table_add(t, &hy, &b, tok, "gold.tsv:7"), S2S_ERR_INVALID);
         cr_assert(strstr(s2s_last_error(), "gold.tsv:7: coreference link"), "%s", s2s_last_error());
         s2s_alignment_free(&b);
     }
     s2s_hypothesis other = enc_hyp(maps, 3, 1, 4);
-    cr_assert_eq(s2s_coref_table_add(t, &other, tok, &gold, "x"), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_plane_table_add(t, &other, &gold, tok, "x"), S2S_ERR_INVALID);
     hy.enc_attn = NULL;
-    cr_assert_eq(s2s_coref_table_add(t, &hy, tok, &gold, "x"), S2S_ERR_INVALID);
-    cr_assert_eq(s2s_coref_table_sentences(t), 1);
-    cr_assert_eq(s2s_coref_table_counts(t, 0, 0)->links, 1);
-    s2s_coref_table_free(t);
-    cr_assert_eq(s2s_coref_table_new(&t, 1, 0), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_plane_table_add(t, &hy, &gold, tok, "x"), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_plane_table_sentences(t), 1);
+    cr_assert_eq(s2s_plane_table_counts(t, 0, 0)->coref.links, 1);
+    s2s_plane_table_free(t);
+    cr_assert_eq(s2s_plane_table_new(&t, S2S_PROBE_COREF, 1, 0, 1.0f, false), S2S_ERR_INVALID);
     cr_assert(s2s_token_is_punct("\xEF\xBC\x8C") && s2s_token_is_punct(".") &&
               !s2s_token_is_punct("it") && !s2s_token_is_punct("\xE5\xAE\x83"));  // ， . it 它
     s2s_alignment_free(&gold);
@@ -1164,8 +1172,8 @@ Test(align, coref_table_equals_plain_loops_and_its_best_is_the_maximum) {
     enum { L = 2, H = 3, P = (L + 1) * (H + 1) };
     const char *vocab[] = {"a", "b", ",", "c", "\xE3\x80\x82", "d"};  // 。 is punctuation
     for (int trial = 0; trial < 20; trial++) {
-        s2s_coref_table *t;
-        cr_assert_eq(s2s_coref_table_new(&t, L, H), S2S_OK);
+        s2s_plane_table *t;
+        cr_assert_eq(s2s_plane_table_new(&t, S2S_PROBE_COREF, L, H, 1.0f, false), S2S_OK);
         long long links[P] = {0}, hits[P] = {0};
         double weight[P] = {0};
         for (int sent = 0; sent < 4; sent++) {
@@ -1188,7 +1196,7 @@ Test(align, coref_table_equals_plain_loops_and_its_best_is_the_maximum) {
             gold.n = w;
             s2s_alignment_normalize(&gold);
             s2s_hypothesis hy = enc_hyp(maps, L, H, n);
-            cr_assert_eq(s2s_coref_table_add(t, &hy, tok, &gold, "x"), S2S_OK, "%s", s2s_last_error());
+            cr_assert_eq(s2s_plane_table_add(t, &hy, &gold, tok, "x"), S2S_OK, "%s", s2s_last_error());
             for (int l = -1; l < L; l++)
                 for (int hd = -1; hd < H; hd++) {
                     int k = (l + 1) * (H + 1) + hd + 1;
@@ -1223,7 +1231,7 @@ Test(align, coref_table_equals_plain_loops_and_its_best_is_the_maximum) {
         for (int l = -1; l < L; l++)
             for (int hd = -1; hd < H; hd++) {
                 int k = (l + 1) * (H + 1) + hd + 1;
-                const s2s_coref_counts *c = s2s_coref_table_counts(t, l, hd);
+                const s2s_coref_counts *c = &s2s_plane_table_counts(t, l, hd)->coref;
                 cr_assert(c->links == links[k] && c->hits == hits[k],
                           "trial %d plane %d/%d: %lld/%lld hits, wanted %lld/%lld", trial, l, hd,
                           c->hits, c->links, hits[k], links[k]);
@@ -1233,10 +1241,10 @@ Test(align, coref_table_equals_plain_loops_and_its_best_is_the_maximum) {
                     best_acc = acc, best_w = mw, want_l = l, want_h = hd;
             }
         int bl, bh;
-        s2s_coref_table_best(t, &bl, &bh);
+        s2s_plane_table_best(t, &bl, &bh);
         cr_assert(bl == want_l && bh == want_h, "trial %d: best %d/%d, wanted %d/%d", trial, bl, bh,
                   want_l, want_h);
-        s2s_coref_table_free(t);
+        s2s_plane_table_free(t);
     }
 }
 

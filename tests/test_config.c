@@ -16,6 +16,7 @@
 #include "config/schema.h"
 #include "s2s/config.h"
 #include "s2s/model.h"
+#include "config/command.h"
 
 #define DIR S2S_TEST_DATA "/config"
 #define FIX(name) DIR "/" name

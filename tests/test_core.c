@@ -20,6 +20,7 @@
 #include "core/util.h"
 #include "s2s/s2s.h"
 #include "support.h"
+#include "core/io.h"
 
 TestSuite(core, .init = tmpdir_make, .fini = tmpdir_remove);
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "core/safe_write.h"
-#include "s2s/io.h"
+#include "core/io.h"
 #include "s2s/status.h"
 #include "support.h"
 

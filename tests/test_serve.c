@@ -11,6 +11,7 @@
 #include "core/strbuf.h"
 #include "decoding/state.h"
 #include "s2s/s2s.h"
+#include "serve/server.h"
 
 #define ZH_EN S2S_SOURCE_DIR "/models/zh-en.safetensors"
 

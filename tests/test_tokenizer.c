@@ -8,6 +8,7 @@
 
 #include "s2s/tokenizer.h"
 #include "tokenizer/utf8.h"
+#include "tokenizer/tsv.h"
 
 #define VOCAB_DIR S2S_TEST_DATA "/vocab/"
 

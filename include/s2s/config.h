@@ -59,14 +59,6 @@ typedef enum s2s_attn_type {
     S2S_ATTN_TYPE_COUNT
 } s2s_attn_type;
 
-// The config name of t: "full", "local", "block", "strided" or "linear";
-// NULL out of range.
-const char *s2s_attn_type_name(s2s_attn_type t);
-
-// The key of t's parameter in its table: "window" (local), "block"
-// (block), "stride" (strided); NULL for full, linear and out of range.
-const char *s2s_attn_type_param(s2s_attn_type t);
-
 // The most entries of an index list (s2s_index_list), and the largest
 // index one holds: the heads and layers an attention variant applies to.
 #define S2S_MAX_INDICES 64
@@ -244,7 +236,7 @@ typedef struct s2s_config {
 } s2s_config;
 
 // Fills every field with its schema default.
-void s2s_config_default(s2s_config *cfg);
+S2S_API void s2s_config_default(s2s_config *cfg);
 
 // Parses a YAML file over the values already in cfg (usually the defaults).
 // Relative paths in it are joined to the file's folder and cleaned of "./"
@@ -258,127 +250,32 @@ void s2s_config_default(s2s_config *cfg);
 // A top-level `base: other.yaml` (relative to the file's folder) is read
 // first, so the file's own keys override it; bases chain, and a cycle is
 // an error reported at the `base:` value that closes it.
-s2s_status s2s_config_load_file(s2s_config *cfg, const char *path);
+S2S_API s2s_status s2s_config_load_file(s2s_config *cfg, const char *path);
 
 // s2s_config_load_file, then the overrides sets[0..n_sets) ("section.key=
 // value", as --set gives them) in order, then the cross-field checks on
 // the result, so the precedence is base < file < overrides and an override
 // can fix what the file alone would fail. Problems in the file and in the
 // overrides are reported together.
-s2s_status s2s_config_load_file_set(s2s_config *cfg, const char *path,
-                                    const char *const *sets, int n_sets);
+S2S_API s2s_status s2s_config_load_file_set(s2s_config *cfg, const char *path,
+                                            const char *const *sets, int n_sets);
 
 // The same for YAML text; `name` stands for the file name in messages and
 // relative paths resolve against `base_dir` (NULL: leave them as written).
-s2s_status s2s_config_load_string(s2s_config *cfg, const char *text,
-                                  const char *name, const char *base_dir);
+S2S_API s2s_status s2s_config_load_string(s2s_config *cfg, const char *text,
+                                          const char *name, const char *base_dir);
 
 // Applies one override "section.key=value" (as --set does), validated like
 // a file value; a nested key is "train.guided_alignment.layer=1". Errors
 // name the override (with a did-you-mean at the misspelt level).
-s2s_status s2s_config_set(s2s_config *cfg, const char *assignment);
+S2S_API s2s_status s2s_config_set(s2s_config *cfg, const char *assignment);
 
 // Cross-field checks (d_model % heads, odd d_model, ...).
-s2s_status s2s_config_validate(const s2s_config *cfg, const char *name);
-
-// What a command needs of a config beyond its being valid: the keys a
-// valid config may leave unset but the command refuses to run without.
-typedef enum s2s_config_use {
-    S2S_CONFIG_FOR_INIT,   // a fresh model (s2s init, s2s train): vocab.src, vocab.tgt
-    S2S_CONFIG_FOR_TRAIN,  // a fresh training run: data.train, then INIT's keys
-    S2S_CONFIG_FOR_COUNT,
-} s2s_config_use;
-
-// The keys `use` needs that cfg leaves unset, written into buf as a list
-// ("data.train, vocab.src and vocab.tgt"; "" when none; cut to size).
-// Returns how many. s2s_model_init and s2s_train refuse a config for which
-// this is not 0, so `s2s config check` can say beforehand which commands a
-// config is complete for. (train.output is left out: -o OUT stands for it.)
-int s2s_config_unset_keys(const s2s_config *cfg, s2s_config_use use, char *buf, size_t size);
-
-// Makes every path of cfg (vocab, data, train outputs) absolute against the
-// working directory and canonical: no "./", no repeated '/', no "dir/.."
-// (unless dir is a symbolic link). S2S_OK, or S2S_ERR_CONFIG when a path
-// would not fit in S2S_PATH_MAX, S2S_ERR_IO without a working directory.
-s2s_status s2s_config_absolute_paths(s2s_config *cfg);
-
-// Whether every key of a and b holds the same value, compared key by key
-// with each type's own comparison (never bytewise, so struct padding does
-// not matter; paths are equal when they name the same file).
-bool s2s_config_equal(const s2s_config *a, const s2s_config *b);
-
-// docs/config.md: every section and key with type, default, range and help,
-// then the cross-field rules, as Markdown. Caller frees; NULL on out of memory.
-char *s2s_config_reference(void);
-
-// The JSON Schema (draft 2020-12) of a config file, generated from the same
-// schema: every section and key with its type, enum, range, default and
-// help, `base:`, and no other keys (additionalProperties: false). The
-// cross-field rules stay with s2s_config_validate. Pretty-printed JSON
-// ending in a newline (docs/config.schema.json); caller frees, NULL on out
-// of memory.
-char *s2s_config_json_schema(void);
+S2S_API s2s_status s2s_config_validate(const s2s_config *cfg, const char *name);
 
 // The effective config as YAML text, every key spelled out, a comment on
 // each value equal to its default. Caller frees. NULL on out of memory.
-char *s2s_config_to_yaml(const s2s_config *cfg);
-
-// cfg as a starting config for a person to edit (`s2s config init`): every
-// key spelled out, with a comment above it giving its meaning (the help),
-// type, allowed values and default, and each section's help above it. The
-// text loads back to cfg. `header` (NULL: none) becomes comment lines at
-// the top. Caller frees; NULL on out of memory.
-char *s2s_config_to_commented_yaml(const s2s_config *cfg, const char *header);
-
-// Writes s2s_config_to_commented_yaml(cfg, header) to path safely (a
-// reader sees the old file or the new one, never half; devices and FIFOs
-// are written in place). S2S_ERR_IO naming path when the write fails.
-s2s_status s2s_config_write_commented(const s2s_config *cfg, const char *header,
-                                      const char *path);
-
-// Fills cfg with the preset `name`: "demo", "zh-en" or "bench", the shapes
-// (model, decode and train values) of configs/<name>.yaml (the file itself,
-// embedded at build time) without its file paths, so a config made from it
-// loads anywhere. S2S_ERR_CONFIG for
-// another name (the message lists the presets).
-s2s_status s2s_config_preset(s2s_config *cfg, const char *name);
-
-// One key's entry of the reference, as plain text: "model.d_model: int
-// (>= 1); default 512", its help, the keys of a table, and the cross-field
-// rules that read it. key is a full path ("train.guided_alignment.layer"),
-// a key name only one table has ("d_model"), or one that only one section
-// has as its own key ("heads": model.heads, not the nested
-// model.encoder_attention.heads). S2S_ERR_CONFIG for an
-// unknown key, with a did-you-mean when a key is close; on success
-// *out_text is the caller's to free.
-s2s_status s2s_config_explain(const char *key, char **out_text);
-
-// Only the sections a model file stores: `model:` (the architecture) and
-// `decode:` (how it translates by default). Training, data and vocab paths
-// belong to the machine that trained it. Caller frees.
-char *s2s_config_model_to_yaml(const s2s_config *cfg);
-
-// How b differs from a: one line per key whose values differ, in schema
-// order, as "model.d_model: 64 -> 128\n" (values spelled as in YAML);
-// "" when they are equal (paths naming the same file are equal).
-// model_only: compare the `model:` section only.
-// *out_text is the caller's to free. Returns S2S_OK or S2S_ERR_NOMEM.
-s2s_status s2s_config_diff(const s2s_config *a, const s2s_config *b, bool model_only,
-                           char **out_text);
-
-// Whether a and b describe the same architecture: every `model:` key that
-// changes what the network computes is equal (model.dropout may differ, as
-// may every other section).
-bool s2s_config_same_arch(const s2s_config *a, const s2s_config *b);
-
-// S2S_OK when the config stored in a model file (`stored`, from the file
-// named model_name) has the architecture of the `model:` section of
-// `wanted` (from config_name); otherwise S2S_ERR_CONFIG with a message
-// listing each key that differs:
-//   "m.safetensors: the model's architecture differs from c.yaml:
-//      model.d_model: 64 in the model, 128 in the config"
-s2s_status s2s_config_check_arch(const s2s_config *stored, const char *model_name,
-                                 const s2s_config *wanted, const char *config_name);
+S2S_API char *s2s_config_to_yaml(const s2s_config *cfg);
 
 #ifdef __cplusplus
 }

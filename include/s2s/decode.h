@@ -25,8 +25,8 @@ extern "C" {
 
 typedef struct s2s_state s2s_state;
 
-s2s_status s2s_state_new(s2s_state **out, const s2s_model *m);
-void s2s_state_free(s2s_state *st);
+S2S_API s2s_status s2s_state_new(s2s_state **out, const s2s_model *m);
+S2S_API void s2s_state_free(s2s_state *st);
 
 // Bytes a state takes to translate one sentence of src_len source tokens
 // into up to tgt_len target tokens (</s> included) with a beam of `beam`
@@ -36,7 +36,7 @@ void s2s_state_free(s2s_state *st);
 // not in those whose self-attention is local or linear on every head
 // (docs/attention.md, "Decoding state"). SIZE_MAX when too large to
 // address.
-size_t s2s_state_bytes_per_sentence(const s2s_model *m, int src_len, int tgt_len, int beam);
+S2S_API size_t s2s_state_bytes_per_sentence(const s2s_model *m, int src_len, int tgt_len, int beam);
 
 typedef struct s2s_decode_params {
     // The decode: section of a config (s2s/config.h: the search, its limits,
@@ -52,10 +52,10 @@ typedef struct s2s_decode_params {
 } s2s_decode_params;
 
 // The decode section of the model's config; batches of 32, no attention.
-s2s_decode_params s2s_decode_default_params(const s2s_model *m);
+S2S_API s2s_decode_params s2s_decode_default_params(const s2s_model *m);
 // The same from any config's decode section. An n_best above beam_size
 // raises beam_size to n_best (the one place this rule lives).
-s2s_decode_params s2s_decode_params_from_config(const s2s_config *cfg);
+S2S_API s2s_decode_params s2s_decode_params_from_config(const s2s_config *cfg);
 
 typedef struct s2s_hypothesis {
     int n;               // tokens in ids, </s> excluded
@@ -83,7 +83,7 @@ typedef struct s2s_hypothesis {
     int *unk_src;
 } s2s_hypothesis;
 
-void s2s_hypothesis_free(s2s_hypothesis *h);
+S2S_API void s2s_hypothesis_free(s2s_hypothesis *h);
 
 // Translates n sentences: greedy, sampling or beam search as p says.
 // out has n * p->n_best entries: out[i * n_best + j] is the j-th best
@@ -96,15 +96,15 @@ void s2s_hypothesis_free(s2s_hypothesis *h);
 // with a NaN or Inf weight does, the call fails with S2S_ERR_INVALID
 // ("sentence I: no finite log-prob at output T ..."). On any failure every
 // entry of out is left empty (zeroed), so out may be freed either way.
-s2s_status s2s_translate(s2s_state *st, const s2s_decode_params *p, const int *const *src,
-                         const int *src_len, int n, s2s_hypothesis *out);
+S2S_API s2s_status s2s_translate(s2s_state *st, const s2s_decode_params *p, const int *const *src,
+                                 const int *src_len, int n, s2s_hypothesis *out);
 
 // Forced decoding: the log-prob of each tgt token and of the final </s>.
 // out[i].ids is a copy of tgt[i]; n_out = tgt_len[i] + 1. Batches and
 // threads as for s2s_translate; a NaN log-prob fails the same way.
-s2s_status s2s_score(s2s_state *st, const s2s_decode_params *p, const int *const *src,
-                     const int *src_len, const int *const *tgt, const int *tgt_len, int n,
-                     s2s_hypothesis *out);
+S2S_API s2s_status s2s_score(s2s_state *st, const s2s_decode_params *p, const int *const *src,
+                             const int *src_len, const int *const *tgt, const int *tgt_len, int n,
+                             s2s_hypothesis *out);
 
 // ---- text in, text out ----
 //
@@ -174,19 +174,20 @@ typedef struct s2s_line {
 // of one unknown word at a time.
 // S2S_ERR_INVALID on invalid UTF-8 or a NULL argument; else
 // s2s_tokenize's failures.
-s2s_status s2s_line_prepare(const s2s_model *m, const char *text, bool split, s2s_line *out);
+S2S_API s2s_status s2s_line_prepare(const s2s_model *m, const char *text, bool split,
+                                    s2s_line *out);
 
 // Translates the sentences of lines[0..n) (prepared for st's model) in
 // one s2s_translate call with p, and fills each sentence's and each
 // line's hypotheses (results of an earlier call are replaced). Returns
 // s2s_translate's status; on failure no line has hypotheses.
-s2s_status s2s_translate_lines(s2s_state *st, const s2s_decode_params *p, s2s_line *lines,
-                               int n);
+S2S_API s2s_status s2s_translate_lines(s2s_state *st, const s2s_decode_params *p, s2s_line *lines,
+                                       int n);
 
-void s2s_line_free(s2s_line *l);
+S2S_API void s2s_line_free(s2s_line *l);
 
 // Threads used by matrix products (<= 0: all cores).
-void s2s_set_threads(int n);
+S2S_API void s2s_set_threads(int n);
 
 #ifdef __cplusplus
 }

@@ -39,7 +39,7 @@ typedef struct s2s_model s2s_model;
 // biases, LayerNorm weights 1. The vocabularies are read from
 // cfg->vocab.src and cfg->vocab.tgt. Same seed, same weights. Refuses
 // (S2S_ERR_CONFIG) a config beyond the limits above.
-s2s_status s2s_model_init(s2s_model **out, const s2s_config *cfg, uint64_t seed);
+S2S_API s2s_status s2s_model_init(s2s_model **out, const s2s_config *cfg, uint64_t seed);
 
 // Reads a model file. Refuses (S2S_ERR_FORMAT, one line naming the file)
 // truncated or corrupt files, a wrong format version, a stored config
@@ -47,37 +47,38 @@ s2s_status s2s_model_init(s2s_model **out, const s2s_config *cfg, uint64_t seed)
 // and weights that are not finite (NaN, Inf), naming the tensor. Every
 // tensor the stored config implies is checked against the file before
 // anything is allocated for it.
-s2s_status s2s_model_load(s2s_model **out, const char *path);
+S2S_API s2s_status s2s_model_load(s2s_model **out, const char *path);
 
 // Writes the model atomically (temp file, fsync, rename).
-s2s_status s2s_model_save(const s2s_model *m, const char *path);
+S2S_API s2s_status s2s_model_save(const s2s_model *m, const char *path);
 
 // Writes m with the matrices decoding multiplies (self-attention, feed-
 // forward, an untied generator) stored as I8 with one F32 scale per row
 // (tensor NAME_scale) or as BF16, atomically (docs/model-format.md).
 // s2s_model_load reads such a file back, dequantised; quantising it again
 // to the same type gives the same bytes. t is S2S_COMPUTE_INT8 or _BF16.
-s2s_status s2s_model_save_quantized(const s2s_model *m, const char *path, s2s_compute_type t);
+S2S_API s2s_status s2s_model_save_quantized(const s2s_model *m, const char *path,
+                                            s2s_compute_type t);
 
-void s2s_model_free(s2s_model *m);
+S2S_API void s2s_model_free(s2s_model *m);
 
-const s2s_config *s2s_model_get_config(const s2s_model *m);
-const s2s_vocab *s2s_model_src_vocab(const s2s_model *m);
-const s2s_vocab *s2s_model_tgt_vocab(const s2s_model *m);
+S2S_API const s2s_config *s2s_model_get_config(const s2s_model *m);
+S2S_API const s2s_vocab *s2s_model_src_vocab(const s2s_model *m);
+S2S_API const s2s_vocab *s2s_model_tgt_vocab(const s2s_model *m);
 
 // What compute type t means on this CPU: t itself, or for
 // S2S_COMPUTE_AUTO bf16 where the CPU has AVX512_BF16, else int8 where it
 // has VNNI, else fp32 (docs/benchmarks.md has the measurements).
-s2s_compute_type s2s_compute_type_resolve(s2s_compute_type t);
+S2S_API s2s_compute_type s2s_compute_type_resolve(s2s_compute_type t);
 
 // The number type of m's decoding products: the resolved decode.compute_type
 // of its config at load, or as last set. Never S2S_COMPUTE_AUTO.
-s2s_compute_type s2s_model_compute_type(const s2s_model *m);
+S2S_API s2s_compute_type s2s_model_compute_type(const s2s_model *m);
 
 // Decodes from now on in type t (resolved as above); the int8 or bf16
 // copy of the weights is made on the next decode. Fails with S2S_ERR_BUSY
 // while the model is decoded, S2S_ERR_INVALID for an unknown t.
-s2s_status s2s_model_set_compute_type(s2s_model *m, s2s_compute_type t);
+S2S_API s2s_status s2s_model_set_compute_type(s2s_model *m, s2s_compute_type t);
 
 // A read-only view of one tensor, for inspection and for independent
 // re-computation. Taking views never changes the model, so any thread may
@@ -96,29 +97,28 @@ typedef struct s2s_tensor_info {
 // by `s2s align --calibrate` (metadata s2s.alignment_layer / _head); -1
 // stands for the average over all layers or heads. Returns false when the
 // model has none.
-bool s2s_model_alignment_head(const s2s_model *m, int *layer, int *head);
+S2S_API bool s2s_model_alignment_head(const s2s_model *m, int *layer, int *head);
 // Sets them (saved with the model; -1: average). Fails on out-of-range values.
-s2s_status s2s_model_set_alignment_head(s2s_model *m, int layer, int head);
+S2S_API s2s_status s2s_model_set_alignment_head(s2s_model *m, int layer, int head);
 // The share of a row's largest weight from which the hard alignment also
-// links other source words (s2s_align_share), as `s2s align --calibrate`
+// links other source words (s2s_hard_align's share), as `s2s align --calibrate`
 // chose it with the head (metadata s2s.alignment_share); 1 (the largest
 // alone) when the model has none.
-float s2s_model_alignment_share(const s2s_model *m);
+S2S_API float s2s_model_alignment_share(const s2s_model *m);
 // Sets it (saved with the alignment head); fails outside (0, 1].
-s2s_status s2s_model_set_alignment_share(s2s_model *m, float share);
+S2S_API s2s_status s2s_model_set_alignment_share(s2s_model *m, float share);
 // The encoder layer and head whose self-attention finds pronouns'
 // antecedents best, as stored by `s2s probe coref --calibrate` (metadata
 // s2s.coref_layer / _head); -1 stands for the average. False when none.
-bool s2s_model_coref_head(const s2s_model *m, int *layer, int *head);
+S2S_API bool s2s_model_coref_head(const s2s_model *m, int *layer, int *head);
 // Sets them (saved with the model; -1: average). Fails on out-of-range values.
-s2s_status s2s_model_set_coref_head(s2s_model *m, int layer, int head);
+S2S_API s2s_status s2s_model_set_coref_head(s2s_model *m, int layer, int head);
 
-int s2s_model_tensor_count(const s2s_model *m);
+S2S_API int s2s_model_tensor_count(const s2s_model *m);
 // The i-th tensor (0 <= i < count).
-s2s_tensor_info s2s_model_tensor(const s2s_model *m, int i);
+S2S_API s2s_tensor_info s2s_model_tensor(const s2s_model *m, int i);
 // The tensor of that name; data is NULL when there is none.
-s2s_tensor_info s2s_model_find_tensor(const s2s_model *m, const char *name);
-size_t s2s_model_param_count(const s2s_model *m);
+S2S_API s2s_tensor_info s2s_model_find_tensor(const s2s_model *m, const char *name);
 
 // Copies count floats into the tensor of that name (count = its number of
 // values, row-major); decoding uses them from its next call on. Returns
@@ -126,8 +126,8 @@ size_t s2s_model_param_count(const s2s_model *m);
 // and S2S_ERR_BUSY, changing nothing, while another thread decodes with m
 // (s2s_translate, s2s_score): writing then would change weights under a
 // running decode. Values are copied as given, NaN included.
-s2s_status s2s_model_set_tensor(s2s_model *m, const char *name, const float *data,
-                                size_t count);
+S2S_API s2s_status s2s_model_set_tensor(s2s_model *m, const char *name, const float *data,
+                                        size_t count);
 
 #ifdef __cplusplus
 }

@@ -33,19 +33,19 @@ typedef enum s2s_lang {
 } s2s_lang;
 
 // "none", "en", "zh"; "?" out of range.
-const char *s2s_lang_name(s2s_lang lang);
+S2S_API const char *s2s_lang_name(s2s_lang lang);
 
 // The language of the text a vocab was built from: ZH when most of its
 // tokens (specials aside) are Chinese words, else EN when it holds "the",
 // else NONE (another language, or synthetic tokens). NONE for NULL.
-s2s_lang s2s_vocab_lang(const s2s_vocab *v);
+S2S_API s2s_lang s2s_vocab_lang(const s2s_vocab *v);
 
 // Normalises UTF-8 `text` by the rules of `lang` into a new string *out
 // (the caller frees it; a copy of text when nothing applies). Chinese uses
 // OpenCC's t2s conversion, loaded on first use. Returns S2S_ERR_INVALID on
 // invalid UTF-8, a NULL argument or a lang out of range, S2S_ERR_IO when
 // OpenCC's data cannot be loaded, S2S_ERR_NOMEM; *out is NULL on failure.
-s2s_status s2s_normalize(s2s_lang lang, const char *text, char **out);
+S2S_API s2s_status s2s_normalize(s2s_lang lang, const char *text, char **out);
 
 #ifdef __cplusplus
 }

@@ -50,7 +50,7 @@ typedef struct s2s_scale_stats {
 // The figures for n queries and n keys of d_k values each, drawn from
 // N(0, 1) by a generator seeded with seed (the same seed gives the same
 // figures). S2S_ERR_INVALID when d_k or n < 2, S2S_ERR_NOMEM.
-s2s_status s2s_scale_random(s2s_scale_stats *out, int d_k, int n, uint64_t seed);
+S2S_API s2s_status s2s_scale_random(s2s_scale_stats *out, int d_k, int n, uint64_t seed);
 
 // ---- the heads of a model ----
 
@@ -64,7 +64,7 @@ typedef enum s2s_head_label {
 } s2s_head_label;
 
 // "</s>", "previous", "next", "local", "content"; NULL out of range.
-const char *s2s_head_label_name(s2s_head_label l);
+S2S_API const char *s2s_head_label_name(s2s_head_label l);
 
 // One head's pattern over the rows of every sentence added: each figure a
 // mean over the rows that see 2 keys or more (a decoder's first row sees
@@ -83,7 +83,7 @@ typedef struct s2s_head_stats {
 } s2s_head_stats;
 
 // The label of h's figures, by the rules of s2s_head_label in its order.
-s2s_head_label s2s_head_label_of(const s2s_head_stats *h);
+S2S_API s2s_head_label s2s_head_label_of(const s2s_head_stats *h);
 
 // Every head of every map of a model, measured over sentences: the figures
 // of s2s_head_stats and of s2s_scale_stats, the latter from the weights
@@ -94,32 +94,32 @@ s2s_head_label s2s_head_label_of(const s2s_head_stats *h);
 // counted. Linear heads (no softmax) have no scale figures.
 typedef struct s2s_attn_probe s2s_attn_probe;
 
-s2s_status s2s_attn_probe_new(s2s_attn_probe **out, const s2s_model *m);
-void s2s_attn_probe_free(s2s_attn_probe *p);
+S2S_API s2s_status s2s_attn_probe_new(s2s_attn_probe **out, const s2s_model *m);
+S2S_API void s2s_attn_probe_free(s2s_attn_probe *p);
 
 // Adds one sentence: every map h holds (cross_attn, and self_attn and
 // enc_attn with want_self_attention). S2S_ERR_INVALID when h's layers or
 // heads are not the model's, or it holds no map; S2S_ERR_NOMEM.
-s2s_status s2s_attn_probe_add(s2s_attn_probe *p, const s2s_hypothesis *h);
+S2S_API s2s_status s2s_attn_probe_add(s2s_attn_probe *p, const s2s_hypothesis *h);
 
 // Adds one plane w (rows, cols) of map `map`, layer, head: the weights of
 // the keys its head's pattern lets each row see (s2s_head_pattern_sees;
 // causal for decoder self-attention), each row summing to 1. The special
 // token is column cols - 1 (enc, cross) or 0 (self). S2S_ERR_INVALID for a
 // plane out of range, S2S_ERR_NOMEM.
-s2s_status s2s_attn_probe_add_plane(s2s_attn_probe *p, s2s_attn_map map, int layer, int head,
-                                    const float *w, int rows, int cols);
+S2S_API s2s_status s2s_attn_probe_add_plane(s2s_attn_probe *p, s2s_attn_map map, int layer,
+                                            int head, const float *w, int rows, int cols);
 
 // The maps the probe has sentences of (a hypothesis without self_attn
 // leaves the encoder's and the decoder's self-attention out).
-bool s2s_attn_probe_has(const s2s_attn_probe *p, s2s_attn_map map);
+S2S_API bool s2s_attn_probe_has(const s2s_attn_probe *p, s2s_attn_map map);
 
 // A head's figures. False for a plane out of range, and for scale on a
 // linear head.
-bool s2s_attn_probe_head(const s2s_attn_probe *p, s2s_attn_map map, int layer, int head,
-                         s2s_head_stats *out);
-bool s2s_attn_probe_scale(const s2s_attn_probe *p, s2s_attn_map map, int layer, int head,
-                          s2s_scale_stats *out);
+S2S_API bool s2s_attn_probe_head(const s2s_attn_probe *p, s2s_attn_map map, int layer, int head,
+                                 s2s_head_stats *out);
+S2S_API bool s2s_attn_probe_scale(const s2s_attn_probe *p, s2s_attn_map map, int layer, int head,
+                                  s2s_scale_stats *out);
 
 // ---- permutation equivariance ----
 
@@ -140,8 +140,8 @@ typedef struct s2s_equivariance {
 // (S2S_ERR_INVALID): a local, block or strided head sees keys by position
 // whatever the encoding, and is not equivariant. S2S_ERR_INVALID when n
 // < 1 or too long for the model; the encoder's errors.
-s2s_status s2s_probe_equivariance(s2s_state *st, const int *ids, int n, uint64_t seed,
-                                  int *perm, s2s_equivariance *out);
+S2S_API s2s_status s2s_probe_equivariance(s2s_state *st, const int *ids, int n, uint64_t seed,
+                                          int *perm, s2s_equivariance *out);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,8 @@
 #ifndef S2S_STATUS_H
 #define S2S_STATUS_H
 
+#include "s2s/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -27,10 +29,10 @@ typedef enum s2s_status {
 } s2s_status;
 
 // A short name for a status ("ok", "i/o error", ...). Never NULL.
-const char *s2s_status_str(s2s_status st);
+S2S_API const char *s2s_status_str(s2s_status st);
 
 // The message of the last failure on this thread ("" if none).
-const char *s2s_last_error(void);
+S2S_API const char *s2s_last_error(void);
 
 #ifdef __cplusplus
 }

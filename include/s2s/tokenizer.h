@@ -33,23 +33,23 @@ typedef struct s2s_vocab s2s_vocab;
 
 // The text of a special id: "<pad>", "<unk>", "<s>", "</s>" for S2S_PAD ..
 // S2S_EOS (the first four lines of every vocab); NULL for any other id.
-const char *s2s_special_token(int id);
+S2S_API const char *s2s_special_token(int id);
 
 // Loads a vocab file. Fails (S2S_ERR_FORMAT, message naming the file and
 // line) on a missing special, an empty or duplicate token.
-s2s_status s2s_vocab_load(s2s_vocab **out, const char *path);
+S2S_API s2s_status s2s_vocab_load(s2s_vocab **out, const char *path);
 // The same from tokens joined by "\n" (as stored in model files); `name`
 // stands for the file in messages.
-s2s_status s2s_vocab_from_string(s2s_vocab **out, const char *text, const char *name);
-void s2s_vocab_free(s2s_vocab *v);
+S2S_API s2s_status s2s_vocab_from_string(s2s_vocab **out, const char *text, const char *name);
+S2S_API void s2s_vocab_free(s2s_vocab *v);
 
-int s2s_vocab_size(const s2s_vocab *v);
+S2S_API int s2s_vocab_size(const s2s_vocab *v);
 // The token of an id, or NULL when out of range.
-const char *s2s_vocab_token(const s2s_vocab *v, int id);
+S2S_API const char *s2s_vocab_token(const s2s_vocab *v, int id);
 // The id of a token, or S2S_UNK when absent.
-int s2s_vocab_id(const s2s_vocab *v, const char *token);
+S2S_API int s2s_vocab_id(const s2s_vocab *v, const char *token);
 // Tokens joined by "\n". Caller frees.
-char *s2s_vocab_to_string(const s2s_vocab *v);
+S2S_API char *s2s_vocab_to_string(const s2s_vocab *v);
 
 typedef struct s2s_tokens {
     int n;          // number of tokens
@@ -75,36 +75,36 @@ typedef struct s2s_tokens {
 // pieces are cut from the normalised text. Reuses t's buffers; free with
 // s2s_tokens_free. Invalid UTF-8 gives S2S_ERR_INVALID; other failures are
 // s2s_normalize's.
-s2s_status s2s_tokenize(const s2s_vocab *v, const char *text, s2s_tokens *t);
-void s2s_tokens_free(s2s_tokens *t);
+S2S_API s2s_status s2s_tokenize(const s2s_vocab *v, const char *text, s2s_tokens *t);
+S2S_API void s2s_tokens_free(s2s_tokens *t);
 
 // Joins ids into text: a space between two non-CJK words, none before
 // punctuation or between CJK tokens, the first letter capitalised.
 // Specials are skipped. Caller frees. NULL on out of memory.
-char *s2s_detokenize(const s2s_vocab *v, const int *ids, int n);
+S2S_API char *s2s_detokenize(const s2s_vocab *v, const int *ids, int n);
 // Space-separated tokens, as printed by --tokens. Caller frees.
-char *s2s_join_tokens(const s2s_vocab *v, const int *ids, int n);
+S2S_API char *s2s_join_tokens(const s2s_vocab *v, const int *ids, int n);
 
 // The same two, printing each ids[t] == S2S_UNK with unk_src[t] >= 0 as
 // source token unk_src[t] of src, as typed but normalised (s2s_token_text): the
 // s2s_hypothesis.unk_src of a decode with replace_unknowns, and the
 // tokens of its source. A copied word is spaced as a word of the target
 // ("I want to eat 巧克力."), never capitalised. unk_src NULL: as above.
-char *s2s_detokenize_replacing(const s2s_vocab *v, const int *ids, int n, const int *unk_src,
-                               const s2s_tokens *src);
-char *s2s_join_tokens_replacing(const s2s_vocab *v, const int *ids, int n, const int *unk_src,
-                                const s2s_tokens *src);
+S2S_API char *s2s_detokenize_replacing(const s2s_vocab *v, const int *ids, int n,
+                                       const int *unk_src, const s2s_tokens *src);
+S2S_API char *s2s_join_tokens_replacing(const s2s_vocab *v, const int *ids, int n,
+                                        const int *unk_src, const s2s_tokens *src);
 
 // Token j of t as normalised (its span of t->text), or NULL when j is out
 // of range or out of memory. Caller frees. The words a decode copies.
-char *s2s_token_text(const s2s_tokens *t, int j);
+S2S_API char *s2s_token_text(const s2s_tokens *t, int j);
 // Token j of t as the user typed it (its span of t->typed; the normalised
 // text when that span is empty), or NULL as above: the words to name in a
 // message about the input. Caller frees.
-char *s2s_token_typed(const s2s_tokens *t, int j);
+S2S_API char *s2s_token_typed(const s2s_tokens *t, int j);
 // The tokens of t outside the vocab (ids S2S_UNK): writes the first cap
 // indexes to which (may be NULL) and returns how many there are.
-int s2s_unknown_words(const s2s_tokens *t, int *which, int cap);
+S2S_API int s2s_unknown_words(const s2s_tokens *t, int *which, int cap);
 
 // Byte range [start, end) of a text.
 typedef struct s2s_span {
@@ -122,20 +122,7 @@ typedef struct s2s_span {
 // no such boundary is one sentence, the empty line one empty sentence.
 // *out (caller frees) gets *n >= 1 spans in order. S2S_ERR_INVALID on
 // invalid UTF-8 or NULL text.
-s2s_status s2s_split_sentences(const char *text, s2s_span **out, int *n);
-
-// Splits one line of a source<TAB>target[<TAB>third] file in place: strips
-// the line end (len bytes, as getline read them, NULs included), and points
-// *target at the target and *third at what follows the second tab (NULL
-// when there is none; further tabs stay in it). A NUL byte or a missing tab
-// is S2S_ERR_FORMAT, with the message "name:lineno: problem" (the problem
-// alone when name is NULL).
-s2s_status s2s_tsv_split(char *line, size_t len, const char *name, int lineno, char **target,
-                         char **third);
-// Ends the column col at its first tab and returns what follows it (the next
-// column, further tabs still in it), or NULL when col is NULL or has no tab.
-// Reads a fourth column after s2s_tsv_split: fourth = s2s_tsv_next(third).
-char *s2s_tsv_next(char *col);
+S2S_API s2s_status s2s_split_sentences(const char *text, s2s_span **out, int *n);
 
 #ifdef __cplusplus
 }

@@ -66,8 +66,8 @@ typedef struct s2s_train_progress {
     const s2s_valid_result *valid;  // non-NULL on validation steps
     bool best;             // this validation improved the best metric
     bool saved;            // a checkpoint was written after this step
-    // Data-parallel training (s2s_dist_size() processes; tokens and
-    // sentences above are the global batch's):
+    // Data-parallel training (`mpirun -np N s2s train`, docs/training.md;
+    // tokens and sentences above are the global batch's):
     int ranks;
     int rank_tokens_min, rank_tokens_max;  // the smallest and largest rank's share of tokens
     double allreduce_sec;  // the step's gradient sum across ranks (0 with one process)
@@ -119,19 +119,13 @@ typedef struct s2s_train_params {
     volatile sig_atomic_t *stop;
 } s2s_train_params;
 
-s2s_train_params s2s_train_default_params(void);
-
-// The log s2s_train(cfg, p) appends to: p->log, else the config's
-// train.log, else BASE.train.log beside the output (p->output, else the
-// config's train.output). Caller frees; NULL when there is no output to
-// put it beside, or out of memory.
-char *s2s_train_log_path(const s2s_config *cfg, const s2s_train_params *p);
+S2S_API s2s_train_params s2s_train_default_params(void);
 
 // What s2s_train(cfg, p) would hold (s2s_train_memory), found by loading
 // the model (fresh, p->init or p->resume's checkpoint) and the data and
 // laying out the batches, without training or writing anything.
-s2s_status s2s_train_plan(const s2s_config *cfg, const s2s_train_params *p,
-                          s2s_train_memory *out);
+S2S_API s2s_status s2s_train_plan(const s2s_config *cfg, const s2s_train_params *p,
+                                  s2s_train_memory *out);
 
 typedef struct s2s_train_summary {
     int steps;                  // the last step done
@@ -178,42 +172,21 @@ typedef struct s2s_train_summary {
 // Under MPI (several ranks) "tokens" is the global batch's, every line adds
 // "rank_tokens": [smallest, largest rank's share] and "allreduce_ms", and a
 // run's first line "ranks": N.
-s2s_status s2s_train(const s2s_config *cfg, const s2s_train_params *p, s2s_train_summary *out);
-
-// ---- data-parallel training (MPI) ----
-//
-// Under a launcher (`mpirun -np N s2s train CONFIG`), s2s_train runs one
-// synchronous data-parallel training across the N processes: every rank
-// starts from rank 0's weights, takes its share of each global batch of
-// train.batch_tokens (so a config means the same training for any N) and
-// the gradients are summed before each update. Rank 0 alone validates and
-// writes the log and the model files; every rank must see the data files
-// (and --init's or --resume's file). A program calls s2s_dist_init before
-// s2s_train and s2s_dist_finalize after it; s2s_dist_abort ends every rank
-// after an error on one (the others would wait for it forever).
-
-// Joins the launcher's processes; nothing without a launcher. A build
-// without MPI started as several processes gets S2S_ERR_CONFIG (they would
-// train alone, each writing the same files).
-s2s_status s2s_dist_init(void);
-int s2s_dist_rank(void);  // from 0; 0 without a launcher
-int s2s_dist_size(void);  // processes; 1 without a launcher
-// Ends every process of the job with exit status code (MPI_Abort); nothing
-// with one process.
-void s2s_dist_abort(int code);
-void s2s_dist_finalize(void);
+S2S_API s2s_status s2s_train(const s2s_config *cfg, const s2s_train_params *p,
+                             s2s_train_summary *out);
 
 // Evaluates m on a source<TAB>target TSV file as validation does: the
 // label-smoothed loss (train.label_smoothing of m's config) and token
 // accuracy under teacher forcing, then corpus BLEU and exact match of the
 // translations p makes (its best hypothesis). Errors name the file and line.
-s2s_status s2s_evaluate(const s2s_model *m, const char *tsv, const s2s_decode_params *p,
-                        s2s_valid_result *out);
+S2S_API s2s_status s2s_evaluate(const s2s_model *m, const char *tsv, const s2s_decode_params *p,
+                                s2s_valid_result *out);
 // The same on n >= 1 pairs already tokenized (s2s_tokenize of each side,
 // possibly cut shorter by lowering .n). The target pieces are the
 // references. A side of max_len tokens or more gives S2S_ERR_FORMAT.
-s2s_status s2s_evaluate_tokens(const s2s_model *m, const s2s_tokens *src, const s2s_tokens *tgt,
-                               int n, const s2s_decode_params *p, s2s_valid_result *out);
+S2S_API s2s_status s2s_evaluate_tokens(const s2s_model *m, const s2s_tokens *src,
+                                       const s2s_tokens *tgt, int n, const s2s_decode_params *p,
+                                       s2s_valid_result *out);
 
 // ---- vocabularies ----
 
@@ -230,8 +203,8 @@ typedef struct s2s_vocab_build_params {
 // characters for CJK runs (a Chinese vocab built this way is
 // character-level; longest-match segmentation needs multi-character
 // entries, which can be added by hand). Errors name the file and line.
-s2s_status s2s_vocab_build(const char *tsv_path, const s2s_vocab_build_params *p,
-                           const char *out_path, int *n_tokens);
+S2S_API s2s_status s2s_vocab_build(const char *tsv_path, const s2s_vocab_build_params *p,
+                                   const char *out_path, int *n_tokens);
 
 #ifdef __cplusplus
 }

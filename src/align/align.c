@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "s2s/align.h"
+#include "align/align.h"
 
 // ---- link sets ----
 

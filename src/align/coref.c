@@ -7,14 +7,8 @@
 
 #include "align/planes.h"
 #include "core/error.h"
-#include "s2s/align.h"
+#include "align/align.h"
 #include "tokenizer/utf8.h"
-
-struct s2s_coref_table {
-    int layers, heads;
-    long long sentences;
-    s2s_coref_counts *counts;  // (layers + 1, heads + 1): s2s_plane_cell
-};
 
 double s2s_coref_accuracy(const s2s_coref_counts *c) {
     return c->links ? (double)c->hits / (double)c->links : 0.0;
@@ -40,31 +34,6 @@ int s2s_coref_row(float *out, const float *w, int n_src, const char *const *toke
     return best;
 }
 
-s2s_status s2s_coref_table_new(s2s_coref_table **out, int layers, int heads) {
-    *out = NULL;
-    void *cells;
-    S2S_TRY(s2s_plane_grid_new(&cells, layers, heads, sizeof(s2s_coref_counts),
-                               "coreference table"));
-    s2s_coref_table *t = calloc(1, sizeof *t);
-    if (!t) {
-        free(cells);
-        return s2s_fail(S2S_ERR_NOMEM, "out of memory for the coreference table");
-    }
-    *t = (s2s_coref_table){.layers = layers, .heads = heads, .counts = cells};
-    *out = t;
-    return S2S_OK;
-}
-
-void s2s_coref_table_free(s2s_coref_table *t) {
-    if (!t) return;
-    free(t->counts);
-    free(t);
-}
-
-static s2s_coref_counts *cell(const s2s_coref_table *t, int layer, int head) {
-    return &t->counts[s2s_plane_cell(t->heads, layer, head)];
-}
-
 s2s_status s2s_coref_check(const s2s_alignment *links, const char *const *tokens, int n,
                            const char *where) {
     for (int i = 0; i < links->n; i++) {
@@ -80,16 +49,16 @@ s2s_status s2s_coref_check(const s2s_alignment *links, const char *const *tokens
     return S2S_OK;
 }
 
-s2s_status s2s_coref_table_add(s2s_coref_table *t, const s2s_hypothesis *h,
-                               const char *const *tokens, const s2s_alignment *links,
-                               const char *where) {
+s2s_status s2s_coref_planes_add(s2s_plane_counts *cells, int layers, int heads,
+                                const s2s_hypothesis *h, const char *const *tokens,
+                                const s2s_alignment *links, const char *where) {
     if (!h->enc_attn)
         return s2s_fail(S2S_ERR_INVALID, "coreference table: the hypothesis has no encoder "
                                          "self-attention (decode with want_self_attention)");
-    if (h->enc_layers != t->layers || h->heads != t->heads || h->n_src < 1)
+    if (h->enc_layers != layers || h->heads != heads || h->n_src < 1)
         return s2s_fail(S2S_ERR_INVALID,
                         "coreference table of %d layers x %d heads given a hypothesis of %d x %d",
-                        t->layers, t->heads, h->enc_layers, h->heads);
+                        layers, heads, h->enc_layers, h->heads);
     int S = h->n_src;
     S2S_TRY(s2s_coref_check(links, tokens, S - 1, where));
     float *w = malloc((size_t)S * S * sizeof *w);  // (S, S)
@@ -99,10 +68,10 @@ s2s_status s2s_coref_table_add(s2s_coref_table *t, const s2s_hypothesis *h,
         free(row);
         return s2s_fail(S2S_ERR_NOMEM, "out of memory for the coreference table");
     }
-    for (int l = S2S_ALIGN_AVG; l < t->layers; l++)
-        for (int hd = S2S_ALIGN_AVG; hd < t->heads; hd++) {
+    for (int l = S2S_ALIGN_AVG; l < layers; l++)
+        for (int hd = S2S_ALIGN_AVG; hd < heads; hd++) {
             s2s_attn_select(w, h->enc_attn, h->enc_layers, h->heads, S, S, l, hd);  // in range
-            s2s_coref_counts *c = cell(t, l, hd);
+            s2s_coref_counts *c = &cells[s2s_plane_cell(heads, l, hd)].coref;
             for (int i = 0; i < links->n; i++) {
                 int p = links->links[i].src, a = links->links[i].tgt;
                 s2s_coref_row(row, w, S, tokens, p);
@@ -115,22 +84,5 @@ s2s_status s2s_coref_table_add(s2s_coref_table *t, const s2s_hypothesis *h,
         }
     free(w);
     free(row);
-    t->sentences++;
     return S2S_OK;
-}
-
-const s2s_coref_counts *s2s_coref_table_counts(const s2s_coref_table *t, int layer, int head) {
-    return s2s_plane_in_range(t->layers, t->heads, layer, head) ? cell(t, layer, head) : NULL;
-}
-
-long long s2s_coref_table_sentences(const s2s_coref_table *t) { return t->sentences; }
-
-static bool more_accurate(const void *tp, int l, int h, int bl, int bh) {
-    const s2s_coref_counts *c = cell(tp, l, h), *b = cell(tp, bl, bh);
-    double ac = s2s_coref_accuracy(c), ab = s2s_coref_accuracy(b);
-    return ac > ab || (ac == ab && s2s_coref_mean_weight(c) > s2s_coref_mean_weight(b));
-}
-
-void s2s_coref_table_best(const s2s_coref_table *t, int *layer, int *head) {
-    s2s_plane_best(t, t->layers, t->heads, more_accurate, layer, head);
 }

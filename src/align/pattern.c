@@ -9,6 +9,8 @@
 #include "core/error.h"
 #include "layers/mask.h"
 #include "s2s/align.h"
+#include "align/align.h"
+#include "config/command.h"
 
 // The sublayer behind map type `map`, and the number of its layers.
 static const s2s_sublayer *map_sub(const s2s_arch *a, s2s_attn_map map, int *layers) {

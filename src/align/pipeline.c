@@ -1,6 +1,6 @@
 // From decoded hypotheses to alignments: the hard alignment of a plane,
 // the symmetrised alignment of a forward/reverse model pair, and the AER
-// of every plane against gold (what `s2s align` and `--eval` run).
+// counts of every plane against gold (what `s2s align` and `--eval` run).
 //
 // Dimension letters: L decoder layers, H heads, T rows (h->n_out), S
 // columns (h->n_src: the source tokens and </s>).
@@ -9,7 +9,7 @@
 
 #include "align/planes.h"
 #include "core/error.h"
-#include "s2s/align.h"
+#include "align/align.h"
 
 // ---- the hard alignment of one hypothesis ----
 
@@ -152,68 +152,21 @@ s2s_status s2s_align_symmetrize_pair(const s2s_align_pair *p, int n, const s2s_t
 
 // ---- the AER of every plane ----
 
-struct s2s_aer_table {
-    int layers, heads;
-    float share;
-    long long sentences;
-    s2s_aer_counts *counts;  // (layers + 1, heads + 1): s2s_plane_cell
-};
-
-s2s_status s2s_aer_table_new(s2s_aer_table **out, int layers, int heads, float share) {
-    *out = NULL;
-    void *cells;
-    S2S_TRY(s2s_plane_grid_new(&cells, layers, heads, sizeof(s2s_aer_counts), "AER table"));
-    s2s_aer_table *t = calloc(1, sizeof *t);
-    if (!t) {
-        free(cells);
-        return s2s_fail(S2S_ERR_NOMEM, "out of memory for the AER table");
-    }
-    *t = (s2s_aer_table){.layers = layers, .heads = heads, .share = share, .counts = cells};
-    *out = t;
-    return S2S_OK;
-}
-
-void s2s_aer_table_free(s2s_aer_table *t) {
-    if (!t) return;
-    free(t->counts);
-    free(t);
-}
-
-static s2s_aer_counts *cell(const s2s_aer_table *t, int layer, int head) {
-    return &t->counts[s2s_plane_cell(t->heads, layer, head)];
-}
-
-s2s_status s2s_aer_table_add(s2s_aer_table *t, const s2s_hypothesis *h, const s2s_alignment *gold,
-                             bool no_eos) {
+s2s_status s2s_aer_planes_add(s2s_plane_counts *cells, int layers, int heads, float share,
+                              bool no_eos, const s2s_hypothesis *h, const s2s_alignment *gold) {
     if (!h->cross_attn)
         return s2s_fail(S2S_ERR_INVALID, "AER table: the hypothesis has no cross-attention");
-    if (h->layers != t->layers || h->heads != t->heads)
+    if (h->layers != layers || h->heads != heads)
         return s2s_fail(S2S_ERR_INVALID,
                         "AER table of %d layers x %d heads given a hypothesis of %d x %d",
-                        t->layers, t->heads, h->layers, h->heads);
+                        layers, heads, h->layers, h->heads);
     s2s_alignment hyp = {0};
     s2s_status st = S2S_OK;
-    for (int l = S2S_ALIGN_AVG; l < t->layers && st == S2S_OK; l++)
-        for (int hd = S2S_ALIGN_AVG; hd < t->heads && st == S2S_OK; hd++) {
-            st = s2s_hard_align(&hyp, h, l, hd, t->share, no_eos);
-            if (st == S2S_OK) s2s_aer_add(cell(t, l, hd), &hyp, gold);
+    for (int l = S2S_ALIGN_AVG; l < layers && st == S2S_OK; l++)
+        for (int hd = S2S_ALIGN_AVG; hd < heads && st == S2S_OK; hd++) {
+            st = s2s_hard_align(&hyp, h, l, hd, share, no_eos);
+            if (st == S2S_OK) s2s_aer_add(&cells[s2s_plane_cell(heads, l, hd)].aer, &hyp, gold);
         }
     s2s_alignment_free(&hyp);
-    if (st == S2S_OK) t->sentences++;
     return st;
-}
-
-const s2s_aer_counts *s2s_aer_table_counts(const s2s_aer_table *t, int layer, int head) {
-    return s2s_plane_in_range(t->layers, t->heads, layer, head) ? cell(t, layer, head) : NULL;
-}
-
-long long s2s_aer_table_sentences(const s2s_aer_table *t) { return t->sentences; }
-float s2s_aer_table_share(const s2s_aer_table *t) { return t->share; }
-
-static bool lower_aer(const void *t, int l, int h, int bl, int bh) {
-    return s2s_aer(cell(t, l, h)) < s2s_aer(cell(t, bl, bh));
-}
-
-void s2s_aer_table_best(const s2s_aer_table *t, int *layer, int *head) {
-    s2s_plane_best(t, t->layers, t->heads, lower_aer, layer, head);
 }

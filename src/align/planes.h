@@ -1,5 +1,5 @@
-// The planes of a model's attention as a grid of per-plane cells, shared by
-// the AER table and the coreference table: (layers + 1) x (heads + 1)
+// The planes of a model's attention as a grid of per-plane cells, the
+// s2s_plane_table of both probes (planes.c): (layers + 1) x (heads + 1)
 // cells, layer and head each S2S_ALIGN_AVG (-1, the mean) or an index.
 #ifndef S2S_ALIGN_PLANES_H
 #define S2S_ALIGN_PLANES_H
@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "s2s/status.h"
+#include "s2s/align.h"
 
 // The cell of (layer, head) in a grid of `heads` heads.
 static inline size_t s2s_plane_cell(int heads, int layer, int head) {
@@ -19,19 +19,12 @@ static inline bool s2s_plane_in_range(int layers, int heads, int layer, int head
     return layer >= -1 && layer < layers && head >= -1 && head < heads;
 }
 
-// Zeroed cells of cell_size bytes for every plane into *cells; `what`
-// names the table in messages. S2S_ERR_INVALID when layers or heads < 1,
-// S2S_ERR_NOMEM.
-s2s_status s2s_plane_grid_new(void **cells, int layers, int heads, size_t cell_size,
-                              const char *what);
-
-// Whether plane (l, h) of table t beats plane (bl, bh).
-typedef bool (*s2s_plane_better)(const void *t, int l, int h, int bl, int bh);
-
-// The best plane: planes are visited layer avg, 0, 1, ..., and within a
-// layer head avg, 0, 1, ...; a later plane wins only when `better`, so the
-// plainer average wins a tie.
-void s2s_plane_best(const void *t, int layers, int heads, s2s_plane_better better, int *layer,
-                    int *head);
+// Adds one sentence to every plane's counts (the S2S_PROBE_ALIGN and
+// S2S_PROBE_COREF sides of s2s_plane_table_add, with its errors).
+s2s_status s2s_aer_planes_add(s2s_plane_counts *cells, int layers, int heads, float share,
+                              bool no_eos, const s2s_hypothesis *h, const s2s_alignment *gold);
+s2s_status s2s_coref_planes_add(s2s_plane_counts *cells, int layers, int heads,
+                                const s2s_hypothesis *h, const char *const *tokens,
+                                const s2s_alignment *links, const char *where);
 
 #endif

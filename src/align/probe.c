@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/util.h"
 #include "decoding/state.h"
+#include "align/align.h"
 
 // ---- one softmax row, both ways ----
 

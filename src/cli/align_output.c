@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "tools/heatmap.h"
 
 const char *const s2s_cli_align_format_names[S2S_CLI_FMT_COUNT] = {"pharaoh", "json", "csv", "text"};
 const char *const s2s_cli_align_map_names[S2S_CLI_MAP_COUNT] = {"cross", "self", "enc"};
@@ -434,22 +435,22 @@ static void print_row(const s2s_aer_counts *c, int l, int h, bool best, bool sto
            best ? "  best" : "", stored ? "  stored" : "");
 }
 
-void s2s_cli_align_print_table(const s2s_aer_table *t, const char *input, bool no_eos,
+void s2s_cli_align_print_table(const s2s_plane_table *t, const char *input, bool no_eos,
                                const s2s_model *m, const s2s_align_pair *pair,
                                const s2s_aer_counts *sym) {
     const s2s_model_config *mc = &s2s_model_get_config(m)->model;
     int L = mc->decoder_layers, H = mc->heads, bl, bh, cl, ch;
-    s2s_aer_table_best(t, &bl, &bh);
+    s2s_plane_table_best(t, &bl, &bh);
     bool calibrated = s2s_model_alignment_head(m, &cl, &ch);
-    printf("# AER against %s: %lld sentences%s, share %g\n", input, s2s_aer_table_sentences(t),
-           no_eos ? ", </s> left out" : "", (double)s2s_aer_table_share(t));
+    printf("# AER against %s: %lld sentences%s, share %g\n", input, s2s_plane_table_sentences(t),
+           no_eos ? ", </s> left out" : "", (double)s2s_plane_table_share(t));
     printf("%-5s %-5s %-8s %-9s %s\n", "layer", "head", "AER", "precision", "recall");
     // Each layer's heads then its average; then per-head averages over
     // layers; then the average of everything.
     for (int l = 0; l <= L; l++)
         for (int h = 0; h <= H; h++) {
             int li = l < L ? l : S2S_ALIGN_AVG, hi = h < H ? h : S2S_ALIGN_AVG;
-            print_row(s2s_aer_table_counts(t, li, hi), li, hi, li == bl && hi == bh,
+            print_row(&s2s_plane_table_counts(t, li, hi)->aer, li, hi, li == bl && hi == bh,
                       calibrated && li == cl && hi == ch);
         }
     if (pair) {

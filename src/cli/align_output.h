@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 
+#include "align/align.h"
 #include "s2s/s2s.h"
 
 enum { S2S_CLI_SEL_ALL = -2 };  // a plane selector besides an index or S2S_ALIGN_AVG
@@ -68,7 +69,7 @@ int s2s_cli_align_print(s2s_cli_align_view *v, const s2s_cli_align_sent *s);
 
 // The --eval table: every plane of t, `best` on t's best, `stored` on the
 // model's calibrated plane, then (pair not NULL) the symmetrised row.
-void s2s_cli_align_print_table(const s2s_aer_table *t, const char *input, bool no_eos,
+void s2s_cli_align_print_table(const s2s_plane_table *t, const char *input, bool no_eos,
                                const s2s_model *m, const s2s_align_pair *pair,
                                const s2s_aer_counts *sym);
 

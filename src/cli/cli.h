@@ -9,6 +9,12 @@
 
 #include "cli/args.h"
 #include "s2s/s2s.h"
+// The library's internals the command uses (it links them: s2s_internal).
+#include "align/align.h"
+#include "config/command.h"
+#include "core/io.h"
+#include "core/util.h"
+#include "tokenizer/tsv.h"
 
 // Exit codes (documented in README and `s2s --help`).
 enum {

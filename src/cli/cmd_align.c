@@ -6,7 +6,7 @@
 // heatmaps; writes an HTML report; measures AER against gold (--eval) and
 // stores the best layer/head in the model (--calibrate). docs/alignment.md
 // describes every option. The alignments come from the library
-// (s2s_hard_align, s2s_align_symmetrize_pair, s2s_aer_table); the printing
+// (s2s_hard_align, s2s_align_symmetrize_pair, s2s_plane_table); the printing
 // is in align_output.c.
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +14,7 @@
 
 #include "cli/align_output.h"
 #include "cli/cli.h"
+#include "tools/html.h"
 
 #define CHUNK 64
 #define CMD "align"
@@ -64,7 +65,7 @@ typedef struct aligner {
     int n, first_line;
     // --eval / --calibrate: a table per share tried (--calibrate: SHARES;
     // --eval: the one in effect)
-    s2s_aer_table *tables[N_SHARES];
+    s2s_plane_table *tables[N_SHARES];
     int n_tables;
     s2s_aer_counts sym_counts;  // the symmetrised alignment, with --reverse
 } aligner;
@@ -332,8 +333,9 @@ static int prepare(aligner *a, const s2s_decode_opts *o) {
         bool all = a->calibrate_path && a->share == 0.0f;
         a->n_tables = all ? N_SHARES : 1;
         for (int k = 0; k < a->n_tables && st == S2S_OK; k++)
-            st = s2s_aer_table_new(&a->tables[k], mc->decoder_layers, mc->heads,
-                                   all ? SHARES[k] : v->align_share);
+            st = s2s_plane_table_new(&a->tables[k], S2S_PROBE_ALIGN, mc->decoder_layers,
+                                     mc->heads, all ? SHARES[k] : v->align_share,
+                                     a->view.no_eos);
     }
     if (st == S2S_OK && a->html_path) {
         st = s2s_align_html_new(&a->html, "s2s attention");
@@ -376,7 +378,7 @@ static int sentence(aligner *a, int k, const s2s_hypothesis *h, const s2s_alignm
     }
     if (rc == S2S_EXIT_OK && a->eval) {
         for (int t = 0; t < a->n_tables && st == S2S_OK; t++)
-            st = s2s_aer_table_add(a->tables[t], h, s.gold, a->view.no_eos);
+            st = s2s_plane_table_add(a->tables[t], h, s.gold, NULL, NULL);
         if (a->view.reverse) s2s_aer_add(&a->sym_counts, final, s.gold);
     } else if (rc == S2S_EXIT_OK) {
         rc = s2s_cli_align_print(&a->view, &s);
@@ -545,7 +547,7 @@ static int read_input(aligner *a) {
     if (rc == S2S_EXIT_OK && a->n > 0) rc = flush_chunk(a);
     clear_chunk(a);
     if (rc == S2S_EXIT_OK) rc = a->in.failed;  // the input stopped early: no figures of part
-    if (rc == S2S_EXIT_OK && a->eval && s2s_aer_table_sentences(a->tables[0]) == 0)
+    if (rc == S2S_EXIT_OK && a->eval && s2s_plane_table_sentences(a->tables[0]) == 0)
         rc = s2s_cli_usage_error(a->cmd, "%s: no sentence with a gold alignment to evaluate", a->input);
     return rc;
 }
@@ -559,18 +561,18 @@ static int report_eval(aligner *a, const char *model_path) {
     int best = 0, bl, bh;
     for (int k = 1; k < a->n_tables; k++) {  // the lowest AER of each table's best plane
         int l0, h0, l1, h1;
-        s2s_aer_table_best(a->tables[best], &l0, &h0);
-        s2s_aer_table_best(a->tables[k], &l1, &h1);
-        if (s2s_aer(s2s_aer_table_counts(a->tables[k], l1, h1)) <
-            s2s_aer(s2s_aer_table_counts(a->tables[best], l0, h0)))
+        s2s_plane_table_best(a->tables[best], &l0, &h0);
+        s2s_plane_table_best(a->tables[k], &l1, &h1);
+        if (s2s_aer(&s2s_plane_table_counts(a->tables[k], l1, h1)->aer) <
+            s2s_aer(&s2s_plane_table_counts(a->tables[best], l0, h0)->aer))
             best = k;
     }
-    const s2s_aer_table *table = a->tables[best];
+    const s2s_plane_table *table = a->tables[best];
     s2s_cli_align_print_table(table, a->input, a->view.no_eos, a->fw.m,
                               a->view.reverse ? &a->pair : NULL, &a->sym_counts);
     if (!a->calibrate_path) return S2S_EXIT_OK;
-    s2s_aer_table_best(table, &bl, &bh);
-    float share = s2s_aer_table_share(table);
+    s2s_plane_table_best(table, &bl, &bh);
+    float share = s2s_plane_table_share(table);
     const char *dst = a->out_path ? a->out_path : model_path;
     s2s_status st = s2s_model_set_alignment_head(a->fw.m, bl, bh);
     if (st == S2S_OK) st = s2s_model_set_alignment_share(a->fw.m, share);
@@ -583,7 +585,7 @@ static int report_eval(aligner *a, const char *model_path) {
     s2s_cli_align_pattern_names(pat, sizeof pat, a->fw.m, S2S_ATTN_MAP_CROSS, bl, bh);
     printf("calibrated: layer %s, head %s%s, share %g (AER %.4f); written to %s\n",
            s2s_cli_align_sel_name(bl, lb), s2s_cli_align_sel_name(bh, hb), pat, (double)share,
-           s2s_aer(s2s_aer_table_counts(table, bl, bh)), dst);
+           s2s_aer(&s2s_plane_table_counts(table, bl, bh)->aer), dst);
     return S2S_EXIT_OK;
 }
 
@@ -595,7 +597,7 @@ static void free_aligner(aligner *a) {
         s2s_alignment_free(&a->gold[k]);
         s2s_alignment_free(&a->coref[k]);
     }
-    for (int k = 0; k < a->n_tables; k++) s2s_aer_table_free(a->tables[k]);
+    for (int k = 0; k < a->n_tables; k++) s2s_plane_table_free(a->tables[k]);
     s2s_lines_close(&a->in);
     s2s_state_free(a->fw.st);
     s2s_model_free(a->fw.m);

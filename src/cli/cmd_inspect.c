@@ -1,6 +1,7 @@
 // s2s inspect MODEL: the config the model file stores (model: and decode:),
 // vocab sizes, every tensor, parameter count, the decoding state per sentence.
 #include "cli/cli.h"
+#include "model/model_internal.h"
 
 #include <stdlib.h>
 

@@ -4,7 +4,7 @@
 // Reads source<TAB>target<TAB>alignment<TAB>coreference lines (the corpus
 // format, docs/toy-corpus.md), scores each source with the model's encoder
 // and counts, for every encoder layer and head and their averages, how
-// often the pronoun's row peaks at the gold antecedent (s2s_coref_table).
+// often the pronoun's row peaks at the gold antecedent (s2s_plane_table).
 // --calibrate stores the best plane in the model (s2s.coref_layer /
 // _head), which `s2s align --map enc` and `--html` then open on; --show
 // prints one sentence's pronoun rows. docs/alignment.md describes it.
@@ -13,6 +13,7 @@
 
 #include "cli/align_output.h"
 #include "cli/cli.h"
+#include "tools/heatmap.h"
 
 #define CHUNK 64
 #define CMD "probe coref"
@@ -24,7 +25,7 @@ typedef struct prober {
     const char *gold_path, *show, *out_path;
     bool json, calibrate;
     int layer, head;  // --show's plane; SEL_UNSET until given or defaulted
-    s2s_coref_table *table;
+    s2s_plane_table *table;
     s2s_lines in;
     int max_tokens;
     // one chunk of good lines
@@ -121,7 +122,8 @@ static int open_model(prober *pr, const s2s_decode_opts *o) {
     if (pr->head >= mc->heads)
         return s2s_cli_usage_error(CMD, "--head %d: the model has %d heads (use 0-%d or avg)",
                                    pr->head, mc->heads, mc->heads - 1);
-    s2s_status st = s2s_coref_table_new(&pr->table, mc->encoder_layers, mc->heads);
+    s2s_status st = s2s_plane_table_new(&pr->table, S2S_PROBE_COREF, mc->encoder_layers, mc->heads,
+                                       1.0f, /*no_eos=*/false);
     return st == S2S_OK ? S2S_EXIT_OK : s2s_cli_fail(st);
 }
 
@@ -146,8 +148,8 @@ static int flush_chunk(prober *pr) {
     s2s_hypothesis hyps[CHUNK] = {0};
     s2s_status st = pr->n ? encode(pr, pr->src, pr->n, hyps) : S2S_OK;
     for (int k = 0; k < pr->n && st == S2S_OK; k++)
-        st = s2s_coref_table_add(pr->table, &hyps[k], (const char *const *)pr->src[k].pieces,
-                                 &pr->links[k], NULL);  // checked when read
+        st = s2s_plane_table_add(pr->table, &hyps[k], &pr->links[k],
+                                 (const char *const *)pr->src[k].pieces, NULL);  // checked when read
     for (int k = 0; k < pr->n; k++) s2s_hypothesis_free(&hyps[k]);
     pr->n = 0;
     return st == S2S_OK ? S2S_EXIT_OK : s2s_cli_fail(st);
@@ -183,7 +185,7 @@ static int read_gold(prober *pr) {
     while (rc == S2S_EXIT_OK && s2s_lines_next(&pr->in)) rc = add_line(pr);
     if (rc == S2S_EXIT_OK) rc = flush_chunk(pr);
     if (rc == S2S_EXIT_OK && pr->in.failed) rc = pr->in.failed;
-    if (rc == S2S_EXIT_OK && s2s_coref_table_counts(pr->table, -1, -1)->links == 0)
+    if (rc == S2S_EXIT_OK && s2s_plane_table_counts(pr->table, -1, -1)->coref.links == 0)
         rc = s2s_cli_usage_error(CMD, "%s: no source-side coreference link to score",
                                  pr->in.name);
     return rc;
@@ -191,8 +193,8 @@ static int read_gold(prober *pr) {
 
 // ---- the table ----
 
-static json_t *json_plane(const s2s_coref_table *t, int l, int h) {
-    const s2s_coref_counts *c = s2s_coref_table_counts(t, l, h);
+static json_t *json_plane(const s2s_plane_table *t, int l, int h) {
+    const s2s_coref_counts *c = &s2s_plane_table_counts(t, l, h)->coref;
     json_t *o = json_object();
     json_object_set_new(o, "layer", s2s_cli_json_sel(l));
     json_object_set_new(o, "head", s2s_cli_json_sel(h));
@@ -205,29 +207,29 @@ static json_t *json_plane(const s2s_coref_table *t, int l, int h) {
 // Each layer's heads then its average; then per-head averages over
 // layers; then the average of everything (as align --eval's table).
 static int print_table(const prober *pr) {
-    const s2s_coref_table *t = pr->table;
+    const s2s_plane_table *t = pr->table;
     const s2s_model_config *mc = &s2s_model_get_config(pr->m)->model;
     int L = mc->encoder_layers, H = mc->heads, bl, bh, cl, ch;
-    s2s_coref_table_best(t, &bl, &bh);
+    s2s_plane_table_best(t, &bl, &bh);
     bool stored = s2s_model_coref_head(pr->m, &cl, &ch);
-    long long links = s2s_coref_table_counts(t, -1, -1)->links;
+    long long links = s2s_plane_table_counts(t, -1, -1)->coref.links;
     json_t *j = NULL, *planes = NULL;
     if (pr->json) {
         j = json_object();
         json_object_set_new(j, "gold", json_string(pr->in.name));
-        json_object_set_new(j, "sentences", json_integer(s2s_coref_table_sentences(t)));
+        json_object_set_new(j, "sentences", json_integer(s2s_plane_table_sentences(t)));
         json_object_set_new(j, "links", json_integer(links));
         json_object_set_new(j, "planes", planes = json_array());
     } else {
         printf("# antecedents in encoder self-attention against %s: %lld sentences, %lld links\n",
-               pr->in.name, s2s_coref_table_sentences(t), links);
+               pr->in.name, s2s_plane_table_sentences(t), links);
         printf("%-5s %-5s %-8s %s\n", "layer", "head", "accuracy", "weight");
     }
     char lb[16], hb[16];
     for (int l = 0; l <= L; l++)
         for (int h = 0; h <= H; h++) {
             int li = l < L ? l : S2S_ALIGN_AVG, hi = h < H ? h : S2S_ALIGN_AVG;
-            const s2s_coref_counts *c = s2s_coref_table_counts(t, li, hi);
+            const s2s_coref_counts *c = &s2s_plane_table_counts(t, li, hi)->coref;
             if (j) {
                 json_array_append_new(planes, json_plane(t, li, hi));
                 continue;
@@ -247,7 +249,7 @@ static int print_table(const prober *pr) {
 // back to the model's own file (as align --calibrate does).
 static int calibrate(prober *pr, const char *model_path) {
     int bl, bh;
-    s2s_coref_table_best(pr->table, &bl, &bh);
+    s2s_plane_table_best(pr->table, &bl, &bh);
     const char *dst = pr->out_path ? pr->out_path : model_path;
     s2s_status st = s2s_model_set_coref_head(pr->m, bl, bh);
     if (st == S2S_OK) st = s2s_model_save(pr->m, dst);
@@ -260,7 +262,7 @@ static int calibrate(prober *pr, const char *model_path) {
     // After --json the table owns stdout.
     fprintf(pr->json ? stderr : stdout, "calibrated: layer %s, head %s%s (accuracy %.4f); written to %s\n",
             s2s_cli_align_sel_name(bl, lb), s2s_cli_align_sel_name(bh, hb), pat,
-            s2s_coref_accuracy(s2s_coref_table_counts(pr->table, bl, bh)), dst);
+            s2s_coref_accuracy(&s2s_plane_table_counts(pr->table, bl, bh)->coref), dst);
     return S2S_EXIT_OK;
 }
 
@@ -436,7 +438,7 @@ static int probe_coref(int argc, char **argv) {
         s2s_tokens_free(&pr->src[k]);
         s2s_alignment_free(&pr->links[k]);
     }
-    s2s_coref_table_free(pr->table);
+    s2s_plane_table_free(pr->table);
     s2s_lines_close(&pr->in);
     s2s_state_free(pr->st);
     s2s_model_free(pr->m);

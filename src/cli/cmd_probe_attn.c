@@ -112,9 +112,9 @@ static int parse(lab *b, int argc, char **argv, s2s_args *args) {
 static int open_model(lab *b) {
     int rc = s2s_cli_open(b->cmd, &b->o, &b->m, &b->st, &b->p);
     if (rc != S2S_EXIT_OK) return rc;
-    b->p.beam_size = b->p.n_best = 1;
-    b->p.sampling_topk = 1;
-    b->p.temperature = 0.0f;
+    b->p.decode.beam_size = b->p.decode.n_best = 1;
+    b->p.decode.sampling_topk = 1;
+    b->p.decode.temperature = 0.0f;
     b->p.want_attention = b->p.want_self_attention = true;
     return s2s_lines_open(&b->in, b->cmd, b->path);
 }

@@ -10,7 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/http.h"
-#include "s2s/serve.h"
+#include "serve/server.h"
 
 static const s2s_opt serve_opts[] = {
     {.name = "--model", .alias = "-m", .value = "MODEL",

@@ -25,6 +25,8 @@
 
 #include "cli/cli.h"
 #include "s2s/train.h"
+#include "train/outputs.h"
+#include "train/dist.h"
 
 #define EXIT_INTERRUPTED 130
 

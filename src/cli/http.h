@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "s2s/serve.h"
+#include "serve/server.h"
 
 typedef struct s2s_http_opts {
     const char *host;     // a numeric IPv4 or IPv6 address

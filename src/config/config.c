@@ -14,6 +14,7 @@
 #include "config/load.h"
 #include "core/error.h"
 #include "core/safe_write.h"
+#include "config/command.h"
 
 // ---- defaults ----
 

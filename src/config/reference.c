@@ -6,6 +6,7 @@
 
 #include "config/schema.h"
 #include "core/error.h"
+#include "config/command.h"
 
 static const char intro[] =
     "# Configuration reference\n"

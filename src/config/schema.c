@@ -10,6 +10,8 @@
 #include "config/arch.h"
 #include "core/error.h"
 #include "s2s/s2s.h"
+#include "config/command.h"
+#include "core/util.h"
 
 // ENUM fields are written through an int pointer.
 _Static_assert(sizeof(s2s_norm) == sizeof(int), "enum fields must be int-sized");

@@ -15,7 +15,7 @@
 
 #include "core/error.h"
 #include "core/util.h"
-#include "s2s/io.h"
+#include "core/io.h"
 
 // O_CREAT|O_EXCL fails on an existing name, so a collision only costs a
 // retry; the name is random so that nobody can block every attempt.

@@ -12,8 +12,7 @@
 
 #include "core/error.h"
 #include "core/strbuf.h"
-#include "s2s/io.h"
-#include "s2s/s2s.h"
+#include "core/io.h"
 
 static uint64_t splitmix64(uint64_t *x) {
     uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);

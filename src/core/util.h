@@ -69,4 +69,24 @@ void *s2s_calloc(size_t n, size_t size);
 void *s2s_big_alloc(size_t n, size_t size);
 void s2s_big_free(void *p, size_t n, size_t size);
 
+// "Did you mean": the closest of several candidate names to a mistyped one
+// (a config key, a command-line option), by optimal string alignment
+// distance (Levenshtein plus adjacent swaps: "hedas" is one edit from
+// "heads"), within 1 + len/4 edits (at most 3) of the candidate and fewer
+// edits than it has characters:
+//
+//     s2s_suggest s = s2s_suggest_start(name, strlen(name));
+//     for (...) s2s_suggest_offer(&s, candidate);
+//     if (s.best) ... "did you mean '%s'?", s.best
+typedef struct s2s_suggest {
+    const char *name;  // the mistyped name, name[0..n)
+    size_t n;
+    const char *best;  // the closest candidate so far, or NULL
+    int best_d;
+} s2s_suggest;
+
+s2s_suggest s2s_suggest_start(const char *name, size_t n);
+// Considers cand (NUL-terminated); an earlier candidate wins a tie.
+void s2s_suggest_offer(s2s_suggest *s, const char *cand);
+
 #endif

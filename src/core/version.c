@@ -1,4 +1,4 @@
-// s2s_version (s2s/s2s.h).
-#include "s2s/s2s.h"
+// s2s_version (s2s/version.h).
+#include "s2s/version.h"
 
 const char *s2s_version(void) { return S2S_VERSION; }

@@ -11,6 +11,7 @@
 #include "core/util.h"
 #include "model/safetensors.h"
 #include "ops/ops.h"
+#include "config/command.h"
 
 // ---- layout ----
 

@@ -165,4 +165,7 @@ void s2s_model_touch(const s2s_model *m);
 
 void s2s_decode_weights_free(s2s_decode_weights *w);
 
+// The number of weights of m (every tensor's values).
+size_t s2s_model_param_count(const s2s_model *m);
+
 #endif

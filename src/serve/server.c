@@ -8,12 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "align/viewer.h"
+#include "tools/viewer.h"
 #include "core/error.h"
 #include "core/strbuf.h"
 #include "s2s/s2s.h"
-#include "s2s/serve.h"
+#include "serve/server.h"
 #include "serve/pool.h"
+#include "align/align.h"
+#include "config/command.h"
 
 
 typedef struct served_model {

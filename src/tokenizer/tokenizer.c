@@ -16,6 +16,7 @@
 #include "s2s/tokenizer.h"
 #include "tokenizer/traced.h"
 #include "tokenizer/utf8.h"
+#include "tokenizer/tsv.h"
 
 static void put_cp(s2s_buf *b, uint32_t cp) {
     char tmp[4];

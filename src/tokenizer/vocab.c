@@ -17,7 +17,7 @@
 
 #include "core/error.h"
 #include "core/util.h"
-#include "s2s/io.h"
+#include "core/io.h"
 #include "s2s/normalize.h"
 #include "s2s/tokenizer.h"
 #include "tokenizer/utf8.h"

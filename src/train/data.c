@@ -9,7 +9,9 @@
 #include "core/error.h"
 #include "core/util.h"
 #include "s2s/align.h"
-#include "s2s/io.h"
+#include "core/io.h"
+#include "align/align.h"
+#include "tokenizer/tsv.h"
 
 // ---- growable arrays ----
 

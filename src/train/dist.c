@@ -1,14 +1,17 @@
 // Data-parallel training's collectives (train/dist.h). Without a launcher
 // (one process) each is a copy or nothing and MPI is never loaded. Under
 // one, the MPI build opens its module libs2s_mpi.so (train/dist_mpi.h)
-// from the folder libs2s was loaded from (the build tree, or the installed
-// library folder) and runs them on MPI_COMM_WORLD. A build without MPI
+// from the folder libs2s (or the s2s command, which links the library
+// statically) was loaded from, the library folder beside that one, or the
+// installed library folder, and runs them on MPI_COMM_WORLD. A build without MPI
 // refuses to start under a launcher: N independent runs each writing the
 // same files would look like one that worked.
 #define _GNU_SOURCE  // dladdr
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "train/dist.h"
@@ -18,22 +21,40 @@ static const s2s_mpi_api *mpi;  // set while MPI runs
 static int rank_, size_ = 1;
 
 #ifdef S2S_MPI
-// The module beside the object this function is in, else in the installed
-// library folder. tried: why each path failed.
-static const s2s_mpi_api *open_module(char tried[2 * S2S_MPI_ERR]) {
+// The folder of the file this function was loaded from, into dir (cap
+// bytes): libs2s.so, or the s2s command, which links the library
+// statically (dladdr then names the program as started: /proc/self/exe
+// when that has no folder). False when it is unknown.
+static bool self_dir(char *dir, size_t cap) {
     Dl_info self;
-    char path[4096];
-    const char *dirs[2] = {NULL, S2S_INSTALL_LIBDIR};
-    size_t self_len = 0;
-    if (dladdr((void *)open_module, &self) && self.dli_fname) {
-        const char *slash = strrchr(self.dli_fname, '/');
-        self_len = slash ? (size_t)(slash - self.dli_fname) : 0;
-        dirs[0] = self.dli_fname;
+    char exe[4096];
+    const char *name = NULL;
+    if (dladdr((void *)self_dir, &self) && self.dli_fname && strchr(self.dli_fname, '/')) {
+        name = self.dli_fname;
+    } else {
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n > 0) exe[n] = '\0', name = exe;
     }
-    for (int i = 0; i < 2; i++) {
-        if (!dirs[i]) continue;
-        int len = i == 0 ? (int)self_len : (int)strlen(dirs[i]);
-        snprintf(path, sizeof path, "%.*s/%s", len, dirs[i], S2S_MPI_MODULE);
+    size_t len = name ? (size_t)(strrchr(name, '/') - name) : 0;
+    if (!name || len >= cap) return false;
+    memcpy(dir, name, len);
+    dir[len] = '\0';
+    return true;
+}
+
+// The module beside libs2s (or the command), in the library folder of the
+// command's prefix (bin/../lib), else in the installed library folder.
+// tried: why each path failed.
+static const s2s_mpi_api *open_module(char tried[2 * S2S_MPI_ERR]) {
+    char self[4096], path[4096 + 64];
+    bool known = self_dir(self, sizeof self);
+    const char *const formats[3] = {"%s/%s", "%s/../" S2S_INSTALL_LIBDIR_REL "/%s", NULL};
+    for (int i = 0; i < 3; i++) {
+        if (i < 2 && !known) continue;
+        if (i < 2)
+            snprintf(path, sizeof path, formats[i], self, S2S_MPI_MODULE);
+        else
+            snprintf(path, sizeof path, "%s/%s", S2S_INSTALL_LIBDIR, S2S_MPI_MODULE);
         void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         const s2s_mpi_api *api = lib ? dlsym(lib, S2S_MPI_SYMBOL) : NULL;
         if (api) return api;

@@ -2,11 +2,10 @@
 // operations the trainer needs (dist.c): on one process a copy or
 // nothing, under a launcher on MPI_COMM_WORLD through the module
 // libs2s_mpi.so (dist_mpi.h, the S2S_MPI build), so the trainer has no
-// #ifdef. The public part (init, rank, size, abort, finalize) is declared
-// in s2s/train.h.
+// #ifdef.
 //
-// Every call here is collective: all ranks make it, in the same order,
-// with the same sizes. With one process each is a copy or nothing.
+// The collectives (bcast to allgather) are made by all ranks, in the same
+// order, with the same sizes. With one process each is a copy or nothing.
 #ifndef S2S_TRAIN_DIST_H
 #define S2S_TRAIN_DIST_H
 
@@ -15,6 +14,29 @@
 #include <stdlib.h>
 
 #include "s2s/train.h"
+
+// Process control, which the s2s command calls around s2s_train.
+//
+// Under a launcher (`mpirun -np N s2s train CONFIG`), s2s_train runs one
+// synchronous data-parallel training across the N processes: every rank
+// starts from rank 0's weights, takes its share of each global batch of
+// train.batch_tokens (so a config means the same training for any N) and
+// the gradients are summed before each update. Rank 0 alone validates and
+// writes the log and the model files; every rank must see the data files
+// (and --init's or --resume's file). The command calls s2s_dist_init before
+// s2s_train and s2s_dist_finalize after it; s2s_dist_abort ends every rank
+// after an error on one (the others would wait for it forever).
+
+// Joins the launcher's processes; nothing without a launcher. A build
+// without MPI started as several processes gets S2S_ERR_CONFIG (they would
+// train alone, each writing the same files).
+s2s_status s2s_dist_init(void);
+int s2s_dist_rank(void);  // from 0; 0 without a launcher
+int s2s_dist_size(void);  // processes; 1 without a launcher
+// Ends every process of the job with exit status code (MPI_Abort); nothing
+// with one process.
+void s2s_dist_abort(int code);
+void s2s_dist_finalize(void);
 
 // bytes at p on every rank = rank 0's.
 s2s_status s2s_dist_bcast(void *p, size_t bytes);

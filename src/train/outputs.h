@@ -35,4 +35,10 @@ char *s2s_train_sibling(const char *path, const char *suffix);
 // out of memory.
 char *s2s_checkpoint_path(const char *path);
 
+// The log s2s_train(cfg, p) appends to: p->log, else the config's
+// train.log, else BASE.train.log beside the output (p->output, else the
+// config's train.output). Caller frees; NULL when there is no output to
+// put it beside, or out of memory.
+char *s2s_train_log_path(const s2s_config *cfg, const s2s_train_params *p);
+
 #endif

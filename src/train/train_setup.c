@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/command.h"
 #include "core/error.h"
 #include "core/util.h"
 #include "model/model_internal.h"

@@ -12,9 +12,10 @@
 #include "core/safe_write.h"
 #include "core/strbuf.h"
 #include "core/util.h"
-#include "s2s/io.h"
+#include "core/io.h"
 #include "s2s/train.h"
 #include "train/data.h"
+#include "tokenizer/tsv.h"
 
 typedef struct entry {
     char *tok;  // NULL: empty slot

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "s2s/serve.h"
+#include "serve/server.h"
 
 static s2s_server *srv;
 static char *baseline;  // the plain request's translation on a fresh server

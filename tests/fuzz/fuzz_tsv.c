@@ -6,6 +6,7 @@
 #include "fuzz.h"
 #include "s2s/tokenizer.h"
 #include "train/data.h"
+#include "tokenizer/tsv.h"
 
 static s2s_vocab *zh, *en;
 

@@ -8,8 +8,10 @@
 #include "core/strbuf.h"
 #include "core/error.h"
 #include "core/safe_write.h"
-#include "align/viewer.h"
-#include "s2s/align.h"
+#include "tools/viewer.h"
+#include "tools/html.h"
+#include "align/align.h"
+#include "config/command.h"
 
 struct s2s_align_html {
     char *title;

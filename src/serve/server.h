@@ -1,4 +1,4 @@
-// s2s/serve.h — a translation service without the HTTP: a fixed pool of
+// serve/server.h (internal; the s2s_tools library) — a translation service without the HTTP: a fixed pool of
 // decoding workers behind a bounded queue, and the JSON API of `s2s serve`
 // (docs/serve.md) as a function from (method, path, body) to a reply. Any
 // HTTP server can sit in front of it; the CLI's uses libmicrohttpd.

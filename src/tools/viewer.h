@@ -1,4 +1,4 @@
-// The attention viewer (internal): src/align/viewer.js and viewer.css,
+// The attention viewer (internal): src/tools/viewer.js and viewer.css,
 // embedded at build time, drawn by the static report of html.c and by the
 // live page of `s2s serve` alike.
 #ifndef S2S_ALIGN_VIEWER_H

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/strbuf.h"
-#include "s2s/align.h"
+#include "tools/heatmap.h"
 #include "tokenizer/utf8.h"
 
 // ---- display width ----
