@@ -60,6 +60,15 @@ check "train --plan: checkpointing holds less" test "$(plan_total)" -lt "$none"
 check "train: checkpointed run" run 0 "$s2s" train "$cfg" -o "$tmp/ck.safetensors" \
   --set train.max_steps=2 --set train.checkpoint_activations=layer
 check "train: the plan's line at the start" err_has "memory: .* MB (weights"
+check "train --plan: attention_chunk" run 0 "$s2s" train "$cfg" -o "$tmp/plan.safetensors" --plan \
+  --set train.attention_chunk=2
+check "train --plan: attention_chunk holds less" test "$(plan_total)" -lt "$none"
+check "train --plan: attention_chunk named" out_has "attention_chunk: 2"
+check "train: attention_chunk run" run 0 "$s2s" train "$cfg" -o "$tmp/ac.safetensors" \
+  --set train.max_steps=2 --set train.attention_chunk=2 --set train.checkpoint_activations=layer
+check "train: a negative attention_chunk" run 2 "$s2s" train "$cfg" -o "$tmp/x.safetensors" \
+  --set train.attention_chunk=-1
+check "train: a negative attention_chunk named" err_has "attention_chunk"
 
 check "train: no config" run 2 "$s2s" train
 check "train: unknown option" run 2 "$s2s" train "$cfg" --bogus

@@ -103,6 +103,10 @@ for a, b in zip(one, two):
 PY
 }
 check "reverse: log says how the work was split" log_checks "$tmp/one.train.log" "$tmp/two.train.log"
+check "reverse: attention_chunk, two processes" run 0 "${mpirun[@]}" "$s2s" train "$reverse" \
+  -o "$tmp/chunk.safetensors" "${args[@]}" --set train.attention_chunk=3
+check "reverse: attention_chunk under mpirun gives the plain weights" \
+  same_weights "$tmp/one.safetensors" "$tmp/chunk.safetensors" 1e-5
 
 # ---- guided alignment, guided coreference, <unk> replacement (a corpus slice) ----
 corpus=$root/data/corpus

@@ -31,6 +31,7 @@
 #include "reference.h"
 #include "s2s/s2s.h"
 #include "layers/attention.h"
+#include "train/attention_chunked.h"
 #include "train/backward_ops.h"
 #include "train/graph.h"
 
@@ -1818,7 +1819,8 @@ ParameterizedTest(ckpt_case *cc, graph, checkpointed_layers_give_the_same_gradie
 
 // compute_type bf16: the loss and every gradient within bf16's rounding
 // (8 bits of mantissa; the sums stay fp32) of the fp32 graph's, and not
-// equal to them (the products did run in bf16). With checkpointing too.
+// equal to them (the products did run in bf16). With checkpointing and
+// with chunked attention too.
 Test(graph, bf16_products_give_the_loss_and_gradients_within_bf16_rounding) {
     arch a = {16, 2, 32, 2, 2, S2S_NORM_PRE, S2S_ACT_GELU, 1, 0.1f};
     s2s_model *m = make_model(&a, 7300);
@@ -1830,8 +1832,9 @@ Test(graph, bf16_products_give_the_loss_and_gradients_within_bf16_rounding) {
     float *g0 = malloc(sizeof(float) * n), *g1 = malloc(sizeof(float) * n);
     s2s_train_opts o = {.label_smoothing = 0.1f, .guided_weight = 0.5f, .guided_layer = 1,
                         .guided_head = 1, .coref_weight = 0.5f, .coref_layer = 1};
-    for (int ck = 0; ck < 2; ck++) {
-        bo.checkpoint_layers = ck;
+    for (int ck = 0; ck < 3; ck++) {  // plain, checkpointed, chunked attention
+        bo.checkpoint_layers = ck == 1;
+        bo.attention_chunk = ck == 2 ? 2 : 0;
         s2s_graph *gf, *gb;
         cr_assert_eq(s2s_graph_new_opts(&gf, m, &fo), S2S_OK);
         cr_assert_eq(s2s_graph_new_opts(&gb, m, &bo), S2S_OK);
@@ -1858,6 +1861,251 @@ Test(graph, bf16_products_give_the_loss_and_gradients_within_bf16_rounding) {
     }
     free(g0);
     free(g1);
+    free_batch(&b);
+    s2s_model_free(m);
+}
+
+// ---- chunked attention (train.attention_chunk) ----
+
+typedef struct chunk_case {
+    attn_case a;
+    int chunk;
+    int head;  // guided head, -1: none
+} chunk_case;
+
+ParameterizedTestParameters(graph, chunked_attention_kernels_equal_the_plain_ones) {
+    static chunk_case cases[] = {
+        // cross-attention with key padding, blocks not dividing the keys
+        {{2, 2, 4, 13, 17, {17, 9}, -1, 0.0f, S2S_ATTN_FULL, 0, 0}, 5, 1},
+        // causal self-attention with dropout and padding, one key a block
+        {{2, 3, 4, 11, 11, {11, 6}, 0, 0.25f, S2S_ATTN_FULL, 0, 0}, 1, -1},
+        {{2, 2, 4, 19, 19, {19, 0}, 0, 0.2f, S2S_ATTN_FULL, 0, 0}, 4, 0},
+        // the variants beside full heads, with padding and dropout
+        {{2, 2, 4, 23, 23, {23, 15}, -1, 0.1f, S2S_ATTN_LOCAL, 3, 0x2}, 6, 1},
+        {{2, 2, 4, 21, 21, {21, 14}, 0, 0.3f, S2S_ATTN_BLOCK, 4, 0x3}, 7, 0},
+        {{2, 2, 4, 25, 25, {25, 18}, -1, 0.2f, S2S_ATTN_STRIDED, 3, 0x3}, 8, 1},
+        {{1, 2, 4, 9, 9, {9, 0}, 0, 0.0f, S2S_ATTN_STRIDED, 2, 0x1}, 64, -1},
+    };
+    return cr_make_param_array(chunk_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+// largest |a - b| over the largest |b| (at least 1e-3)
+static double rel_diff(const float *a, const float *b, int64_t n) {
+    double big = 1e-3, worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        big = fmax(big, fabs((double)b[i]));
+        worst = fmax(worst, fabs((double)a[i] - b[i]));
+    }
+    return worst / big;
+}
+
+// On random inputs the chunked passes give s2s_attention_train's context
+// and s2s_attention_backward's gradients (the plain kernels, which keep the
+// weights) within fp32 rounding: the same dropout mask replayed, the same
+// masks, the guided head's weights and its loss gradient.
+ParameterizedTest(chunk_case *cc, graph, chunked_attention_kernels_equal_the_plain_ones) {
+    const attn_case *c = &cc->a;
+    int64_t B = c->B, H = c->H, dh = c->dh, tq = c->tq, tk = c->tk, d = H * dh;
+    int64_t nq = B * tq * d, nk = B * tk * d, np = B * H * tq * tk, nh = B * tq * tk;
+    int klen[2] = {c->klen[0], c->klen[1]};
+    s2s_attn_shape sh = {
+        .batch = B, .heads = H, .head_dim = dh, .tq = tq, .tk = tk,
+        .mask = {.pattern = {.kind = c->kind, .span = c->span, .heads = c->heads,
+                             .causal = c->pos0 >= 0},
+                 .k_len = c->klen[1] ? klen : NULL},
+    };
+    float *qb = malloc(sizeof(float) * nq), *kb = malloc(sizeof(float) * nk),
+          *vb = malloc(sizeof(float) * nk), *dctx = malloc(sizeof(float) * nq),
+          *dhead = malloc(sizeof(float) * nh);
+    fill(qb, nq, 2.0), fill(kb, nk, 2.0), fill(vb, nk, 1.0), fill(dctx, nq, 1.0);
+    fill(dhead, nh, 1.0);
+    s2s_view q = {qb, tq * d, d}, k = {kb, tk * d, d}, v = {vb, tk * d, d};
+    // plain
+    float *ctx0 = malloc(sizeof(float) * nq), *probs = malloc(sizeof(float) * np),
+          *pdrop = malloc(sizeof(float) * np), *dprobs = malloc(sizeof(float) * np);
+    uint8_t *keep = malloc((size_t)np);
+    s2s_rng r0, r1;
+    s2s_rng_seed(&r0, 4242);
+    r1 = r0;
+    cr_assert_eq(s2s_attention_train(ctx0, probs, c->p > 0 ? pdrop : probs, keep, q, k, v, &sh,
+                                     c->p, &r0), S2S_OK, "%s", s2s_last_error());
+    float *dq0 = malloc(sizeof(float) * nq), *dk0 = malloc(sizeof(float) * nk),
+          *dv0 = malloc(sizeof(float) * nk);
+    s2s_attn_saved f = {.q = q, .k = k, .v = v, .probs = probs, .pdrop = pdrop, .keep = keep,
+                        .p = c->p};
+    cr_assert_eq(s2s_attention_backward((s2s_rows){dq0, tq * d, d}, (s2s_rows){dk0, tk * d, d},
+                                        (s2s_rows){dv0, tk * d, d}, dprobs, dctx, &f, &sh,
+                                        cc->head >= 0 ? dhead : NULL, cc->head), S2S_OK);
+    // chunked, its scratch poisoned
+    int64_t C = cc->chunk, ns = B * H * tq * C;
+    float *ctx1 = malloc(sizeof(float) * nq), *lse = malloc(sizeof(float) * B * H * tq),
+          *phead = malloc(sizeof(float) * nh), *dq1 = malloc(sizeof(float) * nq),
+          *dk1 = malloc(sizeof(float) * nk), *dv1 = malloc(sizeof(float) * nk);
+    s2s_chunk_scratch w = {.chunk = C, .s = malloc(sizeof(float) * ns),
+                           .pd = malloc(sizeof(float) * ns), .dp = malloc(sizeof(float) * ns),
+                           .rows = malloc(sizeof(float) * B * H * tq)};
+    fill(w.s, ns, 1e3), fill(w.pd, ns, 1e3), fill(w.dp, ns, 1e3), fill(dq1, nq, 1e3);
+    fill(dk1, nk, 1e3), fill(dv1, nk, 1e3), fill(ctx1, nq, 1e3);
+    uint64_t key = c->p > 0 ? s2s_rng_next(&r1) : 0;
+    cr_assert(memcmp(&r0, &r1, sizeof r0) == 0, "one draw each");
+    cr_assert(s2s_chunked_fits(&sh));
+    cr_assert_eq(s2s_chunked_attention_fwd(ctx1, lse, q, k, v, &sh, c->p, key, &w), S2S_OK);
+    cr_assert(rel_diff(ctx1, ctx0, nq) < 1e-5, "context off by %g", rel_diff(ctx1, ctx0, nq));
+    if (cc->head >= 0) {
+        cr_assert_eq(s2s_chunked_attention_head(phead, lse, q, k, &sh, cc->head), S2S_OK);
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t i = 0; i < tq * tk; i++)
+                cr_assert(fabsf(phead[b * tq * tk + i] - probs[(b * H + cc->head) * tq * tk + i])
+                              < 1e-6f, "head weight %lld", (long long)i);
+    }
+    s2s_chunk_saved cs = {.q = q, .k = k, .v = v, .ctx = ctx1, .lse = lse, .p = c->p, .key = key,
+                          .dhead = cc->head >= 0 ? dhead : NULL, .phead = phead,
+                          .head = cc->head};
+    cr_assert_eq(s2s_chunked_attention_bwd((s2s_rows){dq1, tq * d, d}, (s2s_rows){dk1, tk * d, d},
+                                           (s2s_rows){dv1, tk * d, d}, dctx, &cs, &sh, &w),
+                 S2S_OK);
+    cr_assert(rel_diff(dq1, dq0, nq) < 1e-5, "dq off by %g", rel_diff(dq1, dq0, nq));
+    cr_assert(rel_diff(dk1, dk0, nk) < 1e-5, "dk off by %g", rel_diff(dk1, dk0, nk));
+    cr_assert(rel_diff(dv1, dv0, nk) < 1e-5, "dv off by %g", rel_diff(dv1, dv0, nk));
+    // dropout did drop, and padded keys get no gradient
+    if (c->p > 0) {
+        int64_t dropped = 0;
+        for (int64_t i = 0; i < np; i++) dropped += probs[i] > 0 && !keep[i];
+        cr_assert_gt(dropped, 0);
+    }
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t j = c->klen[1] ? klen[b] : tk; j < tk; j++)
+            for (int64_t x = 0; x < d; x++)
+                cr_assert(dk1[(b * tk + j) * d + x] == 0 && dv1[(b * tk + j) * d + x] == 0);
+    free(qb), free(kb), free(vb), free(dctx), free(dhead), free(ctx0), free(probs), free(pdrop);
+    free(dprobs), free(keep), free(dq0), free(dk0), free(dv0), free(ctx1), free(lse), free(phead);
+    free(dq1), free(dk1), free(dv1), free(w.s), free(w.pd), free(w.dp), free(w.rows);
+}
+
+typedef struct chunk_model_case {
+    arch a;
+    attn_tables t;
+    int chunk;
+    bool ckpt;     // with checkpoint_layers too
+    bool linear;   // t has linear heads: those layers keep their weights
+} chunk_model_case;
+
+ParameterizedTestParameters(graph, chunked_attention_gives_the_plain_gradients) {
+    static chunk_model_case cases[] = {
+        {{12, 2, 16, 2, 2, S2S_NORM_PRE, S2S_ACT_GELU, 1, 0.1f},
+         {ATTN(FULL, 1), ATTN(FULL, 1), ATTN(FULL, 1)}, 2, false, false},
+        {{16, 2, 24, 2, 2, S2S_NORM_POST, S2S_ACT_RELU, 0, 0.0f},
+         {ATTN(LOCAL, 1, .heads = {1, {1}}), ATTN(BLOCK, 2), ATTN(FULL, 1)}, 3, true, false},
+        {{8, 2, 16, 2, 2, S2S_NORM_PRE, S2S_ACT_GELU, 1, 0.1f},
+         {ATTN(STRIDED, 2, .heads = {1, {0}}), ATTN(LOCAL, 1),
+          ATTN(LINEAR, 1, .heads = {1, {1}}, .layers = {1, {1}})}, 4, false, true},
+        {{8, 2, 16, 2, 2, S2S_NORM_PRE, S2S_ACT_GELU, 1, 0.1f},
+         {ATTN(LINEAR, 1, .heads = {1, {1}}, .layers = {1, {0}}), ATTN(FULL, 1), ATTN(FULL, 1)},
+         1, true, true},
+    };
+    return cr_make_param_array(chunk_model_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+// A whole model with attention_chunk against the plain graph, both
+// dropouts and both guided terms on, three steps running: the loss terms
+// and every gradient within fp32 rounding, the dropout generators in step;
+// the arena is as planned and its attention part smaller.
+ParameterizedTest(chunk_model_case *cc, graph, chunked_attention_gives_the_plain_gradients) {
+    const arch *a = &cc->a;
+    s2s_model *m = make_model_with(a, 7400 + (uint64_t)a->d, &cc->t);
+    s2s_batch b;
+    make_batch(&b, &THREE_COREF, 0, 3);
+    s2s_graph_opts plain_o = s2s_graph_default_opts(), ch_o = plain_o;
+    ch_o.attention_chunk = cc->chunk;
+    ch_o.checkpoint_layers = cc->ckpt;
+    s2s_graph *gp, *gc;
+    cr_assert_eq(s2s_graph_new_opts(&gp, m, &plain_o), S2S_OK);
+    cr_assert_eq(s2s_graph_new_opts(&gc, m, &ch_o), S2S_OK);
+    size_t n = m->n_params;
+    float *g0 = malloc(sizeof(float) * n), *g1 = malloc(sizeof(float) * n);
+    s2s_train_opts o = {.dropout = 0.2f, .attention_dropout = 0.15f,
+                        .label_smoothing = a->smoothing, .guided_weight = 0.5f,
+                        .guided_layer = a->dec_layers - 1, .guided_head = 1,
+                        .coref_weight = 0.7f, .coref_layer = a->enc_layers - 1,
+                        .coref_head = 0};
+    s2s_rng r0, r1;
+    s2s_rng_seed(&r0, 98);
+    r1 = r0;
+    for (int step = 0; step < 3; step++) {
+        s2s_loss_stats s0, s1;
+        cr_assert_eq(s2s_forward_backward(gp, &b, &o, &r0, g0, &s0), S2S_OK, "%s",
+                     s2s_last_error());
+        cr_assert_eq(s2s_forward_backward(gc, &b, &o, &r1, g1, &s1), S2S_OK, "%s",
+                     s2s_last_error());
+        cr_assert(fabs(s0.loss - s1.loss) <= 1e-6 * s0.loss &&
+                      fabs(s0.guided - s1.guided) <= 1e-5 * s0.guided &&
+                      fabs(s0.coref - s1.coref) <= 1e-5 * s0.coref,
+                  "step %d: loss %.9g/%.9g guided %.9g/%.9g coref %.9g/%.9g", step, s0.loss,
+                  s1.loss, s0.guided, s1.guided, s0.coref, s1.coref);
+        cr_assert(s0.guided > 0 && s0.coref > 0);
+        double r = rel_diff(g1, g0, (int64_t)n);
+        cr_assert(r < 1e-5, "step %d: gradients off by %g of the largest", step, r);
+        cr_assert(memcmp(&r0, &r1, sizeof r0) == 0, "step %d: generators differ", step);
+    }
+    s2s_loss_stats v0, v1;
+    cr_assert_eq(s2s_forward_loss(gp, &b, 0.1f, &v0), S2S_OK);
+    cr_assert_eq(s2s_forward_loss(gc, &b, 0.1f, &v1), S2S_OK);
+    cr_assert(fabs(v0.loss - v1.loss) <= 1e-6 * v0.loss);
+
+    s2s_graph_plan_bytes pp, pc;
+    cr_assert_eq(s2s_graph_plan(&pp, m, &plain_o, b.n, b.S, b.T, true), S2S_OK);
+    cr_assert_eq(s2s_graph_plan(&pc, m, &ch_o, b.n, b.S, b.T, true), S2S_OK);
+    cr_assert_eq(pc.total, s2s_graph_bytes(gc), "plan %zu, graph %zu", pc.total,
+                 s2s_graph_bytes(gc));
+    if (!cc->linear && cc->chunk < b.S)
+        cr_assert_lt(pc.bytes[S2S_GRAPH_ATTENTION], pp.bytes[S2S_GRAPH_ATTENTION]);
+    free(g0);
+    free(g1);
+    s2s_graph_free(gp);
+    s2s_graph_free(gc);
+    free_batch(&b);
+    s2s_model_free(m);
+}
+
+Test(graph, a_negative_attention_chunk_is_refused) {
+    arch a = {8, 2, 16, 1, 1, S2S_NORM_PRE, S2S_ACT_RELU, 1, 0.0f};
+    s2s_model *m = make_model(&a, 7500);
+    s2s_graph_opts o = s2s_graph_default_opts();
+    o.attention_chunk = -1;
+    s2s_graph *g = (s2s_graph *)&o;
+    cr_assert_eq(s2s_graph_new_opts(&g, m, &o), S2S_ERR_INVALID);
+    cr_assert_null(g);
+    cr_assert(strstr(s2s_last_error(), "attention_chunk"), "%s", s2s_last_error());
+    s2s_model_free(m);
+}
+
+// A graph made without a guided term's buffers holds less and refuses the
+// term; the other term still runs.
+Test(graph, a_graph_without_guided_buffers_refuses_the_term) {
+    arch a = {8, 2, 16, 1, 1, S2S_NORM_PRE, S2S_ACT_RELU, 1, 0.0f};
+    s2s_model *m = make_model(&a, 7600);
+    s2s_batch b;
+    make_batch(&b, &THREE_COREF, 0, 3);
+    s2s_graph_opts full = s2s_graph_default_opts(), o = full;
+    o.no_guided = true;
+    o.attention_chunk = 2;
+    s2s_graph_plan_bytes pf, po;
+    cr_assert_eq(s2s_graph_plan(&pf, m, &full, b.n, b.S, b.T, false), S2S_OK);
+    cr_assert_eq(s2s_graph_plan(&po, m, &o, b.n, b.S, b.T, false), S2S_OK);
+    cr_assert_lt(po.bytes[S2S_GRAPH_SCRATCH], pf.bytes[S2S_GRAPH_SCRATCH]);
+    s2s_graph *g;
+    cr_assert_eq(s2s_graph_new_opts(&g, m, &o), S2S_OK);
+    float *grads = malloc(sizeof(float) * m->n_params);
+    s2s_loss_stats st;
+    s2s_train_opts to = {.guided_weight = 0.5f, .guided_layer = 0, .guided_head = 1};
+    cr_assert_eq(s2s_forward_backward(g, &b, &to, NULL, grads, &st), S2S_ERR_INVALID);
+    cr_assert(strstr(s2s_last_error(), "guided alignment"), "%s", s2s_last_error());
+    to = (s2s_train_opts){.coref_weight = 0.5f, .coref_layer = 0, .coref_head = 1};
+    cr_assert_eq(s2s_forward_backward(g, &b, &to, NULL, grads, &st), S2S_OK, "%s",
+                 s2s_last_error());
+    cr_assert_gt(st.coref, 0);
+    free(grads);
+    s2s_graph_free(g);
     free_batch(&b);
     s2s_model_free(m);
 }

@@ -864,10 +864,9 @@ Test(trainer, resume_with_unk_replace_and_coref_gives_identical_weights, .init =
     check_resume(cfg);
 }
 
-// train.checkpoint_activations: layer: 20 steps with dropout on end with
-// the weights of the plain trainer, bit for bit; and it resumes.
-Test(trainer, checkpointed_layers_train_the_same_weights, .init = make_tmpdir,
-     .fini = tmpdir_remove, .timeout = 600) {
+// reverse_config with two layers a stack, both dropouts 0.1, 20 steps,
+// no validation: the runs that compare a memory option with plain training.
+static s2s_config dropout_config(void) {
     s2s_config cfg = reverse_config();
     cfg.model.encoder_layers = 2;
     cfg.model.decoder_layers = 2;
@@ -876,6 +875,14 @@ Test(trainer, checkpointed_layers_train_the_same_weights, .init = make_tmpdir,
     cfg.train.max_steps = 20;
     cfg.train.valid_every = 0;
     cfg.train.save_every = 0;
+    return cfg;
+}
+
+// train.checkpoint_activations: layer: 20 steps with dropout on end with
+// the weights of the plain trainer, bit for bit; and it resumes.
+Test(trainer, checkpointed_layers_train_the_same_weights, .init = make_tmpdir,
+     .fini = tmpdir_remove, .timeout = 600) {
+    s2s_config cfg = dropout_config();
     const char *out[2] = {tmp_path("plain.safetensors"), tmp_path("ckpt.safetensors")};
     for (int k = 0; k < 2; k++) {
         cfg.train.checkpoint_activations = k ? S2S_CHECKPOINT_LAYER : S2S_CHECKPOINT_NONE;
@@ -896,6 +903,63 @@ Test(trainer, checkpointed_layers_train_the_same_weights, .init = make_tmpdir,
     }
     s2s_model_free(ma);
     s2s_model_free(mb);
+    check_resume(cfg);
+}
+
+static void keep_plan(const s2s_train_memory *m, void *user);
+
+// train.attention_chunk: 20 steps with both dropouts and guided
+// coreference on end with the plain trainer's weights within 1e-5 of each
+// tensor's largest (fp32 rounding: the sums run in another order; measured
+// under 5e-7), every tensor but the key biases (below), alone
+// and with checkpoint_activations: layer; the run's arena is its plan, with
+// a smaller attention part; and it resumes.
+Test(trainer, chunked_attention_trains_the_same_weights, .init = make_tmpdir,
+     .fini = tmpdir_remove, .timeout = 600) {
+    s2s_config cfg = dropout_config();
+    cfg.train.guided_coref = (s2s_guided_alignment){.layer = 1, .head = 1, .weight = 0.5f};
+    const char *out[3] = {tmp_path("plain.safetensors"), tmp_path("chunk.safetensors"),
+                          tmp_path("both.safetensors")};
+    s2s_train_memory mem[3], run = {0};
+    for (int k = 0; k < 3; k++) {
+        cfg.train.attention_chunk = k ? 3 : 0;
+        cfg.train.checkpoint_activations = k == 2 ? S2S_CHECKPOINT_LAYER : S2S_CHECKPOINT_NONE;
+        s2s_train_params p = s2s_train_default_params();
+        p.output = out[k];
+        cr_assert_eq(s2s_train_plan(&cfg, &p, &mem[k]), S2S_OK, "%s", s2s_last_error());
+        p.on_plan = keep_plan;
+        p.user = &run;
+        s2s_train_summary sum;
+        cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
+        cr_assert_eq(sum.steps, 20);
+        cr_assert(memcmp(&run, &mem[k], sizeof run) == 0, "the run's plan differs from --plan's");
+        cr_assert_eq(sum.arena_bytes, mem[k].activations + mem[k].attention + mem[k].scratch);
+    }
+    cr_assert_lt(mem[1].attention, mem[0].attention);
+    cr_assert_lt(mem[2].total, mem[1].total);
+    s2s_model *ma;
+    cr_assert_eq(s2s_model_load(&ma, out[0]), S2S_OK);
+    for (int k = 1; k < 3; k++) {
+        s2s_model *mb;
+        cr_assert_eq(s2s_model_load(&mb, out[k]), S2S_OK);
+        for (int i = 0; i < s2s_model_tensor_count(ma); i++) {
+            s2s_tensor_info ta = s2s_model_tensor(ma, i), tb = s2s_model_tensor(mb, i);
+            // A key bias adds one constant to a query row's scores, which
+            // the softmax ignores: its gradient is 0 but for rounding, which
+            // Adam scales up to steps of lr, so both runs hold noise there.
+            if (strstr(ta.name, "k_proj.bias")) continue;
+            size_t n = (size_t)ta.shape[0] * (size_t)(ta.ndim == 2 ? ta.shape[1] : 1);
+            double big = 1e-6, worst = 0;
+            for (size_t j = 0; j < n; j++) {
+                big = fmax(big, fabs((double)ta.data[j]));
+                worst = fmax(worst, fabs((double)ta.data[j] - tb.data[j]));
+            }
+            cr_assert(worst <= 1e-5 * big, "%s: %g off, largest %g (run %d)", ta.name, worst,
+                      big, k);
+        }
+        s2s_model_free(mb);
+    }
+    s2s_model_free(ma);
     check_resume(cfg);
 }
 

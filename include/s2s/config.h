@@ -218,6 +218,7 @@ typedef struct s2s_train_config {
     s2s_guided_alignment guided_coref;  // encoder self-attention head; layer -1: off
     s2s_checkpointing checkpoint_activations;
     s2s_train_compute compute_type;
+    int attention_chunk;        // keys per block of exact chunked attention; 0: off
 } s2s_train_config;
 
 typedef struct s2s_config {

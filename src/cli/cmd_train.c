@@ -154,8 +154,9 @@ static void print_plan(const s2s_train_memory *m, const s2s_config *cfg) {
     static const char *const ckpt[S2S_CHECKPOINT_COUNT] = {
         [S2S_CHECKPOINT_NONE] = "none", [S2S_CHECKPOINT_LAYER] = "layer"};
     printf("batches of up to %d sentences, %d source rows, %d target rows "
-           "(checkpoint_activations: %s)\n",
-           m->batch_sentences, m->src_rows, m->tgt_rows, ckpt[cfg->train.checkpoint_activations]);
+           "(checkpoint_activations: %s, attention_chunk: %d)\n",
+           m->batch_sentences, m->src_rows, m->tgt_rows, ckpt[cfg->train.checkpoint_activations],
+           cfg->train.attention_chunk);
     const struct {
         const char *name;
         size_t bytes;

@@ -431,6 +431,19 @@ static const s2s_cfg_key train_keys[] = {
              "need AVX512_BF16 to be fast: docs/training.md). The weights, "
              "gradients, Adam moments, softmax, LayerNorm and loss stay fp32, "
              "and the model file is fp32 either way."},
+    {.name = "attention_chunk", .type = S2S_CFG_INT, FIELD(s2s_train_config, attention_chunk),
+     .def = "0", .bounds = S2S_CFG_MIN, .min = 0,
+     .help = "Exact chunked attention in training (Rabe & Staats 2021, "
+             "FlashAttention): with N > 0 every attention takes its keys in "
+             "blocks of N with a running maximum and sum, keeps one log-sum-exp "
+             "per query row instead of its (heads x rows x keys) weights, and the "
+             "backward pass computes each block's scores again; attention "
+             "dropout's mask is replayed from its seed, not stored. The weights "
+             "equal the plain trainer's within fp32 rounding, with far less "
+             "memory at long sequences (`s2s train --plan` shows the bytes). "
+             "Layers with linear heads (which have no softmax) keep their "
+             "weights as before; guided alignment and coreference still read "
+             "their head's weights. 0 (the default): off."},
 };
 
 static const s2s_cfg_table model_table = TABLE(model_keys);

@@ -256,7 +256,9 @@ s2s_status s2s_attention_train(float *ctx, float *probs, float *pdrop, uint8_t *
     const float *w = probs;
     if (p > 0.0f) {
         memcpy(pdrop, probs, (size_t)n * sizeof *pdrop);
-        s2s_dropout(pdrop, keep, n, p, rng);
+        // one draw keys the whole mask (s2s_dropout_keeps), which the
+        // chunked passes replay element by element (train/attention_chunked.c)
+        s2s_dropout_keyed(pdrop, keep, n, p, s2s_rng_next(rng), 0);
         w = pdrop;
     }
     return s2s_attention_context(ctx, w, v, s);

@@ -144,8 +144,10 @@ s2s_status s2s_attention_sparse(float *ctx, float *scratch, s2s_view q, s2s_view
 
 // s2s_attention with dropout p on the weights after the softmax:
 // probs (B, H, Tq, Tk) gets the softmax, pdrop (same shape) the dropped
-// weights that multiply V, keep (same shape) the mask. With p == 0, pdrop
-// may be probs and keep NULL; rng is then not used.
+// weights that multiply V, keep (same shape) the mask: s2s_dropout_keeps
+// keyed by one draw of rng, element (b, h, i, j) at its place in the
+// weights. With p == 0, pdrop may be probs and keep NULL; rng is then not
+// used.
 s2s_status s2s_attention_train(float *ctx, float *probs, float *pdrop, uint8_t *keep,
                                s2s_view q, s2s_view k, s2s_view v, const s2s_attn_shape *s,
                                float p, s2s_rng *rng);

@@ -180,6 +180,16 @@ void s2s_dropout(float *x, uint8_t *keep, int64_t n, float p, s2s_rng *rng) {
     }
 }
 
+void s2s_dropout_keyed(float *x, uint8_t *keep, int64_t n, float p, uint64_t key,
+                       uint64_t first) {
+    if (p == 0.0f) return;
+    float scale = 1.0f / (1.0f - p);
+    for (int64_t i = 0; i < n; i++) {
+        keep[i] = s2s_dropout_keeps(key, first + (uint64_t)i, p);
+        x[i] = keep[i] ? x[i] * scale : 0.0f;
+    }
+}
+
 void s2s_dropout_backward(float *dx, const float *dy, const uint8_t *keep, int64_t n, float p) {
     if (p == 0.0f) {
         if (dx != dy) memcpy(dx, dy, (size_t)n * sizeof *dx);

@@ -44,6 +44,7 @@
 #include "layers/transformer.h"
 #include "ops/matmul.h"
 #include "ops/ops.h"
+#include "train/attention_chunked.h"
 #include "train/backward_ops.h"
 
 // ---- activations ----
@@ -63,6 +64,8 @@ typedef struct sub_acts {
     float *pdrop;     // (N, H, Tq, Tk) after attention dropout (when allocated)
     uint8_t *akeep;   // (N, H, Tq, Tk)
     float *norms;     // (N, H, Tq) linear heads' row norms (s2s_attn_shape)
+    float *lse;       // (N, H, Tq) attention_chunk: each row's log-sum-exp
+    uint64_t akey;    // attention_chunk: the key of its dropout mask
     float *ctx;       // (R, D) heads concatenated, before out_proj
     // FFN
     float *a1;        // (R, F) fc1 output before the activation
@@ -115,6 +118,10 @@ struct s2s_graph {
     float *dtgt;    // (Rt, D) gradient of the decoder stream
     float *dguided; // (N, T, S) d guided loss / d weights of the guided head
     float *dcoref;  // (N, S, S) d coref loss / d weights of the coreference head
+    // attention_chunk: the blocks' scratch, and the guided heads' weights
+    s2s_chunk_scratch chunk;
+    float *gprobs;  // (N, T, S) guided alignment's head
+    float *cprobs;  // (N, S, S) guided coreference's head
 };
 
 // ---- memory plan ----
@@ -148,9 +155,15 @@ static uint8_t *take_bytes(arena *a, int64_t n) {
 }
 
 // own_out false: the stream leaving goes elsewhere (stack_kept), set per layer.
+// full: the attention keeps its weights (not attention_chunk, or linear
+// heads); lse: it keeps a log-sum-exp per row (attention_chunk).
+typedef struct attn_keeps {
+    bool full, lse;
+} attn_keeps;
+
 static void plan_sub(arena *a, sub_acts *s, s2s_sub_kind kind, bool pre, bool adrop, int64_t R,
                      int64_t Rs, int64_t n_probs, int64_t n_norms, int64_t d, int64_t f,
-                     bool own_out) {
+                     bool own_out, attn_keeps ak) {
     *s = (sub_acts){0};
     a->part = S2S_GRAPH_ACTIVATIONS;
     if (pre) s->h = take(a, R * d);
@@ -166,9 +179,12 @@ static void plan_sub(arena *a, sub_acts *s, s2s_sub_kind kind, bool pre, bool ad
     s->q = take(a, R * (kind == S2S_SUB_SELF_ATTN ? 3 * d : d));
     if (kind == S2S_SUB_CROSS_ATTN) s->kv = take(a, Rs * 2 * d);
     a->part = S2S_GRAPH_ATTENTION;
-    s->probs = take(a, n_probs);
-    s->norms = take(a, n_norms);
-    if (adrop) {
+    if (ak.lse) s->lse = take(a, n_norms);
+    if (ak.full) {
+        s->probs = take(a, n_probs);
+        s->norms = take(a, n_norms);
+    }
+    if (ak.full && adrop) {
         s->pdrop = take(a, n_probs);
         s->akeep = take_bytes(a, n_probs);
     }
@@ -180,6 +196,30 @@ static void plan_sub(arena *a, sub_acts *s, s2s_sub_kind kind, bool pre, bool ad
 // checkpoint_layers the one set every layer runs in.
 static sub_acts *layer_acts(const s2s_graph *g, sub_acts *acts, const s2s_stack *st, int l) {
     return acts + (g->o.checkpoint_layers ? 0 : (int64_t)l * st->n_subs);
+}
+
+// What attention sublayer i of layer l keeps; with checkpoint_layers (one
+// set for every layer) what any layer's needs.
+static attn_keeps keeps_of(const s2s_graph *g, const s2s_stack *st, int l, int i) {
+    bool chunk = g->o.attention_chunk > 0, full = !chunk;
+    bool ckpt = g->o.checkpoint_layers;
+    for (int k = ckpt ? 0 : l; k < (ckpt ? st->layers : l + 1); k++) {
+        s2s_attn_pattern pt = s2s_sub_pattern(&st->subs[i], k);
+        full |= s2s_pattern_linear(&pt);
+    }
+    return (attn_keeps){.full = full, .lse = chunk};
+}
+
+// Whether some attention of the model keeps its weights (and needs their
+// gradient's scratch).
+static bool any_full(const s2s_graph *g) {
+    const s2s_stack *sts[2] = {&g->m->arch.enc, &g->m->arch.dec};
+    for (int k = 0; k < 2; k++)
+        for (int l = 0; l < sts[k]->layers; l++)
+            for (int i = 0; i < sts[k]->n_subs; i++)
+                if (sts[k]->subs[i].kind != S2S_SUB_FFN && keeps_of(g, sts[k], l, i).full)
+                    return true;
+    return false;
 }
 
 // The sublayers of stack st (every layer's, or one layer's set with
@@ -195,7 +235,8 @@ static void plan_stack(arena *a, sub_acts *acts, const s2s_stack *st, const s2s_
             int64_t keys = kind == S2S_SUB_CROSS_ATTN ? S : kind == S2S_SUB_SELF_ATTN ? T : 0;
             plan_sub(a, &acts[(int64_t)l * st->n_subs + i], kind, pre, g->cap_adrop, N * T,
                      N * S, N * H * T * keys, N * H * T, c->d_model, c->ffn_dim,
-                     !ckpt || i < st->n_subs - 1);
+                     !ckpt || i < st->n_subs - 1,
+                     kind == S2S_SUB_FFN ? (attn_keeps){0} : keeps_of(g, st, l, i));
         }
 }
 
@@ -228,6 +269,21 @@ static void plan_work(arena *a, s2s_graph *g) {
         a->nb = e.nb;
         memcpy(a->pb, e.pb, sizeof e.pb);
     }
+}
+
+// attention_chunk: the blocks' scratch for `rows` (N, H, max(S, T)) query
+// rows, and the guided heads' weights.
+static void plan_chunk(arena *a, s2s_graph *g, int64_t rows) {
+    int64_t C = g->o.attention_chunk, N = g->cap_n, S = g->cap_s, T = g->cap_t;
+    g->chunk = (s2s_chunk_scratch){.chunk = C};
+    g->gprobs = g->cprobs = NULL;
+    if (C <= 0) return;
+    g->chunk.s = take(a, rows * C);
+    g->chunk.dp = take(a, rows * C);
+    if (g->cap_adrop) g->chunk.pd = take(a, rows * C);
+    g->chunk.rows = take(a, rows);
+    if (!g->o.no_guided) g->gprobs = take(a, N * T * S);
+    if (!g->o.no_coref) g->cprobs = take(a, N * S * S);
 }
 
 static void plan(s2s_graph *g, arena *a) {
@@ -266,14 +322,15 @@ static void plan(s2s_graph *g, arena *a) {
     g->dq = take(a, Rm * 3 * d);
     g->dctx = take(a, Rm * d);
     a->part = S2S_GRAPH_ATTENTION;
-    g->dprobs = take(a, N * H * tm * tm);
+    g->dprobs = any_full(g) ? take(a, N * H * tm * tm) : NULL;
+    plan_chunk(a, g, N * H * tm);
     a->part = S2S_GRAPH_SCRATCH;
     g->dff = take(a, Rm * f);
     g->dkv = take(a, Rs * 2 * d);
     g->dsrc = take(a, Rs * d);
     g->dtgt = take(a, Rt * d);
-    g->dguided = take(a, N * T * S);
-    g->dcoref = take(a, N * S * S);
+    g->dguided = g->o.no_guided ? NULL : take(a, N * T * S);
+    g->dcoref = g->o.no_coref ? NULL : take(a, N * S * S);
 }
 
 // Makes the blocks big enough for an (N, S, T) batch; they only grow.
@@ -331,6 +388,9 @@ static void kept_free(stack_kept *k) {
 
 s2s_status s2s_graph_new_opts(s2s_graph **out, const s2s_model *m, const s2s_graph_opts *o) {
     *out = NULL;
+    if (o->attention_chunk < 0)
+        return s2s_fail(S2S_ERR_INVALID, "attention_chunk must be >= 0, not %d",
+                        o->attention_chunk);
     s2s_graph *g = s2s_calloc(1, sizeof *g);
     if (!g) return S2S_ERR_NOMEM;
     g->m = m;
@@ -414,6 +474,7 @@ typedef struct pass {
         const s2s_stack *st;
         int layer, sub, head;
         float *dhead;
+        float *probs;       // attention_chunk: the head's weights (N, R, C)
         const float *A;     // the batch's guide (N, R, C)
         int64_t R, C;
         int rows;           // what the term is averaged over
@@ -533,6 +594,7 @@ static s2s_status begin(pass *p, s2s_graph *g, const s2s_batch *b, float drop, f
 
 static double guide_loss(float *dA, const float *A, const float *probs, int64_t N, int64_t H,
                          int64_t head, int64_t R, int64_t C, double w, int rows);
+static struct guide *guide_of(pass *p, const s2s_stack *st, int l, int i);
 
 // y (R, N) = x (R, K) · W^T + b, W (N, K): s2s_linear, in bf16 when the
 // graph says so.
@@ -577,16 +639,40 @@ static float *used_probs(const pass *p, const sub_acts *a) {
     return p->adrop > 0.0f ? a->pdrop : a->probs;
 }
 
+// Whether an attention of pattern pt (or shape sh) runs in blocks of keys.
+static bool chunks(const pass *p, const s2s_attn_pattern *pt) {
+    return p->g->o.attention_chunk > 0 && !s2s_pattern_linear(pt);
+}
+static bool chunked(const pass *p, const s2s_attn_shape *sh) {
+    return chunks(p, &sh->mask.pattern) && s2s_chunked_fits(sh);
+}
+
+// attention_chunk's forward pass, drawing its dropout key as
+// s2s_attention_train does (one draw), and the weights of the guided head
+// gd reads (or NULL) into gd->probs.
+static s2s_status chunked_fwd(pass *p, sub_acts *a, s2s_qkv v, const s2s_attn_shape *sh,
+                              const struct guide *gd) {
+    a->akey = p->adrop > 0.0f ? s2s_rng_next(p->rng) : 0;
+    S2S_TRY(s2s_chunked_attention_fwd(a->ctx, a->lse, v.q, v.k, v.v, sh, p->adrop, a->akey,
+                                      &p->g->chunk));
+    if (!gd) return S2S_OK;
+    return s2s_chunked_attention_head(gd->probs, a->lse, v.q, v.k, sh, gd->head);
+}
+
 // Attention over q, k, v, then the output projection and the residual:
-// the part self- and cross-attention share.
+// the part self- and cross-attention share. gd: the guided term reading
+// its weights, or NULL.
 static s2s_status attn_tail(pass *p, sub_acts *a, const s2s_attn_weights *w,
                             const s2s_norm_weights *n, s2s_qkv v, const s2s_attn_shape *sh,
-                            int64_t R) {
+                            int64_t R, const struct guide *gd) {
     int64_t d = p->d;
     s2s_attn_shape with_norms = *sh;
     with_norms.norms = a->norms;
-    S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, v.q, v.k, v.v,
-                                &with_norms, p->adrop, p->rng));
+    if (chunked(p, sh))
+        S2S_TRY(chunked_fwd(p, a, v, sh, gd));
+    else
+        S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, v.q, v.k,
+                                    v.v, &with_norms, p->adrop, p->rng));
     S2S_TRY(linear(p, p->g->tmp, a->ctx, w->w_out, w->b_out, R, d, d));
     sub_out(p, a, n, p->g->tmp, R);
     return S2S_OK;
@@ -611,7 +697,7 @@ static void features_fwd(const pass *p, float *base, s2s_qkv v, const s2s_attn_s
 
 // Self-attention over T rows per sentence.
 static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw, int64_t T,
-                                s2s_attn_mask mask) {
+                                s2s_attn_mask mask, const struct guide *gd) {
     const s2s_attn_weights *w = &sw->attn;
     const s2s_norm_weights *n = &sw->norm;
     int64_t d = p->d, R = p->N * T;
@@ -620,12 +706,12 @@ static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw,
     s2s_attn_shape sh = shape_of(p, T, T, mask);
     s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
     features_fwd(p, a->q, v, &sh, true);
-    return attn_tail(p, a, w, n, v, &sh, R);
+    return attn_tail(p, a, w, n, v, &sh, R, gd);
 }
 
 // Cross-attention of the T target rows over the S source rows.
 static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw, int l,
-                                 s2s_attn_mask mask) {
+                                 s2s_attn_mask mask, const struct guide *gd) {
     const s2s_attn_weights *w = &sw->attn;
     int64_t d = p->d, T = p->T, S = p->S, R = p->N * T;
     sub_in(p, a, &sw->norm, R);
@@ -642,7 +728,7 @@ static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw
     }
     s2s_qkv v = s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d);
     features_fwd(p, a->q, v, &sh, false);
-    return attn_tail(p, a, w, &sw->norm, v, &sh, R);
+    return attn_tail(p, a, w, &sw->norm, v, &sh, R, gd);
 }
 
 // The activation stays out of fc1's product: the backward pass needs the
@@ -681,10 +767,11 @@ static s2s_status layer_fwd(pass *p, const s2s_stack *st, sub_acts *la,
         const s2s_sublayer *sub = &st->subs[i];
         sub_acts *a = &la[i];
         a->in = x;
+        const struct guide *gd = guide_of(p, st, l, i);
         if (sub->kind == S2S_SUB_SELF_ATTN)
-            S2S_TRY(self_attn_fwd(p, a, &w[l].sub[i], T, mask_of(p, sub, l, k_len)));
+            S2S_TRY(self_attn_fwd(p, a, &w[l].sub[i], T, mask_of(p, sub, l, k_len), gd));
         else if (sub->kind == S2S_SUB_CROSS_ATTN)
-            S2S_TRY(cross_attn_fwd(p, a, &w[l].sub[i], l, mask_of(p, sub, l, k_len)));
+            S2S_TRY(cross_attn_fwd(p, a, &w[l].sub[i], l, mask_of(p, sub, l, k_len), gd));
         else
             S2S_TRY(ffn_fwd(p, a, &w[l].sub[i].ffn, &w[l].sub[i].norm, p->N * T));
         x = a->out;
@@ -692,15 +779,18 @@ static s2s_status layer_fwd(pass *p, const s2s_stack *st, sub_acts *la,
     return S2S_OK;
 }
 
-// The guided terms reading layer l of stack st, from its activations la.
+// The guided terms reading layer l of stack st, from its activations la
+// (the head's own weights in gd->probs when it ran chunked: la[sub].lse set).
 static void guides_fwd(pass *p, const s2s_stack *st, int l, const sub_acts *la) {
     struct guide *g[2] = {&p->guided, &p->coref};
     float w[2] = {p->guided_w, p->coref_w};
     for (int k = 0; k < 2; k++) {
         struct guide *gd = g[k];
-        if (w[k] > 0.0f && gd->st == st && gd->layer == l)
-            gd->loss = guide_loss(gd->dhead, gd->A, la[gd->sub].probs, p->N, p->H, gd->head,
-                                  gd->R, gd->C, w[k], gd->rows);
+        if (!(w[k] > 0.0f && gd->st == st && gd->layer == l)) continue;
+        s2s_attn_pattern pt = s2s_sub_pattern(&st->subs[gd->sub], l);
+        bool ch = chunks(p, &pt);
+        gd->loss = guide_loss(gd->dhead, gd->A, ch ? gd->probs : la[gd->sub].probs, p->N,
+                              ch ? 1 : p->H, ch ? 0 : gd->head, gd->R, gd->C, w[k], gd->rows);
     }
 }
 
@@ -880,6 +970,12 @@ static struct guide *guide_of(pass *p, const s2s_stack *st, int l, int i) {
 // its queries' and keys' views, through linear heads' features.
 static s2s_status heads_bwd(pass *p, sub_acts *a, s2s_qkv v, s2s_rows dq, s2s_rows dk,
                             s2s_rows dv, const s2s_attn_shape *sh, const struct guide *gd) {
+    if (chunked(p, sh)) {
+        s2s_chunk_saved c = {.q = v.q, .k = v.k, .v = v.v, .ctx = a->ctx, .lse = a->lse,
+                             .p = p->adrop, .key = a->akey, .dhead = gd ? gd->dhead : NULL,
+                             .phead = gd ? gd->probs : NULL, .head = gd ? gd->head : 0};
+        return s2s_chunked_attention_bwd(dq, dk, dv, p->g->dctx, &c, sh, &p->g->chunk);
+    }
     s2s_attn_saved f = {.q = v.q, .k = v.k, .v = v.v, .probs = a->probs,
                         .pdrop = used_probs(p, a), .keep = a->akeep, .p = p->adrop,
                         .norms = a->norms};
@@ -1065,6 +1161,10 @@ s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_trai
         return s2s_fail(S2S_ERR_INVALID, "guided coreference: layer %d, head %d; the model has "
                         "%d encoder layers of %d heads", o->coref_layer, o->coref_head,
                         c->encoder_layers, c->heads);
+    if ((o->guided_weight > 0.0f && g->o.no_guided) || (o->coref_weight > 0.0f && g->o.no_coref))
+        return s2s_fail(S2S_ERR_INVALID, "guided %s is on, but the training graph was made "
+                        "without it", o->guided_weight > 0.0f && g->o.no_guided
+                                          ? "alignment" : "coreference");
     pass p;
     S2S_TRY(begin(&p, g, b, o->dropout, o->attention_dropout, rng));
     p.grads = grads;
@@ -1077,7 +1177,7 @@ s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_trai
         p.guided = (struct guide){
             .st = &arch->dec, .layer = o->guided_layer,
             .sub = s2s_stack_find(&arch->dec, S2S_SUB_CROSS_ATTN),
-            .head = o->guided_head, .dhead = g->dguided,
+            .head = o->guided_head, .dhead = g->dguided, .probs = g->gprobs,
             .A = b->align, .R = p.T, .C = p.S, .rows = p.norm_guided,
         };
     }
@@ -1086,7 +1186,7 @@ s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_trai
         p.coref = (struct guide){
             .st = &arch->enc, .layer = o->coref_layer,
             .sub = s2s_stack_find(&arch->enc, S2S_SUB_SELF_ATTN),
-            .head = o->coref_head, .dhead = g->dcoref,
+            .head = o->coref_head, .dhead = g->dcoref, .probs = g->cprobs,
             .A = b->coref, .R = p.S, .C = p.S, .rows = p.norm_coref,
         };
     }

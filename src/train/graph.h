@@ -73,6 +73,17 @@ typedef struct s2s_graph_opts {
     // and accumulated in fp32 (s2s_mm_args.bf16); the weights, gradients,
     // softmax, LayerNorm and loss stay fp32.
     bool bf16;
+    // 0, or keys per block of exact chunked attention
+    // (train/attention_chunked.h): every attention without linear heads
+    // keeps one log-sum-exp per query row instead of its weights, and the
+    // backward pass computes each block's scores again. The gradients equal
+    // the plain graph's within fp32 rounding; the dropout masks are the same.
+    int attention_chunk;
+    // The runs this graph serves have no guided alignment (no_guided) or no
+    // guided coreference (no_coref) term: the buffers of its head's
+    // weights and their gradient (N, T, S) or (N, S, S) are not laid out,
+    // and s2s_forward_backward refuses that term.
+    bool no_guided, no_coref;
 } s2s_graph_opts;
 
 s2s_graph_opts s2s_graph_default_opts(void);
@@ -86,8 +97,10 @@ void s2s_graph_free(s2s_graph *g);
 // and FFN values, dropout masks, Q/K/V and contexts, logits (with
 // checkpoint_layers: the layers' inputs and one layer's set). Attention:
 // the weights (N, H, Tq, Tk) of every attention kept, their dropout copy
-// and mask, and the backward pass's gradient of them. Scratch: the rest of
-// the backward pass's buffers.
+// and mask, and the backward pass's gradient of them; with attention_chunk,
+// a log-sum-exp per query row instead, the blocks' scratch (N, H, Tq, C)
+// and the guided heads' weights (N, T, S) and (N, S, S). Scratch: the rest
+// of the backward pass's buffers.
 typedef enum s2s_graph_part {
     S2S_GRAPH_ACTIVATIONS,
     S2S_GRAPH_ATTENTION,

@@ -133,6 +133,10 @@ static s2s_graph_opts graph_opts(const s2s_config *cfg) {
     s2s_graph_opts go = s2s_graph_default_opts();
     go.checkpoint_layers = cfg->train.checkpoint_activations == S2S_CHECKPOINT_LAYER;
     go.bf16 = cfg->train.compute_type == S2S_TRAIN_BF16;
+    go.attention_chunk = cfg->train.attention_chunk;
+    go.no_guided = !(cfg->train.guided_alignment.layer >= 0 &&
+                     cfg->train.guided_alignment.weight > 0.0f);
+    go.no_coref = !(cfg->train.guided_coref.layer >= 0 && cfg->train.guided_coref.weight > 0.0f);
     return go;
 }
 
