@@ -34,16 +34,18 @@ fi
 
 scripts/corpus.sh
 
-# The npm packages two tests drive, pinned (the next major versions need
-# Node.js 22; Debian 12 has 18), installed here so that the test suite
-# downloads nothing: yaml-language-server (tests/yaml_ls_test.sh) and
-# puppeteer-core (tests/serve_browser_test.sh, attention_grid_test.sh; its own browser download is
-# never used). They go to tests/npm/ (git-ignored; S2S_NPM_DIR elsewhere).
+# The npm packages the tests drive, pinned (the next major versions need
+# Node.js 20 or 22; Debian 12 has 18), installed here so that the test suite
+# downloads nothing: yaml-language-server (tests/yaml_ls_test.sh),
+# puppeteer-core (tests/serve_browser_test.sh, attention_grid_test.sh,
+# plot_browser_test.sh, lab_page_test.sh; its own browser download is never
+# used) and marked (lab_page_test.sh renders docs/attention-lab.md with it).
+# They go to tests/npm/ (git-ignored; S2S_NPM_DIR elsewhere).
 # Without the registry, setup says so and goes on; it writes the reason to
-# tests/npm/unavailable, and those two tests skip with it. All are
+# tests/npm/unavailable, and those tests skip with it. All are
 # installed together: npm removes what a later install does not name.
 npm_dir=${S2S_NPM_DIR:-tests/npm}
-npm_pkgs=(yaml-language-server@1.25.0 puppeteer-core@24.40.0)
+npm_pkgs=(yaml-language-server@1.25.0 puppeteer-core@24.40.0 marked@15.0.12)
 npm_missing=()
 for p in "${npm_pkgs[@]}"; do
   grep -qs "\"version\": \"${p##*@}\"" "$npm_dir/node_modules/${p%@*}/package.json" || npm_missing+=("$p")
@@ -51,7 +53,7 @@ done
 if [ ${#npm_missing[@]} -gt 0 ]; then
   mkdir -p "$npm_dir"
   rm -f "$npm_dir/unavailable"
-  echo "setup: installing ${npm_missing[*]} from npm into $npm_dir/ (for the tests yaml_ls, serve_browser and attention_grid)"
+  echo "setup: installing ${npm_missing[*]} from npm into $npm_dir/ (for the tests yaml_ls, serve_browser, attention_grid, plot_browser and lab_page)"
   reason=
   if ! command -v npm >/dev/null; then
     reason="npm is not installed"
@@ -70,7 +72,7 @@ if [ ${#npm_missing[@]} -gt 0 ]; then
   if [ -n "$reason" ]; then
     echo "$reason" >"$npm_dir/unavailable"
     echo "setup: WARNING: $reason" >&2
-    echo "setup: WARNING: the tests yaml_ls, serve_browser and attention_grid will be skipped" >&2
+    echo "setup: WARNING: the tests yaml_ls, serve_browser, attention_grid, plot_browser and lab_page will be skipped" >&2
   fi
 fi
 

@@ -1,6 +1,6 @@
 # Shared by the tests that drive a page in headless Chromium through
 # puppeteer-core (serve_browser_test.sh, attention_grid_test.sh,
-# plot_browser_test.sh). Source it
+# plot_browser_test.sh, lab_page_test.sh). Source it
 # with the test's arguments (PATH/TO/s2s first) after `set -u`. It sets S2S
 # (absolute), ROOT, CHROMIUM, NPM_DIR and PUPPETEER, and TMP (removed on
 # exit, with a server that serve_start started). puppeteer-core is installed
@@ -9,7 +9,8 @@
 # when setup recorded that the npm registry could not be reached, with that
 # reason; without chromium, node, a CJK font or puppeteer-core it is skipped
 # too, except under CI (CI=true), where scripts/setup.sh has installed them
-# and their absence is a failure.
+# and their absence is a failure. `need_npm PACKAGE` applies the same rules
+# to another package of tests/npm/ (lab_page_test.sh's marked).
 S2S=${1:?usage: $(basename "$0") PATH/TO/s2s}
 case $S2S in /*) ;; *) S2S=$PWD/$S2S ;; esac
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -26,13 +27,15 @@ missing() {
 [ -x "$CHROMIUM" ] || missing "$CHROMIUM not found"
 command -v node >/dev/null || missing "node is needed"
 fc-list :lang=zh | grep -q . || missing "no CJK font: Chinese would show as empty boxes"
-if [ ! -f "$PUPPETEER/package.json" ]; then
+need_npm() {  # need_npm PACKAGE: skipped, or failed under CI, without tests/npm's PACKAGE
+  [ -f "$NPM_DIR/node_modules/$1/package.json" ] && return
   if [ -s "$NPM_DIR/unavailable" ]; then  # setup could not install it, and said why
-    echo "SKIP: puppeteer-core is not installed: $(head -n 1 "$NPM_DIR/unavailable")"
+    echo "SKIP: $1 is not installed: $(head -n 1 "$NPM_DIR/unavailable")"
     exit 77
   fi
-  missing "puppeteer-core is not installed in $NPM_DIR"
-fi
+  missing "$1 is not installed in $NPM_DIR"
+}
+need_npm puppeteer-core
 
 TMP=$(mktemp -d)
 server=
