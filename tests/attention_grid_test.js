@@ -8,6 +8,7 @@
 const fs = require('fs');
 const [pptrPath, chromium, profile, casesPath, url, shotDir] = process.argv.slice(2);
 const puppeteer = require(pptrPath);
+const {launch} = require('./browser_lib.js');
 let passed = 0, failed = 0;
 function check(name, ok, detail) {
   if (ok) passed++;
@@ -200,11 +201,7 @@ async function serve(browser, shape) {
 }
 
 (async () => {
-  const browser = await puppeteer.launch({
-    executablePath: chromium, headless: true, userDataDir: profile,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launch(puppeteer, chromium, profile);
   try {
     const cases = JSON.parse(fs.readFileSync(casesPath, 'utf8'));
     await reports(browser, cases);

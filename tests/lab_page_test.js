@@ -9,6 +9,7 @@
 const fs = require('fs'), path = require('path'), {pathToFileURL} = require('url');
 const [pptrPath, markedPath, chromium, profile, mdPath, htmlPath, layers, heads, screenshot] = process.argv.slice(2);
 const puppeteer = require(pptrPath);
+const {launch} = require('./browser_lib.js');
 const {marked} = require(markedPath);
 let passed = 0, failed = 0;
 function check(name, ok, detail) {
@@ -114,11 +115,7 @@ async function visit(browser, want) {
     'pre{background:#f6f8fa;padding:8px;overflow:auto;font:12px/1.3 monospace}img{max-width:100%}' +
     'table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}</style>\n' +
     '</head><body>\n' + marked.parse(md) + '</body></html>\n');
-  const browser = await puppeteer.launch({
-    executablePath: chromium, headless: true, userDataDir: profile,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launch(puppeteer, chromium, profile);
   try {
     await visit(browser, expected(md));
   } catch (e) {

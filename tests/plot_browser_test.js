@@ -8,6 +8,7 @@
 const fs = require('fs');
 const [pptrPath, chromium, profile, svg, html, screenshot, ...logs] = process.argv.slice(2);
 const puppeteer = require(pptrPath);
+const {launch} = require('./browser_lib.js');
 let passed = 0, failed = 0;
 function check(name, ok, detail) {
   if (ok) passed++;
@@ -67,11 +68,7 @@ async function visit(browser, file, want, shot) {
 }
 
 (async () => {
-  const browser = await puppeteer.launch({
-    executablePath: chromium, headless: true, userDataDir: profile,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launch(puppeteer, chromium, profile);
   try {
     const want = expected();
     await visit(browser, svg, want, screenshot);

@@ -3,6 +3,7 @@
 'use strict';
 const [pptrPath, chromium, url, profile, screenshot] = process.argv.slice(2);
 const puppeteer = require(pptrPath);
+const {launch} = require('./browser_lib.js');
 let passed = 0, failed = 0;
 function check(name, ok, detail) {
   if (ok) passed++;
@@ -31,11 +32,7 @@ const ready = (page, n) => page.waitForFunction(k => +(document.body.getAttribut
   !document.getElementById('status').textContent, {timeout: 60000}, n);
 
 (async () => {
-  const browser = await puppeteer.launch({
-    executablePath: chromium, headless: true, userDataDir: profile,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launch(puppeteer, chromium, profile);
   const errors = [];
   const watch = page => {
     page.on('console', m => { if (m.type() === 'error' || m.type() === 'warn') errors.push(m.text()); });
