@@ -229,7 +229,8 @@ Test(matmul, strided_output_into_concatenated_heads) {
 
 // s2s_mm with .bf16 against the plain loop on bf16-rounded operands, for
 // the views decoding uses: K^T read in place, a strided output, broadcast
-// B with accumulate; and a transposed A.
+// B with accumulate; and a transposed A. Each with A, B or both handed in
+// bf16 already (a_is_bf16, b_is_bf16), as training's products take them.
 Test(matmul, bf16_products_match_reference_on_rounded_operands) {
     int64_t B = 3, H = 4, dh = 8, d = H * dh, T = 11;
     size_t n_qkv = (size_t)(B * T * 3 * d), n_out = (size_t)(B * H * T * d);
@@ -267,6 +268,17 @@ Test(matmul, bf16_products_match_reference_on_rounded_operands) {
         ref_fill(got, (int64_t)n_out, 22, 1.0f);
         cr_assert_eq(s2s_mm(got, qkv, (const float *)(const void *)(qkv16 + d), &pb), S2S_OK);
         cr_assert_lt(ref_max_diff(got, want, (int64_t)n_out), 1e-4f, "case %d, B in bf16", c);
+        // A in bf16 (transposed in case 3), then both: the same values
+        s2s_mm_args pa = p;
+        pa.a_is_bf16 = true;
+        ref_fill(got, (int64_t)n_out, 22, 1.0f);
+        cr_assert_eq(s2s_mm(got, (const float *)(const void *)qkv16, qkv + d, &pa), S2S_OK);
+        cr_assert_lt(ref_max_diff(got, want, (int64_t)n_out), 1e-4f, "case %d, A in bf16", c);
+        pa.b_is_bf16 = true;
+        ref_fill(got, (int64_t)n_out, 22, 1.0f);
+        cr_assert_eq(s2s_mm(got, (const float *)(const void *)qkv16,
+                            (const float *)(const void *)(qkv16 + d), &pa), S2S_OK);
+        cr_assert_lt(ref_max_diff(got, want, (int64_t)n_out), 1e-4f, "case %d, both bf16", c);
         // and not the fp32 product: the rounding did happen
         ref_fill(want, (int64_t)n_out, 22, 1.0f);
         ref_mm(want, qkv, qkv + d, &p);

@@ -213,6 +213,8 @@ typedef struct thread_cache {
     mem_cache *mems;       // allocated on first use
     void *scratch;         // quantised activations and int32 sums (s2s_linear_w)
     size_t scratch_size;
+    void *operands;        // s2s_bf16_scratch's, kept apart from scratch
+    size_t operands_size;
     struct thread_cache *prev, *next;
 } thread_cache;
 
@@ -234,6 +236,9 @@ static void release_thread_cache(thread_cache *c) {
     free(c->scratch);
     c->scratch = NULL;
     c->scratch_size = 0;
+    free(c->operands);
+    c->operands = NULL;
+    c->operands_size = 0;
 }
 
 static void thread_exit(void *p) {
@@ -403,32 +408,46 @@ static void pack_bf16(uint16_t *dst, const float *src, int64_t b0, int64_t b1, i
     memcpy(d, dense, sizeof dense);
 }
 
+// *buf, grown to at least `bytes` (contents not kept), or NULL.
+static void *grow(void **buf, size_t *size, size_t bytes) {
+    if (*size < bytes) {
+        free(*buf);
+        *buf = malloc(bytes);
+        *size = *buf ? bytes : 0;
+    }
+    return *buf;
+}
+
 // This thread's scratch, at least `bytes` long (contents not kept).
 static void *scratch_get(size_t bytes) {
     thread_cache *c = thread_cache_get();
-    if (!c) return NULL;
-    if (c->scratch_size < bytes) {
-        free(c->scratch);
-        c->scratch = malloc(bytes);
-        c->scratch_size = c->scratch ? bytes : 0;
-    }
-    return c->scratch;
+    return c ? grow(&c->scratch, &c->scratch_size, bytes) : NULL;
+}
+
+uint16_t *s2s_bf16_scratch(size_t n) {
+    thread_cache *c = thread_cache_get();
+    return c ? grow(&c->operands, &c->operands_size, s2s_size_mul(n, sizeof(uint16_t))) : NULL;
 }
 
 s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *p) {
-    S2S_ASSERT(p->bf16 || !p->b_is_bf16);
+    S2S_ASSERT(p->bf16 || (!p->a_is_bf16 && !p->b_is_bf16));
     if (!p->bf16 || p->b0 == 0 || p->b1 == 0 || p->m == 0 || p->n == 0)
         return mm_typed(c, a, b, p, f32_types);
-    size_t na = S2S_SIZE(p->b0, p->b1, p->m, p->k);
+    size_t na = p->a_is_bf16 ? 0 : S2S_SIZE(p->b0, p->b1, p->m, p->k);
     size_t nb = p->b_is_bf16 ? 0 : S2S_SIZE(p->b0, p->b1, p->k, p->n);
-    uint16_t *qa = scratch_get(s2s_size_mul(s2s_size_add(na, nb), sizeof(uint16_t)));
-    if (!qa) return s2s_fail(S2S_ERR_NOMEM, "out of memory (bf16 product scratch)");
     s2s_mm_args d = *p;
-    pack_bf16(qa, a, p->b0, p->b1, p->m, p->k, p->sa, d.sa);
-    const void *qb = b;
-    if (!p->b_is_bf16) {
-        qb = qa + na;
-        pack_bf16(qa + na, b, p->b0, p->b1, p->k, p->n, p->sb, d.sb);
+    const void *qa = a, *qb = b;
+    if (na + nb > 0) {
+        uint16_t *q = scratch_get(s2s_size_mul(s2s_size_add(na, nb), sizeof(uint16_t)));
+        if (!q) return s2s_fail(S2S_ERR_NOMEM, "out of memory (bf16 product scratch)");
+        if (na) {
+            pack_bf16(q, a, p->b0, p->b1, p->m, p->k, p->sa, d.sa);
+            qa = q;
+        }
+        if (nb) {
+            pack_bf16(q + na, b, p->b0, p->b1, p->k, p->n, p->sb, d.sb);
+            qb = q + na;
+        }
     }
     return mm_typed(c, qa, qb, &d, (mm_types){dnnl_bf16, dnnl_bf16, dnnl_f32});
 }

@@ -31,6 +31,7 @@ typedef struct s2s_mm_args {
     bool accumulate;    // C += (...) instead of C = (...)
     s2s_mm_act act;     // applied last
     bool bf16;          // A and B rounded to bf16 (dense copies), summed in f32
+    bool a_is_bf16;     // with bf16: A holds bf16 values already (uint16_t), read in place
     bool b_is_bf16;     // with bf16: B holds bf16 values already, read in place
     // The sizes and strides are made into the primitive (one per shape, made
     // on first use, about 1.3 ms each, at most 16 shapes a process; past
@@ -54,6 +55,12 @@ typedef struct s2s_mm_args {
 // docs/benchmarks.md); one-row products run on fp32 gemv kernels and
 // those scores on a small-N one, which cost little to make.
 s2s_status s2s_mm(float *c, const float *a, const float *b, const s2s_mm_args *args);
+
+// This thread's buffer of at least n bf16 values for an operand its caller
+// rounds once and hands to several s2s_mm calls (a_is_bf16 / b_is_bf16):
+// s2s_mm's own copies never use it. Contents are not kept from one caller
+// to the next; NULL when out of memory (no error message set).
+uint16_t *s2s_bf16_scratch(size_t n);
 
 // nn.Linear: y (rows, N) (+)= act(x (rows, K) · W^T + bias), W (N, K)
 // row-major, or W^T (K, N) row-major when transposed (decoding's copy:

@@ -48,10 +48,12 @@ void s2s_colsum(float *db, const float *dy, int64_t rows, int64_t n);
 
 // For y (R, N) = x (R, K) · W^T + b with W (N, K), all contiguous:
 // dx (R, K) (+)= dy · W, dW (N, K) += dy^T · x, db (N) += colsum(dy).
-// Any of dx, dw, db may be NULL. bf16: both products on bf16 copies of
-// their operands, summed (and accumulated) in fp32 (s2s_mm_args.bf16).
+// Any of dx, dw, db may be NULL. w16: NULL (fp32 products), or W rounded
+// to bf16 (laid out like W): both products then run in bf16 (s2s_mm_args.bf16),
+// dy rounded once for the two, W read from w16, x rounded by s2s_mm; the
+// sums (and the accumulation) in fp32.
 s2s_status s2s_linear_backward(float *dx, float *dw, float *db, const float *dy,
-                               const float *x, const float *w, int64_t rows, int64_t k,
-                               int64_t n, bool accumulate_dx, bool bf16);
+                               const float *x, const float *w, const uint16_t *w16,
+                               int64_t rows, int64_t k, int64_t n, bool accumulate_dx);
 
 #endif

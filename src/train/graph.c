@@ -122,6 +122,10 @@ struct s2s_graph {
     s2s_chunk_scratch chunk;
     float *gprobs;  // (N, T, S) guided alignment's head
     float *cprobs;  // (N, S, S) guided coreference's head
+    // bf16: the parameters rounded to bf16 (laid out like m->params), made
+    // at the start of every pass, so once per optimizer step; the products
+    // read the weights there instead of rounding them at every product.
+    uint16_t *w16;
 };
 
 // ---- memory plan ----
@@ -398,8 +402,9 @@ s2s_status s2s_graph_new_opts(s2s_graph **out, const s2s_model *m, const s2s_gra
     const s2s_stack *enc = &m->arch.enc, *dec = &m->arch.dec;
     g->enc = s2s_calloc((size_t)enc->layers * (size_t)enc->n_subs, sizeof(sub_acts));
     g->dec = s2s_calloc((size_t)dec->layers * (size_t)dec->n_subs, sizeof(sub_acts));
+    if (o->bf16) g->w16 = s2s_calloc(m->n_params, sizeof(uint16_t));
     if (!g->enc || !g->dec || !kept_new(&g->enc_kept, enc->layers) ||
-        !kept_new(&g->dec_kept, dec->layers)) {
+        !kept_new(&g->dec_kept, dec->layers) || (o->bf16 && !g->w16)) {
         s2s_graph_free(g);
         return S2S_ERR_NOMEM;
     }
@@ -420,6 +425,7 @@ void s2s_graph_free(s2s_graph *g) {
     free(g->dec);
     kept_free(&g->enc_kept);
     kept_free(&g->dec_kept);
+    free(g->w16);
     free(g);
 }
 
@@ -492,6 +498,12 @@ static s2s_rows grad_of(float *dbase, const float *base, s2s_view v) {
 
 // The gradient of weight w: the same offset in the gradient block.
 static float *G(const pass *p, const float *w) { return p->grads + (w - p->m->params); }
+
+// Weight w's bf16 copy (the same offset in g->w16), or NULL in fp32.
+static const uint16_t *W16(const pass *p, const float *w) {
+    S2S_ASSERT(w >= p->m->params && w < p->m->params + p->m->n_params);
+    return p->bf16 ? p->g->w16 + (w - p->m->params) : NULL;
+}
 
 typedef struct guide_names {
     const char *weight, *plural, *count, *row, *col;
@@ -587,6 +599,7 @@ static s2s_status begin(pass *p, s2s_graph *g, const s2s_batch *b, float drop, f
         .drop = drop, .adrop = adrop, .rng = rng, .bf16 = g->o.bf16,
         .norm_tokens = b->n_tokens, .norm_guided = b->n_guided, .norm_coref = b->n_coref,
     };
+    if (g->o.bf16) s2s_to_bf16(g->w16, m->params, m->n_params);
     return reserve(g, p->N, p->S, p->T, adrop > 0.0f);
 }
 
@@ -603,9 +616,9 @@ static s2s_status linear(const pass *p, float *y, const float *x, const float *w
     s2s_mm_args a = {
         .b0 = 1, .b1 = 1, .m = rows, .k = k, .n = n,
         .sa = {0, 0, k, 1}, .sb = {0, 0, 1, k}, .sc = {0, 0, n, 1},
-        .alpha = 1.0f, .bias = bias, .bf16 = p->bf16,
+        .alpha = 1.0f, .bias = bias, .bf16 = p->bf16, .b_is_bf16 = p->bf16,
     };
-    return s2s_mm(y, x, w, &a);
+    return s2s_mm(y, x, p->bf16 ? (const float *)(const void *)W16(p, w) : w, &a);
 }
 
 // x (N*len, D) = drop(E[ids] * sqrt(D) + PE[pos])
@@ -997,13 +1010,13 @@ static s2s_status self_attn_bwd(pass *p, sub_acts *a, const s2s_sub_weights *sw,
     bool acc;
     float *dsub = sub_bwd_begin(p, a, &sw->norm, dx, R, &din, &acc);
     S2S_TRY(s2s_linear_backward(g->dctx, G(p, w->w_out), G(p, w->b_out), dsub, a->ctx,
-                                w->w_out, R, d, d, false, p->bf16));
+                                w->w_out, W16(p, w->w_out), R, d, d, false));
     s2s_attn_shape sh = shape_of(p, T, T, mask);
     s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
     S2S_TRY(heads_bwd(p, a, v, grad_of(g->dq, a->q, v.q), grad_of(g->dq, a->q, v.k),
                       grad_of(g->dq, a->q, v.v), &sh, gd));
-    S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv, R,
-                                d, 3 * d, acc, p->bf16));
+    S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv,
+                                W16(p, w->w_qkv), R, d, 3 * d, acc));
     sub_bwd_end(p, a, &sw->norm, dx, R);
     return S2S_OK;
 }
@@ -1018,17 +1031,17 @@ static s2s_status cross_attn_bwd(pass *p, sub_acts *a, const s2s_sub_weights *sw
     bool acc;
     float *dsub = sub_bwd_begin(p, a, &sw->norm, dx, R, &din, &acc);
     S2S_TRY(s2s_linear_backward(g->dctx, G(p, w->w_out), G(p, w->b_out), dsub, a->ctx,
-                                w->w_out, R, d, d, false, p->bf16));
+                                w->w_out, W16(p, w->w_out), R, d, d, false));
     s2s_attn_shape sh = shape_of(p, T, S, mask);
     s2s_qkv v = s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d);
     S2S_TRY(heads_bwd(p, a, v, grad_of(g->dq, a->q, v.q), grad_of(g->dkv, a->kv, v.k),
                       grad_of(g->dkv, a->kv, v.v), &sh, gd));
-    S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv, R,
-                                d, d, acc, p->bf16));
+    S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv,
+                                W16(p, w->w_qkv), R, d, d, acc));
     const float *w_kv = s2s_recipe_kv_weight(w->w_qkv, d);
     S2S_TRY(s2s_linear_backward(g->dsrc, G(p, w_kv), G(p, s2s_recipe_kv_bias(w->b_qkv, d)),
-                                g->dkv, g->memory, w_kv, p->N * S, d, 2 * d,
-                                /*accumulate_dx=*/true, p->bf16));
+                                g->dkv, g->memory, w_kv, W16(p, w_kv), p->N * S, d, 2 * d,
+                                /*accumulate_dx=*/true));
     sub_bwd_end(p, a, &sw->norm, dx, R);
     return S2S_OK;
 }
@@ -1040,14 +1053,14 @@ static s2s_status ffn_bwd(pass *p, sub_acts *a, const s2s_ffn_weights *w,
     float *din;
     bool acc;
     float *dsub = sub_bwd_begin(p, a, n, dx, R, &din, &acc);
-    S2S_TRY(s2s_linear_backward(g->dff, G(p, w->w2), G(p, w->b2), dsub, a->act, w->w2, R, f, d,
-                                false, p->bf16));
+    S2S_TRY(s2s_linear_backward(g->dff, G(p, w->w2), G(p, w->b2), dsub, a->act, w->w2,
+                                W16(p, w->w2), R, f, d, false));
     if (p->m->cfg.model.activation == S2S_ACT_GELU)
         s2s_gelu_backward(g->dff, g->dff, a->a1, R * f);
     else
         s2s_relu_backward(g->dff, g->dff, a->a1, R * f);
-    S2S_TRY(s2s_linear_backward(din, G(p, w->w1), G(p, w->b1), g->dff, a->h, w->w1, R, d, f,
-                                acc, p->bf16));
+    S2S_TRY(s2s_linear_backward(din, G(p, w->w1), G(p, w->b1), g->dff, a->h, w->w1,
+                                W16(p, w->w1), R, d, f, acc));
     sub_bwd_end(p, a, n, dx, R);
     return S2S_OK;
 }
@@ -1107,7 +1120,7 @@ static s2s_status backward(pass *p) {
     // then collects this and the embedding's contribution.
     float *dh = p->pre ? g->dh : g->dtgt;
     S2S_TRY(s2s_linear_backward(dh, G(p, m->gen_w), G(p, m->gen_b), g->logits, g->hfin,
-                                m->gen_w, Rt, d, p->V, false, p->bf16));
+                                m->gen_w, W16(p, m->gen_w), Rt, d, p->V, false));
     if (p->pre)
         s2s_layernorm_backward(g->dtgt, G(p, m->dec_norm.w), G(p, m->dec_norm.b), g->dh,
                                g->dec_norm.xhat, g->dec_norm.rstd, m->dec_norm.w, Rt, d, false);
