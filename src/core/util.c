@@ -25,23 +25,6 @@ void s2s_rng_seed(s2s_rng *r, uint64_t seed) {
     for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&seed);
 }
 
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-uint64_t s2s_rng_next(s2s_rng *r) {
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
-double s2s_rng_uniform(s2s_rng *r) { return (double)(s2s_rng_next(r) >> 11) * 0x1.0p-53; }
-
 int s2s_read_line(FILE *f, char **buf, size_t *cap, size_t max, size_t *len, bool *too_long) {
     size_t n = 0, total = 0;
     // Reading through has a bound too: past it, an endless stream

@@ -16,9 +16,28 @@ typedef struct s2s_rng {
 } s2s_rng;
 
 void s2s_rng_seed(s2s_rng *r, uint64_t seed);
-uint64_t s2s_rng_next(s2s_rng *r);
-// Uniform in [0, 1).
-double s2s_rng_uniform(s2s_rng *r);
+
+// Inline, so that a loop of draws (dropout masks) keeps the state in
+// registers.
+static inline uint64_t s2s_rotl64(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static inline uint64_t s2s_rng_next(s2s_rng *r) {
+    uint64_t *s = r->s;
+    uint64_t result = s2s_rotl64(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = s2s_rotl64(s[3], 45);
+    return result;
+}
+
+// Uniform in [0, 1): the top 53 bits of a draw, times 2^-53.
+static inline double s2s_rng_uniform(s2s_rng *r) {
+    return (double)(s2s_rng_next(r) >> 11) * 0x1.0p-53;
+}
 
 // FNV-1a (64-bit), for hash tables and for tying files together; not for
 // input an adversary picks. s2s_fnv1a hashes n bytes at p; s2s_fnv1a_word

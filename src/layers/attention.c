@@ -43,18 +43,29 @@ static strides weights_t(const s2s_attn_shape *s) {
     return (strides){{s->heads * s->tq * s->tk, s->tq * s->tk, 1, s->tk}};
 }
 
-// c (B, H, M, N) = alpha a (B, H, M, K) · b (B, H, K, N).
-static s2s_status per_head(float *c, strides sc, const float *a, strides sa, const float *b,
-                           strides sb, const s2s_attn_shape *s, int64_t m, int64_t k, int64_t n,
-                           float alpha, bool bf16) {
+// Which operands of a bf16 product are in bf16 already (uint16_t).
+enum { IN_F32 = 0, A_BF16 = 1, B_BF16 = 2 };
+
+// c (B, H, M, N) = alpha a (B, H, M, K) · b (B, H, K, N); with bf16, `in`
+// says which of a and b hold bf16 values already.
+static s2s_status per_head_in(float *c, strides sc, const void *a, strides sa, const void *b,
+                              strides sb, const s2s_attn_shape *s, int64_t m, int64_t k,
+                              int64_t n, float alpha, bool bf16, int in) {
     s2s_mm_args args = {
         .b0 = s->batch, .b1 = s->heads, .m = m, .k = k, .n = n,
         .alpha = alpha, .bf16 = bf16,
+        .a_is_bf16 = bf16 && (in & A_BF16), .b_is_bf16 = bf16 && (in & B_BF16),
     };
     memcpy(args.sa, sa.s, sizeof sa.s);
     memcpy(args.sb, sb.s, sizeof sb.s);
     memcpy(args.sc, sc.s, sizeof sc.s);
     return s2s_mm(c, a, b, &args);
+}
+
+static s2s_status per_head(float *c, strides sc, const float *a, strides sa, const float *b,
+                           strides sb, const s2s_attn_shape *s, int64_t m, int64_t k, int64_t n,
+                           float alpha, bool bf16) {
+    return per_head_in(c, sc, a, sa, b, sb, s, m, k, n, alpha, bf16, IN_F32);
 }
 
 // A layer with linear heads scales its softmax heads' queries instead
@@ -268,15 +279,24 @@ s2s_status s2s_attention_backward(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *
                                   const float *dctx, const s2s_attn_saved *f,
                                   const s2s_attn_shape *s, const float *dhead, int64_t head) {
     int64_t B = s->batch, H = s->heads, dh = s->head_dim, tq = s->tq, tk = s->tk;
-    int64_t n = B * H * tq * tk;
+    int64_t n = B * H * tq * tk, nd = B * tq * H * dh;
     const float *w = f->p > 0.0f ? f->pdrop : f->probs;
+    // bf16: dO, then dS, rounded once for their two products each
+    uint16_t *r16 = NULL;
+    const void *dO = dctx, *dS = dprobs;
+    if (s->bf16) {
+        r16 = s2s_bf16_scratch((size_t)(n > nd ? n : nd));
+        if (!r16) return s2s_fail(S2S_ERR_NOMEM, "out of memory (bf16 attention gradients)");
+        s2s_to_bf16(r16, dctx, (size_t)nd);
+        dO = dS = r16;
+    }
 
     // dPd (B, H, Tq, Tk) = dO (B, H, Tq, Dh) · V^T
-    S2S_TRY(per_head(dprobs, weights_of(s), dctx, context_of(s), f->v.p,
-                     heads_t(f->v.bs, f->v.rs, s), s, tq, dh, tk, 1.0f, s->bf16));
+    S2S_TRY(per_head_in(dprobs, weights_of(s), dO, context_of(s), f->v.p,
+                        heads_t(f->v.bs, f->v.rs, s), s, tq, dh, tk, 1.0f, s->bf16, A_BF16));
     // dV (B, H, Tk, Dh) = Pd^T · dO
-    S2S_TRY(per_head(dv.p, heads_of(dv.bs, dv.rs, s), w, weights_t(s), dctx, context_of(s), s,
-                     tk, tq, dh, 1.0f, s->bf16));
+    S2S_TRY(per_head_in(dv.p, heads_of(dv.bs, dv.rs, s), w, weights_t(s), dO, context_of(s),
+                        s, tk, tq, dh, 1.0f, s->bf16, B_BF16));
 
     s2s_dropout_backward(dprobs, dprobs, f->keep, n, f->p);
     if (dhead) {
@@ -304,10 +324,13 @@ s2s_status s2s_attention_backward(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *
             }
         }
 
+    if (r16) s2s_to_bf16(r16, dprobs, (size_t)n);
     // dQ (B, H, Tq, Dh) = alpha dS · K
-    S2S_TRY(per_head(dq.p, heads_of(dq.bs, dq.rs, s), dprobs, weights_of(s), f->k.p,
-                     heads_of(f->k.bs, f->k.rs, s), s, tq, tk, dh, scale_of(s), s->bf16));
+    S2S_TRY(per_head_in(dq.p, heads_of(dq.bs, dq.rs, s), dS, weights_of(s), f->k.p,
+                        heads_of(f->k.bs, f->k.rs, s), s, tq, tk, dh, scale_of(s), s->bf16,
+                        A_BF16));
     // dK (B, H, Tk, Dh) = alpha dS^T · Q
-    return per_head(dk.p, heads_of(dk.bs, dk.rs, s), dprobs, weights_t(s), f->q.p,
-                    heads_of(f->q.bs, f->q.rs, s), s, tk, tq, dh, scale_of(s), s->bf16);
+    return per_head_in(dk.p, heads_of(dk.bs, dk.rs, s), dS, weights_t(s), f->q.p,
+                       heads_of(f->q.bs, f->q.rs, s), s, tk, tq, dh, scale_of(s), s->bf16,
+                       A_BF16);
 }

@@ -169,7 +169,9 @@ typedef struct s2s_attn_saved {
 // Tk) is scratch. When the loss also reads the weights of one head
 // directly (guided alignment), dhead (B, Tq, Tk) = d loss / d probs of
 // head `head` (before dropout) joins the gradient that comes back through
-// dropout and V before the softmax backward; dhead NULL: none.
+// dropout and V before the softmax backward; dhead NULL: none. With
+// s->bf16 dctx, and then the scores' gradient, are rounded to bf16 once
+// each for their two products (s2s_bf16_scratch).
 s2s_status s2s_attention_backward(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *dprobs,
                                   const float *dctx, const s2s_attn_saved *f,
                                   const s2s_attn_shape *s, const float *dhead, int64_t head);
