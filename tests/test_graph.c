@@ -203,6 +203,31 @@ Test(graph, dropout_keeps_one_minus_p_scaled_and_is_reproducible) {
     free(x), free(x2), free(keep), free(keep2), free(dx);
 }
 
+// s2s_dropout compares draws in integers: its masks, values and the
+// generator after it are the plain loop's (uniform >= p in double).
+Test(graph, dropout_masks_are_the_plain_loops) {
+    enum { N = 4099 };
+    const float ps[] = {0.1f, 0.25f, 0.5f, 0.3f, 1e-7f, 0.999f};
+    float *x = malloc(sizeof(float) * N), *want = malloc(sizeof(float) * N);
+    uint8_t *keep = malloc(N), *want_keep = malloc(N);
+    for (size_t c = 0; c < sizeof ps / sizeof *ps; c++) {
+        float p = ps[c], scale = 1.0f / (1.0f - p);
+        s2s_rng r, ref;
+        s2s_rng_seed(&r, 11 + c);
+        ref = r;
+        for (int i = 0; i < N; i++) x[i] = want[i] = (float)(i % 13) - 6.5f;
+        s2s_dropout(x, keep, N, p, &r);
+        for (int i = 0; i < N; i++) {
+            want_keep[i] = s2s_rng_uniform(&ref) >= (double)p;
+            want[i] = want_keep[i] ? want[i] * scale : 0.0f;
+        }
+        cr_assert(memcmp(keep, want_keep, N) == 0, "p %g", (double)p);
+        cr_assert(memcmp(x, want, sizeof(float) * N) == 0, "p %g", (double)p);
+        cr_assert(memcmp(&r, &ref, sizeof r) == 0, "p %g", (double)p);
+    }
+    free(x), free(want), free(keep), free(want_keep);
+}
+
 Test(graph, embedding_backward_scatters_with_the_scale) {
     enum { V = 6, D = 4, R = 5 };
     int ids[R] = {2, 0, 2, 5, 2};  // repeated ids accumulate; pad (0) like any id
