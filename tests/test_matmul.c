@@ -5,6 +5,7 @@
 // thread.
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -186,6 +187,43 @@ Test(matmul, quantisers_edge_cases) {
     cr_assert_eq(out[1], 1.0f + 4.0f / 256.0f);
     cr_assert(isnan(out[2]));
     cr_assert(isinf(out[3]) && out[3] < 0);
+}
+
+// A float's bf16 bits by the definition: NaN quieted (bit 6 set, sign and
+// top payload kept), else the nearest bf16 with ties to even, denormals
+// rounded like any value (ref_bf16 in double).
+static uint16_t ref_bf16_bits(float v) {
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    if (isnan(v)) return (uint16_t)((u >> 16) | 0x40);
+    // below FLT_MIN bf16's steps are 2^-133 apart (7 stored bits)
+    float r = fabsf(v) < FLT_MIN ? (float)ldexp(nearbyint(ldexp(v, 133)), -133) : ref_bf16(v);
+    memcpy(&u, &r, sizeof u);
+    return (uint16_t)(u >> 16);
+}
+
+// s2s_to_bf16 over runs long enough for its AVX512_BF16 path (32 values a
+// step, where the CPU has it) and their tails: the same bits as the
+// definition, denormals (which that instruction takes as zero), NaNs,
+// infinities and ties included, in blocks with and without them.
+Test(matmul, bf16_rounding_matches_definition_on_every_path) {
+    enum { N = 32 * 9 + 7 };
+    float x[N];
+    uint16_t h[N];
+    ref_fill(x, N, 41, 3.0f);
+    const uint32_t special[] = {0x00000001u, 0x807fffffu, 0x00408000u, 0x00018000u,
+                                0x7fc00001u, 0xff812345u, 0x7f800000u, 0xff800000u,
+                                0x3f808000u, 0x3f818000u, 0x7f7fffffu, 0x007fff80u};
+    // block 1 and the tail get specials; block 3 gets only ties and infinities
+    for (int i = 0; i < 12; i++) memcpy(&x[32 + 3 * i], &special[i], 4);
+    for (int i = 0; i < 7; i++) memcpy(&x[N - 7 + i], &special[i], 4);
+    for (int i = 6; i < 11; i++) memcpy(&x[96 + i], &special[i], 4);
+    for (size_t off = 0; off < 3; off++) {  // unaligned starts as well
+        s2s_to_bf16(h, x + off, N - off);
+        for (size_t i = 0; i < N - off; i++)
+            cr_assert_eq(h[i], ref_bf16_bits(x[off + i]), "value %zu (%a): 0x%04x", i,
+                         (double)x[off + i], h[i]);
+    }
 }
 
 Test(matmul, strided_heads_batched) {
