@@ -81,17 +81,18 @@ void s2s_colsum(float *db, const float *dy, int64_t rows, int64_t n) {
 // ---- products ----
 
 s2s_status s2s_linear_backward(float *dx, float *dw, float *db, const float *dy,
-                               const float *x, const float *w, const uint16_t *w16,
+                               const float *x, const float *w, const s2s_bf16_operands *b16,
                                int64_t rows, int64_t k, int64_t n, bool accumulate_dx) {
-    // bf16: dy rounded once for both products, W read from its copy
+    bool bf16 = b16 != NULL, x16 = bf16 && b16->x;
     const void *a_in = dy;
-    if (w16 && (dx || dw) && rows > 0 && n > 0) {
+    if (bf16 && b16->dy) {
+        a_in = b16->dy;
+    } else if (bf16 && (dx || dw) && rows > 0 && n > 0) {
         uint16_t *dy16 = s2s_bf16_scratch(S2S_SIZE(rows, n));
         if (!dy16) return s2s_fail(S2S_ERR_NOMEM, "out of memory (bf16 gradient copy)");
         s2s_to_bf16(dy16, dy, (size_t)(rows * n));
         a_in = dy16;
     }
-    bool bf16 = w16 != NULL;
     if (dx) {
         // dx (R, K) = dy (R, N) · W (N, K)
         s2s_mm_args a = {
@@ -100,16 +101,17 @@ s2s_status s2s_linear_backward(float *dx, float *dw, float *db, const float *dy,
             .alpha = 1.0f, .accumulate = accumulate_dx,
             .bf16 = bf16, .a_is_bf16 = bf16, .b_is_bf16 = bf16,
         };
-        S2S_TRY(s2s_mm(dx, a_in, bf16 ? (const void *)w16 : w, &a));
+        S2S_TRY(s2s_mm(dx, a_in, bf16 ? (const void *)b16->w : w, &a));
     }
     if (dw) {
         // dW (N, K) += dy^T (N, R) · x (R, K), dy read transposed in place
         s2s_mm_args a = {
             .b0 = 1, .b1 = 1, .m = n, .k = rows, .n = k,
             .sa = {0, 0, 1, n}, .sb = {0, 0, k, 1}, .sc = {0, 0, k, 1},
-            .alpha = 1.0f, .accumulate = true, .bf16 = bf16, .a_is_bf16 = bf16,
+            .alpha = 1.0f, .accumulate = true,
+            .bf16 = bf16, .a_is_bf16 = bf16, .b_is_bf16 = x16,
         };
-        S2S_TRY(s2s_mm(dw, a_in, x, &a));
+        S2S_TRY(s2s_mm(dw, a_in, x16 ? (const void *)b16->x : x, &a));
     }
     if (db) s2s_colsum(db, dy, rows, n);
     return S2S_OK;

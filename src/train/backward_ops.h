@@ -46,14 +46,21 @@ void s2s_colsum(float *db, const float *dy, int64_t rows, int64_t n);
 
 // ---- products (oneDNN through s2s_mm) ----
 
+// bf16 copies of a linear layer's operands for s2s_linear_backward: W's
+// (laid out like W), and x's and dy's where the caller has them already
+// (x kept from the forward pass, dy made where it was produced); NULL:
+// rounded here (dy, once for both products) or by s2s_mm (x).
+typedef struct s2s_bf16_operands {
+    const uint16_t *w, *x, *dy;
+} s2s_bf16_operands;
+
 // For y (R, N) = x (R, K) · W^T + b with W (N, K), all contiguous:
 // dx (R, K) (+)= dy · W, dW (N, K) += dy^T · x, db (N) += colsum(dy).
-// Any of dx, dw, db may be NULL. w16: NULL (fp32 products), or W rounded
-// to bf16 (laid out like W): both products then run in bf16 (s2s_mm_args.bf16),
-// dy rounded once for the two, W read from w16, x rounded by s2s_mm; the
-// sums (and the accumulation) in fp32.
+// Any of dx, dw, db may be NULL. b16: NULL (fp32 products), or the bf16
+// copies above: both products then run on oneDNN's bf16 kernels
+// (s2s_mm_args.bf16), summed (and accumulated) in fp32.
 s2s_status s2s_linear_backward(float *dx, float *dw, float *db, const float *dy,
-                               const float *x, const float *w, const uint16_t *w16,
+                               const float *x, const float *w, const s2s_bf16_operands *b16,
                                int64_t rows, int64_t k, int64_t n, bool accumulate_dx);
 
 #endif

@@ -70,6 +70,10 @@ typedef struct sub_acts {
     // FFN
     float *a1;        // (R, F) fc1 output before the activation
     float *act;       // (R, F) after it
+    // bf16 only: the products' inputs h, ctx and act rounded to bf16 once,
+    // as the forward pass makes them, for its product and the backward's
+    // dW (in the byte block)
+    uint16_t *h16, *ctx16, *act16;
 } sub_acts;
 
 typedef struct final_norm {
@@ -105,6 +109,8 @@ struct s2s_graph {
     const float *memory;          // (Rs, D) encoder output
     const float *hfin;            // (Rt, D) decoder output
     float *logits;                // (Rt, V); d loss / d logits after the loss
+    // bf16 only: memory, hfin and d loss / d logits rounded to bf16 once
+    uint16_t *memory16, *hfin16, *dlogits16;
 
     // backward scratch, shared by all layers
     float *tmp;     // (Rmax, D) sublayer output before dropout / its gradient
@@ -158,6 +164,11 @@ static uint8_t *take_bytes(arena *a, int64_t n) {
     return p;
 }
 
+// n bf16 values in the byte block.
+static uint16_t *take16(arena *a, int64_t n) {
+    return (uint16_t *)(void *)take_bytes(a, n * (int64_t)sizeof(uint16_t));
+}
+
 // own_out false: the stream leaving goes elsewhere (stack_kept), set per layer.
 // full: the attention keeps its weights (not attention_chunk, or linear
 // heads); lse: it keeps a log-sum-exp per row (attention_chunk).
@@ -167,9 +178,14 @@ typedef struct attn_keeps {
 
 static void plan_sub(arena *a, sub_acts *s, s2s_sub_kind kind, bool pre, bool adrop, int64_t R,
                      int64_t Rs, int64_t n_probs, int64_t n_norms, int64_t d, int64_t f,
-                     bool own_out, attn_keeps ak) {
+                     bool own_out, attn_keeps ak, bool bf16) {
     *s = (sub_acts){0};
     a->part = S2S_GRAPH_ACTIVATIONS;
+    if (bf16) {
+        s->h16 = take16(a, R * d);
+        if (kind == S2S_SUB_FFN) s->act16 = take16(a, R * f);
+        else s->ctx16 = take16(a, R * d);
+    }
     if (pre) s->h = take(a, R * d);
     s->xhat = take(a, R * d);
     s->rstd = take(a, R);
@@ -240,7 +256,7 @@ static void plan_stack(arena *a, sub_acts *acts, const s2s_stack *st, const s2s_
             plan_sub(a, &acts[(int64_t)l * st->n_subs + i], kind, pre, g->cap_adrop, N * T,
                      N * S, N * H * T * keys, N * H * T, c->d_model, c->ffn_dim,
                      !ckpt || i < st->n_subs - 1,
-                     kind == S2S_SUB_FFN ? (attn_keeps){0} : keeps_of(g, st, l, i));
+                     kind == S2S_SUB_FFN ? (attn_keeps){0} : keeps_of(g, st, l, i), g->o.bf16);
         }
 }
 
@@ -318,6 +334,12 @@ static void plan(s2s_graph *g, arena *a) {
     a->part = S2S_GRAPH_ACTIVATIONS;
     if (pre) g->dec_norm = (final_norm){take(a, Rt * d), take(a, Rt * d), take(a, Rt)};
     g->logits = take(a, Rt * V);
+    g->memory16 = g->hfin16 = g->dlogits16 = NULL;
+    if (g->o.bf16) {
+        g->memory16 = take16(a, Rs * d);
+        g->hfin16 = take16(a, Rt * d);
+        g->dlogits16 = take16(a, Rt * V);
+    }
     if (ckpt) plan_work(a, g);
 
     a->part = S2S_GRAPH_SCRATCH;
@@ -609,16 +631,35 @@ static double guide_loss(float *dA, const float *A, const float *probs, int64_t 
                          int64_t head, int64_t R, int64_t C, double w, int rows);
 static struct guide *guide_of(pass *p, const s2s_stack *st, int l, int i);
 
+// x (n) rounded to bf16 into x16 now, which is returned; NULL in fp32.
+static const uint16_t *round16(const pass *p, uint16_t *x16, const float *x, int64_t n) {
+    if (!p->bf16) return NULL;
+    s2s_to_bf16(x16, x, (size_t)n);
+    return x16;
+}
+
 // y (R, N) = x (R, K) · W^T + b, W (N, K): s2s_linear, in bf16 when the
-// graph says so.
-static s2s_status linear(const pass *p, float *y, const float *x, const float *w,
-                         const float *bias, int64_t rows, int64_t k, int64_t n) {
+// graph says so, on W's copy and x16 (x rounded: round16).
+static s2s_status linear(const pass *p, float *y, const float *x, const uint16_t *x16,
+                         const float *w, const float *bias, int64_t rows, int64_t k, int64_t n) {
+    S2S_ASSERT(!p->bf16 || x16);
     s2s_mm_args a = {
         .b0 = 1, .b1 = 1, .m = rows, .k = k, .n = n,
         .sa = {0, 0, k, 1}, .sb = {0, 0, 1, k}, .sc = {0, 0, n, 1},
-        .alpha = 1.0f, .bias = bias, .bf16 = p->bf16, .b_is_bf16 = p->bf16,
+        .alpha = 1.0f, .bias = bias,
+        .bf16 = p->bf16, .a_is_bf16 = p->bf16, .b_is_bf16 = p->bf16,
     };
-    return s2s_mm(y, x, p->bf16 ? (const float *)(const void *)W16(p, w) : w, &a);
+    if (!p->bf16) return s2s_mm(y, x, w, &a);
+    return s2s_mm(y, (const float *)(const void *)x16, (const float *)(const void *)W16(p, w), &a);
+}
+
+// What s2s_linear_backward reads in bf16 (W's copy, x16 kept from the
+// forward pass) in o, or NULL in fp32.
+static const s2s_bf16_operands *ops16(const pass *p, s2s_bf16_operands *o, const float *w,
+                                      const uint16_t *x16) {
+    if (!p->bf16) return NULL;
+    *o = (s2s_bf16_operands){.w = W16(p, w), .x = x16};
+    return o;
 }
 
 // x (N*len, D) = drop(E[ids] * sqrt(D) + PE[pos])
@@ -686,7 +727,8 @@ static s2s_status attn_tail(pass *p, sub_acts *a, const s2s_attn_weights *w,
     else
         S2S_TRY(s2s_attention_train(a->ctx, a->probs, used_probs(p, a), a->akeep, v.q, v.k,
                                     v.v, &with_norms, p->adrop, p->rng));
-    S2S_TRY(linear(p, p->g->tmp, a->ctx, w->w_out, w->b_out, R, d, d));
+    S2S_TRY(linear(p, p->g->tmp, a->ctx, round16(p, a->ctx16, a->ctx, R * d), w->w_out,
+                   w->b_out, R, d, d));
     sub_out(p, a, n, p->g->tmp, R);
     return S2S_OK;
 }
@@ -715,7 +757,8 @@ static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw,
     const s2s_norm_weights *n = &sw->norm;
     int64_t d = p->d, R = p->N * T;
     sub_in(p, a, n, R);
-    S2S_TRY(linear(p, a->q, a->h, w->w_qkv, w->b_qkv, R, d, 3 * d));
+    S2S_TRY(linear(p, a->q, a->h, round16(p, a->h16, a->h, R * d), w->w_qkv, w->b_qkv, R, d,
+                   3 * d));
     s2s_attn_shape sh = shape_of(p, T, T, mask);
     s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
     features_fwd(p, a->q, v, &sh, true);
@@ -728,11 +771,12 @@ static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw
     const s2s_attn_weights *w = &sw->attn;
     int64_t d = p->d, T = p->T, S = p->S, R = p->N * T;
     sub_in(p, a, &sw->norm, R);
-    S2S_TRY(linear(p, a->q, a->h, w->w_qkv, w->b_qkv, R, d, d));
+    S2S_TRY(linear(p, a->q, a->h, round16(p, a->h16, a->h, R * d), w->w_qkv, w->b_qkv, R, d,
+                   d));
     s2s_attn_shape sh = shape_of(p, T, S, mask);
     if (p->bf16) {
         // s2s_cross_kv's product in bf16, then the keys' features
-        S2S_TRY(linear(p, a->kv, p->g->memory, s2s_recipe_kv_weight(w->w_qkv, d),
+        S2S_TRY(linear(p, a->kv, p->g->memory, p->g->memory16, s2s_recipe_kv_weight(w->w_qkv, d),
                        s2s_recipe_kv_bias(w->b_qkv, d), p->N * S, d, 2 * d));
         s2s_attention_features((s2s_rows){.p = a->kv, .rs = 2 * d}, 1, p->N * S,
                                &mask.pattern, p->H, d / p->H, false);
@@ -750,12 +794,13 @@ static s2s_status ffn_fwd(pass *p, sub_acts *a, const s2s_ffn_weights *w,
                           const s2s_norm_weights *n, int64_t R) {
     int64_t d = p->d, f = p->f;
     sub_in(p, a, n, R);
-    S2S_TRY(linear(p, a->a1, a->h, w->w1, w->b1, R, d, f));
+    S2S_TRY(linear(p, a->a1, a->h, round16(p, a->h16, a->h, R * d), w->w1, w->b1, R, d, f));
     if (p->m->cfg.model.activation == S2S_ACT_GELU)
         s2s_gelu(a->act, a->a1, R * f);
     else
         s2s_relu(a->act, a->a1, R * f);
-    S2S_TRY(linear(p, p->g->tmp, a->act, w->w2, w->b2, R, f, d));
+    S2S_TRY(linear(p, p->g->tmp, a->act, round16(p, a->act16, a->act, R * f), w->w2, w->b2, R,
+                   f, d));
     sub_out(p, a, n, p->g->tmp, R);
     return S2S_OK;
 }
@@ -846,6 +891,7 @@ static s2s_status forward(pass *p) {
                           p->eps);
         g->memory = fn->y;
     }
+    round16(p, g->memory16, g->memory, Rs * d);  // read by every cross-attention
 
     embed_fwd(p, g->tgt_x, g->tgt_keep, m->tgt_embed, b->tgt_in, p->T);
     // the target's padding is after every real row: the causal cut hides it
@@ -857,7 +903,8 @@ static s2s_status forward(pass *p) {
                           p->eps);
         g->hfin = fn->y;
     }
-    return linear(p, g->logits, g->hfin, m->gen_w, m->gen_b, Rt, d, p->V);
+    return linear(p, g->logits, g->hfin, round16(p, g->hfin16, g->hfin, Rt * d), m->gen_w,
+                  m->gen_b, Rt, d, p->V);
 }
 
 // ---- loss ----
@@ -875,8 +922,11 @@ static void loss(pass *p, float eps, bool want_grad, s2s_loss_stats *st) {
     for (int64_t s = 0; s < p->N; s++) {
         for (int64_t i = 0; i < p->T; i++) {
             float *x = p->g->logits + (s * p->T + i) * V;
+            // bf16: the gradient's row rounded while in cache, for its products
+            uint16_t *x16 = want_grad && p->bf16 ? p->g->dlogits16 + (s * p->T + i) * V : NULL;
             if (i >= b->tgt_len[s]) {
                 if (want_grad) memset(x, 0, (size_t)V * sizeof *x);
+                if (x16) memset(x16, 0, (size_t)V * sizeof *x16);
                 continue;
             }
             int gold = b->tgt_out[s * p->T + i];
@@ -898,6 +948,7 @@ static void loss(pass *p, float eps, bool want_grad, s2s_loss_stats *st) {
                 for (int64_t v = 0; v < V; v++)
                     x[v] = (float)((exp((double)x[v] - lse) - off) * inv_n);
                 x[gold] = (float)((double)x[gold] - (1.0 - eps) * inv_n);
+                if (x16) s2s_to_bf16(x16, x, (size_t)V);
             }
         }
     }
@@ -1010,13 +1061,15 @@ static s2s_status self_attn_bwd(pass *p, sub_acts *a, const s2s_sub_weights *sw,
     bool acc;
     float *dsub = sub_bwd_begin(p, a, &sw->norm, dx, R, &din, &acc);
     S2S_TRY(s2s_linear_backward(g->dctx, G(p, w->w_out), G(p, w->b_out), dsub, a->ctx,
-                                w->w_out, W16(p, w->w_out), R, d, d, false));
+                                w->w_out, ops16(p, &(s2s_bf16_operands){0}, w->w_out, a->ctx16), R,
+                                d, d, false));
     s2s_attn_shape sh = shape_of(p, T, T, mask);
     s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
     S2S_TRY(heads_bwd(p, a, v, grad_of(g->dq, a->q, v.q), grad_of(g->dq, a->q, v.k),
                       grad_of(g->dq, a->q, v.v), &sh, gd));
     S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv,
-                                W16(p, w->w_qkv), R, d, 3 * d, acc));
+                                ops16(p, &(s2s_bf16_operands){0}, w->w_qkv, a->h16), R, d, 3 * d,
+                                acc));
     sub_bwd_end(p, a, &sw->norm, dx, R);
     return S2S_OK;
 }
@@ -1031,17 +1084,19 @@ static s2s_status cross_attn_bwd(pass *p, sub_acts *a, const s2s_sub_weights *sw
     bool acc;
     float *dsub = sub_bwd_begin(p, a, &sw->norm, dx, R, &din, &acc);
     S2S_TRY(s2s_linear_backward(g->dctx, G(p, w->w_out), G(p, w->b_out), dsub, a->ctx,
-                                w->w_out, W16(p, w->w_out), R, d, d, false));
+                                w->w_out, ops16(p, &(s2s_bf16_operands){0}, w->w_out, a->ctx16), R,
+                                d, d, false));
     s2s_attn_shape sh = shape_of(p, T, S, mask);
     s2s_qkv v = s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d);
     S2S_TRY(heads_bwd(p, a, v, grad_of(g->dq, a->q, v.q), grad_of(g->dkv, a->kv, v.k),
                       grad_of(g->dkv, a->kv, v.v), &sh, gd));
     S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv,
-                                W16(p, w->w_qkv), R, d, d, acc));
+                                ops16(p, &(s2s_bf16_operands){0}, w->w_qkv, a->h16), R, d, d, acc));
     const float *w_kv = s2s_recipe_kv_weight(w->w_qkv, d);
     S2S_TRY(s2s_linear_backward(g->dsrc, G(p, w_kv), G(p, s2s_recipe_kv_bias(w->b_qkv, d)),
-                                g->dkv, g->memory, w_kv, W16(p, w_kv), p->N * S, d, 2 * d,
-                                /*accumulate_dx=*/true));
+                                g->dkv, g->memory, w_kv,
+                                ops16(p, &(s2s_bf16_operands){0}, w_kv, g->memory16), p->N * S, d,
+                                2 * d, /*accumulate_dx=*/true));
     sub_bwd_end(p, a, &sw->norm, dx, R);
     return S2S_OK;
 }
@@ -1054,13 +1109,14 @@ static s2s_status ffn_bwd(pass *p, sub_acts *a, const s2s_ffn_weights *w,
     bool acc;
     float *dsub = sub_bwd_begin(p, a, n, dx, R, &din, &acc);
     S2S_TRY(s2s_linear_backward(g->dff, G(p, w->w2), G(p, w->b2), dsub, a->act, w->w2,
-                                W16(p, w->w2), R, f, d, false));
+                                ops16(p, &(s2s_bf16_operands){0}, w->w2, a->act16), R, f, d,
+                                false));
     if (p->m->cfg.model.activation == S2S_ACT_GELU)
         s2s_gelu_backward(g->dff, g->dff, a->a1, R * f);
     else
         s2s_relu_backward(g->dff, g->dff, a->a1, R * f);
     S2S_TRY(s2s_linear_backward(din, G(p, w->w1), G(p, w->b1), g->dff, a->h, w->w1,
-                                W16(p, w->w1), R, d, f, acc));
+                                ops16(p, &(s2s_bf16_operands){0}, w->w1, a->h16), R, d, f, acc));
     sub_bwd_end(p, a, n, dx, R);
     return S2S_OK;
 }
@@ -1119,8 +1175,11 @@ static s2s_status backward(pass *p) {
     // logits = hfin · W^T + b; a tied W is tgt_embed, whose gradient block
     // then collects this and the embedding's contribution.
     float *dh = p->pre ? g->dh : g->dtgt;
+    s2s_bf16_operands o16;
+    const s2s_bf16_operands *b16 = ops16(p, &o16, m->gen_w, g->hfin16);
+    if (b16) o16.dy = g->dlogits16;  // rounded by the loss
     S2S_TRY(s2s_linear_backward(dh, G(p, m->gen_w), G(p, m->gen_b), g->logits, g->hfin,
-                                m->gen_w, W16(p, m->gen_w), Rt, d, p->V, false));
+                                m->gen_w, b16, Rt, d, p->V, false));
     if (p->pre)
         s2s_layernorm_backward(g->dtgt, G(p, m->dec_norm.w), G(p, m->dec_norm.b), g->dh,
                                g->dec_norm.xhat, g->dec_norm.rstd, m->dec_norm.w, Rt, d, false);
