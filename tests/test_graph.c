@@ -1842,13 +1842,22 @@ ParameterizedTest(ckpt_case *cc, graph, checkpointed_layers_give_the_same_gradie
 
 // ---- bf16 products ----
 
+static void bf16_within_rounding(const arch *a);
+
 // compute_type bf16: the loss and every gradient within bf16's rounding
 // (8 bits of mantissa; the sums stay fp32) of the fp32 graph's, and not
 // equal to them (the products did run in bf16). With checkpointing and
-// with chunked attention too.
+// with chunked attention too; pre-norm with GELU and post-norm with ReLU.
 Test(graph, bf16_products_give_the_loss_and_gradients_within_bf16_rounding) {
-    arch a = {16, 2, 32, 2, 2, S2S_NORM_PRE, S2S_ACT_GELU, 1, 0.1f};
-    s2s_model *m = make_model(&a, 7300);
+    for (int post = 0; post < 2; post++) {
+        arch a = {16, 2, 32, 2, 2, post ? S2S_NORM_POST : S2S_NORM_PRE,
+                  post ? S2S_ACT_RELU : S2S_ACT_GELU, 1, 0.1f};
+        bf16_within_rounding(&a);
+    }
+}
+
+static void bf16_within_rounding(const arch *a) {
+    s2s_model *m = make_model(a, 7300);
     s2s_batch b;
     make_batch(&b, &THREE_COREF, 0, 3);
     s2s_graph_opts fo = s2s_graph_default_opts(), bo = fo;

@@ -989,7 +989,8 @@ static void keep_plan(const s2s_train_memory *m, void *user) { *(s2s_train_memor
 
 // The plan a run reports before its first step is s2s_train_plan's, adds
 // up, and is the arena the run holds after several epochs and
-// validations; checkpointing makes it smaller.
+// validations; checkpointing makes it smaller, bf16 (its inputs' bf16
+// copies, and the weights') larger.
 Test(trainer, plan_is_what_the_run_allocates, .init = make_tmpdir, .fini = tmpdir_remove,
      .timeout = 600) {
     s2s_config cfg = reverse_config();
@@ -997,17 +998,18 @@ Test(trainer, plan_is_what_the_run_allocates, .init = make_tmpdir, .fini = tmpdi
     cfg.train.batch_tokens = 400;
     cfg.train.max_steps = 150;  // about two epochs of reverse_train.tsv (70 batches each)
     cfg.train.valid_every = 50;
-    s2s_train_memory mem[2], run = {0};
-    for (int k = 0; k < 2; k++) {
-        cfg.train.checkpoint_activations = k ? S2S_CHECKPOINT_LAYER : S2S_CHECKPOINT_NONE;
+    s2s_train_memory mem[3], run = {0};
+    for (int k = 0; k < 3; k++) {  // plain, checkpointed, bf16
+        cfg.train.checkpoint_activations = k == 1 ? S2S_CHECKPOINT_LAYER : S2S_CHECKPOINT_NONE;
+        cfg.train.compute_type = k == 2 ? S2S_TRAIN_BF16 : S2S_TRAIN_FP32;
         s2s_train_params p = s2s_train_default_params();
         p.output = tmp_path("plan.safetensors");
         cr_assert_eq(s2s_train_plan(&cfg, &p, &mem[k]), S2S_OK, "%s", s2s_last_error());
         const s2s_train_memory *m = &mem[k];
         cr_assert_eq(m->total, m->weights + m->gradients + m->adam + m->activations +
                                    m->attention + m->scratch);
-        cr_assert_eq(m->weights, m->gradients);
-        cr_assert_eq(m->adam, 2 * m->weights);
+        cr_assert_eq(m->weights, m->gradients + (k == 2 ? m->gradients / 2 : 0));
+        cr_assert_eq(m->adam, 2 * m->gradients);
         cr_assert(m->batch_sentences > 1 && m->src_rows == 7 && m->tgt_rows == 7,
                   "%d sentences, %d x %d rows", m->batch_sentences, m->src_rows, m->tgt_rows);
         p.on_plan = keep_plan;
@@ -1021,6 +1023,8 @@ Test(trainer, plan_is_what_the_run_allocates, .init = make_tmpdir, .fini = tmpdi
     }
     cr_assert_lt(mem[1].activations, mem[0].activations);
     cr_assert_lt(mem[1].attention, mem[0].attention);
+    cr_assert_gt(mem[2].activations, mem[0].activations);
+    cr_assert_eq(mem[2].attention, mem[0].attention);
 }
 
 // --resume reads the checkpoint file: without it, or with a plain model in

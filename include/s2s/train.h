@@ -84,7 +84,7 @@ typedef void (*s2s_train_callback)(const s2s_train_progress *p, void *user);
 // all three at once). The run allocates that arena before its first step.
 typedef struct s2s_train_memory {
     int batch_sentences, src_rows, tgt_rows;  // the batch shape planned for
-    size_t weights;      // fp32 parameters
+    size_t weights;      // fp32 parameters (with compute_type bf16, and their bf16 copy)
     size_t gradients;    // one fp32 gradient per parameter
     size_t adam;         // the two fp32 moments
     size_t activations;  // what the forward pass keeps, bar the attention weights

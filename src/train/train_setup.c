@@ -64,13 +64,14 @@ static s2s_status plan_memory(trainer *t) {
     S2S_TRY(s2s_graph_plan(&gp, t->m, &go, shape[0], shape[1], shape[2],
                            cfg->model.attention_dropout > 0.0f));
     size_t w = t->m->n_params * sizeof(float);
+    size_t w16 = go.bf16 ? t->m->n_params * sizeof(uint16_t) : 0;  // the graph's bf16 copy
     t->mem = (s2s_train_memory){
         .batch_sentences = shape[0], .src_rows = shape[1], .tgt_rows = shape[2],
-        .weights = w, .gradients = w, .adam = 2 * w,
+        .weights = w + w16, .gradients = w, .adam = 2 * w,
         .activations = gp.bytes[S2S_GRAPH_ACTIVATIONS],
         .attention = gp.bytes[S2S_GRAPH_ATTENTION], .scratch = gp.bytes[S2S_GRAPH_SCRATCH],
     };
-    t->mem.total = 4 * w + gp.total;
+    t->mem.total = 4 * w + w16 + gp.total;
     return S2S_OK;
 }
 
