@@ -19,10 +19,12 @@ void s2s_layernorm_backward(float *dx, float *dw, float *db, const float *dy,
         const float *dyr = dy + r * d, *hr = xhat + r * d;
         float *dxr = dx + r * d;
         float sg = 0.0f, sgx = 0.0f;
-        for (int64_t i = 0; i < d; i++) {
+        for (int64_t i = 0; i < d; i++) {  // in order (the sums' rounding)
             float g = dyr[i] * w[i];
             sg += g;
             sgx += g * hr[i];
+        }
+        for (int64_t i = 0; i < d; i++) {  // element-wise: vectorised, the same values
             dw[i] += dyr[i] * hr[i];
             db[i] += dyr[i];
         }

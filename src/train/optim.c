@@ -5,6 +5,7 @@
 
 static const double pi = 3.14159265358979323846;
 
+// Compiled with -fno-math-errno (CMakeLists.txt), so that the loop vectorises.
 void s2s_adam_step(float *p, float *m, float *v, const float *g, size_t n, double lr,
                    const s2s_adam_params *a, int64_t t) {
     const float b1 = a->beta1, b2 = a->beta2, eps = a->eps;
