@@ -1953,7 +1953,7 @@ ParameterizedTest(chunk_case *cc, graph, chunked_attention_kernels_equal_the_pla
           *dhead = malloc(sizeof(float) * nh);
     fill(qb, nq, 2.0), fill(kb, nk, 2.0), fill(vb, nk, 1.0), fill(dctx, nq, 1.0);
     fill(dhead, nh, 1.0);
-    s2s_view q = {qb, tq * d, d}, k = {kb, tk * d, d}, v = {vb, tk * d, d};
+    s2s_view q = {qb, tq * d, d, NULL}, k = {kb, tk * d, d, NULL}, v = {vb, tk * d, d, NULL};
     // plain
     float *ctx0 = malloc(sizeof(float) * nq), *probs = malloc(sizeof(float) * np),
           *pdrop = malloc(sizeof(float) * np), *dprobs = malloc(sizeof(float) * np);

@@ -1024,7 +1024,7 @@ Test(trainer, plan_is_what_the_run_allocates, .init = make_tmpdir, .fini = tmpdi
     cr_assert_lt(mem[1].activations, mem[0].activations);
     cr_assert_lt(mem[1].attention, mem[0].attention);
     cr_assert_gt(mem[2].activations, mem[0].activations);
-    cr_assert_eq(mem[2].attention, mem[0].attention);
+    cr_assert_gt(mem[2].attention, mem[0].attention);
 }
 
 // --resume reads the checkpoint file: without it, or with a plain model in

@@ -62,10 +62,12 @@ static s2s_status per_head_in(float *c, strides sc, const void *a, strides sa, c
     return s2s_mm(c, a, b, &args);
 }
 
-static s2s_status per_head(float *c, strides sc, const float *a, strides sa, const float *b,
-                           strides sb, const s2s_attn_shape *s, int64_t m, int64_t k, int64_t n,
-                           float alpha, bool bf16) {
-    return per_head_in(c, sc, a, sa, b, sb, s, m, k, n, alpha, bf16, IN_F32);
+// v's rows as a product reads them: their bf16 copy where there is one
+// and the product is bf16 (adding `flag` to *in), else v.p.
+static const void *rows_of(s2s_view v, const s2s_attn_shape *s, int flag, int *in) {
+    if (!s->bf16 || !v.p16) return v.p;
+    *in |= flag;
+    return v.p16;
 }
 
 // A layer with linear heads scales its softmax heads' queries instead
@@ -183,8 +185,10 @@ s2s_status s2s_attention_probs(float *probs, s2s_view q, s2s_view k, const s2s_a
         S2S_TRY(s2s_mm(probs, s->block, k.p, &one));
     } else {
         // scores (B, H, Tq, Tk) = Q (B, H, Tq, Dh) · K^T (B, H, Dh, Tk) / sqrt(Dh)
-        S2S_TRY(per_head(probs, weights_of(s), q.p, heads_of(q.bs, q.rs, s), k.p,
-                         heads_t(k.bs, k.rs, s), s, tq, dh, tk, scale_of(s), s->bf16));
+        int in = IN_F32;
+        const void *qa = rows_of(q, s, A_BF16, &in), *kb = rows_of(k, s, B_BF16, &in);
+        S2S_TRY(per_head_in(probs, weights_of(s), qa, heads_of(q.bs, q.rs, s), kb,
+                            heads_t(k.bs, k.rs, s), s, tq, dh, tk, scale_of(s), s->bf16, in));
     }
     weigh(probs, s);
     return S2S_OK;
@@ -195,9 +199,13 @@ s2s_status s2s_attention_context(float *ctx, const float *weights, s2s_view v,
     int64_t B = s->batch, H = s->heads, dh = s->head_dim, tq = s->tq, tk = s->tk;
     int64_t d = H * dh;
     // ctx (B, H, Tq, Dh) written as (B, Tq, D) = weights · V (B, H, Tk, Dh)
-    if (!block_context(s))
-        return per_head(ctx, context_of(s), weights, weights_of(s), v.p,
-                        heads_of(v.bs, v.rs, s), s, tq, tk, dh, 1.0f, s->bf16);
+    if (!block_context(s)) {
+        int in = s->bf16 && s->w16 ? A_BF16 : IN_F32;
+        const void *vb = rows_of(v, s, B_BF16, &in);
+        return per_head_in(ctx, context_of(s), in & A_BF16 ? (const void *)s->w16 : weights,
+                           weights_of(s), vb, heads_of(v.bs, v.rs, s), s, tq, tk, dh, 1.0f,
+                           s->bf16, in);
+    }
     // r (B, H*Tq, D) = weights (B, H*Tq, Tk) · V (B, Tk, D); head h of ctx
     // row (b, i) is head h's columns of r's row (b, h, i)
     float *r = s->block_ctx;
@@ -272,6 +280,7 @@ s2s_status s2s_attention_train(float *ctx, float *probs, float *pdrop, uint8_t *
         s2s_dropout_keyed(pdrop, keep, n, p, s2s_rng_next(rng), 0);
         w = pdrop;
     }
+    if (s->bf16 && s->w16) s2s_to_bf16(s->w16, w, (size_t)n);
     return s2s_attention_context(ctx, w, v, s);
 }
 
@@ -292,11 +301,14 @@ s2s_status s2s_attention_backward(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *
     }
 
     // dPd (B, H, Tq, Tk) = dO (B, H, Tq, Dh) · V^T
-    S2S_TRY(per_head_in(dprobs, weights_of(s), dO, context_of(s), f->v.p,
-                        heads_t(f->v.bs, f->v.rs, s), s, tq, dh, tk, 1.0f, s->bf16, A_BF16));
-    // dV (B, H, Tk, Dh) = Pd^T · dO
-    S2S_TRY(per_head_in(dv.p, heads_of(dv.bs, dv.rs, s), w, weights_t(s), dO, context_of(s),
-                        s, tk, tq, dh, 1.0f, s->bf16, B_BF16));
+    int in = A_BF16;
+    const void *vb = rows_of(f->v, s, B_BF16, &in);
+    S2S_TRY(per_head_in(dprobs, weights_of(s), dO, context_of(s), vb,
+                        heads_t(f->v.bs, f->v.rs, s), s, tq, dh, tk, 1.0f, s->bf16, in));
+    // dV (B, H, Tk, Dh) = Pd^T · dO, Pd from its bf16 copy where there is one
+    in = s->bf16 && s->w16 ? A_BF16 | B_BF16 : B_BF16;
+    S2S_TRY(per_head_in(dv.p, heads_of(dv.bs, dv.rs, s), in & A_BF16 ? (const void *)s->w16 : w,
+                        weights_t(s), dO, context_of(s), s, tk, tq, dh, 1.0f, s->bf16, in));
 
     s2s_dropout_backward(dprobs, dprobs, f->keep, n, f->p);
     if (dhead) {
@@ -326,11 +338,13 @@ s2s_status s2s_attention_backward(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *
 
     if (r16) s2s_to_bf16(r16, dprobs, (size_t)n);
     // dQ (B, H, Tq, Dh) = alpha dS · K
-    S2S_TRY(per_head_in(dq.p, heads_of(dq.bs, dq.rs, s), dS, weights_of(s), f->k.p,
-                        heads_of(f->k.bs, f->k.rs, s), s, tq, tk, dh, scale_of(s), s->bf16,
-                        A_BF16));
+    in = A_BF16;
+    const void *kb = rows_of(f->k, s, B_BF16, &in);
+    S2S_TRY(per_head_in(dq.p, heads_of(dq.bs, dq.rs, s), dS, weights_of(s), kb,
+                        heads_of(f->k.bs, f->k.rs, s), s, tq, tk, dh, scale_of(s), s->bf16, in));
     // dK (B, H, Tk, Dh) = alpha dS^T · Q
-    return per_head_in(dk.p, heads_of(dk.bs, dk.rs, s), dS, weights_t(s), f->q.p,
-                       heads_of(f->q.bs, f->q.rs, s), s, tk, tq, dh, scale_of(s), s->bf16,
-                       A_BF16);
+    in = A_BF16;
+    const void *qb = rows_of(f->q, s, B_BF16, &in);
+    return per_head_in(dk.p, heads_of(dk.bs, dk.rs, s), dS, weights_t(s), qb,
+                       heads_of(f->q.bs, f->q.rs, s), s, tk, tq, dh, scale_of(s), s->bf16, in);
 }

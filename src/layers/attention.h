@@ -20,6 +20,10 @@
 typedef struct s2s_view {
     const float *p;
     int64_t bs, rs;
+    // NULL, or the same rows rounded to bf16 at the same offsets (training
+    // in bf16 rounds Q, K and V once as they are made): with
+    // s2s_attn_shape.bf16 the products read them there.
+    const uint16_t *p16;
 } s2s_view;
 
 // A writable s2s_view.
@@ -33,6 +37,10 @@ typedef struct s2s_attn_shape {
     int64_t batch, heads, head_dim, tq, tk;
     s2s_attn_mask mask;   // which keys each query row sees
     bool bf16;            // both products in bf16 (s2s_mm_args.bf16)
+    // NULL, or with bf16 room for the weights (B, H, Tq, Tk) rounded to
+    // bf16: s2s_attention_train rounds the weights it multiplies V by into
+    // it, and s2s_attention_backward reads them there.
+    uint16_t *w16;
     // NULL, or room for one product per sentence instead of one per head:
     // block (B, H, D) for block-diagonal queries when Tq is 1 (head h's row
     // holds zeros outside head h's columns), zero outside those columns on

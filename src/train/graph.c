@@ -72,8 +72,9 @@ typedef struct sub_acts {
     float *act;       // (R, F) after it
     // bf16 only: the products' inputs h, ctx and act rounded to bf16 once,
     // as the forward pass makes them, for its product and the backward's
-    // dW (in the byte block)
-    uint16_t *h16, *ctx16, *act16;
+    // dW; q, kv and the weights V is multiplied by (probs or pdrop, when
+    // kept) likewise for the attention's products (in the byte block)
+    uint16_t *h16, *ctx16, *act16, *q16, *kv16, *w16;
 } sub_acts;
 
 typedef struct final_norm {
@@ -198,7 +199,12 @@ static void plan_sub(arena *a, sub_acts *s, s2s_sub_kind kind, bool pre, bool ad
     }
     s->q = take(a, R * (kind == S2S_SUB_SELF_ATTN ? 3 * d : d));
     if (kind == S2S_SUB_CROSS_ATTN) s->kv = take(a, Rs * 2 * d);
+    if (bf16) {
+        s->q16 = take16(a, R * (kind == S2S_SUB_SELF_ATTN ? 3 * d : d));
+        if (kind == S2S_SUB_CROSS_ATTN) s->kv16 = take16(a, Rs * 2 * d);
+    }
     a->part = S2S_GRAPH_ATTENTION;
+    if (bf16 && ak.full) s->w16 = take16(a, n_probs);
     if (ak.lse) s->lse = take(a, n_norms);
     if (ak.full) {
         s->probs = take(a, n_probs);
@@ -722,6 +728,7 @@ static s2s_status attn_tail(pass *p, sub_acts *a, const s2s_attn_weights *w,
     int64_t d = p->d;
     s2s_attn_shape with_norms = *sh;
     with_norms.norms = a->norms;
+    with_norms.w16 = a->w16;
     if (chunked(p, sh))
         S2S_TRY(chunked_fwd(p, a, v, sh, gd));
     else
@@ -750,6 +757,18 @@ static void features_fwd(const pass *p, float *base, s2s_qkv v, const s2s_attn_s
     if (keys) s2s_attention_features(grad_of(base, base, v.k), p->N, sh->tk, pt, p->H, dh, false);
 }
 
+// v with the bf16 copies of its rows: the queries' in q16 (a copy of the
+// block qb), the keys' and values' in kv16 (of kvb); unchanged in fp32.
+static s2s_qkv qkv16(s2s_qkv v, const float *qb, const uint16_t *q16, const float *kvb,
+                     const uint16_t *kv16) {
+    if (q16) v.q.p16 = q16 + (v.q.p - qb);
+    if (kv16) {
+        v.k.p16 = kv16 + (v.k.p - kvb);
+        v.v.p16 = kv16 + (v.v.p - kvb);
+    }
+    return v;
+}
+
 // Self-attention over T rows per sentence.
 static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw, int64_t T,
                                 s2s_attn_mask mask, const struct guide *gd) {
@@ -762,7 +781,8 @@ static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw,
     s2s_attn_shape sh = shape_of(p, T, T, mask);
     s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
     features_fwd(p, a->q, v, &sh, true);
-    return attn_tail(p, a, w, n, v, &sh, R, gd);
+    round16(p, a->q16, a->q, R * 3 * d);  // Q|K|V once for both passes' products
+    return attn_tail(p, a, w, n, qkv16(v, a->q, a->q16, a->q, a->q16), &sh, R, gd);
 }
 
 // Cross-attention of the T target rows over the S source rows.
@@ -785,7 +805,9 @@ static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw
     }
     s2s_qkv v = s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d);
     features_fwd(p, a->q, v, &sh, false);
-    return attn_tail(p, a, w, &sw->norm, v, &sh, R, gd);
+    round16(p, a->q16, a->q, R * d);
+    round16(p, a->kv16, a->kv, p->N * S * 2 * d);
+    return attn_tail(p, a, w, &sw->norm, qkv16(v, a->q, a->q16, a->kv, a->kv16), &sh, R, gd);
 }
 
 // The activation stays out of fc1's product: the backward pass needs the
@@ -1043,7 +1065,9 @@ static s2s_status heads_bwd(pass *p, sub_acts *a, s2s_qkv v, s2s_rows dq, s2s_ro
     s2s_attn_saved f = {.q = v.q, .k = v.k, .v = v.v, .probs = a->probs,
                         .pdrop = used_probs(p, a), .keep = a->akeep, .p = p->adrop,
                         .norms = a->norms};
-    S2S_TRY(s2s_attention_backward(dq, dk, dv, p->g->dprobs, p->g->dctx, &f, sh,
+    s2s_attn_shape with16 = *sh;
+    with16.w16 = a->w16;
+    S2S_TRY(s2s_attention_backward(dq, dk, dv, p->g->dprobs, p->g->dctx, &f, &with16,
                                    gd ? gd->dhead : NULL, gd ? gd->head : 0));
     const s2s_attn_pattern *pt = &sh->mask.pattern;
     int64_t dh = p->d / p->H;
@@ -1064,7 +1088,7 @@ static s2s_status self_attn_bwd(pass *p, sub_acts *a, const s2s_sub_weights *sw,
                                 w->w_out, ops16(p, &(s2s_bf16_operands){0}, w->w_out, a->ctx16), R,
                                 d, d, false));
     s2s_attn_shape sh = shape_of(p, T, T, mask);
-    s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
+    s2s_qkv v = qkv16(s2s_recipe_self_qkv(a->q, T, d), a->q, a->q16, a->q, a->q16);
     S2S_TRY(heads_bwd(p, a, v, grad_of(g->dq, a->q, v.q), grad_of(g->dq, a->q, v.k),
                       grad_of(g->dq, a->q, v.v), &sh, gd));
     S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv,
@@ -1087,7 +1111,8 @@ static s2s_status cross_attn_bwd(pass *p, sub_acts *a, const s2s_sub_weights *sw
                                 w->w_out, ops16(p, &(s2s_bf16_operands){0}, w->w_out, a->ctx16), R,
                                 d, d, false));
     s2s_attn_shape sh = shape_of(p, T, S, mask);
-    s2s_qkv v = s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d);
+    s2s_qkv v = qkv16(s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d), a->q, a->q16, a->kv,
+                      a->kv16);
     S2S_TRY(heads_bwd(p, a, v, grad_of(g->dq, a->q, v.q), grad_of(g->dkv, a->kv, v.k),
                       grad_of(g->dkv, a->kv, v.v), &sh, gd));
     S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv,
