@@ -131,7 +131,7 @@ typedef struct s2s_align_pair {
     s2s_symmetrize method;
 } s2s_align_pair;
 
-// A pair with each model's calibrated plane (s2s_model_alignment_head, else
+// A pair with each model's calibrated plane (s2s_model_head S2S_HEAD_ALIGN, else
 // avg/avg) and share (s2s_model_alignment_share), rev's default decode
 // params, </s> kept and grow-diag.
 S2S_API s2s_align_pair s2s_align_pair_default(const s2s_model *fwd, const s2s_model *rev,
@@ -190,13 +190,8 @@ typedef struct s2s_coref_counts {
 
 // ---- attention maps ----
 
-// The three kinds of map a hypothesis holds (s2s/decode.h).
-typedef enum s2s_attn_map {
-    S2S_ATTN_MAP_CROSS,  // cross_attn: outputs x source tokens and </s>
-    S2S_ATTN_MAP_SELF,   // self_attn: decoder inputs x decoder inputs
-    S2S_ATTN_MAP_ENC,    // enc_attn: source tokens and </s> x the same
-    S2S_ATTN_MAP_COUNT
-} s2s_attn_map;
+// The three kinds of map a hypothesis holds (s2s/decode.h): s2s_attn_map,
+// in s2s/config.h.
 
 // ---- every plane of a model against gold links ----
 //
