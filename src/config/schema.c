@@ -583,14 +583,20 @@ static bool heads_divide_d_model(const s2s_cfg_rule *r, const s2s_config *cfg, s
     return false;
 }
 
-// The guided head of the table at path `arg` ("train.guided_alignment").
-static const s2s_guided_head *guided_at(const s2s_config *cfg, const char *arg) {
+// The struct of the table at path `arg`, found from its leaf `key`, which
+// sits `offset` bytes into it.
+static const void *table_at(const s2s_config *cfg, const char *arg, const char *key,
+                            size_t offset) {
     char path[MAX_PATH];
-    int n = snprintf(path, sizeof path, "%s.layer", arg);
+    int n = snprintf(path, sizeof path, "%s.%s", arg, key);
     int i = s2s_cfg_find_leaf(path, (size_t)n);
     S2S_ASSERT(i >= 0);
-    const char *layer = s2s_cfg_field_const(cfg, s2s_cfg_leaf_get(i));
-    return (const s2s_guided_head *)(layer - offsetof(s2s_guided_head, layer));
+    return (const char *)s2s_cfg_field_const(cfg, s2s_cfg_leaf_get(i)) - offset;
+}
+
+// The guided head of the table at path `arg` ("train.guided_alignment").
+static const s2s_guided_head *guided_at(const s2s_config *cfg, const char *arg) {
+    return table_at(cfg, arg, "layer", offsetof(s2s_guided_head, layer));
 }
 
 // What the rules say of the attention a guided head is in (its stack,
@@ -656,12 +662,7 @@ static bool layers_fit(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *wh
 
 // The attention config of the table at path `arg` ("model.encoder_attention").
 static const s2s_attention_config *attention_at(const s2s_config *cfg, const char *arg) {
-    char path[MAX_PATH];
-    int n = snprintf(path, sizeof path, "%s.type", arg);
-    int i = s2s_cfg_find_leaf(path, (size_t)n);
-    S2S_ASSERT(i >= 0);
-    const char *type = s2s_cfg_field_const(cfg, s2s_cfg_leaf_get(i));
-    return (const s2s_attention_config *)(type - offsetof(s2s_attention_config, type));
+    return table_at(cfg, arg, "type", offsetof(s2s_attention_config, type));
 }
 
 // Whether index i is in list l; an empty list holds every index.
