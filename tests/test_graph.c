@@ -1391,8 +1391,8 @@ Test(graph, guided_coref_loss_by_hand) {
     b.guide[CO][2 * b.S + 6] = 0.0f;
     b.n_guided[CO] = 2;
     cr_assert_eq(s2s_forward_backward(g, &b, &o, NULL, grads, &st), S2S_ERR_INVALID);
-    cr_assert_str_eq(s2s_last_error(), "training batch: n_coref is 2, the coreference rows have "
-                                       "3 guided rows");
+    cr_assert_str_eq(s2s_last_error(), "training batch: n_guided[S2S_HEAD_COREF] is 2, the "
+                                       "coreference rows have 3 guided rows");
     free(grads);
     free_batch(&b);
     free_batch(&plain);

@@ -510,9 +510,10 @@ static const struct guide_names {
     const char *weight, *plural, *count, *row, *col;
     bool eos_col;
 } guide_names[S2S_HEAD_ROLE_COUNT] = {
-    [S2S_HEAD_ALIGN] = {"alignment", "alignments", "n_guided", "target", "source", true},
-    [S2S_HEAD_COREF] = {"coreference", "coreference rows", "n_coref", "pronoun", "antecedent",
-                        false},
+    [S2S_HEAD_ALIGN] = {"alignment", "alignments", "n_guided[S2S_HEAD_ALIGN]", "target",
+                        "source", true},
+    [S2S_HEAD_COREF] = {"coreference", "coreference rows", "n_guided[S2S_HEAD_COREF]",
+                        "pronoun", "antecedent", false},
 };
 
 // A guide (N, R, C) of the batch (alignments, coreference): NULL with
