@@ -131,9 +131,9 @@ typedef struct s2s_align_pair {
     s2s_symmetrize method;
 } s2s_align_pair;
 
-// A pair with each model's calibrated plane (s2s_model_head S2S_HEAD_ALIGN, else
-// avg/avg) and share (s2s_model_alignment_share), rev's default decode
-// params, </s> kept and grow-diag.
+// A pair with each model's calibrated plane (s2s_model_head,
+// S2S_HEAD_ALIGN; else avg/avg) and share (s2s_model_alignment_share),
+// rev's default decode params, </s> kept and grow-diag.
 S2S_API s2s_align_pair s2s_align_pair_default(const s2s_model *fwd, const s2s_model *rev,
                                               s2s_state *rev_state);
 

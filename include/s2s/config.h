@@ -213,7 +213,8 @@ typedef enum s2s_head_role {
 // word alignments of the training TSV's third column; guided coreference
 // (train.guided_coref) an encoder self-attention head from each source
 // pronoun to its gold antecedent (fourth column). In a config, a nested
-// mapping of layer, head and weight; the stack is the role's.
+// mapping of layer, head and weight; the stack is no key but the role's,
+// which s2s_config_default sets (validation refuses another).
 typedef struct s2s_guided_head {
     s2s_attn_map stack;  // the role's attention: CROSS (alignment), ENC (coreference)
     int layer;           // layer of that stack, from 0; -1: off
