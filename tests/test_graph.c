@@ -1745,6 +1745,82 @@ Test(graph, shares_with_the_whole_batchs_counts_add_up_to_the_whole) {
     s2s_model_free(m);
 }
 
+// largest |a - b| over the largest |b| (at least 1e-3)
+static double rel_diff(const float *a, const float *b, int64_t n) {
+    double big = 1e-3, worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        big = fmax(big, fabs((double)b[i]));
+        worst = fmax(worst, fabs((double)a[i] - b[i]));
+    }
+    return worst / big;
+}
+
+// A graph built with opts `var` against the plain graph, on model m and the
+// three-sentence batch with coreference links: both dropouts and both
+// guided terms on, three steps running (the graphs are reused), then
+// validation. With tol 0 the loss terms and every gradient are equal to
+// the bit; else the guided terms and the gradients (against the largest)
+// within tol, the loss within tol / 10. The dropout generators stay in
+// step. Both arenas are as their plans say; the plans go to pp and pv.
+// Returns the batch's source length.
+static int64_t against_plain(s2s_model *m, const arch *a, const s2s_graph_opts *var,
+                             uint64_t seed, double tol, s2s_graph_plan_bytes *pp,
+                             s2s_graph_plan_bytes *pv) {
+    s2s_batch b;
+    make_batch(&b, &THREE_COREF, 0, 3);
+    s2s_graph_opts plain_o = s2s_graph_default_opts();
+    s2s_graph *gp, *gv;
+    cr_assert_eq(s2s_graph_new_opts(&gp, m, &plain_o), S2S_OK);
+    cr_assert_eq(s2s_graph_new_opts(&gv, m, var), S2S_OK, "%s", s2s_last_error());
+    size_t n = m->n_params;
+    float *g0 = malloc(sizeof(float) * n), *g1 = malloc(sizeof(float) * n);
+    s2s_train_opts o = {.dropout = 0.2f, .attention_dropout = 0.15f,
+                        .label_smoothing = a->smoothing,
+                        .guided = {ALIGN_HEAD(a->dec_layers - 1, 1, 0.5f),
+                                   COREF_HEAD(a->enc_layers - 1, 0, 0.7f)}};
+    s2s_rng r0, r1;
+    s2s_rng_seed(&r0, seed);
+    r1 = r0;
+    for (int step = 0; step < 3; step++) {
+        s2s_loss_stats s0, s1;
+        cr_assert_eq(s2s_forward_backward(gp, &b, &o, &r0, g0, &s0), S2S_OK, "%s",
+                     s2s_last_error());
+        cr_assert_eq(s2s_forward_backward(gv, &b, &o, &r1, g1, &s1), S2S_OK, "%s",
+                     s2s_last_error());
+        cr_assert(fabs(s0.loss - s1.loss) <= tol / 10 * s0.loss &&
+                      fabs(s0.guided[AL] - s1.guided[AL]) <= tol * s0.guided[AL] &&
+                      fabs(s0.guided[CO] - s1.guided[CO]) <= tol * s0.guided[CO],
+                  "step %d: loss %.9g/%.9g guided %.9g/%.9g coref %.9g/%.9g", step, s0.loss,
+                  s1.loss, s0.guided[AL], s1.guided[AL], s0.guided[CO], s1.guided[CO]);
+        cr_assert(s0.guided[AL] > 0 && s0.guided[CO] > 0);
+        if (tol == 0) {
+            cr_assert(memcmp(g0, g1, sizeof(float) * n) == 0, "step %d: gradients differ", step);
+        } else {
+            double r = rel_diff(g1, g0, (int64_t)n);
+            cr_assert(r < tol, "step %d: gradients off by %g of the largest", step, r);
+        }
+        cr_assert(memcmp(&r0, &r1, sizeof r0) == 0, "step %d: generators differ", step);
+    }
+    s2s_loss_stats v0, v1;
+    cr_assert_eq(s2s_forward_loss(gp, &b, 0.1f, &v0), S2S_OK);
+    cr_assert_eq(s2s_forward_loss(gv, &b, 0.1f, &v1), S2S_OK);
+    cr_assert(fabs(v0.loss - v1.loss) <= tol / 10 * v0.loss, "validation %.9g/%.9g", v0.loss,
+              v1.loss);
+    cr_assert_eq(s2s_graph_plan(pp, m, &plain_o, b.n, b.S, b.T, true), S2S_OK);
+    cr_assert_eq(s2s_graph_plan(pv, m, var, b.n, b.S, b.T, true), S2S_OK);
+    cr_assert_eq(pp->total, s2s_graph_bytes(gp), "plan %zu, graph %zu", pp->total,
+                 s2s_graph_bytes(gp));
+    cr_assert_eq(pv->total, s2s_graph_bytes(gv), "plan %zu, graph %zu", pv->total,
+                 s2s_graph_bytes(gv));
+    free(g0);
+    free(g1);
+    s2s_graph_free(gp);
+    s2s_graph_free(gv);
+    int64_t S = b.S;
+    free_batch(&b);
+    return S;
+}
+
 // ---- activation checkpointing ----
 
 typedef struct ckpt_case {
@@ -1774,60 +1850,16 @@ ParameterizedTest(ckpt_case *cc, graph, checkpointed_layers_give_the_same_gradie
                                 .heads = {.n = 1, .v = {1}}};
     attn_tables at = {lin, lin, lin};
     s2s_model *m = make_model_with(a, 7100 + (uint64_t)a->d, cc->linear ? &at : NULL);
-    s2s_batch b;
-    make_batch(&b, &THREE_COREF, 0, 3);
-    s2s_graph_opts plain_o = s2s_graph_default_opts(), ckpt_o = plain_o;
+    s2s_graph_opts ckpt_o = s2s_graph_default_opts();
     ckpt_o.checkpoint_layers = true;
-    s2s_graph *gp, *gc;
-    cr_assert_eq(s2s_graph_new_opts(&gp, m, &plain_o), S2S_OK);
-    cr_assert_eq(s2s_graph_new_opts(&gc, m, &ckpt_o), S2S_OK);
-    size_t n = m->n_params;
-    float *g0 = malloc(sizeof(float) * n), *g1 = malloc(sizeof(float) * n);
-    s2s_train_opts o = {.dropout = 0.2f, .attention_dropout = 0.15f,
-                        .label_smoothing = a->smoothing,
-                        .guided = {ALIGN_HEAD(a->dec_layers - 1, 1, 0.5f),
-                                   COREF_HEAD(a->enc_layers - 1, 0, 0.7f)}};
-    s2s_rng r0, r1;
-    s2s_rng_seed(&r0, 99);
-    r1 = r0;
-    for (int step = 0; step < 3; step++) {
-        s2s_loss_stats s0, s1;
-        cr_assert_eq(s2s_forward_backward(gp, &b, &o, &r0, g0, &s0), S2S_OK, "%s",
-                     s2s_last_error());
-        cr_assert_eq(s2s_forward_backward(gc, &b, &o, &r1, g1, &s1), S2S_OK, "%s",
-                     s2s_last_error());
-        cr_assert(s0.loss == s1.loss && s0.guided[AL] == s1.guided[AL] &&
-                  s0.guided[CO] == s1.guided[CO],
-                  "step %d: loss %.9g/%.9g guided %.9g/%.9g coref %.9g/%.9g", step, s0.loss,
-                  s1.loss, s0.guided[AL], s1.guided[AL], s0.guided[CO], s1.guided[CO]);
-        cr_assert(s0.guided[AL] > 0 && s0.guided[CO] > 0);
-        cr_assert(memcmp(g0, g1, sizeof(float) * n) == 0, "step %d: gradients differ", step);
-        cr_assert(memcmp(&r0, &r1, sizeof r0) == 0, "step %d: generators differ", step);
-    }
-    // Forward alone (validation) agrees too.
-    s2s_loss_stats v0, v1;
-    cr_assert_eq(s2s_forward_loss(gp, &b, 0.1f, &v0), S2S_OK);
-    cr_assert_eq(s2s_forward_loss(gc, &b, 0.1f, &v1), S2S_OK);
-    cr_assert_eq(v0.loss, v1.loss);
-
     s2s_graph_plan_bytes pp, pc;
-    cr_assert_eq(s2s_graph_plan(&pp, m, &plain_o, b.n, b.S, b.T, true), S2S_OK);
-    cr_assert_eq(s2s_graph_plan(&pc, m, &ckpt_o, b.n, b.S, b.T, true), S2S_OK);
-    cr_assert_eq(pp.total, s2s_graph_bytes(gp), "plan %zu, graph %zu", pp.total,
-                 s2s_graph_bytes(gp));
-    cr_assert_eq(pc.total, s2s_graph_bytes(gc), "plan %zu, graph %zu", pc.total,
-                 s2s_graph_bytes(gc));
+    against_plain(m, a, &ckpt_o, 99, 0.0, &pp, &pc);
     size_t sum = 0;
     for (int k = 0; k < S2S_GRAPH_PART_COUNT; k++) sum += pc.bytes[k];
     cr_assert_eq(sum, pc.total);
     cr_assert_lt(pc.total, pp.total);
     cr_assert_lt(pc.bytes[S2S_GRAPH_ATTENTION], pp.bytes[S2S_GRAPH_ATTENTION]);
     cr_assert_eq(pc.bytes[S2S_GRAPH_SCRATCH], pp.bytes[S2S_GRAPH_SCRATCH]);
-    free(g0);
-    free(g1);
-    s2s_graph_free(gp);
-    s2s_graph_free(gc);
-    free_batch(&b);
     s2s_model_free(m);
 }
 
@@ -1903,16 +1935,6 @@ ParameterizedTestParameters(graph, chunked_attention_kernels_equal_the_plain_one
         {{1, 2, 4, 9, 9, {9, 0}, 0, 0.0f, S2S_ATTN_STRIDED, 2, 0x1}, 64, -1},
     };
     return cr_make_param_array(chunk_case, cases, sizeof cases / sizeof cases[0]);
-}
-
-// largest |a - b| over the largest |b| (at least 1e-3)
-static double rel_diff(const float *a, const float *b, int64_t n) {
-    double big = 1e-3, worst = 0;
-    for (int64_t i = 0; i < n; i++) {
-        big = fmax(big, fabs((double)b[i]));
-        worst = fmax(worst, fabs((double)a[i] - b[i]));
-    }
-    return worst / big;
 }
 
 // On random inputs the chunked passes give s2s_attention_train's context
@@ -2029,56 +2051,13 @@ ParameterizedTestParameters(graph, chunked_attention_gives_the_plain_gradients) 
 ParameterizedTest(chunk_model_case *cc, graph, chunked_attention_gives_the_plain_gradients) {
     const arch *a = &cc->a;
     s2s_model *m = make_model_with(a, 7400 + (uint64_t)a->d, &cc->t);
-    s2s_batch b;
-    make_batch(&b, &THREE_COREF, 0, 3);
-    s2s_graph_opts plain_o = s2s_graph_default_opts(), ch_o = plain_o;
+    s2s_graph_opts ch_o = s2s_graph_default_opts();
     ch_o.attention_chunk = cc->chunk;
     ch_o.checkpoint_layers = cc->ckpt;
-    s2s_graph *gp, *gc;
-    cr_assert_eq(s2s_graph_new_opts(&gp, m, &plain_o), S2S_OK);
-    cr_assert_eq(s2s_graph_new_opts(&gc, m, &ch_o), S2S_OK);
-    size_t n = m->n_params;
-    float *g0 = malloc(sizeof(float) * n), *g1 = malloc(sizeof(float) * n);
-    s2s_train_opts o = {.dropout = 0.2f, .attention_dropout = 0.15f,
-                        .label_smoothing = a->smoothing,
-                        .guided = {ALIGN_HEAD(a->dec_layers - 1, 1, 0.5f),
-                                   COREF_HEAD(a->enc_layers - 1, 0, 0.7f)}};
-    s2s_rng r0, r1;
-    s2s_rng_seed(&r0, 98);
-    r1 = r0;
-    for (int step = 0; step < 3; step++) {
-        s2s_loss_stats s0, s1;
-        cr_assert_eq(s2s_forward_backward(gp, &b, &o, &r0, g0, &s0), S2S_OK, "%s",
-                     s2s_last_error());
-        cr_assert_eq(s2s_forward_backward(gc, &b, &o, &r1, g1, &s1), S2S_OK, "%s",
-                     s2s_last_error());
-        cr_assert(fabs(s0.loss - s1.loss) <= 1e-6 * s0.loss &&
-                      fabs(s0.guided[AL] - s1.guided[AL]) <= 1e-5 * s0.guided[AL] &&
-                      fabs(s0.guided[CO] - s1.guided[CO]) <= 1e-5 * s0.guided[CO],
-                  "step %d: loss %.9g/%.9g guided %.9g/%.9g coref %.9g/%.9g", step, s0.loss,
-                  s1.loss, s0.guided[AL], s1.guided[AL], s0.guided[CO], s1.guided[CO]);
-        cr_assert(s0.guided[AL] > 0 && s0.guided[CO] > 0);
-        double r = rel_diff(g1, g0, (int64_t)n);
-        cr_assert(r < 1e-5, "step %d: gradients off by %g of the largest", step, r);
-        cr_assert(memcmp(&r0, &r1, sizeof r0) == 0, "step %d: generators differ", step);
-    }
-    s2s_loss_stats v0, v1;
-    cr_assert_eq(s2s_forward_loss(gp, &b, 0.1f, &v0), S2S_OK);
-    cr_assert_eq(s2s_forward_loss(gc, &b, 0.1f, &v1), S2S_OK);
-    cr_assert(fabs(v0.loss - v1.loss) <= 1e-6 * v0.loss);
-
     s2s_graph_plan_bytes pp, pc;
-    cr_assert_eq(s2s_graph_plan(&pp, m, &plain_o, b.n, b.S, b.T, true), S2S_OK);
-    cr_assert_eq(s2s_graph_plan(&pc, m, &ch_o, b.n, b.S, b.T, true), S2S_OK);
-    cr_assert_eq(pc.total, s2s_graph_bytes(gc), "plan %zu, graph %zu", pc.total,
-                 s2s_graph_bytes(gc));
-    if (!cc->linear && cc->chunk < b.S)
+    int64_t S = against_plain(m, a, &ch_o, 98, 1e-5, &pp, &pc);
+    if (!cc->linear && cc->chunk < S)
         cr_assert_lt(pc.bytes[S2S_GRAPH_ATTENTION], pp.bytes[S2S_GRAPH_ATTENTION]);
-    free(g0);
-    free(g1);
-    s2s_graph_free(gp);
-    s2s_graph_free(gc);
-    free_batch(&b);
     s2s_model_free(m);
 }
 
