@@ -334,7 +334,7 @@ static int prepare(aligner *a, const s2s_decode_opts *o) {
         bool all = a->calibrate_path && a->share == 0.0f;
         a->n_tables = all ? N_SHARES : 1;
         for (int k = 0; k < a->n_tables && st == S2S_OK; k++)
-            st = s2s_plane_table_new(&a->tables[k], S2S_PROBE_ALIGN, mc->decoder_layers,
+            st = s2s_plane_table_new(&a->tables[k], S2S_HEAD_ALIGN, mc->decoder_layers,
                                      mc->heads, all ? SHARES[k] : v->align_share,
                                      a->view.no_eos);
     }

@@ -123,7 +123,7 @@ static int open_model(prober *pr, const s2s_decode_opts *o) {
     if (pr->head >= mc->heads)
         return s2s_cli_usage_error(CMD, "--head %d: the model has %d heads (use 0-%d or avg)",
                                    pr->head, mc->heads, mc->heads - 1);
-    s2s_status st = s2s_plane_table_new(&pr->table, S2S_PROBE_COREF, mc->encoder_layers, mc->heads,
+    s2s_status st = s2s_plane_table_new(&pr->table, S2S_HEAD_COREF, mc->encoder_layers, mc->heads,
                                        1.0f, /*no_eos=*/false);
     return st == S2S_OK ? S2S_EXIT_OK : s2s_cli_fail(st);
 }
