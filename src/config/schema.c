@@ -272,7 +272,7 @@ static const s2s_cfg_key decode_keys[] = {
              "`fp32`; `int8` (weights s8 with a scale per output channel, activations "
              "quantised per row, sums in int32); `bf16` (sums in fp32); `auto` picks bf16 "
              "where the CPU has AVX512_BF16, else int8 where it has VNNI, else fp32. "
-             "Training always runs in fp32."},
+             "Training's products follow `train.compute_type` instead."},
 };
 
 static const s2s_cfg_key data_keys[] = {
