@@ -18,11 +18,10 @@
 #   scripts/attention_lab.sh BUILD/s2s --check    # exit 1 when the page is not what the
 #                                                 # commands print now (ctest attention_lab)
 #
-# --check compares the text exactly and each number within 3 units of its
-# last digit or 0.2%, as scripts/doc_figures.py does (another CPU's
-# kernels round differently); two numbers both below 1e-5 in size (the
-# rounding errors of the equivariance tables) count as the same. It
-# names each line that differs.
+# --check compares each line as scripts/doc_figures.py compares a figure
+# (close(): the text exactly, each number within 3 units of its last digit
+# or 0.2%, two numbers below 1e-5 in size the same), since another CPU's
+# kernels round differently. It names each line that differs.
 set -euo pipefail
 s2s=${1:-build/s2s}
 check=${2:-}
@@ -71,26 +70,15 @@ if missing:
 open(out, "w", encoding="utf-8").write(text)
 if check != "--check":
     sys.exit(0)
-NUM = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
-def same(a, b):
-    """Two numbers as printed: within 3 units of the last digit or 0.2%."""
-    x, y = float(a), float(b)
-    if abs(x) < 1e-5 and abs(y) < 1e-5:
-        return True
-    m = re.match(r"[-+]?\d*\.?(\d*)(?:[eE]([-+]?\d+))?$", a)
-    unit = 10.0 ** (-len(m.group(1)) + int(m.group(2) or 0))
-    return abs(x - y) <= max(3 * unit, 0.002 * abs(x))
-def lines_agree(a, b):
-    if NUM.sub("#", a) != NUM.sub("#", b):
-        return False
-    return all(same(x, y) for x, y in zip(NUM.findall(a), NUM.findall(b)))
+sys.path.insert(0, "scripts")
+from doc_figures import close  # the docs' rule for numbers
 old, new = open(page, encoding="utf-8").read().splitlines(), text.splitlines()
 bad = 0
 if len(old) != len(new):
     print(f"{page}: {len(old)} lines, the commands give {len(new)}")
     bad = 1
 for n, (a, b) in enumerate(zip(old, new), 1):
-    if not lines_agree(a, b):
+    if not close(a, b):
         print(f"{page}:{n}: {a!r}\n  the commands print now: {b!r}")
         bad = 1
 if bad:

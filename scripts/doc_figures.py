@@ -109,20 +109,28 @@ def figures(s2s):
     return names
 
 
-NUMBER = re.compile(r"\d+(?:\.\d+)?")
+NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def same_number(a, b):
+    """Two numbers as printed (a from the docs): within 3 units of a's last
+    digit or 0.2%; two numbers both below 1e-5 in size (rounding errors)
+    count as the same."""
+    x, y = float(a), float(b)
+    if abs(x) < 1e-5 and abs(y) < 1e-5:
+        return True
+    m = re.match(r"[-+]?\d*\.?(\d*)(?:[eE]([-+]?\d+))?$", a)
+    unit = 10.0 ** (-len(m.group(1)) + int(m.group(2) or 0))
+    return abs(x - y) <= max(3 * unit, 0.002 * abs(x))
 
 
 def close(docs, now):
-    """Whether the docs' value is the measured one, up to the rounding noise
+    """Whether the docs' text is the measured one, up to the rounding noise
     of another CPU (oneDNN's kernels differ by ISA): the same text around
-    the numbers, and each number within 3 units of its last digit or 0.2%."""
+    the numbers, and each number the same by same_number."""
     if NUMBER.sub("#", docs) != NUMBER.sub("#", now):
         return False
-    for a, b in zip(NUMBER.findall(docs), NUMBER.findall(now)):
-        digits = len(a.split(".")[1]) if "." in a else 0
-        if abs(float(a) - float(b)) > max(3 * 10 ** -digits, 0.002 * abs(float(b))):
-            return False
-    return True
+    return all(same_number(a, b) for a, b in zip(NUMBER.findall(docs), NUMBER.findall(now)))
 
 
 def check_file(path, names, write):

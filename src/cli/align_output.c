@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "tools/heatmap.h"
+#include "tools/map_json.h"
 
 const char *const s2s_cli_align_format_names[S2S_CLI_FMT_COUNT] = {"pharaoh", "json", "csv", "text"};
 const char *const s2s_cli_align_map_names[S2S_CLI_MAP_COUNT] = {"cross", "self", "enc"};
@@ -155,15 +156,6 @@ static void model_planes(const s2s_model *m, s2s_attn_map t, int *layers, int *h
     *heads = mc->heads;
 }
 
-static json_t *json_pattern(const s2s_head_pattern *p) {
-    json_t *o = json_object();
-    json_object_set_new(o, "type", json_string(s2s_attn_type_name(p->type)));
-    const char *param = s2s_attn_type_param(p->type);
-    if (param) json_object_set_new(o, param, json_integer(p->span));
-    json_object_set_new(o, "causal", json_boolean(p->causal));
-    return o;
-}
-
 // Map m of plane (layer, head) gets "pattern", its head's, when it is one
 // head of one layer, else "patterns": the pattern of every plane of the
 // mean, with its layer and head.
@@ -171,7 +163,7 @@ static void json_set_patterns(json_t *m, const s2s_model *model, s2s_attn_map t,
                               int head) {
     if (layer >= 0 && head >= 0) {
         s2s_head_pattern p = s2s_model_head_pattern(model, t, layer, head);
-        json_object_set_new(m, "pattern", json_pattern(&p));
+        json_object_set_new(m, "pattern", s2s_pattern_json(&p));
         return;
     }
     int L, H;
@@ -181,7 +173,7 @@ static void json_set_patterns(json_t *m, const s2s_model *model, s2s_attn_map t,
         for (int h = 0; h < H; h++) {
             if ((layer >= 0 && l != layer) || (head >= 0 && h != head)) continue;
             s2s_head_pattern p = s2s_model_head_pattern(model, t, l, h);
-            json_t *e = json_pattern(&p);
+            json_t *e = s2s_pattern_json(&p);
             json_object_set_new(e, "layer", json_integer(l));
             json_object_set_new(e, "head", json_integer(h));
             json_array_append_new(list, e);
@@ -216,12 +208,6 @@ void s2s_cli_align_pattern_names(char *out, size_t n, const s2s_model *m, s2s_at
 
 // ---- formats ----
 
-static json_t *json_strings(const char **s, int n) {
-    json_t *a = json_array();
-    for (int i = 0; i < n; i++) json_array_append_new(a, json_string(s[i] ? s[i] : ""));
-    return a;
-}
-
 static int print_pharaoh(const s2s_cli_align_sent *s) {
     char *t = s2s_alignment_format(s->final);
     if (!t) return no_memory();
@@ -235,29 +221,12 @@ static json_t *json_map(const s2s_cli_align_view *o, const s2s_cli_align_sent *s
                         int head) {
     shown v;
     if (make_shown(&v, o, s, layer, head) != S2S_OK) return NULL;
-    json_t *m = json_object(), *rows = json_array();
-    json_object_set_new(m, "type", json_string(s2s_cli_align_map_names[o->map]));
-    json_object_set_new(m, "layer", s2s_cli_json_sel(layer));
-    json_object_set_new(m, "head", s2s_cli_json_sel(head));
-    json_object_set_new(m, "rows", json_strings(v.rl, v.rows));
-    json_object_set_new(m, "cols", json_strings(v.cl, v.cols));
-    for (int r = 0; r < v.rows; r++) {
-        json_t *row = json_array();
-        for (int c = 0; c < v.cols; c++)
-            json_array_append_new(row, json_real(round(v.w[(size_t)r * v.cols + c] * 1e6) / 1e6));
-        json_array_append_new(rows, row);
-    }
-    json_object_set_new(m, "weights", rows);
+    json_t *m = s2s_map_json(s2s_cli_align_map_names[o->map], layer, head,
+                             (const char *const *)v.rl, v.rows, (const char *const *)v.cl, v.cols,
+                             v.w);
     if (o->model) json_set_patterns(m, o->model, ATTN_MAP[o->map], layer, head);
     shown_free(&v);
     return m;
-}
-
-// Sets key to the Pharaoh text of a.
-static void json_links(json_t *o, const char *key, const s2s_alignment *a) {
-    char *t = s2s_alignment_format(a);
-    json_object_set_new(o, key, json_string(t ? t : ""));
-    free(t);
 }
 
 static int print_json(const s2s_cli_align_view *o, const s2s_cli_align_sent *s, const planes *p) {
@@ -265,16 +234,16 @@ static int print_json(const s2s_cli_align_view *o, const s2s_cli_align_sent *s, 
     json_object_set_new(j, "sentence", json_integer(o->sentence));
     json_object_set_new(j, "source", json_string(s->source));
     if (s->target) json_object_set_new(j, "target", json_string(s->target));
-    json_object_set_new(j, "source_tokens", json_strings(s->src_lab, s->n_src));
-    json_object_set_new(j, "target_tokens", json_strings(s->tgt_lab, s->n_tgt));
-    json_links(j, "alignment", s->final);
-    json_object_set_new(j, "alignment_layer", s2s_cli_json_sel(o->align_layer));
-    json_object_set_new(j, "alignment_head", s2s_cli_json_sel(o->align_head));
+    json_object_set_new(j, "source_tokens", s2s_json_strings((const char *const *)s->src_lab, s->n_src));
+    json_object_set_new(j, "target_tokens", s2s_json_strings((const char *const *)s->tgt_lab, s->n_tgt));
+    json_object_set_new(j, "alignment", s2s_json_links(s->final));
+    json_object_set_new(j, "alignment_layer", s2s_json_sel(o->align_layer));
+    json_object_set_new(j, "alignment_head", s2s_json_sel(o->align_head));
     if (o->reverse) {
-        json_links(j, "forward_alignment", s->fwd);
+        json_object_set_new(j, "forward_alignment", s2s_json_links(s->fwd));
         json_object_set_new(j, "symmetrize", json_string(s2s_symmetrize_name(o->sym)));
     }
-    if (s->gold) json_links(j, "gold", s->gold);
+    if (s->gold) json_object_set_new(j, "gold", s2s_json_links(s->gold));
     json_t *maps = json_array();
     json_object_set_new(j, "maps", maps);
     for (int i = 0; i < p->nl; i++)

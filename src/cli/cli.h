@@ -106,8 +106,6 @@ bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, in
 // Prints o as one compact JSON line (keys in insertion order, reals with
 // `precision` significant digits) and releases it. Returns the exit code.
 int s2s_cli_print_json(json_t *o, int precision);
-// A layer or head selection as JSON: its index, or "avg" for a mean (< 0).
-json_t *s2s_cli_json_sel(int x);
 
 // ---- input lines: the bad-line rule (README "Bad lines and exit codes") ----
 //

@@ -87,8 +87,6 @@ bool s2s_cli_int(const char *cmd, const char *opt, const char *text, int min, in
     return true;
 }
 
-json_t *s2s_cli_json_sel(int x) { return x < 0 ? json_string("avg") : json_integer(x); }
-
 int s2s_cli_stdout_width(void) {
     const char *env = getenv("COLUMNS");
     char *end;

@@ -14,6 +14,7 @@
 #include "cli/align_output.h"
 #include "cli/cli.h"
 #include "tools/heatmap.h"
+#include "tools/map_json.h"
 
 #define CHUNK 64
 #define CMD "probe coref"
@@ -196,8 +197,8 @@ static int read_gold(prober *pr) {
 static json_t *json_plane(const s2s_plane_table *t, int l, int h) {
     const s2s_coref_counts *c = &s2s_plane_table_counts(t, l, h)->coref;
     json_t *o = json_object();
-    json_object_set_new(o, "layer", s2s_cli_json_sel(l));
-    json_object_set_new(o, "head", s2s_cli_json_sel(h));
+    json_object_set_new(o, "layer", s2s_json_sel(l));
+    json_object_set_new(o, "head", s2s_json_sel(h));
     json_object_set_new(o, "accuracy", json_real(s2s_coref_accuracy(c)));
     json_object_set_new(o, "weight", json_real(s2s_coref_mean_weight(c)));
     json_object_set_new(o, "hits", json_integer(c->hits));
@@ -380,8 +381,8 @@ static int show(prober *pr) {
     char lb[16], hb[16];
     if (rc == S2S_EXIT_OK && pr->json) {
         j = json_object();
-        json_object_set_new(j, "layer", s2s_cli_json_sel(pr->layer));
-        json_object_set_new(j, "head", s2s_cli_json_sel(pr->head));
+        json_object_set_new(j, "layer", s2s_json_sel(pr->layer));
+        json_object_set_new(j, "head", s2s_json_sel(pr->head));
         json_object_set_new(j, "gold", json_boolean(found));
         json_t *tok = json_array();
         for (int i = 0; i < t.n; i++) json_array_append_new(tok, json_string(t.pieces[i]));

@@ -52,18 +52,18 @@ static inline float lane_max(const float *x, int64_t n) {
 // the sums are the same as the plain loop's.
 typedef float lanes_v __attribute__((vector_size(LANES * sizeof(float))));
 
-static inline lanes_v lanes_load(const float *p) {
-    lanes_v v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
+// (Through a pointer: a vector return value would change the ABI where
+// the build does not enable AVX, which gcc warns of, -Wpsabi.)
+static inline void lanes_load(lanes_v *v, const float *p) { memcpy(v, p, sizeof *v); }
 
 // sum of (x - shift)^power, power 1 or 2
 static inline float lane_sum(const float *x, float shift, int power, int64_t n) {
     lanes_v sum = {0};
     int64_t i = 0;
     for (; i + LANES <= n; i += LANES) {
-        lanes_v t = lanes_load(x + i) - shift;
+        lanes_v t;
+        lanes_load(&t, x + i);
+        t -= shift;
         sum += power == 2 ? t * t : t;
     }
     float acc[LANES];

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/map_json.h"
 #include "tools/viewer.h"
 #include "core/error.h"
 #include "core/strbuf.h"
@@ -151,27 +152,12 @@ static void bad_request(s2s_server_reply *r, const char *fmt, ...) {
     s2s_server_error_reply(r, 400, "bad_request", msg);
 }
 
-static json_t *json_strings(const char *const *s, int n) {
-    json_t *a = json_array();
-    for (int i = 0; i < n; i++) json_array_append_new(a, json_string(s[i] ? s[i] : ""));
-    return a;
-}
-
-static json_t *json_sel(int x) { return x < 0 ? json_string("avg") : json_integer(x); }
-
 // {"layer": .., "head": ..}: a calibrated plane of a model.
 static json_t *json_head(int layer, int head) {
     json_t *c = json_object();
-    json_object_set_new(c, "layer", json_sel(layer));
-    json_object_set_new(c, "head", json_sel(head));
+    json_object_set_new(c, "layer", s2s_json_sel(layer));
+    json_object_set_new(c, "head", s2s_json_sel(head));
     return c;
-}
-
-static json_t *json_links(const s2s_alignment *a) {
-    char *t = s2s_alignment_format(a);
-    json_t *j = json_string(t ? t : "");
-    free(t);
-    return j;
 }
 
 // ---- GET /healthz and /v1/models ----
@@ -412,38 +398,15 @@ static bool run_job(s2s_server *s, s2s_job *j, s2s_server_reply *r) {
 
 // ---- attention maps, in the JSON of `s2s align --format json` ----
 
-// The pattern head h of layer l runs, as `s2s align --format json` gives
-// it: {"type": "local", "window": 3, "causal": false}.
-static json_t *json_pattern(const s2s_model *model, s2s_attn_map map, int l, int h) {
-    s2s_head_pattern p = s2s_model_head_pattern(model, map, l, h);
-    json_t *o = json_object();
-    const char *param = s2s_attn_type_param(p.type);
-    json_object_set_new(o, "type", json_string(s2s_attn_type_name(p.type)));
-    if (param) json_object_set_new(o, param, json_integer(p.span));
-    json_object_set_new(o, "causal", json_boolean(p.causal));
-    return o;
-}
-
 static void add_maps(json_t *maps, const s2s_model *model, s2s_attn_map map, const char *type,
                      const float *w, int layers, int heads, int rows, int cols,
                      const char *const *rl, const char *const *cl) {
     for (int l = 0; l < layers; l++)
         for (int h = 0; h < heads; h++) {
-            json_t *m = json_object(), *ws = json_array();
-            json_object_set_new(m, "type", json_string(type));
-            json_object_set_new(m, "layer", json_integer(l));
-            json_object_set_new(m, "head", json_integer(h));
-            json_object_set_new(m, "rows", json_strings(rl, rows));
-            json_object_set_new(m, "cols", json_strings(cl, cols));
-            const float *p = w + ((size_t)l * heads + h) * rows * cols;
-            for (int i = 0; i < rows; i++) {
-                json_t *row = json_array();
-                for (int c = 0; c < cols; c++)
-                    json_array_append_new(row, json_real(round(p[(size_t)i * cols + c] * 1e6) / 1e6));
-                json_array_append_new(ws, row);
-            }
-            json_object_set_new(m, "weights", ws);
-            json_object_set_new(m, "pattern", json_pattern(model, map, l, h));
+            json_t *m = s2s_map_json(type, l, h, rl, rows, cl, cols,
+                                     w + ((size_t)l * heads + h) * rows * cols);
+            s2s_head_pattern p = s2s_model_head_pattern(model, map, l, h);
+            json_object_set_new(m, "pattern", s2s_pattern_json(&p));
             json_array_append_new(maps, m);
         }
 }
@@ -486,13 +449,13 @@ static void sentence_fields(json_t *o, const s2s_model *m, const s2s_tokens *src
     s2s_model_alignment_head(m, &al, &ah);
     labels lb = {0};
     bool ok = make_labels(&lb, src, tgt, tv, h);
-    json_object_set_new(o, "source_tokens", json_strings(lb.src, ok ? src->n : 0));
-    json_object_set_new(o, "target_tokens", json_strings(lb.tgt, ok ? h->n : 0));
+    json_object_set_new(o, "source_tokens", s2s_json_strings(lb.src, ok ? src->n : 0));
+    json_object_set_new(o, "target_tokens", s2s_json_strings(lb.tgt, ok ? h->n : 0));
     if (h->cross_attn &&
         s2s_hard_align(align, h, al, ah, s2s_model_alignment_share(m), /*no_eos=*/false) == S2S_OK) {
-        json_object_set_new(o, "alignment", json_links(align));
-        json_object_set_new(o, "alignment_layer", json_sel(al));
-        json_object_set_new(o, "alignment_head", json_sel(ah));
+        json_object_set_new(o, "alignment", s2s_json_links(align));
+        json_object_set_new(o, "alignment_layer", s2s_json_sel(al));
+        json_object_set_new(o, "alignment_head", s2s_json_sel(ah));
     }
     json_object_set_new(o, "score", json_real(h->score));
     json_object_set_new(o, "logprob", json_real(h->logprob));
@@ -582,7 +545,7 @@ static json_t *line_links(const s2s_model *m, const s2s_line *l, int j, s2s_alig
 }
 
 static json_t *translation_tokens(const s2s_translation *t) {
-    return json_strings((const char *const *)t->tokens, t->n);
+    return s2s_json_strings((const char *const *)t->tokens, t->n);
 }
 
 // Hypothesis j of line l: its sentences' j-th joined, the alignment over
@@ -595,8 +558,8 @@ static json_t *line_hypothesis(const s2s_model *m, const s2s_line *l, int j, s2s
     json_object_set_new(o, "translation", json_string(t->text));
     json_object_set_new(o, "target_tokens", translation_tokens(t));
     json_object_set_new(o, "alignment", line_links(m, l, j, a));
-    json_object_set_new(o, "alignment_layer", json_sel(al));
-    json_object_set_new(o, "alignment_head", json_sel(ah));
+    json_object_set_new(o, "alignment_layer", s2s_json_sel(al));
+    json_object_set_new(o, "alignment_head", s2s_json_sel(ah));
     json_object_set_new(o, "score", json_real(t->score));
     json_object_set_new(o, "logprob", json_real(t->logprob));
     return o;
@@ -627,7 +590,7 @@ static json_t *sentence_json(const s2s_model *m, const char *text, const s2s_lin
         json_object_set_new(o, "target_tokens", json_array());
         json_object_set_new(o, "alignment", json_string(""));
     }
-    json_object_set_new(o, "source_tokens", json_strings((const char *const *)s->src.pieces, s->src.n));
+    json_object_set_new(o, "source_tokens", s2s_json_strings((const char *const *)s->src.pieces, s->src.n));
     json_object_set_new(o, "hypotheses", hyps);
     return o;
 }
@@ -758,7 +721,7 @@ static void align(s2s_server *s, json_t *o, s2s_server_reply *r) {
     if (has_gold) {
         s2s_aer_counts c = {0};
         s2s_aer_add(&c, &a, &g);
-        json_object_set_new(out, "gold", json_links(&g));
+        json_object_set_new(out, "gold", s2s_json_links(&g));
         json_object_set_new(out, "aer", json_real(s2s_aer(&c)));
         json_object_set_new(out, "precision", json_real(s2s_aer_precision(&c)));
         json_object_set_new(out, "recall", json_real(s2s_aer_recall(&c)));

@@ -8,6 +8,7 @@
 #include "core/strbuf.h"
 #include "core/error.h"
 #include "core/safe_write.h"
+#include "tools/map_json.h"
 #include "tools/viewer.h"
 #include "tools/html.h"
 #include "align/align.h"
@@ -216,12 +217,14 @@ s2s_status s2s_align_html_set_gold(s2s_align_html *d, const s2s_alignment *gold)
 }
 
 // Each head's pattern as the JSON maps of `s2s align --format json` give
-// it: {"type": "local", "window": 3, "causal": false}.
+// it (s2s_pattern_json).
 static void put_pattern(s2s_buf *b, const s2s_head_pattern *p) {
-    const char *param = s2s_attn_type_param(p->type);
-    s2s_buf_printf(b, "{\"type\":\"%s\"", s2s_attn_type_name(p->type));
-    if (param) s2s_buf_printf(b, ",\"%s\":%d", param, p->span);
-    s2s_buf_printf(b, ",\"causal\":%s}", p->causal ? "true" : "false");
+    json_t *o = s2s_pattern_json(p);
+    char *t = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    if (!t) b->oom = true;  // s2s_buf_take then fails
+    else s2s_buf_puts(b, t);
+    free(t);
 }
 
 s2s_status s2s_align_html_set_patterns(s2s_align_html *d, const s2s_model *m) {

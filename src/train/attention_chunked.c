@@ -35,6 +35,26 @@ static block block_at(const s2s_attn_shape *s, int64_t j0, int64_t chunk) {
     return k;
 }
 
+// Query row r of a block, counting (B, H, qlo..qhi) in order: sentence b,
+// head h, query i, its index in the (B, H, Tq) row arrays and its scores
+// in the (B, H, M, C) scratch.
+typedef struct block_row {
+    int64_t b, h, i, row, at;
+} block_row;
+
+static int64_t block_rows(const s2s_attn_shape *s, block k) {
+    return s->batch * s->heads * (k.qhi - k.qlo);
+}
+
+static block_row block_row_at(const s2s_attn_shape *s, const s2s_chunk_scratch *w, block k,
+                              int64_t r) {
+    int64_t m = k.qhi - k.qlo, bh = r / m;
+    block_row x = {.b = bh / s->heads, .h = bh % s->heads, .i = k.qlo + r % m};
+    x.row = bh * s->tq + x.i;
+    x.at = (bh * s->tq + x.i - k.qlo) * w->chunk;
+    return x;
+}
+
 // A (B, H, M, C) block of scratch, or its transpose (B, H, C, M) in place.
 static void scratch_strides(int64_t st[4], const s2s_attn_shape *s, int64_t chunk, bool t) {
     st[0] = s->heads * s->tq * chunk;
@@ -123,25 +143,23 @@ static void scale_head(float *ctx, const s2s_attn_shape *s, int64_t b, int64_t h
 // dropped copy; the context rows are rescaled to the new maxima.
 static void fwd_rows(float *ctx, float *l, const s2s_attn_shape *s, const s2s_chunk_scratch *w,
                      block k, float p, uint64_t key) {
-    int64_t H = s->heads, n = k.j1 - k.j0;
-    for (int64_t b = 0; b < s->batch; b++)
-        for (int64_t h = 0; h < H; h++)
-            for (int64_t i = k.qlo; i < k.qhi; i++) {
-                int64_t row = (b * H + h) * s->tq + i, lo, hi;
-                float *x = w->s + ((b * H + h) * s->tq + i - k.qlo) * w->chunk;
-                float *mx = w->rows + row, m_new;
-                if (!row_seen(x, s, k, b, h, i, &lo, &hi) ||
-                    (m_new = s2s_max_row(x + lo, hi - lo)) == -INFINITY) {
-                    memset(x, 0, (size_t)n * sizeof *x);
-                } else {
-                    if (m_new < *mx) m_new = *mx;
-                    float corr = *mx == -INFINITY ? 0.0f : expf(*mx - m_new);
-                    l[row] = l[row] * corr + exp_part(x, lo, hi, n, m_new);
-                    if (corr != 1.0f) scale_head(ctx, s, b, h, i, corr);
-                    *mx = m_new;
-                }
-                if (p > 0.0f) drop_row(w->pd + (x - w->s), x, n, p, key, row, s, k.j0);
-            }
+    int64_t n = k.j1 - k.j0;
+    for (int64_t r = 0; r < block_rows(s, k); r++) {
+        block_row q = block_row_at(s, w, k, r);
+        float *x = w->s + q.at, *mx = w->rows + q.row, m_new;
+        int64_t lo, hi;
+        if (!row_seen(x, s, k, q.b, q.h, q.i, &lo, &hi) ||
+            (m_new = s2s_max_row(x + lo, hi - lo)) == -INFINITY) {
+            memset(x, 0, (size_t)n * sizeof *x);
+        } else {
+            if (m_new < *mx) m_new = *mx;
+            float corr = *mx == -INFINITY ? 0.0f : expf(*mx - m_new);
+            l[q.row] = l[q.row] * corr + exp_part(x, lo, hi, n, m_new);
+            if (corr != 1.0f) scale_head(ctx, s, q.b, q.h, q.i, corr);
+            *mx = m_new;
+        }
+        if (p > 0.0f) drop_row(w->pd + q.at, x, n, p, key, q.row, s, k.j0);
+    }
 }
 
 // ctx rows [qlo, qhi) += weights (w->pd or w->s) · V[j0..j1).
@@ -228,44 +246,39 @@ static void bwd_row_dots(const float *dctx, const s2s_chunk_saved *f, const s2s_
 // The block's weights again: w->s = P = e^(S - lse), w->pd = drop(P).
 static void bwd_weights(const s2s_chunk_saved *f, const s2s_attn_shape *s,
                         const s2s_chunk_scratch *w, block k) {
-    int64_t H = s->heads, n = k.j1 - k.j0;
-    for (int64_t b = 0; b < s->batch; b++)
-        for (int64_t h = 0; h < H; h++)
-            for (int64_t i = k.qlo; i < k.qhi; i++) {
-                int64_t row = (b * H + h) * s->tq + i, lo, hi;
-                float *x = w->s + ((b * H + h) * s->tq + i - k.qlo) * w->chunk;
-                if (!row_seen(x, s, k, b, h, i, &lo, &hi) || f->lse[row] == -INFINITY)
-                    memset(x, 0, (size_t)n * sizeof *x);
-                else
-                    exp_part(x, lo, hi, n, f->lse[row]);
-                if (f->p > 0.0f) drop_row(w->pd + (x - w->s), x, n, f->p, f->key, row, s, k.j0);
-            }
+    int64_t n = k.j1 - k.j0;
+    for (int64_t r = 0; r < block_rows(s, k); r++) {
+        block_row q = block_row_at(s, w, k, r);
+        float *x = w->s + q.at;
+        int64_t lo, hi;
+        if (!row_seen(x, s, k, q.b, q.h, q.i, &lo, &hi) || f->lse[q.row] == -INFINITY)
+            memset(x, 0, (size_t)n * sizeof *x);
+        else
+            exp_part(x, lo, hi, n, f->lse[q.row]);
+        if (f->p > 0.0f) drop_row(w->pd + q.at, x, n, f->p, f->key, q.row, s, k.j0);
+    }
 }
 
 // w->dp = dS = P o (drop'(dPd) + dhead - Dr), from w->dp = dPd.
 static void bwd_scores(const s2s_chunk_saved *f, const s2s_attn_shape *s,
                        const s2s_chunk_scratch *w, block k) {
-    int64_t H = s->heads, n = k.j1 - k.j0;
+    int64_t n = k.j1 - k.j0;
     float scale = f->p > 0.0f ? 1.0f / (1.0f - f->p) : 1.0f;
-    for (int64_t b = 0; b < s->batch; b++)
-        for (int64_t h = 0; h < H; h++)
-            for (int64_t i = k.qlo; i < k.qhi; i++) {
-                int64_t row = (b * H + h) * s->tq + i;
-                int64_t at = ((b * H + h) * s->tq + i - k.qlo) * w->chunk;
-                const float *pr = w->s + at;
-                float *d = w->dp + at, dr = w->rows[row];
-                const float *gh = f->dhead && h == f->head
-                                      ? f->dhead + (b * s->tq + i) * s->tk + k.j0 : NULL;
-                uint64_t first = (uint64_t)(row * s->tk + k.j0);
-                for (int64_t j = 0; j < n; j++) {
-                    float dp = d[j];
-                    if (f->p > 0.0f)
-                        dp = s2s_dropout_keeps(f->key, first + (uint64_t)j, f->p) ? dp * scale
-                                                                                  : 0.0f;
-                    if (gh) dp += gh[j];
-                    d[j] = pr[j] * (dp - dr);
-                }
-            }
+    for (int64_t r = 0; r < block_rows(s, k); r++) {
+        block_row q = block_row_at(s, w, k, r);
+        const float *pr = w->s + q.at;
+        float *d = w->dp + q.at, dr = w->rows[q.row];
+        const float *gh = f->dhead && q.h == f->head
+                              ? f->dhead + (q.b * s->tq + q.i) * s->tk + k.j0 : NULL;
+        uint64_t first = (uint64_t)(q.row * s->tk + k.j0);
+        for (int64_t j = 0; j < n; j++) {
+            float dp = d[j];
+            if (f->p > 0.0f)
+                dp = s2s_dropout_keeps(f->key, first + (uint64_t)j, f->p) ? dp * scale : 0.0f;
+            if (gh) dp += gh[j];
+            d[j] = pr[j] * (dp - dr);
+        }
+    }
 }
 
 // Rows [r0, r1) of a head-strided gradient view, every head: 0.
