@@ -994,7 +994,7 @@ Test(align, aer_table_rows_and_best_plane_by_hand) {
     s2s_hypothesis h = fake_hyp(maps, 1, 2, 2, 2);
     s2s_alignment gold = parse("0-0 1-1");
     s2s_plane_table *t;
-    cr_assert_eq(s2s_plane_table_new(&t, S2S_PROBE_ALIGN, 1, 2, 1.0f, false), S2S_OK);
+    cr_assert_eq(s2s_plane_table_new(&t, S2S_HEAD_ALIGN, 1, 2, 1.0f, false), S2S_OK);
     cr_assert_eq(s2s_plane_table_add(t, &h, &gold, NULL, NULL), S2S_OK);
     cr_assert_eq(s2s_plane_table_sentences(t), 1);
     const struct { int l, h; double aer; } want[] = {
@@ -1022,11 +1022,11 @@ Test(align, aer_table_rows_and_best_plane_by_hand) {
     cr_assert_eq(s2s_plane_table_add(t, &h, &gold, NULL, NULL), S2S_ERR_INVALID);
     cr_assert_eq(s2s_plane_table_sentences(t), 1);
     s2s_plane_table_free(t);
-    cr_assert_eq(s2s_plane_table_new(&t, S2S_PROBE_ALIGN, 0, 2, 1.0f, false), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_plane_table_new(&t, S2S_HEAD_ALIGN, 0, 2, 1.0f, false), S2S_ERR_INVALID);
     // A probe that is not one of the two is refused.
-    cr_assert_eq(s2s_plane_table_new(&t, S2S_PROBE_COUNT, 1, 2, 1.0f, false), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_plane_table_new(&t, S2S_HEAD_ROLE_COUNT, 1, 2, 1.0f, false), S2S_ERR_INVALID);
     cr_assert_null(t);
-    cr_assert_eq(s2s_plane_table_new(&t, (s2s_probe)-1, 1, 2, 1.0f, false), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_plane_table_new(&t, (s2s_head_role)-1, 1, 2, 1.0f, false), S2S_ERR_INVALID);
     s2s_alignment_free(&gold);
 }
 
@@ -1038,7 +1038,7 @@ Test(align, aer_table_equals_plain_counting_and_its_best_is_the_minimum) {
     for (int trial = 0; trial < 20; trial++) {
         s2s_plane_table *t;
         bool no_eos = trial % 2;
-        cr_assert_eq(s2s_plane_table_new(&t, S2S_PROBE_ALIGN, L, H, 1.0f, no_eos), S2S_OK);
+        cr_assert_eq(s2s_plane_table_new(&t, S2S_HEAD_ALIGN, L, H, 1.0f, no_eos), S2S_OK);
         long long a[P] = {0}, s[P] = {0}, as[P] = {0}, ap[P] = {0};
         for (int sent = 0; sent < 4; sent++) {
             int n = 1 + (int)(rnd() % 5), ns = 1 + (int)(rnd() % 5);
@@ -1117,7 +1117,7 @@ Test(align, coref_table_by_hand_with_exclusions_and_ties) {
     s2s_alignment gold = {0}, none = {0};
     cr_assert_eq(s2s_coref_parse(&gold, &none, "3-1|", "test"), S2S_OK);
     s2s_plane_table *t;
-    cr_assert_eq(s2s_plane_table_new(&t, S2S_PROBE_COREF, 1, 3, 1.0f, false), S2S_OK);
+    cr_assert_eq(s2s_plane_table_new(&t, S2S_HEAD_COREF, 1, 3, 1.0f, false), S2S_OK);
     cr_assert_eq(s2s_plane_table_add(t, &hy, &gold, tok, "test:1"), S2S_OK, "%s", s2s_last_error());
     const struct { int l, h, hits; double w; } want[] = {
         {0, 0, 1, 0.10}, {0, 1, 0, 0.30}, {0, 2, 0, 0.20},
@@ -1158,7 +1158,7 @@ Test(align, coref_table_by_hand_with_exclusions_and_ties) {
     cr_assert_eq(s2s_plane_table_sentences(t), 1);
     cr_assert_eq(s2s_plane_table_counts(t, 0, 0)->coref.links, 1);
     s2s_plane_table_free(t);
-    cr_assert_eq(s2s_plane_table_new(&t, S2S_PROBE_COREF, 1, 0, 1.0f, false), S2S_ERR_INVALID);
+    cr_assert_eq(s2s_plane_table_new(&t, S2S_HEAD_COREF, 1, 0, 1.0f, false), S2S_ERR_INVALID);
     cr_assert(s2s_token_is_punct("\xEF\xBC\x8C") && s2s_token_is_punct(".") &&
               !s2s_token_is_punct("it") && !s2s_token_is_punct("\xE5\xAE\x83"));  // ， . it 它
     s2s_alignment_free(&gold);
@@ -1173,7 +1173,7 @@ Test(align, coref_table_equals_plain_loops_and_its_best_is_the_maximum) {
     const char *vocab[] = {"a", "b", ",", "c", "\xE3\x80\x82", "d"};  // 。 is punctuation
     for (int trial = 0; trial < 20; trial++) {
         s2s_plane_table *t;
-        cr_assert_eq(s2s_plane_table_new(&t, S2S_PROBE_COREF, L, H, 1.0f, false), S2S_OK);
+        cr_assert_eq(s2s_plane_table_new(&t, S2S_HEAD_COREF, L, H, 1.0f, false), S2S_OK);
         long long links[P] = {0}, hits[P] = {0};
         double weight[P] = {0};
         for (int sent = 0; sent < 4; sent++) {

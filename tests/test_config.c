@@ -121,6 +121,8 @@ Test(config, defaults_match_the_documented_values) {
     cr_assert_str_eq(cfg.vocab.tgt, "");
     cr_assert_eq(cfg.decode.max_len, 128);
     cr_assert_eq(cfg.decode.beam_size, 1);
+    cr_assert_eq(cfg.train.guided[S2S_HEAD_ALIGN].stack, S2S_ATTN_MAP_CROSS);
+    cr_assert_eq(cfg.train.guided[S2S_HEAD_COREF].stack, S2S_ATTN_MAP_ENC);
     cr_assert_eq(s2s_config_validate(&cfg, "defaults"), S2S_OK, "%s", s2s_last_error());
 }
 
@@ -137,6 +139,14 @@ Test(config, schema_covers_every_field_once) {
             owner[b] = 1;
         }
     }
+    // The one field that is no key: each guided head's stack, its role's
+    // (s2s_config_default sets it).
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++) {
+        size_t at = offsetof(s2s_config, train.guided) + r * sizeof(s2s_guided_head) +
+                    offsetof(s2s_guided_head, stack);
+        cr_assert_eq(owner[at], 0);
+        memset(owner + at, 1, sizeof(s2s_attn_map));
+    }
     for (size_t w = 0; w < sizeof(s2s_config); w += 4) {
         bool any = false;
         for (size_t b = w; b < w + 4 && b < sizeof(s2s_config); b++) any |= owner[b];
@@ -146,7 +156,7 @@ Test(config, schema_covers_every_field_once) {
     int li = s2s_cfg_find_leaf("train.guided_alignment.weight", 29);
     cr_assert_geq(li, 0);
     cr_assert_eq(s2s_cfg_leaf_get(li)->offset,
-                 offsetof(s2s_config, train.guided_alignment.weight));
+                 offsetof(s2s_config, train.guided[S2S_HEAD_ALIGN].weight));
 }
 
 // Checks the keys of t (at path `where`): each named once, with help, enum
@@ -236,9 +246,9 @@ Test(config, good_file_sets_every_key) {
     // an output file: relative to the config's folder, need not exist
     cr_assert_str_eq(cfg.train.output, FIX("out.safetensors"));
     // A YAML flow mapping for the mapping-valued key.
-    cr_assert_eq(cfg.train.guided_alignment.layer, 1);
-    cr_assert_eq(cfg.train.guided_alignment.head, 3);
-    cr_assert_eq(cfg.train.guided_alignment.weight, 0.5f);
+    cr_assert_eq(cfg.train.guided[S2S_HEAD_ALIGN].layer, 1);
+    cr_assert_eq(cfg.train.guided[S2S_HEAD_ALIGN].head, 3);
+    cr_assert_eq(cfg.train.guided[S2S_HEAD_ALIGN].weight, 0.5f);
 }
 
 // Loads text expecting failure with exactly msg.
@@ -252,7 +262,7 @@ static void expect_string_error(const char *text, const char *msg) {
 Test(config, guided_alignment_is_a_nested_table_of_keys) {
     s2s_config cfg;
     s2s_config_default(&cfg);
-    const s2s_guided_alignment *ga = &cfg.train.guided_alignment;
+    const s2s_guided_head *ga = &cfg.train.guided[S2S_HEAD_ALIGN];
     cr_assert(ga->layer == -1 && ga->head == 0 && ga->weight == 0.1f, "off by default");
 
     // --set: one nested key at a time; the others keep their values.
@@ -373,15 +383,26 @@ Test(config, guided_alignment_is_a_nested_table_of_keys) {
                                         NULL), S2S_OK, "%s", s2s_last_error());
     // Validation of a struct filled by hand.
     s2s_config_default(&cfg);
-    cfg.train.guided_alignment.weight = NAN;
+    cfg.train.guided[S2S_HEAD_ALIGN].weight = NAN;
     cr_assert_eq(s2s_config_validate(&cfg, "cli"), S2S_ERR_CONFIG);
     cr_assert_str_eq(s2s_last_error(), "cli: train.guided_alignment.weight: .nan is out of range; "
                                        "must be >= 0");
     s2s_config_default(&cfg);
-    cfg.train.guided_alignment.layer = 6;
+    cfg.train.guided[S2S_HEAD_ALIGN].layer = 6;
     cr_assert_eq(s2s_config_validate(&cfg, "cli"), S2S_ERR_CONFIG);
     cr_assert_str_eq(s2s_last_error(), "cli: train.guided_alignment.layer: 6 is out of range; "
                                        "model.decoder_layers is 6 (layers count from 0)");
+    // A guided head out of its role's attention (only a program can set the
+    // stack), or out of any: refused, not read out of bounds.
+    const s2s_attn_map wrong[] = {S2S_ATTN_MAP_SELF, S2S_ATTN_MAP_COUNT, (s2s_attn_map)-1};
+    for (int k = 0; k < 3; k++) {
+        s2s_config_default(&cfg);
+        cfg.train.guided[S2S_HEAD_COREF] = (s2s_guided_head){wrong[k], 1, 0, 0.5f};
+        cr_assert_eq(s2s_config_validate(&cfg, "cli"), S2S_ERR_CONFIG);
+        cr_assert(strstr(s2s_last_error(), "cli: train.guided_coref: stack ") &&
+                  strstr(s2s_last_error(), "is not the coreference head's attention (2)"), "%s",
+                  s2s_last_error());
+    }
     // An override can fix what the file alone would fail.
     const char *sets[] = {"train.guided_alignment.layer=1"};
     char path[] = "/tmp/s2s_test_guided_XXXXXX";
@@ -392,7 +413,7 @@ Test(config, guided_alignment_is_a_nested_table_of_keys) {
     close(fd);
     s2s_config_default(&cfg);
     cr_assert_eq(s2s_config_load_file_set(&cfg, path, sets, 1), S2S_OK, "%s", s2s_last_error());
-    cr_assert_eq(cfg.train.guided_alignment.layer, 1);
+    cr_assert_eq(cfg.train.guided[S2S_HEAD_ALIGN].layer, 1);
     unlink(path);
 }
 

@@ -388,17 +388,20 @@ Test(model, save_overwrites_and_leaves_no_temp_files) {
 Test(model, calibrated_heads_survive_save_and_load) {
     s2s_model *m = new_model(S2S_NORM_PRE, true, 8, 2, 1);
     int l, h;
-    cr_assert(!s2s_model_coref_head(m, &l, &h));
-    cr_assert_eq(s2s_model_set_coref_head(m, 2, 0), S2S_ERR_INVALID);  // 2 encoder layers
-    cr_assert_eq(s2s_model_set_coref_head(m, 0, 2), S2S_ERR_INVALID);  // 2 heads
-    cr_assert_eq(s2s_model_set_coref_head(m, 1, -1), S2S_OK);
-    cr_assert_eq(s2s_model_set_alignment_head(m, -1, 0), S2S_OK);
+    cr_assert(!s2s_model_head(m, S2S_HEAD_COREF, &l, &h));
+    cr_assert_eq(s2s_model_set_head(m, S2S_HEAD_COREF, 2, 0), S2S_ERR_INVALID);  // 2 encoder layers
+    cr_assert_eq(s2s_model_set_head(m, S2S_HEAD_COREF, 0, 2), S2S_ERR_INVALID);  // 2 heads
+    cr_assert_eq(s2s_model_set_head(m, S2S_HEAD_COREF, 1, -1), S2S_OK);
+    cr_assert_eq(s2s_model_set_head(m, S2S_HEAD_ROLE_COUNT, 0, 0), S2S_ERR_INVALID);  // no role
+    cr_assert(!s2s_model_head(m, (s2s_head_role)-1, &l, &h));
+    cr_assert_eq(s2s_model_set_head(m, S2S_HEAD_ALIGN, -1, 0), S2S_OK);
     const char *p = tmp_path("cal.safetensors");
     cr_assert_eq(s2s_model_save(m, p), S2S_OK, "%s", s2s_last_error());
     s2s_model *r;
     cr_assert_eq(s2s_model_load(&r, p), S2S_OK, "%s", s2s_last_error());
-    cr_assert(s2s_model_coref_head(r, &l, &h) && l == 1 && h == -1, "coref %d/%d", l, h);
-    cr_assert(s2s_model_alignment_head(r, &l, &h) && l == -1 && h == 0, "alignment %d/%d", l, h);
+    cr_assert(s2s_model_head(r, S2S_HEAD_COREF, &l, &h) && l == 1 && h == -1, "coref %d/%d", l, h);
+    cr_assert(s2s_model_head(r, S2S_HEAD_ALIGN, &l, &h) && l == -1 && h == 0, "alignment %d/%d",
+              l, h);
     cr_assert_eq(s2s_model_alignment_share(r), 1.0f);  // not set: the largest weight alone
     s2s_model_free(r);
     // The share travels with the head; it must be in (0, 1].

@@ -635,7 +635,8 @@ Test(search, replace_unknowns_names_the_most_attended_source_token) {
     static const int heads[][2] = {{1, 0}, {0, 1}, {-1, -1}};
     int unks = 0;
     for (int k = 0; k < 3; k++) {
-        cr_assert_eq(s2s_model_set_alignment_head(fx.m, heads[k][0], heads[k][1]), S2S_OK, "%s", s2s_last_error());
+        cr_assert_eq(s2s_model_set_head(fx.m, S2S_HEAD_ALIGN, heads[k][0], heads[k][1]), S2S_OK,
+                     "%s", s2s_last_error());
         for (int beam = 1; beam <= 3; beam += 2) {
             s2s_decode_params p = base(), q;
             p.decode.max_len = 12;
@@ -681,7 +682,8 @@ Test(search, no_unk_copies_one_source_token_twice_in_a_row) {
     static const int heads[][2] = {{1, 0}, {0, 1}};
     int plain_pairs = 0, other_pairs = 0;
     for (int k = 0; k < 2; k++) {
-        cr_assert_eq(s2s_model_set_alignment_head(fx.m, heads[k][0], heads[k][1]), S2S_OK);
+        cr_assert_eq(s2s_model_set_head(fx.m, S2S_HEAD_ALIGN, heads[k][0], heads[k][1]),
+                     S2S_OK);
         for (int beam = 1; beam <= 3; beam += 2) {
             s2s_decode_params off = base();
             off.decode.max_len = 12;

@@ -358,32 +358,33 @@ Test(data, alignments_become_normalised_rows, .init = make_tmpdir, .fini = tmpdi
     const s2s_batch *b = &bb.b;
     cr_assert_eq(b->S, 4);
     cr_assert_eq(b->T, 4);
-    cr_assert_not_null(b->align);
-    cr_assert_eq(b->n_guided, 3 + 0 + 3);
+    cr_assert_not_null(b->guide[S2S_HEAD_ALIGN]);
+    cr_assert_eq(b->n_guided[S2S_HEAD_ALIGN], 3 + 0 + 3);
     // want[i][j][s]: sentence i, target token j (the row that predicts it), source s.
     static const float want[3][4][4] = {
         {{0, 0, 1, 0}, {0, 0.5f, 0.5f, 0}, {1, 0, 0, 0}, {0}},  // row 3 predicts </s>
         {{0}},
         {{0, 1, 0, 0}, {0, 0, 1, 0}, {1, 0, 0, 0}, {0}},
     };
+    const float *A = b->guide[S2S_HEAD_ALIGN];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 4; j++)
             for (int s = 0; s < 4; s++)
-                cr_assert_eq(b->align[(i * 4 + j) * 4 + s], want[i][j][s], "sentence %d, "
+                cr_assert_eq(A[(i * 4 + j) * 4 + s], want[i][j][s], "sentence %d, "
                              "target %d, source %d: %g", i, j, s,
-                             (double)b->align[(i * 4 + j) * 4 + s]);
+                             (double)A[(i * 4 + j) * 4 + s]);
     // A batch of the unaligned line alone still carries (empty) alignments.
     cr_assert_eq(s2s_batch_fill(&bb, d, idx + 1, 1), S2S_OK);
-    cr_assert_not_null(bb.b.align);
-    cr_assert_eq(bb.b.n_guided, 0);
+    cr_assert_not_null(bb.b.guide[S2S_HEAD_ALIGN]);
+    cr_assert_eq(bb.b.n_guided[S2S_HEAD_ALIGN], 0);
     s2s_dataset_free(d);
 
     // Not asked for: the column is not read, and batches have no alignments.
     cr_assert_eq(s2s_dataset_load(&d, path, v, v, 16, 0), S2S_OK);
     cr_assert_null(d->links);
     cr_assert_eq(s2s_batch_fill(&bb, d, idx, 3), S2S_OK);
-    cr_assert_null(bb.b.align);
-    cr_assert_eq(bb.b.n_guided, 0);
+    cr_assert_null(bb.b.guide[S2S_HEAD_ALIGN]);
+    cr_assert_eq(bb.b.n_guided[S2S_HEAD_ALIGN], 0);
     s2s_dataset_free(d);
     s2s_batch_buf_free(&bb);
     s2s_vocab_free(v);
@@ -445,15 +446,15 @@ Test(data, coreference_becomes_pronoun_rows, .init = make_tmpdir, .fini = tmpdir
     cr_assert_eq(s2s_batch_fill(&bb, d, idx, 4), S2S_OK);
     const s2s_batch *b = &bb.b;
     cr_assert_eq(b->S, 4);
-    cr_assert_not_null(b->coref);
-    cr_assert_eq(b->n_coref, 1 + 0 + 1 + 0);
+    cr_assert_not_null(b->guide[S2S_HEAD_COREF]);
+    cr_assert_eq(b->n_guided[S2S_HEAD_COREF], 1 + 0 + 1 + 0);
     for (int i = 0; i < 4; i++)
         for (int p = 0; p < 4; p++)
             for (int a = 0; a < 4; a++) {
                 float want = i == 0 && p == 2 && a < 2 ? 0.5f : i == 2 && p == 1 && a == 0 ? 1.0f
                                                                                           : 0.0f;
-                cr_assert_eq(b->coref[(i * 4 + p) * 4 + a], want, "sentence %d, row %d, col %d",
-                             i, p, a);
+                cr_assert_eq(b->guide[S2S_HEAD_COREF][(i * 4 + p) * 4 + a], want,
+                             "sentence %d, row %d, col %d", i, p, a);
             }
     s2s_dataset_free(d);
 
@@ -463,8 +464,8 @@ Test(data, coreference_becomes_pronoun_rows, .init = make_tmpdir, .fini = tmpdir
     cr_assert_null(d->coref);
     cr_assert_eq(d->ex[0].n_links, 3);
     cr_assert_eq(s2s_batch_fill(&bb, d, idx, 4), S2S_OK);
-    cr_assert_null(bb.b.coref);
-    cr_assert_eq(bb.b.n_coref, 0);
+    cr_assert_null(bb.b.guide[S2S_HEAD_COREF]);
+    cr_assert_eq(bb.b.n_guided[S2S_HEAD_COREF], 0);
     s2s_dataset_free(d);
     s2s_batch_buf_free(&bb);
 
@@ -562,9 +563,9 @@ Test(data, unk_replacement_is_a_function_of_seed_epoch_and_line, .init = make_tm
     const s2s_batch *b = &bb.b;
     size_t acells = (size_t)200 * b->T * b->S;
     float *align = malloc(acells * sizeof(float));
-    memcpy(align, b->align, acells * sizeof(float));
+    memcpy(align, b->guide[S2S_HEAD_ALIGN], acells * sizeof(float));
     cr_assert_eq(s2s_batch_unk_replace(&bb.b, d, idx, &u), 200);
-    cr_assert(memcmp(align, b->align, acells * sizeof(float)) == 0);
+    cr_assert(memcmp(align, b->guide[S2S_HEAD_ALIGN], acells * sizeof(float)) == 0);
     free(align);
     for (int i = 0; i < 200; i++) {
         bool even = i % 2 == 0;
@@ -860,7 +861,8 @@ Test(trainer, resume_with_unk_replace_and_coref_gives_identical_weights, .init =
     s2s_config cfg = reverse_config();
     snprintf(cfg.data.train, sizeof cfg.data.train, "%s", write_gold_reverse());
     cfg.train.unk_replace = 0.2f;
-    cfg.train.guided_coref = (s2s_guided_alignment){.layer = 0, .head = 1, .weight = 0.5f};
+    cfg.train.guided[S2S_HEAD_COREF] = (s2s_guided_head){.stack = S2S_ATTN_MAP_ENC,
+                                                         .layer = 0, .head = 1, .weight = 0.5f};
     check_resume(cfg);
 }
 
@@ -917,7 +919,8 @@ static void keep_plan(const s2s_train_memory *m, void *user);
 Test(trainer, chunked_attention_trains_the_same_weights, .init = make_tmpdir,
      .fini = tmpdir_remove, .timeout = 600) {
     s2s_config cfg = dropout_config();
-    cfg.train.guided_coref = (s2s_guided_alignment){.layer = 1, .head = 1, .weight = 0.5f};
+    cfg.train.guided[S2S_HEAD_COREF] = (s2s_guided_head){.stack = S2S_ATTN_MAP_ENC,
+                                                         .layer = 1, .head = 1, .weight = 0.5f};
     const char *out[3] = {tmp_path("plain.safetensors"), tmp_path("chunk.safetensors"),
                           tmp_path("both.safetensors")};
     s2s_train_memory mem[3], run = {0};
@@ -1498,7 +1501,8 @@ Test(trainer, guided_alignment_is_learned_and_logged, .init = make_tmpdir,
     snprintf(cfg.data.train, sizeof cfg.data.train, "%s", write_gold_reverse());
     cfg.data.dev[0] = '\0';
     cfg.train.max_steps = 120;
-    cfg.train.guided_alignment = (s2s_guided_alignment){.layer = 0, .head = 2, .weight = 1.0f};
+    cfg.train.guided[S2S_HEAD_ALIGN] = (s2s_guided_head){.stack = S2S_ATTN_MAP_CROSS,
+                                                         .layer = 0, .head = 2, .weight = 1.0f};
     s2s_train_params p = s2s_train_default_params();
     p.output = tmp_path("g.safetensors");
     s2s_train_summary sum;
@@ -1511,11 +1515,11 @@ Test(trainer, guided_alignment_is_learned_and_logged, .init = make_tmpdir,
     // The model loads; its file keeps the model: and decode: sections only.
     s2s_model *m;
     cr_assert_eq(s2s_model_load(&m, tmp_path("g.safetensors")), S2S_OK, "%s", s2s_last_error());
-    cr_assert_eq(s2s_model_get_config(m)->train.guided_alignment.layer, -1);
+    cr_assert_eq(s2s_model_get_config(m)->train.guided[S2S_HEAD_ALIGN].layer, -1);
     s2s_model_free(m);
 
     // Off: no key.
-    cfg.train.guided_alignment.layer = -1;
+    cfg.train.guided[S2S_HEAD_ALIGN].layer = -1;
     cfg.train.max_steps = 2;
     p.output = tmp_path("g2.safetensors");
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
@@ -1532,7 +1536,8 @@ Test(trainer, guided_coref_is_learned_and_logged, .init = make_tmpdir, .fini = t
     snprintf(cfg.data.train, sizeof cfg.data.train, "%s", write_gold_reverse());
     cfg.data.dev[0] = '\0';
     cfg.train.max_steps = 120;
-    cfg.train.guided_coref = (s2s_guided_alignment){.layer = 0, .head = 1, .weight = 1.0f};
+    cfg.train.guided[S2S_HEAD_COREF] = (s2s_guided_head){.stack = S2S_ATTN_MAP_ENC,
+                                                         .layer = 0, .head = 1, .weight = 1.0f};
     s2s_train_params p = s2s_train_default_params();
     p.output = tmp_path("c.safetensors");
     s2s_train_summary sum;
@@ -1544,7 +1549,7 @@ Test(trainer, guided_coref_is_learned_and_logged, .init = make_tmpdir, .fini = t
                  first, last);
 
     // Off: no key. A layer the model lacks is refused before the first step.
-    cfg.train.guided_coref.layer = -1;
+    cfg.train.guided[S2S_HEAD_COREF].layer = -1;
     cfg.train.max_steps = 2;
     p.output = tmp_path("c2.safetensors");
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_OK, "%s", s2s_last_error());
@@ -1553,7 +1558,7 @@ Test(trainer, guided_coref_is_learned_and_logged, .init = make_tmpdir, .fini = t
     log[n] = '\0';
     cr_assert_null(strstr(log, "coref"), "%s", log);
     free(log);
-    cfg.train.guided_coref.layer = 1;
+    cfg.train.guided[S2S_HEAD_COREF].layer = 1;
     p.output = tmp_path("c3.safetensors");
     cr_assert_eq(s2s_train(&cfg, &p, &sum), S2S_ERR_CONFIG);
     cr_assert_not_null(strstr(s2s_last_error(), "train.guided_coref.layer: 1 is out of range; "

@@ -131,9 +131,9 @@ typedef struct s2s_align_pair {
     s2s_symmetrize method;
 } s2s_align_pair;
 
-// A pair with each model's calibrated plane (s2s_model_alignment_head, else
-// avg/avg) and share (s2s_model_alignment_share), rev's default decode
-// params, </s> kept and grow-diag.
+// A pair with each model's calibrated plane (s2s_model_head,
+// S2S_HEAD_ALIGN; else avg/avg) and share (s2s_model_alignment_share),
+// rev's default decode params, </s> kept and grow-diag.
 S2S_API s2s_align_pair s2s_align_pair_default(const s2s_model *fwd, const s2s_model *rev,
                                               s2s_state *rev_state);
 
@@ -190,13 +190,8 @@ typedef struct s2s_coref_counts {
 
 // ---- attention maps ----
 
-// The three kinds of map a hypothesis holds (s2s/decode.h).
-typedef enum s2s_attn_map {
-    S2S_ATTN_MAP_CROSS,  // cross_attn: outputs x source tokens and </s>
-    S2S_ATTN_MAP_SELF,   // self_attn: decoder inputs x decoder inputs
-    S2S_ATTN_MAP_ENC,    // enc_attn: source tokens and </s> x the same
-    S2S_ATTN_MAP_COUNT
-} s2s_attn_map;
+// The three kinds of map a hypothesis holds (s2s/decode.h): s2s_attn_map,
+// in s2s/config.h.
 
 // ---- every plane of a model against gold links ----
 //
@@ -205,20 +200,16 @@ typedef enum s2s_attn_map {
 // with layer S2S_ALIGN_AVG or 0 .. layers - 1 and head S2S_ALIGN_AVG or
 // 0 .. heads - 1. `s2s align --eval` and `--calibrate` run the alignment
 // probe, `s2s probe coref` the coreference one.
-typedef enum s2s_probe {
-    // Cross-attention planes against gold word alignments: each plane's
-    // hard alignment (s2s_hard_align with the table's share and no_eos)
-    // scored by AER; the best plane has the lowest AER.
-    S2S_PROBE_ALIGN,
-    // Encoder self-attention planes against gold pronoun -> antecedent
-    // links (s2s_coref_parse): accuracy and weight as s2s_coref_counts
-    // says; the best plane has the highest accuracy, ties to the higher
-    // mean weight.
-    S2S_PROBE_COREF,
-    S2S_PROBE_COUNT
-} s2s_probe;
+//
+// A table of role S2S_HEAD_ALIGN holds cross-attention planes against gold
+// word alignments: each plane's hard alignment (s2s_hard_align with the
+// table's share and no_eos) scored by AER; the best plane has the lowest
+// AER. One of role S2S_HEAD_COREF holds encoder self-attention planes
+// against gold pronoun -> antecedent links (s2s_coref_parse): accuracy and
+// weight as s2s_coref_counts says; the best plane has the highest
+// accuracy, ties to the higher mean weight.
 
-// One plane's counts: aer for S2S_PROBE_ALIGN, coref for S2S_PROBE_COREF.
+// One plane's counts: aer for S2S_HEAD_ALIGN, coref for S2S_HEAD_COREF.
 typedef struct s2s_plane_counts {
     s2s_aer_counts aer;
     s2s_coref_counts coref;
@@ -227,12 +218,11 @@ typedef struct s2s_plane_counts {
 typedef struct s2s_plane_table s2s_plane_table;
 
 // An empty table of layers x heads planes. share and no_eos are the hard
-// alignments' (s2s_hard_align) for S2S_PROBE_ALIGN; COREF ignores them.
-// S2S_ERR_INVALID for another probe or when layers or heads < 1,
+// alignments' (s2s_hard_align) for S2S_HEAD_ALIGN; S2S_HEAD_COREF ignores them.
+// S2S_ERR_INVALID for another role or when layers or heads < 1,
 // S2S_ERR_NOMEM.
-S2S_API s2s_status s2s_plane_table_new(s2s_plane_table **out, s2s_probe probe, int layers,
-                                       int heads,
-                                       float share, bool no_eos);
+S2S_API s2s_status s2s_plane_table_new(s2s_plane_table **out, s2s_head_role probe, int layers,
+                                       int heads, float share, bool no_eos);
 S2S_API void s2s_plane_table_free(s2s_plane_table *t);
 
 // Adds one sentence: gold its links (normalized), h its hypothesis.

@@ -59,6 +59,15 @@ typedef enum s2s_attn_type {
     S2S_ATTN_TYPE_COUNT
 } s2s_attn_type;
 
+// The three attentions of the network, and the three kinds of attention
+// map a hypothesis holds (s2s/decode.h).
+typedef enum s2s_attn_map {
+    S2S_ATTN_MAP_CROSS,  // cross_attn: outputs x source tokens and </s>
+    S2S_ATTN_MAP_SELF,   // self_attn: decoder inputs x decoder inputs
+    S2S_ATTN_MAP_ENC,    // enc_attn: source tokens and </s> x the same
+    S2S_ATTN_MAP_COUNT
+} s2s_attn_map;
+
 // The most entries of an index list (s2s_index_list), and the largest
 // index one holds: the heads and layers an attention variant applies to.
 #define S2S_MAX_INDICES 64
@@ -143,8 +152,8 @@ typedef struct s2s_decode_config {
     // the log-probs and scores stay the model's.
     bool no_immediate_repeat;
     // Fill s2s_hypothesis.unk_src: for each <unk> produced, the source token
-    // the model's alignment head (s2s_model_alignment_head; else the mean of
-    // every layer and head) attends to most at that step.
+    // the model's alignment head (s2s_model_head, S2S_HEAD_ALIGN; else the
+    // mean of every layer and head) attends to most at that step.
     bool replace_unknowns;
     s2s_compute_type compute_type;  // decoding's matrix products
 } s2s_decode_config;
@@ -186,17 +195,32 @@ typedef struct s2s_data_config {
     char dev[S2S_PATH_MAX];    // unset: no validation
 } s2s_data_config;
 
-// Guided alignment (Marian's --guided-alignment): an extra cross-entropy
-// loss pulling one cross-attention head towards the gold word alignments
-// of the training TSV's third column. In a config, a nested mapping
-// (train.guided_alignment.layer, .head, .weight). The same shape selects
-// the encoder self-attention head of guided coreference (train.guided_coref),
-// pulled from each source pronoun to its gold antecedent (fourth column).
-typedef struct s2s_guided_alignment {
-    int layer;     // decoder (guided_coref: encoder) layer, from 0; -1: off
-    int head;      // head of that layer's cross- (guided_coref: self-) attention, from 0
-    float weight;  // factor of the guided loss added to the cross-entropy
-} s2s_guided_alignment;
+// The heads a model has a use for, each in one attention: the alignment
+// head (a decoder layer's cross-attention head, whose weights align target
+// words with source words) and the coreference head (an encoder layer's
+// self-attention head, attending from source pronouns to their
+// antecedents). Training can guide each (s2s_train_config.guided), and a
+// model stores the ones calibrated to do it best (s2s_model_head).
+typedef enum s2s_head_role {
+    S2S_HEAD_ALIGN,  // decoder cross-attention (S2S_ATTN_MAP_CROSS)
+    S2S_HEAD_COREF,  // encoder self-attention (S2S_ATTN_MAP_ENC)
+    S2S_HEAD_ROLE_COUNT
+} s2s_head_role;
+
+// One guided head: an extra cross-entropy loss pulling one attention head
+// towards gold links. Guided alignment (Marian's --guided-alignment,
+// train.guided_alignment) pulls a cross-attention head towards the gold
+// word alignments of the training TSV's third column; guided coreference
+// (train.guided_coref) an encoder self-attention head from each source
+// pronoun to its gold antecedent (fourth column). In a config, a nested
+// mapping of layer, head and weight; the stack is no key but the role's,
+// which s2s_config_default sets (validation refuses another).
+typedef struct s2s_guided_head {
+    s2s_attn_map stack;  // the role's attention: CROSS (alignment), ENC (coreference)
+    int layer;           // layer of that stack, from 0; -1: off
+    int head;            // head of that layer's attention, from 0
+    float weight;        // factor of the guided loss added to the cross-entropy
+} s2s_guided_head;
 
 // How `s2s train` trains (s2s/train.h).
 typedef struct s2s_train_config {
@@ -219,9 +243,9 @@ typedef struct s2s_train_config {
     char log[S2S_PATH_MAX];     // "": train.log beside the output
     s2s_best_metric best_metric;
     char output[S2S_PATH_MAX];  // the model `s2s train` writes (-o overrides)
-    s2s_guided_alignment guided_alignment;
+    // Indexed by s2s_head_role: train.guided_alignment, train.guided_coref.
+    s2s_guided_head guided[S2S_HEAD_ROLE_COUNT];
     float unk_replace;          // share of 1-1 aligned word pairs made <unk>; 0: off
-    s2s_guided_alignment guided_coref;  // encoder self-attention head; layer -1: off
     s2s_checkpointing checkpoint_activations;
     s2s_train_compute compute_type;
     int attention_chunk;        // keys per block of exact chunked attention; 0: off

@@ -93,13 +93,18 @@ typedef struct s2s_tensor_info {
     const float *data;  // shape[0] x shape[1] (1-D: shape[0]) floats, row-major
 } s2s_tensor_info;
 
-// The decoder layer and head whose cross-attention aligns best, as stored
-// by `s2s align --calibrate` (metadata s2s.alignment_layer / _head); -1
-// stands for the average over all layers or heads. Returns false when the
-// model has none.
-S2S_API bool s2s_model_alignment_head(const s2s_model *m, int *layer, int *head);
-// Sets them (saved with the model; -1: average). Fails on out-of-range values.
-S2S_API s2s_status s2s_model_set_alignment_head(s2s_model *m, int layer, int head);
+// The layer and head of the model's head for role (s2s_head_role), as a
+// calibration stored them: for S2S_HEAD_ALIGN the decoder cross-attention
+// plane that aligns best (`s2s align --calibrate`, metadata
+// s2s.alignment_layer / _head), for S2S_HEAD_COREF the encoder
+// self-attention plane that finds pronouns' antecedents best (`s2s probe
+// coref --calibrate`, s2s.coref_layer / _head); -1 stands for the average
+// over all layers or heads. Returns false when the model has none (or role
+// is not a role).
+S2S_API bool s2s_model_head(const s2s_model *m, s2s_head_role role, int *layer, int *head);
+// Sets them (saved with the model; -1: average). Fails on out-of-range
+// values (the layers of the role's stack, the model's heads).
+S2S_API s2s_status s2s_model_set_head(s2s_model *m, s2s_head_role role, int layer, int head);
 // The share of a row's largest weight from which the hard alignment also
 // links other source words (s2s_hard_align's share), as `s2s align --calibrate`
 // chose it with the head (metadata s2s.alignment_share); 1 (the largest
@@ -107,12 +112,6 @@ S2S_API s2s_status s2s_model_set_alignment_head(s2s_model *m, int layer, int hea
 S2S_API float s2s_model_alignment_share(const s2s_model *m);
 // Sets it (saved with the alignment head); fails outside (0, 1].
 S2S_API s2s_status s2s_model_set_alignment_share(s2s_model *m, float share);
-// The encoder layer and head whose self-attention finds pronouns'
-// antecedents best, as stored by `s2s probe coref --calibrate` (metadata
-// s2s.coref_layer / _head); -1 stands for the average. False when none.
-S2S_API bool s2s_model_coref_head(const s2s_model *m, int *layer, int *head);
-// Sets them (saved with the model; -1: average). Fails on out-of-range values.
-S2S_API s2s_status s2s_model_set_coref_head(s2s_model *m, int layer, int head);
 
 S2S_API int s2s_model_tensor_count(const s2s_model *m);
 // The i-th tensor (0 <= i < count).

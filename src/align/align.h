@@ -146,7 +146,7 @@ s2s_status s2s_attn_select_seen(bool *out, const s2s_model *m, s2s_attn_map map,
 s2s_status s2s_coref_check(const s2s_alignment *links, const char *const *tokens, int n,
                            const char *where);
 
-// The share the hard alignments of an S2S_PROBE_ALIGN table take.
+// The share the hard alignments of an S2S_HEAD_ALIGN table take.
 float s2s_plane_table_share(const s2s_plane_table *t);
 
 #endif

@@ -14,8 +14,8 @@
 
 // The sublayer behind map type `map`, and the number of its layers.
 static const s2s_sublayer *map_sub(const s2s_arch *a, s2s_attn_map map, int *layers) {
-    const s2s_stack *s = map == S2S_ATTN_MAP_ENC ? &a->enc : &a->dec;
-    int k = s2s_stack_find(s, map == S2S_ATTN_MAP_CROSS ? S2S_SUB_CROSS_ATTN : S2S_SUB_SELF_ATTN);
+    int k;
+    const s2s_stack *s = s2s_arch_map_stack(a, map, &k);
     *layers = s->layers;
     return k < 0 ? NULL : &s->subs[k];
 }

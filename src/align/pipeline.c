@@ -47,8 +47,8 @@ s2s_align_pair s2s_align_pair_default(const s2s_model *fwd, const s2s_model *rev
                                       s2s_state *rev_state) {
     s2s_align_pair p = {.fwd = fwd, .rev = rev, .rev_state = rev_state,
                         .rev_params = s2s_decode_default_params(rev), .method = S2S_SYM_GROW_DIAG};
-    if (!s2s_model_alignment_head(fwd, &p.layer, &p.head)) p.layer = p.head = S2S_ALIGN_AVG;
-    if (!s2s_model_alignment_head(rev, &p.rev_layer, &p.rev_head))
+    if (!s2s_model_head(fwd, S2S_HEAD_ALIGN, &p.layer, &p.head)) p.layer = p.head = S2S_ALIGN_AVG;
+    if (!s2s_model_head(rev, S2S_HEAD_ALIGN, &p.rev_layer, &p.rev_head))
         p.rev_layer = p.rev_head = S2S_ALIGN_AVG;
     p.share = s2s_model_alignment_share(fwd);
     p.rev_share = s2s_model_alignment_share(rev);

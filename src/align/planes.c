@@ -9,22 +9,22 @@
 #include "core/error.h"
 
 struct s2s_plane_table {
-    s2s_probe probe;
+    s2s_head_role probe;
     int layers, heads;
-    float share;  // S2S_PROBE_ALIGN: the hard alignments' share and no_eos
+    float share;  // S2S_HEAD_ALIGN: the hard alignments' share and no_eos
     bool no_eos;
     long long sentences;
     s2s_plane_counts *cells;  // (layers + 1, heads + 1): s2s_plane_cell
 };
 
-static const char *table_name(s2s_probe probe) {
-    return probe == S2S_PROBE_ALIGN ? "AER table" : "coreference table";
+static const char *table_name(s2s_head_role probe) {
+    return probe == S2S_HEAD_ALIGN ? "AER table" : "coreference table";
 }
 
-s2s_status s2s_plane_table_new(s2s_plane_table **out, s2s_probe probe, int layers, int heads,
+s2s_status s2s_plane_table_new(s2s_plane_table **out, s2s_head_role probe, int layers, int heads,
                                float share, bool no_eos) {
     *out = NULL;
-    if ((unsigned)probe >= S2S_PROBE_COUNT)
+    if ((unsigned)probe >= S2S_HEAD_ROLE_COUNT)
         return s2s_fail(S2S_ERR_INVALID, "plane table: unknown probe %d", (int)probe);
     const char *what = table_name(probe);
     if (layers < 1 || heads < 1)
@@ -52,7 +52,7 @@ void s2s_plane_table_free(s2s_plane_table *t) {
 s2s_status s2s_plane_table_add(s2s_plane_table *t, const s2s_hypothesis *h,
                                const s2s_alignment *gold, const char *const *src_tokens,
                                const char *where) {
-    S2S_TRY(t->probe == S2S_PROBE_ALIGN
+    S2S_TRY(t->probe == S2S_HEAD_ALIGN
                 ? s2s_aer_planes_add(t->cells, t->layers, t->heads, t->share, t->no_eos, h, gold)
                 : s2s_coref_planes_add(t->cells, t->layers, t->heads, h, src_tokens, gold, where));
     t->sentences++;
@@ -73,7 +73,7 @@ float s2s_plane_table_share(const s2s_plane_table *t) { return t->share; }
 static bool better(const s2s_plane_table *t, int l, int h, int bl, int bh) {
     const s2s_plane_counts *c = &t->cells[s2s_plane_cell(t->heads, l, h)];
     const s2s_plane_counts *b = &t->cells[s2s_plane_cell(t->heads, bl, bh)];
-    if (t->probe == S2S_PROBE_ALIGN) return s2s_aer(&c->aer) < s2s_aer(&b->aer);
+    if (t->probe == S2S_HEAD_ALIGN) return s2s_aer(&c->aer) < s2s_aer(&b->aer);
     double ac = s2s_coref_accuracy(&c->coref), ab = s2s_coref_accuracy(&b->coref);
     return ac > ab ||
            (ac == ab && s2s_coref_mean_weight(&c->coref) > s2s_coref_mean_weight(&b->coref));

@@ -19,8 +19,8 @@ static inline bool s2s_plane_in_range(int layers, int heads, int layer, int head
     return layer >= -1 && layer < layers && head >= -1 && head < heads;
 }
 
-// Adds one sentence to every plane's counts (the S2S_PROBE_ALIGN and
-// S2S_PROBE_COREF sides of s2s_plane_table_add, with its errors).
+// Adds one sentence to every plane's counts (the S2S_HEAD_ALIGN and
+// S2S_HEAD_COREF sides of s2s_plane_table_add, with its errors).
 s2s_status s2s_aer_planes_add(s2s_plane_counts *cells, int layers, int heads, float share,
                               bool no_eos, const s2s_hypothesis *h, const s2s_alignment *gold);
 s2s_status s2s_coref_planes_add(s2s_plane_counts *cells, int layers, int heads,

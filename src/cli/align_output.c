@@ -410,7 +410,7 @@ void s2s_cli_align_print_table(const s2s_plane_table *t, const char *input, bool
     const s2s_model_config *mc = &s2s_model_get_config(m)->model;
     int L = mc->decoder_layers, H = mc->heads, bl, bh, cl, ch;
     s2s_plane_table_best(t, &bl, &bh);
-    bool calibrated = s2s_model_alignment_head(m, &cl, &ch);
+    bool calibrated = s2s_model_head(m, S2S_HEAD_ALIGN, &cl, &ch);
     printf("# AER against %s: %lld sentences%s, share %g\n", input, s2s_plane_table_sentences(t),
            no_eos ? ", </s> left out" : "", (double)s2s_plane_table_share(t));
     printf("%-5s %-5s %-8s %-9s %s\n", "layer", "head", "AER", "precision", "recall");

@@ -263,8 +263,9 @@ static int open_side(side *sd, const char *path, const s2s_decode_opts *o, bool 
     sd->p.decode.n_best = 1;
     sd->p.want_attention = true;
     sd->p.want_self_attention = self;
-    if (!s2s_model_alignment_head(sd->m, &sd->layer, &sd->head)) sd->layer = sd->head = S2S_ALIGN_AVG;
-    sd->coref = s2s_model_coref_head(sd->m, &sd->coref_layer, &sd->coref_head);
+    if (!s2s_model_head(sd->m, S2S_HEAD_ALIGN, &sd->layer, &sd->head))
+        sd->layer = sd->head = S2S_ALIGN_AVG;
+    sd->coref = s2s_model_head(sd->m, S2S_HEAD_COREF, &sd->coref_layer, &sd->coref_head);
     return S2S_EXIT_OK;
 }
 
@@ -333,7 +334,7 @@ static int prepare(aligner *a, const s2s_decode_opts *o) {
         bool all = a->calibrate_path && a->share == 0.0f;
         a->n_tables = all ? N_SHARES : 1;
         for (int k = 0; k < a->n_tables && st == S2S_OK; k++)
-            st = s2s_plane_table_new(&a->tables[k], S2S_PROBE_ALIGN, mc->decoder_layers,
+            st = s2s_plane_table_new(&a->tables[k], S2S_HEAD_ALIGN, mc->decoder_layers,
                                      mc->heads, all ? SHARES[k] : v->align_share,
                                      a->view.no_eos);
     }
@@ -574,7 +575,7 @@ static int report_eval(aligner *a, const char *model_path) {
     s2s_plane_table_best(table, &bl, &bh);
     float share = s2s_plane_table_share(table);
     const char *dst = a->out_path ? a->out_path : model_path;
-    s2s_status st = s2s_model_set_alignment_head(a->fw.m, bl, bh);
+    s2s_status st = s2s_model_set_head(a->fw.m, S2S_HEAD_ALIGN, bl, bh);
     if (st == S2S_OK) st = s2s_model_set_alignment_share(a->fw.m, share);
     if (st == S2S_OK) st = s2s_model_save(a->fw.m, dst);
     if (st != S2S_OK) {

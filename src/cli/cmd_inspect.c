@@ -44,11 +44,11 @@ int s2s_cmd_inspect(int argc, char **argv) {
     printf("source vocab: %d tokens\ntarget vocab: %d tokens\n",
            s2s_vocab_size(s2s_model_src_vocab(m)), s2s_vocab_size(s2s_model_tgt_vocab(m)));
     int l, h;
-    if (s2s_model_alignment_head(m, &l, &h)) {
+    if (s2s_model_head(m, S2S_HEAD_ALIGN, &l, &h)) {
         print_head("alignment head", l, h);
         printf("alignment share: %g\n", (double)s2s_model_alignment_share(m));
     }
-    if (s2s_model_coref_head(m, &l, &h)) print_head("coreference head (encoder)", l, h);
+    if (s2s_model_head(m, S2S_HEAD_COREF, &l, &h)) print_head("coreference head (encoder)", l, h);
     printf("parameters: %zu\n", s2s_model_param_count(m));
     // What a sentence's decoding holds, against the target length: the
     // decoder's full self-attention caches grow with it, local and linear

@@ -114,7 +114,7 @@ static int open_model(prober *pr, const s2s_decode_opts *o) {
     pr->max_tokens = s2s_cli_max_tokens(pr->m);
     const s2s_model_config *mc = &s2s_model_get_config(pr->m)->model;
     int cl, ch;
-    if (!s2s_model_coref_head(pr->m, &cl, &ch)) cl = ch = S2S_ALIGN_AVG;
+    if (!s2s_model_head(pr->m, S2S_HEAD_COREF, &cl, &ch)) cl = ch = S2S_ALIGN_AVG;
     if (pr->layer == SEL_UNSET) pr->layer = cl;
     if (pr->head == SEL_UNSET) pr->head = ch;
     if (pr->layer >= mc->encoder_layers)
@@ -123,7 +123,7 @@ static int open_model(prober *pr, const s2s_decode_opts *o) {
     if (pr->head >= mc->heads)
         return s2s_cli_usage_error(CMD, "--head %d: the model has %d heads (use 0-%d or avg)",
                                    pr->head, mc->heads, mc->heads - 1);
-    s2s_status st = s2s_plane_table_new(&pr->table, S2S_PROBE_COREF, mc->encoder_layers, mc->heads,
+    s2s_status st = s2s_plane_table_new(&pr->table, S2S_HEAD_COREF, mc->encoder_layers, mc->heads,
                                        1.0f, /*no_eos=*/false);
     return st == S2S_OK ? S2S_EXIT_OK : s2s_cli_fail(st);
 }
@@ -212,7 +212,7 @@ static int print_table(const prober *pr) {
     const s2s_model_config *mc = &s2s_model_get_config(pr->m)->model;
     int L = mc->encoder_layers, H = mc->heads, bl, bh, cl, ch;
     s2s_plane_table_best(t, &bl, &bh);
-    bool stored = s2s_model_coref_head(pr->m, &cl, &ch);
+    bool stored = s2s_model_head(pr->m, S2S_HEAD_COREF, &cl, &ch);
     long long links = s2s_plane_table_counts(t, -1, -1)->coref.links;
     json_t *j = NULL, *planes = NULL;
     if (pr->json) {
@@ -252,7 +252,7 @@ static int calibrate(prober *pr, const char *model_path) {
     int bl, bh;
     s2s_plane_table_best(pr->table, &bl, &bh);
     const char *dst = pr->out_path ? pr->out_path : model_path;
-    s2s_status st = s2s_model_set_coref_head(pr->m, bl, bh);
+    s2s_status st = s2s_model_set_head(pr->m, S2S_HEAD_COREF, bl, bh);
     if (st == S2S_OK) st = s2s_model_save(pr->m, dst);
     if (st != S2S_OK) {
         s2s_cli_error(s2s_last_error());

@@ -53,6 +53,19 @@ int s2s_stack_find(const s2s_stack *s, s2s_sub_kind kind) {
     return -1;
 }
 
+const s2s_stack *s2s_arch_map_stack(const s2s_arch *a, s2s_attn_map map, int *sub) {
+    const s2s_stack *s = map == S2S_ATTN_MAP_ENC ? &a->enc : &a->dec;
+    *sub = s2s_stack_find(s, map == S2S_ATTN_MAP_CROSS ? S2S_SUB_CROSS_ATTN : S2S_SUB_SELF_ATTN);
+    return s;
+}
+
+const s2s_role s2s_roles[S2S_HEAD_ROLE_COUNT] = {
+    [S2S_HEAD_ALIGN] = {S2S_ATTN_MAP_CROSS, "alignment", "train.guided_alignment", "guided",
+                        "s2s.alignment"},
+    [S2S_HEAD_COREF] = {S2S_ATTN_MAP_ENC, "coreference", "train.guided_coref", "coref",
+                        "s2s.coref"},
+};
+
 // The three input projections are laid out weight, weight, weight, bias,
 // bias, bias, so that the stacked (3D, D) matrix and (3D) bias are
 // contiguous.

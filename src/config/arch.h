@@ -73,6 +73,23 @@ s2s_attn_pattern s2s_sub_pattern(const s2s_sublayer *sub, int l);
 // The index of s's first sublayer of that kind, or -1.
 int s2s_stack_find(const s2s_stack *s, s2s_sub_kind kind);
 
+// The stack whose attention map `map` shows (the encoder for
+// S2S_ATTN_MAP_ENC, else the decoder), and in *sub the index of that
+// attention's sublayer there (-1: none).
+const s2s_stack *s2s_arch_map_stack(const s2s_arch *a, s2s_attn_map map, int *sub);
+
+// What names a head role (s2s_head_role) and where its head is: the one
+// table that the guided losses (config, batch, graph, log) and a model's
+// calibrated heads (metadata) read.
+typedef struct s2s_role {
+    s2s_attn_map stack;  // the attention its head is in
+    const char *name;    // in messages: "alignment", "coreference"
+    const char *key;     // its guided loss's config table: "train.guided_alignment"
+    const char *log;     // its guided term in the training log: "guided", "coref"
+    const char *meta;    // its plane's metadata prefix in a model file: "s2s.alignment"
+} s2s_role;
+extern const s2s_role s2s_roles[S2S_HEAD_ROLE_COUNT];
+
 // Whether sublayer kind k is an attention.
 static inline bool s2s_sub_is_attention(s2s_sub_kind k) { return k != S2S_SUB_FFN; }
 

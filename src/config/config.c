@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/arch.h"
 #include "config/load.h"
 #include "core/error.h"
 #include "core/safe_write.h"
@@ -30,6 +31,8 @@ void s2s_config_default(s2s_config *cfg) {
         s2s_buf_free(&why);
         S2S_ASSERT(ok);  // a schema default that does not parse is a bug
     }
+    // not a key: each guided head is in its role's attention
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++) cfg->train.guided[r].stack = s2s_roles[r].stack;
 }
 
 // ---- overrides ----

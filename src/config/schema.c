@@ -63,18 +63,18 @@ static const char *const train_compute_names[] = {
 // ---- the tables ----
 // Keys are written in table order. New sections go at the end of the root.
 
-// One attention head pulled towards a target (s2s_guided_alignment): shared
-// by every key of that shape, so a second one is one row in train_keys.
+// One attention head pulled towards a target (s2s_guided_head): shared by
+// every key of that shape, so a second one is one row in train_keys.
 static const s2s_cfg_key head_pull_keys[] = {
-    {.name = "layer", .type = S2S_CFG_INT, FIELD(s2s_guided_alignment, layer), .def = "-1",
+    {.name = "layer", .type = S2S_CFG_INT, FIELD(s2s_guided_head, layer), .def = "-1",
      .bounds = S2S_CFG_MIN, .min = -1,
      .help = "Layer of the head, from 0 (a decoder layer for `guided_alignment`, an "
              "encoder layer for `guided_coref`); -1 turns the loss off."},
-    {.name = "head", .type = S2S_CFG_INT, FIELD(s2s_guided_alignment, head), .def = "0",
+    {.name = "head", .type = S2S_CFG_INT, FIELD(s2s_guided_head, head), .def = "0",
      .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Head of that layer's attention (cross-attention for `guided_alignment`, "
              "self-attention for `guided_coref`), from 0."},
-    {.name = "weight", .type = S2S_CFG_FLOAT, FIELD(s2s_guided_alignment, weight),
+    {.name = "weight", .type = S2S_CFG_FLOAT, FIELD(s2s_guided_head, weight),
      .def = "0.1", .bounds = S2S_CFG_MIN, .min = 0,
      .help = "Factor of this loss, added to the cross-entropy."},
 };
@@ -369,7 +369,7 @@ static const s2s_cfg_key train_keys[] = {
      .help = "Model file `s2s train` writes (`-o` overrides); the checkpoint "
              "(`BASE.ckpt.safetensors`) goes beside it. Relative to the config "
              "file's folder, and must stay in it unless `--allow-outside`."},
-    {.name = "guided_alignment", .type = S2S_CFG_TABLE, FIELD(s2s_train_config, guided_alignment),
+    {.name = "guided_alignment", .type = S2S_CFG_TABLE, FIELD(s2s_train_config, guided[S2S_HEAD_ALIGN]),
      .sub = &head_pull_table,
      .help = "Guided alignment, as in Marian: with `layer` >= 0, head `head` of "
              "decoder layer `layer`'s cross-attention is pulled towards the gold "
@@ -400,7 +400,7 @@ static const s2s_cfg_key train_keys[] = {
              "is a hash of `train.seed`, the epoch, the line and the link, so a "
              "resumed run replaces the same ones. Lines without links are left "
              "as they are; data without any link is an error. 0 turns it off."},
-    {.name = "guided_coref", .type = S2S_CFG_TABLE, FIELD(s2s_train_config, guided_coref),
+    {.name = "guided_coref", .type = S2S_CFG_TABLE, FIELD(s2s_train_config, guided[S2S_HEAD_COREF]),
      .sub = &head_pull_table,
      .help = "Guided coreference (in the manner of LISA, Strubell et al. 2018): "
              "with `layer` >= 0, head `head` of encoder layer `layer`'s "
@@ -567,15 +567,6 @@ const void *s2s_cfg_field_const(const s2s_config *cfg, const s2s_cfg_leaf *l) {
 
 // ---- cross-field rules ----
 
-// The leaf `name` of the head-selector table r->arg.
-static int head_field(const s2s_cfg_rule *r, const s2s_config *cfg, const char *name) {
-    char path[MAX_PATH];
-    int n = snprintf(path, sizeof path, "%s.%s", r->arg, name);
-    int i = s2s_cfg_find_leaf(path, (size_t)n);
-    S2S_ASSERT(i >= 0);
-    return *(const int *)s2s_cfg_field_const(cfg, s2s_cfg_leaf_get(i));
-}
-
 static bool d_model_even(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
     (void)r;
     if (cfg->model.d_model % 2 == 0) return true;
@@ -592,28 +583,59 @@ static bool heads_divide_d_model(const s2s_cfg_rule *r, const s2s_config *cfg, s
     return false;
 }
 
-static bool layer_below(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why, int n,
-                        const char *what) {
-    int layer = head_field(r, cfg, "layer");
-    if (layer < n) return true;
+// The struct of the table at path `arg`, found from its leaf `key`, which
+// sits `offset` bytes into it.
+static const void *table_at(const s2s_config *cfg, const char *arg, const char *key,
+                            size_t offset) {
+    char path[MAX_PATH];
+    int n = snprintf(path, sizeof path, "%s.%s", arg, key);
+    int i = s2s_cfg_find_leaf(path, (size_t)n);
+    S2S_ASSERT(i >= 0);
+    return (const char *)s2s_cfg_field_const(cfg, s2s_cfg_leaf_get(i)) - offset;
+}
+
+// The guided head of the table at path `arg` ("train.guided_alignment").
+static const s2s_guided_head *guided_at(const s2s_config *cfg, const char *arg) {
+    return table_at(cfg, arg, "layer", offsetof(s2s_guided_head, layer));
+}
+
+// What the rules say of the attention a guided head is in (its stack,
+// S2S_ATTN_MAP_*): its config table and the model key of its layers.
+static const struct {
+    const char *attention, *layers;
+} map_keys[S2S_ATTN_MAP_COUNT] = {
+    [S2S_ATTN_MAP_CROSS] = {"model.cross_attention", "decoder_layers"},
+    [S2S_ATTN_MAP_SELF] = {"model.decoder_attention", "decoder_layers"},
+    [S2S_ATTN_MAP_ENC] = {"model.encoder_attention", "encoder_layers"},
+};
+
+// Whether g's stack is its role's (only a program setting it can break it).
+static bool guided_stack_ok(const s2s_guided_head *g, const char *arg, s2s_buf *why) {
+    for (int k = 0; k < S2S_HEAD_ROLE_COUNT; k++)
+        if (strcmp(s2s_roles[k].key, arg) == 0 && g->stack != s2s_roles[k].stack) {
+            s2s_buf_printf(why, "%s: stack %d is not the %s head's attention (%d)", arg,
+                           (int)g->stack, s2s_roles[k].name, (int)s2s_roles[k].stack);
+            return false;
+        }
+    return true;
+}
+
+static bool guided_layer_exists(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
+    const s2s_guided_head *g = guided_at(cfg, r->arg);
+    if (!guided_stack_ok(g, r->arg, why)) return false;
+    bool enc = g->stack == S2S_ATTN_MAP_ENC;
+    int n = enc ? cfg->model.encoder_layers : cfg->model.decoder_layers;
+    if (g->layer < n) return true;
     s2s_buf_printf(why, "%s.layer: %d is out of range; model.%s is %d (layers count from 0)",
-                   r->arg, layer, what, n);
+                   r->arg, g->layer, map_keys[g->stack].layers, n);
     return false;
 }
 
-static bool head_layer_exists(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
-    return layer_below(r, cfg, why, cfg->model.decoder_layers, "decoder_layers");
-}
-
-static bool enc_head_layer_exists(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
-    return layer_below(r, cfg, why, cfg->model.encoder_layers, "encoder_layers");
-}
-
 static bool head_exists(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
-    int head = head_field(r, cfg, "head");
-    if (head_field(r, cfg, "layer") < 0 || head < cfg->model.heads) return true;
+    const s2s_guided_head *g = guided_at(cfg, r->arg);
+    if (g->layer < 0 || g->head < cfg->model.heads) return true;
     s2s_buf_printf(why, "%s.head: %d is out of range; model.heads is %d (heads count from 0)",
-                   r->arg, head, cfg->model.heads);
+                   r->arg, g->head, cfg->model.heads);
     return false;
 }
 
@@ -640,12 +662,7 @@ static bool layers_fit(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *wh
 
 // The attention config of the table at path `arg` ("model.encoder_attention").
 static const s2s_attention_config *attention_at(const s2s_config *cfg, const char *arg) {
-    char path[MAX_PATH];
-    int n = snprintf(path, sizeof path, "%s.type", arg);
-    int i = s2s_cfg_find_leaf(path, (size_t)n);
-    S2S_ASSERT(i >= 0);
-    const char *type = s2s_cfg_field_const(cfg, s2s_cfg_leaf_get(i));
-    return (const s2s_attention_config *)(type - offsetof(s2s_attention_config, type));
+    return table_at(cfg, arg, "type", offsetof(s2s_attention_config, type));
 }
 
 // Whether index i is in list l; an empty list holds every index.
@@ -701,29 +718,23 @@ static bool dec_attention_layers_exist(const s2s_cfg_rule *r, const s2s_config *
     return attention_layers_below(r, cfg, why, cfg->model.decoder_layers, "decoder_layers");
 }
 
-// The guided head of table r->arg is not a linear head of the attention at
-// `attn`: a guided loss pulls the head's n x n weights, which a linear head
-// never forms (it computes phi(Q) (phi(K)^T V) instead).
-static bool guided_head_not_linear(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why,
-                                   const char *attn, const char *stack) {
-    int layer = head_field(r, cfg, "layer"), head = head_field(r, cfg, "head");
+// The guided head of table r->arg is not a linear head of its attention: a
+// guided loss pulls the head's n x n weights, which a linear head never
+// forms (it computes phi(Q) (phi(K)^T V) instead).
+static bool guided_head_not_linear(const s2s_cfg_rule *r, const s2s_config *cfg,
+                                   s2s_buf *why) {
+    const s2s_guided_head *g = guided_at(cfg, r->arg);
+    if (!guided_stack_ok(g, r->arg, why)) return true;  // guided_layer_exists says so
+    const char *attn = map_keys[g->stack].attention;
     const s2s_attention_config *a = attention_at(cfg, attn);
-    if (layer < 0 || a->type != S2S_ATTN_LINEAR || !index_listed(&a->heads, head) ||
-        !index_listed(&a->layers, layer))
+    if (g->layer < 0 || a->type != S2S_ATTN_LINEAR || !index_listed(&a->heads, g->head) ||
+        !index_listed(&a->layers, g->layer))
         return true;
     s2s_buf_printf(why, "%s.head: head %d of %s layer %d is a linear head (%s.type is linear "
                    "and its heads and layers include it); a guided head must be a softmax "
-                   "head", r->arg, head, stack, layer, attn);
+                   "head", r->arg, g->head, g->stack == S2S_ATTN_MAP_ENC ? "encoder" : "decoder",
+                   g->layer, attn);
     return false;
-}
-
-static bool alignment_head_not_linear(const s2s_cfg_rule *r, const s2s_config *cfg,
-                                      s2s_buf *why) {
-    return guided_head_not_linear(r, cfg, why, "model.cross_attention", "decoder");
-}
-
-static bool coref_head_not_linear(const s2s_cfg_rule *r, const s2s_config *cfg, s2s_buf *why) {
-    return guided_head_not_linear(r, cfg, why, "model.encoder_attention", "encoder");
 }
 
 const s2s_cfg_rule s2s_cfg_rules[] = {
@@ -732,13 +743,13 @@ const s2s_cfg_rule s2s_cfg_rules[] = {
     {"`model.d_model` is divisible by `model.heads`: each head gets `d_model / heads` "
      "dimensions.",
      heads_divide_d_model, NULL, {"model.d_model", "model.heads"}},
-    {"`train.guided_alignment.layer` < `model.decoder_layers`.", head_layer_exists,
+    {"`train.guided_alignment.layer` < `model.decoder_layers`.", guided_layer_exists,
      "train.guided_alignment", {"train.guided_alignment.layer", "model.decoder_layers"}},
     {"`train.guided_alignment.head` < `model.heads` when `train.guided_alignment.layer` is "
      "not -1.",
      head_exists, "train.guided_alignment",
      {"train.guided_alignment.head", "train.guided_alignment.layer", "model.heads"}},
-    {"`train.guided_coref.layer` < `model.encoder_layers`.", enc_head_layer_exists,
+    {"`train.guided_coref.layer` < `model.encoder_layers`.", guided_layer_exists,
      "train.guided_coref", {"train.guided_coref.layer", "model.encoder_layers"}},
     {"`train.guided_coref.head` < `model.heads` when `train.guided_coref.layer` is not -1.",
      head_exists, "train.guided_coref",
@@ -771,12 +782,12 @@ const s2s_cfg_rule s2s_cfg_rules[] = {
      "linear head of `model.cross_attention` in that layer (a head is linear when `type` is "
      "`linear`, `heads` is `[]` or holds the head and `layers` is `[]` or holds the layer): "
      "the guided loss pulls the head's weights, which a linear head never forms.",
-     alignment_head_not_linear, "train.guided_alignment",
+     guided_head_not_linear, "train.guided_alignment",
      {"train.guided_alignment.head", "train.guided_alignment.layer",
       "model.cross_attention.type"}},
     {"When `train.guided_coref.layer` is not -1, `train.guided_coref.head` is not a linear "
      "head of `model.encoder_attention` in that layer (as for `train.guided_alignment`).",
-     coref_head_not_linear, "train.guided_coref",
+     guided_head_not_linear, "train.guided_coref",
      {"train.guided_coref.head", "train.guided_coref.layer", "model.encoder_attention.type"}},
 };
 const int s2s_cfg_n_rules = (int)(sizeof s2s_cfg_rules / sizeof s2s_cfg_rules[0]);

@@ -202,7 +202,7 @@ bool s2s_source_repeats(const int *ids, int n) {
 }
 
 void s2s_copy_plane(const s2s_model *m, int *layer, int *head) {
-    if (!s2s_model_alignment_head(m, layer, head)) *layer = *head = -1;
+    if (!s2s_model_head(m, S2S_HEAD_ALIGN, layer, head)) *layer = *head = -1;
 }
 
 int s2s_copied_source(const float *row, int64_t layer_stride, int64_t head_stride, int layers,

@@ -276,6 +276,40 @@ s2s_status s2s_model_init(s2s_model **out, const s2s_config *cfg, uint64_t seed)
 
 // ---- save ----
 
+// The metadata key of role's plane: PREFIX_layer or PREFIX_head
+// ("s2s.alignment_layer").
+static void head_key(char *out, size_t size, s2s_head_role role, const char *what) {
+    snprintf(out, size, "%s_%s", s2s_roles[role].meta, what);
+}
+
+// The calibrated heads' metadata, in role order: PREFIX_layer and
+// PREFIX_head of each set one, the alignment's share after its head; the
+// texts live in *ht. Returns how many entries it wrote to meta.
+typedef struct head_texts {
+    char key[S2S_HEAD_ROLE_COUNT][2][32];
+    char val[S2S_HEAD_ROLE_COUNT][2][16];
+    char share[16];
+} head_texts;
+
+static int head_meta(const s2s_model *m, head_texts *ht, s2s_st_meta *meta) {
+    int n = 0;
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++) {
+        const struct s2s_role_head *h = &m->heads[r];
+        if (!h->set) continue;
+        const int v[2] = {h->layer, h->head};
+        for (int k = 0; k < 2; k++) {
+            head_key(ht->key[r][k], sizeof ht->key[r][k], r, k ? "head" : "layer");
+            snprintf(ht->val[r][k], sizeof ht->val[r][k], "%d", v[k]);
+            meta[n++] = (s2s_st_meta){ht->key[r][k], ht->val[r][k]};
+        }
+        if (r == S2S_HEAD_ALIGN) {
+            snprintf(ht->share, sizeof ht->share, "%g", (double)m->align_share);
+            meta[n++] = (s2s_st_meta){"s2s.alignment_share", ht->share};
+        }
+    }
+    return n;
+}
+
 s2s_status s2s_model_save(const s2s_model *m, const char *path) {
     return s2s_model_save_extra(m, path, NULL, 0, NULL, 0);
 }
@@ -307,26 +341,13 @@ s2s_status s2s_model_save_as(const s2s_model *m, const char *path, const s2s_st_
         ts[i].shape[1] = p->shape[1];
     }
     for (int i = 0; i < n_extra; i++) ts[m->n_tensors + i] = extra[i];
-    char layer[16], head[16], share[16], clayer[16], chead[16];
-    snprintf(layer, sizeof layer, "%d", m->align_layer);
-    snprintf(share, sizeof share, "%g", (double)m->align_share);
-    snprintf(head, sizeof head, "%d", m->align_head);
-    snprintf(clayer, sizeof clayer, "%d", m->coref_layer);
-    snprintf(chead, sizeof chead, "%d", m->coref_head);
     int n_meta = 0;
     meta[n_meta++] = (s2s_st_meta){"s2s.format_version", S2S_FORMAT_VERSION};
     meta[n_meta++] = (s2s_st_meta){"s2s.config", yaml};
     meta[n_meta++] = (s2s_st_meta){"s2s.src_vocab", sv};
     meta[n_meta++] = (s2s_st_meta){"s2s.tgt_vocab", tv};
-    if (m->align_set) {
-        meta[n_meta++] = (s2s_st_meta){"s2s.alignment_layer", layer};
-        meta[n_meta++] = (s2s_st_meta){"s2s.alignment_head", head};
-        meta[n_meta++] = (s2s_st_meta){"s2s.alignment_share", share};
-    }
-    if (m->coref_set) {
-        meta[n_meta++] = (s2s_st_meta){"s2s.coref_layer", clayer};
-        meta[n_meta++] = (s2s_st_meta){"s2s.coref_head", chead};
-    }
+    head_texts ht;
+    n_meta += head_meta(m, &ht, meta + n_meta);
     S2S_ASSERT(n_meta <= OWN_META);
     for (int i = 0; i < n_extra_meta; i++) meta[n_meta++] = extra_meta[i];
     st = s2s_st_write(path, ts, m->n_tensors + n_extra, meta, n_meta);
@@ -344,17 +365,16 @@ done:
 // A stored plane, PREFIX_layer / PREFIX_head ("s2s.alignment", "s2s.coref"):
 // both or neither, integers the setter takes.
 static s2s_status load_head(s2s_model *m, const s2s_st_file *f, const char *path,
-                            const char *prefix,
-                            s2s_status (*set)(s2s_model *, int layer, int head)) {
+                            s2s_head_role role) {
     char lk[32], hk[32];
-    snprintf(lk, sizeof lk, "%s_layer", prefix);
-    snprintf(hk, sizeof hk, "%s_head", prefix);
+    head_key(lk, sizeof lk, role, "layer");
+    head_key(hk, sizeof hk, role, "head");
     const char *ls = s2s_st_meta_get(f, lk), *hs = s2s_st_meta_get(f, hk);
     if (!ls && !hs) return S2S_OK;
     char *end1 = NULL, *end2 = NULL;
     long l = ls ? strtol(ls, &end1, 10) : -1, h = hs ? strtol(hs, &end2, 10) : -1;
     if (!ls || !hs || *end1 || *end2 || l < -1 || l > 1000000 || h < -1 || h > 1000000 ||
-        set(m, (int)l, (int)h) != S2S_OK)
+        s2s_model_set_head(m, role, (int)l, (int)h) != S2S_OK)
         return s2s_fail(S2S_ERR_FORMAT, "%s: bad %s/%s metadata", path, lk, hk);
     return S2S_OK;
 }
@@ -432,16 +452,16 @@ static s2s_status load_from(s2s_model *m, const s2s_st_file *f, const char *path
     snprintf(name, sizeof name, "%s (s2s.tgt_vocab)", path);
     S2S_TRY(s2s_vocab_from_string(&m->tgt_vocab, s2s_st_meta_get(f, "s2s.tgt_vocab"), name));
     S2S_TRY(build(m, f, path));  // every tensor is in f, with its shape
-    S2S_TRY(load_head(m, f, path, "s2s.alignment", s2s_model_set_alignment_head));
+    S2S_TRY(load_head(m, f, path, S2S_HEAD_ALIGN));
     const char *share = s2s_st_meta_get(f, "s2s.alignment_share");
     if (share) {  // absent in files calibrated before it existed: argmax alone
         char *end = NULL;
         double v = strtod(share, &end);
-        if (!m->align_set || end == share || *end ||
+        if (!m->heads[S2S_HEAD_ALIGN].set || end == share || *end ||
             s2s_model_set_alignment_share(m, (float)v) != S2S_OK)
             return s2s_fail(S2S_ERR_FORMAT, "%s: bad s2s.alignment_share metadata", path);
     }
-    S2S_TRY(load_head(m, f, path, "s2s.coref", s2s_model_set_coref_head));
+    S2S_TRY(load_head(m, f, path, S2S_HEAD_COREF));
 
     int n_file = s2s_st_count(f);
     bool *used = s2s_calloc((size_t)n_file, sizeof *used);
@@ -486,20 +506,23 @@ const s2s_vocab *s2s_model_src_vocab(const s2s_model *m) { return m->src_vocab; 
 const s2s_vocab *s2s_model_tgt_vocab(const s2s_model *m) { return m->tgt_vocab; }
 int s2s_model_tensor_count(const s2s_model *m) { return m->n_tensors; }
 
-bool s2s_model_alignment_head(const s2s_model *m, int *layer, int *head) {
-    *layer = m->align_layer;
-    *head = m->align_head;
-    return m->align_set;
+bool s2s_model_head(const s2s_model *m, s2s_head_role role, int *layer, int *head) {
+    if (role < 0 || role >= S2S_HEAD_ROLE_COUNT) return false;
+    *layer = m->heads[role].layer;
+    *head = m->heads[role].head;
+    return m->heads[role].set;
 }
 
-s2s_status s2s_model_set_alignment_head(s2s_model *m, int layer, int head) {
-    if (layer < -1 || layer >= m->cfg.model.decoder_layers || head < -1 ||
-        head >= m->cfg.model.heads)
-        return s2s_fail(S2S_ERR_INVALID, "alignment layer %d / head %d out of range (%d layers, %d heads)",
-                        layer, head, m->cfg.model.decoder_layers, m->cfg.model.heads);
-    m->align_set = true;
-    m->align_layer = layer;
-    m->align_head = head;
+s2s_status s2s_model_set_head(s2s_model *m, s2s_head_role role, int layer, int head) {
+    if (role < 0 || role >= S2S_HEAD_ROLE_COUNT)
+        return s2s_fail(S2S_ERR_INVALID, "head role %d is not a role", (int)role);
+    int sub;
+    const s2s_stack *st = s2s_arch_map_stack(&m->arch, s2s_roles[role].stack, &sub);
+    if (layer < -1 || layer >= st->layers || head < -1 || head >= m->cfg.model.heads)
+        return s2s_fail(S2S_ERR_INVALID, "%s layer %d / head %d out of range (%d %s layers, %d "
+                        "heads)", s2s_roles[role].name, layer, head, st->layers, st->name,
+                        m->cfg.model.heads);
+    m->heads[role] = (struct s2s_role_head){.set = true, .layer = layer, .head = head};
     return S2S_OK;
 }
 
@@ -509,24 +532,6 @@ s2s_status s2s_model_set_alignment_share(s2s_model *m, float share) {
     if (!(share > 0.0f && share <= 1.0f))
         return s2s_fail(S2S_ERR_INVALID, "alignment share %g is not in (0, 1]", (double)share);
     m->align_share = share;
-    return S2S_OK;
-}
-
-bool s2s_model_coref_head(const s2s_model *m, int *layer, int *head) {
-    *layer = m->coref_layer;
-    *head = m->coref_head;
-    return m->coref_set;
-}
-
-s2s_status s2s_model_set_coref_head(s2s_model *m, int layer, int head) {
-    if (layer < -1 || layer >= m->cfg.model.encoder_layers || head < -1 ||
-        head >= m->cfg.model.heads)
-        return s2s_fail(S2S_ERR_INVALID, "coreference layer %d / head %d out of range (%d encoder "
-                        "layers, %d heads)", layer, head, m->cfg.model.encoder_layers,
-                        m->cfg.model.heads);
-    m->coref_set = true;
-    m->coref_layer = layer;
-    m->coref_head = head;
     return S2S_OK;
 }
 

@@ -89,11 +89,14 @@ struct s2s_model {
 
     float *pe;  // (max_len, D) sinusoidal positions, not a parameter
 
-    bool align_set;               // calibrated by `s2s align --calibrate`
-    int align_layer, align_head;  // -1: the average over layers / heads
-    float align_share;            // s2s_model_alignment_share; 1 when not calibrated
-    bool coref_set;               // calibrated by `s2s probe coref --calibrate`
-    int coref_layer, coref_head;  // encoder self-attention; -1: the average
+    // The calibrated heads by s2s_head_role (s2s_model_head): the alignment
+    // head by `s2s align --calibrate`, the coreference head by `s2s probe
+    // coref --calibrate`.
+    struct s2s_role_head {
+        bool set;
+        int layer, head;  // -1: the average over layers / heads
+    } heads[S2S_HEAD_ROLE_COUNT];
+    float align_share;    // s2s_model_alignment_share; 1 when not calibrated
 
     uint64_t generation;                // bumped whenever the weights change
     struct s2s_decode_weights *decode;  // made from some generation, or NULL

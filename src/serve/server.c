@@ -226,10 +226,10 @@ static void models(s2s_server *s, s2s_server_reply *r) {
         json_object_set_new(o, "source_vocab_size", json_integer(s2s_vocab_size(sv)));
         json_object_set_new(o, "target_vocab_size", json_integer(s2s_vocab_size(tv)));
         int l, h;
-        bool set = s2s_model_alignment_head(sm->m, &l, &h);
+        bool set = s2s_model_head(sm->m, S2S_HEAD_ALIGN, &l, &h);
         json_object_set_new(o, "alignment_head", set ? json_head(l, h) : json_null());
         json_object_set_new(o, "alignment_share", json_real(s2s_model_alignment_share(sm->m)));
-        set = s2s_model_coref_head(sm->m, &l, &h);
+        set = s2s_model_head(sm->m, S2S_HEAD_COREF, &l, &h);
         json_object_set_new(o, "coreference_head", set ? json_head(l, h) : json_null());
         char *yaml = s2s_config_model_to_yaml(s2s_model_get_config(sm->m));
         json_t *cfg = json_object();
@@ -446,7 +446,7 @@ static void sentence_fields(json_t *o, const s2s_model *m, const s2s_tokens *src
                             s2s_alignment *align) {
     const s2s_vocab *tv = s2s_model_tgt_vocab(m);
     int al = S2S_ALIGN_AVG, ah = S2S_ALIGN_AVG;
-    s2s_model_alignment_head(m, &al, &ah);
+    s2s_model_head(m, S2S_HEAD_ALIGN, &al, &ah);
     labels lb = {0};
     bool ok = make_labels(&lb, src, tgt, tv, h);
     json_object_set_new(o, "source_tokens", s2s_json_strings(lb.src, ok ? src->n : 0));
@@ -526,7 +526,7 @@ static bool prepare_line(const s2s_model *m, const char *what, const char *text,
 // sentences before it. a is scratch.
 static json_t *line_links(const s2s_model *m, const s2s_line *l, int j, s2s_alignment *a) {
     int al = S2S_ALIGN_AVG, ah = S2S_ALIGN_AVG, ds = 0, dt = 0;
-    s2s_model_alignment_head(m, &al, &ah);
+    s2s_model_head(m, S2S_HEAD_ALIGN, &al, &ah);
     s2s_buf b = {0};
     s2s_buf_puts(&b, "");
     for (int i = 0; i < l->n_sentences; i++) {
@@ -553,7 +553,7 @@ static json_t *translation_tokens(const s2s_translation *t) {
 static json_t *line_hypothesis(const s2s_model *m, const s2s_line *l, int j, s2s_alignment *a) {
     const s2s_translation *t = &l->out[j];
     int al = S2S_ALIGN_AVG, ah = S2S_ALIGN_AVG;
-    s2s_model_alignment_head(m, &al, &ah);
+    s2s_model_head(m, S2S_HEAD_ALIGN, &al, &ah);
     json_t *o = json_object();
     json_object_set_new(o, "translation", json_string(t->text));
     json_object_set_new(o, "target_tokens", translation_tokens(t));

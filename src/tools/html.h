@@ -37,7 +37,7 @@ s2s_status s2s_align_html_set_gold(s2s_align_html *d, const s2s_alignment *gold)
 void s2s_align_html_set_view(s2s_align_html *d, int layer, int head, bool drop_specials);
 
 // The plane the encoder self-attention map shows when chosen (a
-// coreference head, s2s_model_coref_head); with `open` the page opens on
+// coreference head, s2s_model_head S2S_HEAD_COREF); with `open` the page opens on
 // that map. Without this call the encoder map starts on the view above.
 void s2s_align_html_set_enc_view(s2s_align_html *d, int layer, int head, bool open);
 

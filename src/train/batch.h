@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "s2s/config.h"
+
 typedef struct s2s_batch {
     int n;          // sentences
     int S, T;       // padded lengths
@@ -17,18 +19,17 @@ typedef struct s2s_batch {
     int *tgt_len;   // (N) predicted positions, </s> included
     int n_tokens;   // sum of tgt_len: the loss is averaged over these
     int src_tokens; // sum of src_len - n (without </s>), for throughput figures
-    // Guided alignment (train.guided_alignment); NULL/0 when the data has none.
-    // Row j of sentence i is the gold alignment of target token j (the one
-    // decoder row j predicts) as a distribution over source rows 0..src_len-2
-    // (</s> has no links); a row of zeros (no link, </s>, padding) is not guided.
-    float *align;   // (N, T, S)
-    int n_guided;   // rows of align that are not all zero
-    // Guided coreference (train.guided_coref); NULL/0 when the data has none.
-    // Row p of sentence i is the gold antecedent of source token p (a
-    // pronoun) as a distribution over source rows 0..src_len-2; a row of
-    // zeros (not a pronoun, or no link) is not guided.
-    float *coref;   // (N, S, S)
-    int n_coref;    // rows of coref that are not all zero
+    // The guides of the guided heads, by s2s_head_role (train.guided);
+    // NULL/0 when the data has none. A row of zeros is not guided.
+    // S2S_HEAD_ALIGN, (N, T, S): row j of sentence i is the gold alignment
+    // of target token j (the one decoder row j predicts) as a distribution
+    // over source rows 0..src_len-2, or </s> for an unaligned token (zeros:
+    // no links, </s>, padding).
+    // S2S_HEAD_COREF, (N, S, S): row p of sentence i is the gold antecedent
+    // of source token p (a pronoun) as a distribution over source rows
+    // 0..src_len-2 (zeros: not a pronoun, or no link).
+    float *guide[S2S_HEAD_ROLE_COUNT];
+    int n_guided[S2S_HEAD_ROLE_COUNT];  // rows of guide[r] that are not all zero
 } s2s_batch;
 
 #endif

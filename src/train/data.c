@@ -471,11 +471,13 @@ static s2s_status grow_batch(s2s_batch_buf *buf, int n, int S, int T) {
 static s2s_status fill_align(s2s_batch_buf *buf, const s2s_dataset *d, const int *idx, int n) {
     s2s_batch *b = &buf->b;
     int S = b->S, T = b->T;
-    S2S_TRY(zeroed(&b->align, &buf->align, &buf->cap_align, (size_t)n * S * T));
+    float **guide = &b->guide[S2S_HEAD_ALIGN];
+    S2S_TRY(zeroed(guide, &buf->guide[S2S_HEAD_ALIGN], &buf->cap_guide[S2S_HEAD_ALIGN],
+                   (size_t)n * S * T));
     for (int i = 0; i < n; i++) {
         const s2s_example *e = &d->ex[idx[i]];
         const int *l = d->links + 2 * e->link;
-        float *A = b->align + (size_t)i * T * S;
+        float *A = *guide + (size_t)i * T * S;
         // Row j: the source tokens linked to target token j, 1/k each. A
         // target token the gold leaves unaligned (articles, "to", measure
         // words) is guided to the source </s>: the head learns to say "no
@@ -487,7 +489,7 @@ static s2s_status fill_align(s2s_batch_buf *buf, const s2s_dataset *d, const int
             for (int s = 0; s < e->src_len; s++) cnt += row[s] != 0.0f;
             if (cnt == 0) row[e->src_len] = 1.0f, cnt = 1;
             for (int s = 0; s < e->src_len; s++) row[s] /= (float)cnt;
-            b->n_guided++;
+            b->n_guided[S2S_HEAD_ALIGN]++;
         }
     }
     return S2S_OK;
@@ -525,16 +527,17 @@ s2s_status s2s_batch_fill(s2s_batch_buf *buf, const s2s_dataset *d, const int *i
         b->n_tokens += e->tgt_len + 1;
         b->src_tokens += e->src_len;
     }
-    b->align = NULL;
-    b->n_guided = 0;
-    b->coref = NULL;
-    b->n_coref = 0;
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++) {
+        b->guide[r] = NULL;
+        b->n_guided[r] = 0;
+    }
     if (d->coref) {
-        S2S_TRY(zeroed(&b->coref, &buf->coref, &buf->cap_coref, (size_t)n * S * S));
+        const int C = S2S_HEAD_COREF;
+        S2S_TRY(zeroed(&b->guide[C], &buf->guide[C], &buf->cap_guide[C], (size_t)n * S * S));
         for (int i = 0; i < n; i++) {
             const s2s_example *e = &d->ex[idx[i]];
-            b->n_coref += rows_of(b->coref + (size_t)i * S * S, S, d->coref + 2 * e->coref,
-                                  e->n_coref);
+            b->n_guided[C] += rows_of(b->guide[C] + (size_t)i * S * S, S,
+                                      d->coref + 2 * e->coref, e->n_coref);
         }
     }
     return d->links ? fill_align(buf, d, idx, n) : S2S_OK;
@@ -546,8 +549,7 @@ void s2s_batch_buf_free(s2s_batch_buf *buf) {
     free(buf->b.tgt_in);
     free(buf->b.tgt_out);
     free(buf->b.tgt_len);
-    free(buf->align);
-    free(buf->coref);
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++) free(buf->guide[r]);
     *buf = (s2s_batch_buf){0};
 }
 

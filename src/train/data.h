@@ -117,15 +117,15 @@ void s2s_batch_share(const s2s_dataset *d, const int *idx, int n, int rank, int 
 // Reusable batch buffers.
 typedef struct s2s_batch_buf {
     s2s_batch b;
-    size_t cap_cells, cap_rows, cap_align, cap_coref;
-    float *align;  // b.align's storage, kept when a batch has none
-    float *coref;  // b.coref's
+    size_t cap_cells, cap_rows, cap_guide[S2S_HEAD_ROLE_COUNT];
+    float *guide[S2S_HEAD_ROLE_COUNT];  // b.guide's storage, kept when a batch has none
 } s2s_batch_buf;
 
 // Fills buf->b with the examples idx[0..n); with alignments when d has them
-// (b.align row j of a sentence: its links to target token j, each of the k
-// linked source tokens weighing 1/k), with coreference likewise (b.coref
-// row p: source pronoun p's antecedents, 1/k each).
+// (b.guide[S2S_HEAD_ALIGN] row j of a sentence: its links to target token j,
+// each of the k linked source tokens weighing 1/k), with coreference
+// likewise (b.guide[S2S_HEAD_COREF] row p: source pronoun p's antecedents,
+// 1/k each).
 s2s_status s2s_batch_fill(s2s_batch_buf *buf, const s2s_dataset *d, const int *idx, int n);
 void s2s_batch_buf_free(s2s_batch_buf *buf);
 

@@ -116,12 +116,10 @@ struct s2s_graph {
     float *dkv;     // (Rs, 2D)
     float *dsrc;    // (Rs, D) gradient of the encoder stream (and output)
     float *dtgt;    // (Rt, D) gradient of the decoder stream
-    float *dguided; // (N, T, S) d guided loss / d weights of the guided head
-    float *dcoref;  // (N, S, S) d coref loss / d weights of the coreference head
+    float *dguide[S2S_HEAD_ROLE_COUNT];  // (N, R, C) d guided loss / d weights of head r
     // attention_chunk: the blocks' scratch, and the guided heads' weights
     s2s_chunk_scratch chunk;
-    float *gprobs;  // (N, T, S) guided alignment's head
-    float *cprobs;  // (N, S, S) guided coreference's head
+    float *gprobs[S2S_HEAD_ROLE_COUNT];  // (N, R, C) guided head r's
 };
 
 // ---- memory plan ----
@@ -271,19 +269,34 @@ static void plan_work(arena *a, s2s_graph *g) {
     }
 }
 
+// The query rows R and key rows C per sentence of attention map `map` over
+// S source and T target rows.
+static void map_rows(s2s_attn_map map, int64_t S, int64_t T, int64_t *R, int64_t *C) {
+    *R = map == S2S_ATTN_MAP_ENC ? S : T;
+    *C = map == S2S_ATTN_MAP_SELF ? T : S;
+}
+
+// (N, R, C) weights of each guided head the graph serves, or NULL.
+static void plan_guides(arena *a, const s2s_graph *g, float **out) {
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++) {
+        int64_t R, C;
+        map_rows(s2s_roles[r].stack, g->cap_s, g->cap_t, &R, &C);
+        out[r] = g->o.no_guided[r] ? NULL : take(a, g->cap_n * R * C);
+    }
+}
+
 // attention_chunk: the blocks' scratch for `rows` (N, H, max(S, T)) query
 // rows, and the guided heads' weights.
 static void plan_chunk(arena *a, s2s_graph *g, int64_t rows) {
-    int64_t C = g->o.attention_chunk, N = g->cap_n, S = g->cap_s, T = g->cap_t;
+    int64_t C = g->o.attention_chunk;
     g->chunk = (s2s_chunk_scratch){.chunk = C};
-    g->gprobs = g->cprobs = NULL;
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++) g->gprobs[r] = NULL;
     if (C <= 0) return;
     g->chunk.s = take(a, rows * C);
     g->chunk.dp = take(a, rows * C);
     if (g->cap_adrop) g->chunk.pd = take(a, rows * C);
     g->chunk.rows = take(a, rows);
-    if (!g->o.no_guided) g->gprobs = take(a, N * T * S);
-    if (!g->o.no_coref) g->cprobs = take(a, N * S * S);
+    plan_guides(a, g, g->gprobs);
 }
 
 static void plan(s2s_graph *g, arena *a) {
@@ -329,8 +342,7 @@ static void plan(s2s_graph *g, arena *a) {
     g->dkv = take(a, Rs * 2 * d);
     g->dsrc = take(a, Rs * d);
     g->dtgt = take(a, Rt * d);
-    g->dguided = g->o.no_guided ? NULL : take(a, N * T * S);
-    g->dcoref = g->o.no_coref ? NULL : take(a, N * S * S);
+    plan_guides(a, g, g->dguide);
 }
 
 // Makes the blocks big enough for an (N, S, T) batch; they only grow.
@@ -463,14 +475,13 @@ typedef struct pass {
     s2s_rng *rng;
     bool bf16;     // every product on bf16 copies of its operands (s2s_graph_opts)
     float *grads;  // backward only
-    // Guided alignment: on when guided_w > 0 and the batch has guided rows;
-    // guided coreference, likewise with coreference rows. Each reads the
-    // weights of head `head` of attention sublayer `sub` of layer `layer`
-    // of stack `st` right after that layer's forward pass (with
-    // checkpoint_layers the next layer overwrites them), and sends their
-    // gradient (g->dguided, g->dcoref) back into it.
-    float guided_w, coref_w;
+    // The guided heads, by s2s_head_role: each on when w > 0 and the batch
+    // has its guided rows. Each reads the weights of head `head` of
+    // attention sublayer `sub` of layer `layer` of stack `st` right after
+    // that layer's forward pass (with checkpoint_layers the next layer
+    // overwrites them), and sends their gradient (g->dguide[r]) back into it.
     struct guide {
+        float w;            // the loss's weight; 0: off
         const s2s_stack *st;
         int layer, sub, head;
         float *dhead;
@@ -479,10 +490,10 @@ typedef struct pass {
         int64_t R, C;
         int rows;           // what the term is averaged over
         double loss;        // set by the forward pass
-    } guided, coref;
+    } guide[S2S_HEAD_ROLE_COUNT];
     // What the loss and the guided terms are averaged over (s2s_train_opts'
     // norm_*, else the batch's own counts).
-    int norm_tokens, norm_guided, norm_coref;
+    int norm_tokens, norm_guided[S2S_HEAD_ROLE_COUNT];
 } pass;
 
 // The gradient of activation view v (into base) in dbase, laid out like base.
@@ -493,9 +504,17 @@ static s2s_rows grad_of(float *dbase, const float *base, s2s_view v) {
 // The gradient of weight w: the same offset in the gradient block.
 static float *G(const pass *p, const float *w) { return p->grads + (w - p->m->params); }
 
-typedef struct guide_names {
+// What check_guide says of role r's guide, and whether its columns take
+// the key </s> (an unaligned target word is guided to it).
+static const struct guide_names {
     const char *weight, *plural, *count, *row, *col;
-} guide_names;
+    bool eos_col;
+} guide_names[S2S_HEAD_ROLE_COUNT] = {
+    [S2S_HEAD_ALIGN] = {"alignment", "alignments", "n_guided[S2S_HEAD_ALIGN]", "target",
+                        "source", true},
+    [S2S_HEAD_COREF] = {"coreference", "coreference rows", "n_guided[S2S_HEAD_COREF]",
+                        "pronoun", "antecedent", false},
+};
 
 // A guide (N, R, C) of the batch (alignments, coreference): NULL with
 // n_rows 0, or weights in [0, 1], non-zero only at row r < row_len[i] + dr
@@ -503,7 +522,7 @@ typedef struct guide_names {
 // weight), n_rows rows not all zero.
 static s2s_status check_guide(const s2s_batch *b, const float *A, int R, int C,
                               const int *row_len, int dr, const int *col_len, int dc,
-                              int n_rows, const guide_names *nm) {
+                              int n_rows, const struct guide_names *nm) {
     if (!A) {
         if (n_rows != 0)
             return s2s_fail(S2S_ERR_INVALID, "training batch: %d guided rows but no %s", n_rows,
@@ -565,12 +584,17 @@ static s2s_status check_batch(const s2s_model *m, const s2s_batch *b) {
     if (n_tokens != b->n_tokens)
         return s2s_fail(S2S_ERR_INVALID, "training batch: n_tokens is %d, the lengths add up "
                         "to %lld", b->n_tokens, n_tokens);
-    S2S_TRY(check_guide(b, b->align, b->T, b->S, b->tgt_len, -1, b->src_len, 0, b->n_guided,
-                        &(const guide_names){"alignment", "alignments", "n_guided", "target",
-                                             "source"}));
-    return check_guide(b, b->coref, b->S, b->S, b->src_len, -1, b->src_len, -1, b->n_coref,
-                       &(const guide_names){"coreference", "coreference rows", "n_coref",
-                                            "pronoun", "antecedent"});
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++) {
+        const struct guide_names *nm = &guide_names[r];
+        s2s_attn_map map = s2s_roles[r].stack;
+        int64_t R, C;
+        map_rows(map, b->S, b->T, &R, &C);
+        const int *q_len = map == S2S_ATTN_MAP_ENC ? b->src_len : b->tgt_len;
+        const int *k_len = map == S2S_ATTN_MAP_SELF ? b->tgt_len : b->src_len;
+        S2S_TRY(check_guide(b, b->guide[r], (int)R, (int)C, q_len, -1, k_len,
+                            nm->eos_col ? 0 : -1, b->n_guided[r], nm));
+    }
+    return S2S_OK;
 }
 
 static s2s_status begin(pass *p, s2s_graph *g, const s2s_batch *b, float drop, float adrop,
@@ -585,8 +609,9 @@ static s2s_status begin(pass *p, s2s_graph *g, const s2s_batch *b, float drop, f
         .V = s2s_vocab_size(m->tgt_vocab),
         .pre = s2s_recipe_pre_norm(c), .eps = c->layer_norm_eps,
         .drop = drop, .adrop = adrop, .rng = rng, .bf16 = g->o.bf16,
-        .norm_tokens = b->n_tokens, .norm_guided = b->n_guided, .norm_coref = b->n_coref,
+        .norm_tokens = b->n_tokens,
     };
+    memcpy(p->norm_guided, b->n_guided, sizeof p->norm_guided);
     return reserve(g, p->N, p->S, p->T, adrop > 0.0f);
 }
 
@@ -782,15 +807,13 @@ static s2s_status layer_fwd(pass *p, const s2s_stack *st, sub_acts *la,
 // The guided terms reading layer l of stack st, from its activations la
 // (the head's own weights in gd->probs when it ran chunked: la[sub].lse set).
 static void guides_fwd(pass *p, const s2s_stack *st, int l, const sub_acts *la) {
-    struct guide *g[2] = {&p->guided, &p->coref};
-    float w[2] = {p->guided_w, p->coref_w};
-    for (int k = 0; k < 2; k++) {
-        struct guide *gd = g[k];
-        if (!(w[k] > 0.0f && gd->st == st && gd->layer == l)) continue;
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++) {
+        struct guide *gd = &p->guide[r];
+        if (!(gd->w > 0.0f && gd->st == st && gd->layer == l)) continue;
         s2s_attn_pattern pt = s2s_sub_pattern(&st->subs[gd->sub], l);
         bool ch = chunks(p, &pt);
         gd->loss = guide_loss(gd->dhead, gd->A, ch ? gd->probs : la[gd->sub].probs, p->N,
-                              ch ? 1 : p->H, ch ? 0 : gd->head, gd->R, gd->C, w[k], gd->rows);
+                              ch ? 1 : p->H, ch ? 0 : gd->head, gd->R, gd->C, gd->w, gd->rows);
     }
 }
 
@@ -918,14 +941,11 @@ static double guide_loss(float *dA, const float *A, const float *probs, int64_t 
 
 // The guided terms that are on (computed by the forward pass), into st.
 static void guided_losses(pass *p, s2s_loss_stats *st) {
-    if (p->guided_w > 0.0f) {
-        st->guided = p->guided.loss;
-        st->n_guided = p->b->n_guided;
-    }
-    if (p->coref_w > 0.0f) {
-        st->coref = p->coref.loss;
-        st->n_coref = p->b->n_coref;
-    }
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++)
+        if (p->guide[r].w > 0.0f) {
+            st->guided[r] = p->guide[r].loss;
+            st->n_guided[r] = p->b->n_guided[r];
+        }
 }
 
 // ---- backward ----
@@ -958,10 +978,10 @@ static void sub_bwd_end(pass *p, sub_acts *a, const s2s_norm_weights *n, float *
 // The guided term that reads the weights of sublayer i of layer l of
 // stack st, or NULL.
 static struct guide *guide_of(pass *p, const s2s_stack *st, int l, int i) {
-    struct guide *g[2] = {p->guided_w > 0.0f ? &p->guided : NULL,
-                          p->coref_w > 0.0f ? &p->coref : NULL};
-    for (int k = 0; k < 2; k++)
-        if (g[k] && g[k]->st == st && g[k]->layer == l && g[k]->sub == i) return g[k];
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++) {
+        struct guide *gd = &p->guide[r];
+        if (gd->w > 0.0f && gd->st == st && gd->layer == l && gd->sub == i) return gd;
+    }
     return NULL;
 }
 
@@ -1135,6 +1155,48 @@ static s2s_status check_rate(float x, const char *name, bool one_ok) {
     return S2S_OK;
 }
 
+// The guided heads of o: weights >= 0, and each one on in its role's
+// attention, inside the model, and served by the graph.
+static s2s_status check_guided(const s2s_graph *g, const s2s_train_opts *o) {
+    const s2s_model_config *c = &g->m->cfg.model;
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++) {
+        const s2s_guided_head *gh = &o->guided[r];
+        const char *name = s2s_roles[r].name;
+        if (!(gh->weight >= 0.0f && isfinite(gh->weight)))
+            return s2s_fail(S2S_ERR_INVALID, "guided %s weight must be >= 0, not %g", name,
+                            (double)gh->weight);
+        if (gh->weight == 0.0f) continue;
+        if (gh->stack != s2s_roles[r].stack)
+            return s2s_fail(S2S_ERR_INVALID, "guided %s: stack %d; the %s head is in attention "
+                            "%d", name, (int)gh->stack, name, (int)s2s_roles[r].stack);
+        int sub;
+        const s2s_stack *st = s2s_arch_map_stack(&g->m->arch, gh->stack, &sub);
+        if (gh->layer < 0 || gh->layer >= st->layers || gh->head < 0 || gh->head >= c->heads)
+            return s2s_fail(S2S_ERR_INVALID, "guided %s: layer %d, head %d; the model has %d "
+                            "%s layers of %d heads", name, gh->layer, gh->head, st->layers,
+                            st->name, c->heads);
+        if (g->o.no_guided[r])
+            return s2s_fail(S2S_ERR_INVALID, "guided %s is on, but the training graph was made "
+                            "without it", name);
+    }
+    return S2S_OK;
+}
+
+// Guided head r of p from gh, when it is on and the batch has its rows.
+static void set_guide(pass *p, int r, const s2s_guided_head *gh) {
+    const s2s_batch *b = p->b;
+    if (!(gh->weight > 0.0f && b->guide[r] && b->n_guided[r] > 0)) return;
+    int sub;
+    const s2s_stack *st = s2s_arch_map_stack(&p->m->arch, gh->stack, &sub);
+    struct guide *gd = &p->guide[r];
+    *gd = (struct guide){
+        .w = gh->weight, .st = st, .layer = gh->layer, .sub = sub, .head = gh->head,
+        .dhead = p->g->dguide[r], .probs = p->g->gprobs[r], .A = b->guide[r],
+        .rows = p->norm_guided[r],
+    };
+    map_rows(gh->stack, p->S, p->T, &gd->R, &gd->C);
+}
+
 s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_train_opts *o,
                                 s2s_rng *rng, float *grads, s2s_loss_stats *stats) {
     S2S_TRY(check_rate(o->dropout, "dropout", false));
@@ -1142,53 +1204,14 @@ s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_trai
     S2S_TRY(check_rate(o->label_smoothing, "label_smoothing", true));
     if (!rng && (o->dropout > 0.0f || o->attention_dropout > 0.0f))
         return s2s_fail(S2S_ERR_INVALID, "dropout needs a random number generator");
-    if (!(o->guided_weight >= 0.0f && isfinite(o->guided_weight)))
-        return s2s_fail(S2S_ERR_INVALID, "guided alignment weight must be >= 0, not %g",
-                        (double)o->guided_weight);
-    if (!(o->coref_weight >= 0.0f && isfinite(o->coref_weight)))
-        return s2s_fail(S2S_ERR_INVALID, "guided coreference weight must be >= 0, not %g",
-                        (double)o->coref_weight);
-    const s2s_model_config *c = &g->m->cfg.model;
-    if (o->guided_weight > 0.0f &&
-        (o->guided_layer < 0 || o->guided_layer >= c->decoder_layers || o->guided_head < 0 ||
-         o->guided_head >= c->heads))
-        return s2s_fail(S2S_ERR_INVALID, "guided alignment: layer %d, head %d; the model has "
-                        "%d decoder layers of %d heads", o->guided_layer, o->guided_head,
-                        c->decoder_layers, c->heads);
-    if (o->coref_weight > 0.0f &&
-        (o->coref_layer < 0 || o->coref_layer >= c->encoder_layers || o->coref_head < 0 ||
-         o->coref_head >= c->heads))
-        return s2s_fail(S2S_ERR_INVALID, "guided coreference: layer %d, head %d; the model has "
-                        "%d encoder layers of %d heads", o->coref_layer, o->coref_head,
-                        c->encoder_layers, c->heads);
-    if ((o->guided_weight > 0.0f && g->o.no_guided) || (o->coref_weight > 0.0f && g->o.no_coref))
-        return s2s_fail(S2S_ERR_INVALID, "guided %s is on, but the training graph was made "
-                        "without it", o->guided_weight > 0.0f && g->o.no_guided
-                                          ? "alignment" : "coreference");
+    S2S_TRY(check_guided(g, o));
     pass p;
     S2S_TRY(begin(&p, g, b, o->dropout, o->attention_dropout, rng));
     p.grads = grads;
     if (o->norm_tokens > 0) p.norm_tokens = o->norm_tokens;
-    if (o->norm_guided > 0) p.norm_guided = o->norm_guided;
-    if (o->norm_coref > 0) p.norm_coref = o->norm_coref;
-    const s2s_arch *arch = &g->m->arch;
-    if (o->guided_weight > 0.0f && b->align && b->n_guided > 0) {
-        p.guided_w = o->guided_weight;
-        p.guided = (struct guide){
-            .st = &arch->dec, .layer = o->guided_layer,
-            .sub = s2s_stack_find(&arch->dec, S2S_SUB_CROSS_ATTN),
-            .head = o->guided_head, .dhead = g->dguided, .probs = g->gprobs,
-            .A = b->align, .R = p.T, .C = p.S, .rows = p.norm_guided,
-        };
-    }
-    if (o->coref_weight > 0.0f && b->coref && b->n_coref > 0) {
-        p.coref_w = o->coref_weight;
-        p.coref = (struct guide){
-            .st = &arch->enc, .layer = o->coref_layer,
-            .sub = s2s_stack_find(&arch->enc, S2S_SUB_SELF_ATTN),
-            .head = o->coref_head, .dhead = g->dcoref, .probs = g->cprobs,
-            .A = b->coref, .R = p.S, .C = p.S, .rows = p.norm_coref,
-        };
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++) {
+        if (o->norm_guided[r] > 0) p.norm_guided[r] = o->norm_guided[r];
+        set_guide(&p, r, &o->guided[r]);
     }
     S2S_TRY(forward(&p));
     loss(&p, o->label_smoothing, true, stats);

@@ -17,31 +17,22 @@ typedef struct s2s_train_opts {
     float dropout;            // embeddings and sublayer outputs (model.dropout)
     float attention_dropout;  // attention weights (model.attention_dropout)
     float label_smoothing;    // train.label_smoothing
-    // Guided alignment (train.guided_alignment), on when guided_weight > 0
-    // and the batch carries alignments (s2s_batch.align): the loss gains
-    //   guided_weight * sum over guided rows (i, j) and source rows s of
-    //   -A[i,j,s] log(P[i,j,s] + 1e-6) / b->n_guided,
-    // P being head guided_head of decoder layer guided_layer's
-    // cross-attention weights before attention dropout. Zero (the default
-    // of a designated initializer) is off.
-    float guided_weight;
-    int guided_layer;         // from 0, < decoder_layers
-    int guided_head;          // from 0, < heads
-    // Guided coreference (train.guided_coref), on when coref_weight > 0 and
-    // the batch carries coreference rows (s2s_batch.coref): the loss gains
-    //   coref_weight * sum over guided rows (i, p) and source rows a of
-    //   -C[i,p,a] log(P[i,p,a] + 1e-6) / b->n_coref,
-    // P being head coref_head of encoder layer coref_layer's self-attention
-    // weights before attention dropout.
-    float coref_weight;
-    int coref_layer;          // from 0, < encoder_layers
-    int coref_head;           // from 0, < heads
-    // What the loss, the guided alignment and the guided coreference terms
-    // are averaged over instead of the batch's n_tokens, n_guided and
-    // n_coref; 0 (the default) is the batch's own. Data-parallel training
-    // gives each rank's share of a global batch the global batch's counts,
-    // so that the ranks' gradients add up to the global batch's gradient.
-    int norm_tokens, norm_guided, norm_coref;
+    // The guided heads (train.guided), by s2s_head_role. Head r is on when
+    // guided[r].weight > 0 and the batch carries its guide
+    // (s2s_batch.guide[r]): the loss gains
+    //   weight * sum over guided rows (i, q) and key rows k of
+    //   -A[i,q,k] log(P[i,q,k] + 1e-6) / b->n_guided[r],
+    // P being head `head` of layer `layer`'s attention guided[r].stack (the
+    // role's: decoder cross-attention for the alignment, encoder
+    // self-attention for coreference), its weights before attention
+    // dropout. Zero (the default of a designated initializer) is off.
+    s2s_guided_head guided[S2S_HEAD_ROLE_COUNT];
+    // What the loss and the guided terms are averaged over instead of the
+    // batch's n_tokens and n_guided[r]; 0 (the default) is the batch's own.
+    // Data-parallel training gives each rank's share of a global batch the
+    // global batch's counts, so that the ranks' gradients add up to the
+    // global batch's gradient.
+    int norm_tokens, norm_guided[S2S_HEAD_ROLE_COUNT];
 } s2s_train_opts;
 
 typedef struct s2s_loss_stats {
@@ -49,12 +40,11 @@ typedef struct s2s_loss_stats {
     double nll;       // mean -log p[gold] (no smoothing), for perplexity
     int n_tokens;
     int n_correct;    // argmax == gold
-    // The guided alignment term (weight included), added to `loss` in the
-    // gradient but not in `loss` itself; 0 when off or without guided rows.
-    double guided;
-    int n_guided;     // rows it averages over
-    double coref;     // the guided coreference term, likewise
-    int n_coref;      // pronoun rows it averages over
+    // The guided terms by s2s_head_role (weight included), added to `loss`
+    // in the gradient but not in `loss` itself; 0 when off or without
+    // guided rows.
+    double guided[S2S_HEAD_ROLE_COUNT];
+    int n_guided[S2S_HEAD_ROLE_COUNT];  // rows each averages over
 } s2s_loss_stats;
 
 typedef struct s2s_graph s2s_graph;
@@ -79,11 +69,11 @@ typedef struct s2s_graph_opts {
     // backward pass computes each block's scores again. The gradients equal
     // the plain graph's within fp32 rounding; the dropout masks are the same.
     int attention_chunk;
-    // The runs this graph serves have no guided alignment (no_guided) or no
-    // guided coreference (no_coref) term: the buffers of its head's
-    // weights and their gradient (N, T, S) or (N, S, S) are not laid out,
-    // and s2s_forward_backward refuses that term.
-    bool no_guided, no_coref;
+    // The runs this graph serves have no guided term of role r
+    // (no_guided[r]): the buffers of its head's weights and their gradient
+    // (N, T, S) or (N, S, S) are not laid out, and s2s_forward_backward
+    // refuses that term.
+    bool no_guided[S2S_HEAD_ROLE_COUNT];
 } s2s_graph_opts;
 
 s2s_graph_opts s2s_graph_default_opts(void);
@@ -127,7 +117,7 @@ s2s_status s2s_graph_reserve(s2s_graph *g, int64_t n, int64_t S, int64_t T,
 // The bytes g's arena holds now.
 size_t s2s_graph_bytes(const s2s_graph *g);
 
-// grads (n_params) = d (loss + guided + coref) / d params (overwritten, not accumulated).
+// grads (n_params) = d (loss + the guided terms) / d params (overwritten, not accumulated).
 // Dropout masks come from rng (advanced deterministically); with both
 // dropouts 0 rng is not used. The tied output weight gets both gradients.
 s2s_status s2s_forward_backward(s2s_graph *g, const s2s_batch *b, const s2s_train_opts *o,

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/util.h"
+#include "config/arch.h"
 #include "train/grad_norms.h"
 
 // The step of one log line, -1 when it is not a log object; *saved tells
@@ -123,8 +124,8 @@ static json_t *step_object(const s2s_train_progress *p, const s2s_train_log_guid
     json_object_set_new(o, "step", json_integer(p->step));
     if (p->ranks > 1 && first) json_object_set_new(o, "ranks", json_integer(p->ranks));
     json_object_set_new(o, "loss", num(p->loss));
-    if (g->guided_on) json_object_set_new(o, "guided", num(g->guided));
-    if (g->coref_on) json_object_set_new(o, "coref", num(g->coref));
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++)
+        if (g->on[r]) json_object_set_new(o, s2s_roles[r].log, num(g->term[r]));
     json_object_set_new(o, "lr", num(p->lr));
     json_object_set_new(o, "tokens", json_integer(p->tokens));
     json_object_set_new(o, "grad_norm", num(p->grad_norm));

@@ -29,9 +29,10 @@ s2s_status s2s_train_log_open(s2s_train_log *log, const char *path, int resume_s
                               const char *resume_line);
 
 // The guided terms of a step (s2s_loss_stats), each logged when its loss is on.
+// By s2s_head_role; each logged under its role's name (s2s_roles[r].log).
 typedef struct s2s_train_log_guided {
-    bool guided_on, coref_on;
-    double guided, coref;
+    bool on[S2S_HEAD_ROLE_COUNT];
+    double term[S2S_HEAD_ROLE_COUNT];
 } s2s_train_log_guided;
 
 struct s2s_grad_norms;  // train/grad_norms.h

@@ -10,34 +10,39 @@
 #include "train/trainer.h"
 
 s2s_status s2s_trainer_share_counts(trainer *t, const s2s_batch *b, s2s_share *sh) {
-    const double mine[SHARE_K] = {b->n_tokens, b->n_guided, b->n_coref,
-                                  b->src_tokens + b->n_tokens - b->n, b->n};
+    double mine[SHARE_K] = {b->n_tokens};
+    for (int k = 0; k < S2S_HEAD_ROLE_COUNT; k++) mine[1 + k] = b->n_guided[k];
+    mine[SHARE_TOKENS] = b->src_tokens + b->n_tokens - b->n;
+    mine[SHARE_TOKENS + 1] = b->n;
     S2S_TRY(s2s_dist_allgather_f64(t->gather, mine, SHARE_K));
     double sum[SHARE_K] = {0}, lo = INFINITY, hi = 0;
     for (int r = 0; r < t->ranks; r++) {
         const double *x = t->gather + SHARE_K * r;
         for (int k = 0; k < SHARE_K; k++) sum[k] += x[k];
-        lo = fmin(lo, x[3]);
-        hi = fmax(hi, x[3]);
+        lo = fmin(lo, x[SHARE_TOKENS]);
+        hi = fmax(hi, x[SHARE_TOKENS]);
     }
-    *sh = (s2s_share){.n_tokens = (int)sum[0], .n_guided = (int)sum[1], .n_coref = (int)sum[2],
-                      .tokens = (int)sum[3], .sentences = (int)sum[4], .tokens_min = (int)lo,
+    *sh = (s2s_share){.n_tokens = (int)sum[0], .tokens = (int)sum[SHARE_TOKENS],
+                      .sentences = (int)sum[SHARE_TOKENS + 1], .tokens_min = (int)lo,
                       .tokens_max = (int)hi};
+    for (int k = 0; k < S2S_HEAD_ROLE_COUNT; k++) sh->n_guided[k] = (int)sum[1 + k];
     return S2S_OK;
 }
 
 s2s_status s2s_trainer_sum_ranks(trainer *t, s2s_loss_stats *ls, bool *interrupted, double *sec) {
-    double x[5] = {ls->loss, ls->nll, ls->guided, ls->coref, *interrupted};
+    enum { GUIDED = 2, STOP = GUIDED + S2S_HEAD_ROLE_COUNT };
+    double x[STOP + 1] = {ls->loss, ls->nll};
+    for (int k = 0; k < S2S_HEAD_ROLE_COUNT; k++) x[GUIDED + k] = ls->guided[k];
+    x[STOP] = *interrupted;
     S2S_TRY(s2s_dist_barrier());
     double t0 = s2s_trainer_now();
     S2S_TRY(s2s_dist_allreduce_sum_f32(t->grads, t->n));
     *sec = s2s_trainer_now() - t0;
-    S2S_TRY(s2s_dist_allreduce_sum_f64(x, 5));
+    S2S_TRY(s2s_dist_allreduce_sum_f64(x, STOP + 1));
     ls->loss = x[0];
     ls->nll = x[1];
-    ls->guided = x[2];
-    ls->coref = x[3];
-    *interrupted = x[4] > 0;
+    for (int k = 0; k < S2S_HEAD_ROLE_COUNT; k++) ls->guided[k] = x[GUIDED + k];
+    *interrupted = x[STOP] > 0;
     return S2S_OK;
 }
 

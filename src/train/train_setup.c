@@ -24,9 +24,10 @@ static s2s_graph_opts graph_opts(const s2s_config *cfg) {
     go.checkpoint_layers = cfg->train.checkpoint_activations == S2S_CHECKPOINT_LAYER;
     go.bf16 = cfg->train.compute_type == S2S_TRAIN_BF16;
     go.attention_chunk = cfg->train.attention_chunk;
-    go.no_guided = !(cfg->train.guided_alignment.layer >= 0 &&
-                     cfg->train.guided_alignment.weight > 0.0f);
-    go.no_coref = !(cfg->train.guided_coref.layer >= 0 && cfg->train.guided_coref.weight > 0.0f);
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++) {
+        const s2s_guided_head *gh = &cfg->train.guided[r];
+        go.no_guided[r] = !(gh->layer >= 0 && gh->weight > 0.0f);
+    }
     return go;
 }
 
@@ -113,15 +114,15 @@ static s2s_status setup_model(trainer *t) {
     t->m->cfg.train = cfg->train;
     t->n = t->m->n_params;
     const s2s_model_config *mc = &t->m->cfg.model;
-    const s2s_guided_alignment *ga = &cfg->train.guided_alignment, *gc = &cfg->train.guided_coref;
-    if (ga->layer >= 0 && (ga->layer >= mc->decoder_layers || ga->head >= mc->heads))
-        return s2s_fail(S2S_ERR_CONFIG, "train.guided_alignment: layer %d, head %d; the model "
-                        "has %d decoder layers of %d heads", ga->layer, ga->head,
-                        mc->decoder_layers, mc->heads);
-    if (gc->layer >= 0 && (gc->layer >= mc->encoder_layers || gc->head >= mc->heads))
-        return s2s_fail(S2S_ERR_CONFIG, "train.guided_coref: layer %d, head %d; the model has %d "
-                        "encoder layers of %d heads", gc->layer, gc->head, mc->encoder_layers,
-                        mc->heads);
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++) {
+        const s2s_guided_head *gh = &cfg->train.guided[r];
+        int sub;
+        const s2s_stack *st = s2s_arch_map_stack(&t->m->arch, gh->stack, &sub);
+        if (gh->layer >= 0 && (gh->layer >= st->layers || gh->head >= mc->heads))
+            return s2s_fail(S2S_ERR_CONFIG, "%s: layer %d, head %d; the model has %d %s layers "
+                            "of %d heads", s2s_roles[r].key, gh->layer, gh->head, st->layers,
+                            st->name, mc->heads);
+    }
     return S2S_OK;
 }
 
@@ -131,8 +132,9 @@ static s2s_status setup_data(trainer *t, const volatile sig_atomic_t *stop) {
     const s2s_config *cfg = t->cfg;
     const s2s_train_config *tc = &cfg->train;
     int max_len = t->m->cfg.model.max_len;
-    int keep = (tc->guided_alignment.layer >= 0 || tc->unk_replace > 0.0f ? S2S_DATA_ALIGN : 0) |
-               (tc->guided_coref.layer >= 0 ? S2S_DATA_COREF : 0);
+    bool align = tc->guided[S2S_HEAD_ALIGN].layer >= 0 || tc->unk_replace > 0.0f;
+    int keep = (align ? S2S_DATA_ALIGN : 0) |
+               (tc->guided[S2S_HEAD_COREF].layer >= 0 ? S2S_DATA_COREF : 0);
     S2S_TRY(s2s_dataset_load_until(&t->train, cfg->data.train, t->m->src_vocab, t->m->tgt_vocab,
                                    max_len, keep, stop));
     if (tc->unk_replace > 0.0f) S2S_TRY(unk_setup(t));

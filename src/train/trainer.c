@@ -115,18 +115,16 @@ static const s2s_grad_norms *log_norms(trainer *t, int step) {
 
 static s2s_train_opts train_opts(const s2s_config *cfg) {
     const s2s_train_config *tc = &cfg->train;
-    return (s2s_train_opts){
+    s2s_train_opts o = {
         .dropout = cfg->model.dropout,
         .attention_dropout = cfg->model.attention_dropout,
         .label_smoothing = tc->label_smoothing,
-        // layer -1 is off: weight 0 tells the graph so.
-        .guided_weight = tc->guided_alignment.layer >= 0 ? tc->guided_alignment.weight : 0.0f,
-        .guided_layer = tc->guided_alignment.layer,
-        .guided_head = tc->guided_alignment.head,
-        .coref_weight = tc->guided_coref.layer >= 0 ? tc->guided_coref.weight : 0.0f,
-        .coref_layer = tc->guided_coref.layer,
-        .coref_head = tc->guided_coref.head,
     };
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++) {
+        o.guided[r] = tc->guided[r];
+        if (tc->guided[r].layer < 0) o.guided[r].weight = 0.0f;  // off: weight 0 tells the graph
+    }
+    return o;
 }
 
 // One step's batch, forward, backward, sums over the ranks, clipping and
@@ -146,8 +144,7 @@ static s2s_status train_step(trainer *t, const s2s_train_params *p, const s2s_tr
     S2S_TRY(s2s_trainer_share_counts(t, b, &sh));
     s2s_train_opts o = *opts;
     o.norm_tokens = sh.n_tokens;
-    o.norm_guided = sh.n_guided;
-    o.norm_coref = sh.n_coref;
+    memcpy(o.norm_guided, sh.n_guided, sizeof o.norm_guided);
     s2s_rng rank_rng, *rng = &t->ls.rng;
     if (t->ranks > 1) {
         s2s_rng_seed(&rank_rng, s2s_rng_next(rng) ^ (0x9e3779b97f4a7c15ULL * (uint64_t)t->rank));
@@ -161,9 +158,11 @@ static s2s_status train_step(trainer *t, const s2s_train_params *p, const s2s_tr
     *interrupted = p->stop && *p->stop;
     double allreduce_sec = 0;
     if (t->ranks > 1) S2S_TRY(s2s_trainer_sum_ranks(t, ls, interrupted, &allreduce_sec));
-    if (!isfinite(ls->loss + ls->guided + ls->coref))
+    double total = ls->loss;
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++) total += ls->guided[r];
+    if (!isfinite(total))
         return s2s_fail(S2S_ERR_INVALID, "step %d: the loss is %g; try a lower train.lr "
-                        "or set train.clip_norm", step, ls->loss + ls->guided + ls->coref);
+                        "or set train.clip_norm", step, total);
     *gn = log_norms(t, step);  // of the summed gradient, unclipped
     double norm = s2s_clip_grad_norm(t->grads, t->n, tc->clip_norm);
     const s2s_adam_params adam = {
@@ -219,9 +218,11 @@ static s2s_status valid_step(trainer *t, s2s_train_progress *pr, s2s_valid_resul
 static s2s_status log_step(trainer *t, const s2s_train_progress *pr, const s2s_loss_stats *ls,
                            const s2s_grad_norms *gn, bool saved) {
     const s2s_train_config *tc = &t->cfg->train;
-    s2s_train_log_guided lg = {.guided_on = tc->guided_alignment.layer >= 0,
-                               .coref_on = tc->guided_coref.layer >= 0,
-                               .guided = ls->guided, .coref = ls->coref};
+    s2s_train_log_guided lg;
+    for (int r = 0; r < S2S_HEAD_ROLE_COUNT; r++) {
+        lg.on[r] = tc->guided[r].layer >= 0;
+        lg.term[r] = ls->guided[r];
+    }
     char *line = s2s_train_log_line(&t->log, pr, &lg, gn, saved);
     if (!line) return s2s_trainer_wrote(t, S2S_ERR_NOMEM);
     s2s_status logged = saved ? save_checkpoint(t, line)

@@ -18,7 +18,9 @@
 #include "train/outputs.h"
 #include "train/train_log.h"
 
-enum { SHARE_K = 5 };  // counts per rank gathered each step (s2s_trainer_share_counts)
+// Counts per rank gathered each step (s2s_trainer_share_counts): target
+// tokens, each guided head's rows, tokens, sentences.
+enum { SHARE_TOKENS = 1 + S2S_HEAD_ROLE_COUNT, SHARE_K = SHARE_TOKENS + 2 };
 
 typedef struct trainer {
     const s2s_config *cfg;
@@ -69,7 +71,7 @@ s2s_status s2s_trainer_teardown(trainer *t);
 
 // The global batch's counts, from every rank's share.
 typedef struct s2s_share {
-    int n_tokens, n_guided, n_coref;  // what the loss terms average over
+    int n_tokens, n_guided[S2S_HEAD_ROLE_COUNT];  // what the loss terms average over
     int tokens, sentences;            // source + target tokens (no </s>), sentences
     int tokens_min, tokens_max;       // the smallest and largest rank's tokens
 } s2s_share;
