@@ -4,20 +4,28 @@
     bench/attention_cost.py [--build build] [--runs 3] [--lengths 32,128,...]
                             [--dec-lengths 16,128,1024] [--clock cpu|wall]
                             [--min-time 0.5] [--no-decoder] [--no-encoder]
+                            [--no-score]
 
 Makes random models of configs/bench.yaml with model.max_len 8,192, one per
 variant (encoder: full, local w 16, block 64, strided 64, linear; decoder:
 full, local w 16, linear), and runs build/bench_attention_cost once per
-(variant, length) per run, a process each so that its peak RSS is its own,
-at 1 thread. Runs are interleaved (each run takes every cell once, so that
-a change in the machine's load hits them all); each figure is the median
-over the runs of each process's median call. Prints markdown tables: time
-(the process's CPU time per call with --clock cpu, the default, which a
-loaded machine disturbs less than wall time), peak RSS and the RSS above
-the loaded model's (the state, scratch and oneDNN's buffers), the log-log
-slope of each between consecutive lengths and from 2,048 to 8,192, the
-speed-up over full, and the length from which each variant is faster than
-full (interpolated in log-log between the lengths measured).
+(variant, length, mode) per run, a process each so that its peak RSS is
+its own, at 1 thread. Runs are interleaved (each run takes every cell once,
+so that a change in the machine's load hits them all); each figure is the
+median over the runs of each process's median call. Prints markdown
+tables: time (the process's CPU time per call with --clock cpu, the
+default, which a loaded machine disturbs less than wall time), peak RSS
+and the RSS above the loaded model's (the state, scratch and oneDNN's
+buffers), the log-log slope of each between consecutive lengths and from
+2,048 to 8,192, the speed-up over full, and the length from which each
+variant is faster than full (interpolated in log-log between the lengths
+measured).
+
+The encoder tables time the encoder stack alone (--encoder: embedding,
+layers, final LayerNorm), what the issue's target names; the s2s_score
+tables (--encode, left out with --no-score) time the public API's nearest,
+s2s_score of an empty target, which adds every decoder layer's
+cross-attention K/V and one decoder row.
 """
 import argparse
 import math
@@ -106,6 +114,27 @@ def table(title, lengths, names, cells, key, scale, unit, slopes=True, ratio=Non
         print("| " + " | ".join(row) + " |")
 
 
+def encoder_tables(what, cells, mode, lengths, tkey):
+    names = [n for n, _ in ENCODERS]
+    enc = {(name, n): cells[mode, name, n] for name in names for n in lengths}
+    table("%s, ms (one sentence of N rows)" % what, lengths, names, enc, tkey, 1e3, "")
+    print("\n%s: speed-up over full\n" % what)
+    print("| variant | " + " | ".join("x full at {:,}".format(l) for l in lengths)
+          + " | faster than full from |")
+    print("|---" + "|---:" * (len(lengths) + 1) + "|")
+    full = [statistics.median(r[tkey] for r in enc["full", l]) for l in lengths]
+    for name in names[1:]:
+        t = [statistics.median(r[tkey] for r in enc[name, l]) for l in lengths]
+        print("| %s | %s | %s |" % (name, " | ".join("%.1f" % (f / x) for f, x in zip(full, t)),
+                                    crossover(lengths, t, full)))
+    table("%s: peak RSS, MB" % what, lengths, names, enc, "rss_peak_kib", 1 / 1024, "")
+    for cell in enc.values():
+        for r in cell:
+            r["above"] = r["rss_peak_kib"] - r["rss_model_kib"]
+    table("%s: peak RSS above the loaded model, MB" % what, lengths, names, enc, "above",
+          1 / 1024, "")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -116,21 +145,24 @@ def main():
     ap.add_argument("--min-time", type=float, default=0.5)
     ap.add_argument("--no-decoder", action="store_true")
     ap.add_argument("--no-encoder", action="store_true")
+    ap.add_argument("--no-score", action="store_true",
+                    help="time the encoder stack alone, not s2s_score too")
     a = ap.parse_args()
     lengths = [int(x) for x in a.lengths.split(",")]
     dec_lengths = [int(x) for x in a.dec_lengths.split(",")]
     tkey = "cpu_seconds" if a.clock == "cpu" else "seconds"
     jobs = []  # (table, name, model, mode, n)
     with tempfile.TemporaryDirectory() as tmp:
-        for section, variants, mode, lens, on in (
-                ("encoder_attention", ENCODERS, "encode", lengths, not a.no_encoder),
-                ("decoder_attention", DECODERS, "decode", dec_lengths, not a.no_decoder)):
+        enc_modes = ["encoder"] + ([] if a.no_score else ["encode"])
+        for section, variants, modes, lens, on in (
+                ("encoder_attention", ENCODERS, enc_modes, lengths, not a.no_encoder),
+                ("decoder_attention", DECODERS, ["decode"], dec_lengths, not a.no_decoder)):
             if not on:
                 continue
             for i, (name, sets) in enumerate(variants):
-                path = os.path.join(tmp, "%s-%d.safetensors" % (mode, i))
+                path = os.path.join(tmp, "%s-%d.safetensors" % (section, i))
                 make_model(a.build, path, section, sets)
-                jobs += [(mode, name, path, n) for n in lens]
+                jobs += [(mode, name, path, n) for n in lens for mode in modes]
         cells = {}
         for run in range(a.runs):
             for mode, name, path, n in jobs:
@@ -142,23 +174,10 @@ def main():
           "interleaved runs, 1 thread" % (os.cpu_count(), os.getloadavg()[0], a.clock, a.runs))
 
     if not a.no_encoder:
-        names = [n for n, _ in ENCODERS]
-        enc = {(name, n): cells["encode", name, n] for name in names for n in lengths}
-        table("Encoder pass, ms (one sentence of N rows)", lengths, names, enc, tkey, 1e3, "")
-        print("\n| variant | " + " | ".join("x full at {:,}".format(l) for l in lengths)
-              + " | faster than full from |")
-        print("|---" + "|---:" * (len(lengths) + 1) + "|")
-        full = [statistics.median(r[tkey] for r in enc["full", l]) for l in lengths]
-        for name in names[1:]:
-            t = [statistics.median(r[tkey] for r in enc[name, l]) for l in lengths]
-            print("| %s | %s | %s |" % (name, " | ".join("%.1f" % (f / x) for f, x in
-                                                          zip(full, t)),
-                                        crossover(lengths, t, full)))
-        table("Peak RSS, MB", lengths, names, enc, "rss_peak_kib", 1 / 1024, "")
-        for cell in enc.values():
-            for r in cell:
-                r["above"] = r["rss_peak_kib"] - r["rss_model_kib"]
-        table("Peak RSS above the loaded model, MB", lengths, names, enc, "above", 1 / 1024, "")
+        encoder_tables("Encoder stack alone", cells, "encoder", lengths, tkey)
+        if not a.no_score:
+            encoder_tables("s2s_score of an empty target (encoder, cross-attention K/V, one "
+                           "decoder row)", cells, "encode", lengths, tkey)
     if not a.no_decoder:
         names = [n for n, _ in DECODERS]
         dec = {(name, n): cells["decode", name, n] for name in names for n in dec_lengths}

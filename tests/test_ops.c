@@ -53,6 +53,30 @@ Test(ops, softmax_of_a_row_that_sees_no_key_is_zeros) {
     for (int i = 0; i < 4; i++) cr_assert_eq(hidden[i], 0.0f, "hidden[%d] = %g", i, hidden[i]);
 }
 
+// The multi-row softmax (the encoder's banded fast paths): each row over
+// its own range against the reference loop, zeros outside, and the same
+// bits as a call of s2s_softmax_row per row (the generic path's values).
+Test(ops, softmax_rows_each_over_its_range) {
+    enum { ROWS = 6, N = 21 };
+    const s2s_key_span keys[ROWS] = {{0, 21}, {3, 20}, {5, 6}, {9, 9}, {0, 8}, {13, 21}};
+    float x[ROWS * N], y[ROWS * N];
+    ref_fill(x, ROWS * N, 7, 4.0f);
+    for (int i = 0; i < ROWS * N; i++) y[i] = x[i];
+    s2s_softmax_rows(x, ROWS, N, keys);
+    for (int r = 0; r < ROWS; r++) {
+        int64_t lo = keys[r].lo, hi = keys[r].hi;
+        float want[N];
+        if (hi > lo) ref_softmax(want, y + r * N + lo, (int)(hi - lo));
+        for (int64_t j = 0; j < N; j++) {
+            float got = x[r * N + j];
+            if (j < lo || j >= hi) cr_assert_eq(got, 0.0f, "row %d key %lld", r, (long long)j);
+            else cr_assert_float_eq(got, want[j - lo], 1e-6, "row %d key %lld", r, (long long)j);
+        }
+        s2s_softmax_row(y + r * N, lo, hi, N);
+    }
+    for (int i = 0; i < ROWS * N; i++) cr_assert_eq(x[i], y[i], "element %d", i);
+}
+
 Test(ops, softmax_backward_of_a_key_range_matches_the_formula) {
     enum { N = 10, LO = 2, HI = 7 };
     float x[N], dy[N], dx[N];

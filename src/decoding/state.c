@@ -408,7 +408,7 @@ static s2s_status fold_cross(s2s_state *st, int64_t B, int64_t S) {
     return S2S_OK;
 }
 
-s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S, bool maps) {
+s2s_status s2s_encode_stack(s2s_state *st, int64_t B, int64_t S, bool maps) {
     const s2s_model *m = st->m;
     const s2s_model_config *c = &m->cfg.model;
     int64_t d = c->d_model;
@@ -423,7 +423,14 @@ s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S, bool maps) {
     if (c->norm == S2S_NORM_PRE)
         s2s_layernorm(st->memory, st->memory, m->enc_norm.w, m->enc_norm.b, B * S, d,
                       c->layer_norm_eps);
-    for (int l = 0; l < c->decoder_layers; l++)
+    return S2S_OK;
+}
+
+s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S, bool maps) {
+    const s2s_model *m = st->m;
+    int64_t d = m->cfg.model.d_model;
+    S2S_TRY(s2s_encode_stack(st, B, S, maps));
+    for (int l = 0; l < m->cfg.model.decoder_layers; l++)
         S2S_TRY(s2s_cross_kv(st->cross_kv + (int64_t)l * B * S * 2 * d, st->memory, m, l,
                              cross_weights(st, l), B, S));
     return fold_cross(st, B, S);

@@ -114,6 +114,10 @@ bool s2s_state_trim(s2s_state *st, size_t max_bytes);
 // and every layer's cross-attention K/V (folded too when that pays); with
 // maps, st->enc_probs.
 s2s_status s2s_encode(s2s_state *st, int64_t B, int64_t S, bool maps);
+// Its first part, the encoder stack alone: st->memory (the embedding, the
+// layers and the final LayerNorm) and, with maps, st->enc_probs; no
+// cross-attention K/V (bench/internal/bench_attention_cost.c times it).
+s2s_status s2s_encode_stack(s2s_state *st, int64_t B, int64_t S, bool maps);
 
 // Runs the decoder for rows t0..t0+Tq-1 of each of the B*K sequences
 // (K = pos.beams), whose input ids are st->ids (B*K, Tq), and leaves the

@@ -116,28 +116,36 @@ void s2s_attention_features_backward(s2s_rows dx, s2s_view fx, int64_t B, int64_
 // The sum linear attention adds to each row's total (docs/attention.md).
 static const float linear_eps = 1e-6f;
 
+// Rows a call of s2s_softmax_rows takes in weigh.
+enum { SOFTMAX_ROWS = 64 };
+
 // In place on scores (B, H, Tq, Tk): each row's weights over the keys it
-// sees; s->norms (when set) gets linear rows' 1 / (sum + eps).
+// sees; s->norms (when set) gets linear rows' 1 / (sum + eps). Softmax
+// rows go SOFTMAX_ROWS at a time (s2s_softmax_rows, as the encoder's
+// fast paths run theirs).
 static void weigh(float *probs, const s2s_attn_shape *s) {
     int64_t B = s->batch, H = s->heads, tq = s->tq, tk = s->tk;
     const s2s_attn_mask *m = &s->mask;
+    s2s_key_span keys[SOFTMAX_ROWS];
     for (int64_t b = 0; b < B; b++)
         for (int64_t h = 0; h < H; h++) {
             bool linear = s2s_pattern_head(&m->pattern, h) == S2S_ATTN_LINEAR;
             bool exact = s2s_attn_mask_exact(m, h);
-            for (int64_t i = 0; i < tq; i++) {
-                int64_t row = (b * H + h) * tq + i;
-                float *x = probs + row * tk;
-                s2s_key_range r = s2s_attn_mask_keys(m, tk, b, h, i);
-                if (!exact)
-                    for (int64_t j = r.lo; j < r.hi; j++)
-                        if (!s2s_attn_mask_sees(m, tk, b, h, i, j)) x[j] = -INFINITY;
-                if (!linear) {
-                    s2s_softmax_row(x, r.lo, r.hi, tk);
-                    continue;
+            for (int64_t i0 = 0; i0 < tq; i0 += SOFTMAX_ROWS) {
+                int64_t n = tq - i0 < SOFTMAX_ROWS ? tq - i0 : SOFTMAX_ROWS;
+                float *x0 = probs + ((b * H + h) * tq + i0) * tk;
+                for (int64_t r = 0; r < n; r++) {
+                    int64_t i = i0 + r;
+                    float *x = x0 + r * tk;
+                    s2s_key_range k = keys[r] = s2s_attn_mask_keys(m, tk, b, h, i);
+                    if (!exact)
+                        for (int64_t j = k.lo; j < k.hi; j++)
+                            if (!s2s_attn_mask_sees(m, tk, b, h, i, j)) x[j] = -INFINITY;
+                    if (!linear) continue;
+                    float inv = s2s_normalize_row(x, k.lo, k.hi, tk, linear_eps);
+                    if (s->norms) s->norms[(b * H + h) * tq + i] = inv;
                 }
-                float inv = s2s_normalize_row(x, r.lo, r.hi, tk, linear_eps);
-                if (s->norms) s->norms[row] = inv;
+                if (!linear) s2s_softmax_rows(x0, n, tk, keys);
             }
         }
 }

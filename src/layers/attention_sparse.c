@@ -24,6 +24,16 @@
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
+// dst (n) = src (n), 8 floats at a time as one move each (memcpy of a
+// constant size, inlined): a head's row is a few of them, where a call of
+// memcpy per row (which gcc makes of a plain loop) costs more than the
+// copy.
+static inline void copy_row(float *restrict dst, const float *restrict src, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) memcpy(dst + i, src + i, 8 * sizeof *dst);
+    for (; i < n; i++) dst[i] = src[i];
+}
+
 // ---- which shapes take it, and their scratch ----
 
 bool s2s_attention_sparse_fits(const s2s_attn_shape *s) {
@@ -58,20 +68,24 @@ static band band_of(const s2s_attn_shape *s) {
 }
 
 // Local and block heads, a group of chunks at a time (tiles). Chunk t of
-// head h of sentence b, its c query rows from t*c, sees keys from
-// t*c - w on, kw = c + 2w of them at most (its band). The chunks are
-// ordered (b, t, h), so that a group's copies read the rows of Q, K and
-// V once, for every head side by side; a group of g of them is copied
-// into dense queries (g, c, Dh), keys and values (g, kw, Dh) each (rows
-// outside [0, S) as zeros), its scores (g, c, kw) become weights in place
-// and its context (g, c, Dh) goes back to the heads' columns. A group
-// stays in the core's cache between its copies and its products, and
-// dense operands of one fixed shape let oneDNN run a group's products on
-// its batched (brgemm) kernels: strided views of overlapping bands it
-// refuses, and runs small products of shapes given at run time one at a
-// time, at less than half the speed.
+// sentence b, its c query rows from t*c, sees keys from t*c - w on,
+// kw = c + 2w of them at most (its band), in every head alike. A group of
+// g chunks (one sentence's or several) is copied, each row of Q, K and V
+// once for all its heads, into dense queries (g, H, c, Dh), keys and
+// values (g, H, kw, Dh) each (rows outside [0, S) as zeros); its scores
+// (g, H, c, kw) become weights in place and its context (g, H, c, Dh)
+// goes back to the heads' columns. A group stays in the core's cache
+// between its copies and its products, and dense operands of one fixed
+// shape let oneDNN 2.6 run a group's products on its batched (brgemm)
+// kernels. Operands read in place run no faster (docs/attention.md, "Cost
+// against length"): Q and K where the projection leaves them (rows of 3D
+// floats, every head's Q, K and V) go to its gemm, one small product
+// after another, at about half the speed; blocks of Q and K in arrays of
+// their own run on brgemm, but a fifth to a third slower than dense
+// copies; the context written straight into the heads' columns slows its
+// product by about what the copy back costs; overlapping bands it refuses.
 typedef struct tiles {
-    int64_t c, w, kw, nc, n;  // n = B * nc * H chunks
+    int64_t c, w, kw, nc, n;  // n = B * nc chunks
     int64_t g;                // chunks a group (fewer in the last)
     bool fixed;               // a full group's products have a fixed shape
 } tiles;
@@ -84,9 +98,10 @@ typedef struct tiles {
 // c = 16, 3.3 with 32, 3.6 with 48 and 3.8 with 64.
 static int64_t local_chunk(int64_t w) { return 2 * w > 32 ? 2 * w : 32; }
 
-// Chunks per group: about 128K floats (512 KB) of copies, scores and context.
-static int64_t tile_group(int64_t c, int64_t kw, int64_t dh) {
-    int64_t per = 2 * c * dh + 2 * kw * dh + c * kw, g = 131072 / per;
+// Chunks per group: about GROUP_FLOATS of copies, scores and context.
+enum { GROUP_FLOATS = 131072 };
+static int64_t tile_group(int64_t c, int64_t kw, int64_t heads, int64_t dh) {
+    int64_t per = heads * (2 * c * dh + 2 * kw * dh + c * kw), g = GROUP_FLOATS / per;
     return g > 1 ? g : 1;
 }
 
@@ -106,8 +121,8 @@ static tiles tiles_of(const s2s_attn_shape *s) {
     t.c = min64(t.c, S);
     t.kw = t.c + 2 * t.w;
     t.nc = (S + t.c - 1) / t.c;
-    t.n = s->batch * t.nc * s->heads;
-    t.g = tile_group(t.c, t.kw, s->head_dim);
+    t.n = s->batch * t.nc;
+    t.g = tile_group(t.c, t.kw, s->heads, s->head_dim);
     return t;
 }
 
@@ -144,13 +159,13 @@ static size_t linear_floats(const s2s_attn_shape *s, size_t part[3]) {
     return s2s_size_add(s2s_size_add(part[0], part[1]), part[2]);
 }
 
-// The scratch of tiles: a group's queries (g, c, Dh), keys and values
-// (g, kw, Dh) each, scores (g, c, kw) and context (g, c, Dh).
+// The scratch of tiles: a group's queries (g, H, c, Dh), keys and values
+// (g, H, kw, Dh) each, scores (g, H, c, kw) and context (g, H, c, Dh).
 static size_t tiles_floats(const s2s_attn_shape *s, const tiles *t, size_t part[5]) {
-    int64_t g = min64(t->g, t->n);
-    part[0] = part[4] = S2S_SIZE(g, t->c, s->head_dim);
-    part[1] = part[2] = S2S_SIZE(g, t->kw, s->head_dim);
-    part[3] = S2S_SIZE(g, t->c, t->kw);
+    int64_t gh = min64(t->g, t->n) * s->heads;
+    part[0] = part[4] = S2S_SIZE(gh, t->c, s->head_dim);
+    part[1] = part[2] = S2S_SIZE(gh, t->kw, s->head_dim);
+    part[3] = S2S_SIZE(gh, t->c, t->kw);
     size_t total = 0;
     for (int i = 0; i < 5; i++) total = s2s_size_add(total, part[i]);
     return total;
@@ -175,45 +190,49 @@ size_t s2s_attention_sparse_floats(const s2s_attn_shape *s) {
 
 // ---- local and block: groups of chunks against their bands (tiles) ----
 
-// Where chunk u (ordered (b, t, h)) sits: sentence b, head h, first row t*c.
-typedef struct tile_at {
-    int64_t b, h, row0;
-} tile_at;
-
-static tile_at tile_of(const tiles *t, const s2s_attn_shape *s, int64_t u) {
-    int64_t bt = u / s->heads;
-    return (tile_at){bt / t->nc, u % s->heads, bt % t->nc * t->c};
-}
-
-// dst (rows, Dh) = rows first .. first+rows-1 of head h of sentence b of
-// src, zeros outside [0, S).
-static void tile_rows(float *dst, s2s_view src, const s2s_attn_shape *s, tile_at at,
-                      int64_t first, int64_t rows) {
-    int64_t dh = s->head_dim;
-    const float *in = src.p + at.b * src.bs + at.h * dh;
-    for (int64_t r = 0; r < rows; r++, dst += dh) {
+// Rows first .. first+rows-1 of sentence b of src into the tiles of every
+// head: row r of head h at dst + h*tile + r*Dh; rows outside [0, S) as
+// zeros. Each source row holds every head's columns side by side.
+static void tile_rows(float *restrict dst, int64_t tile, s2s_view src, const s2s_attn_shape *s,
+                      int64_t b, int64_t first, int64_t rows) {
+    int64_t H = s->heads, dh = s->head_dim;
+    for (int64_t r = 0; r < rows; r++) {
         int64_t i = first + r;
-        if (i < 0 || i >= s->tk) memset(dst, 0, (size_t)dh * sizeof *dst);
-        else memcpy(dst, in + i * src.rs, (size_t)dh * sizeof *dst);
+        float *restrict out = dst + r * dh;
+        if (i < 0 || i >= s->tk) {
+            for (int64_t h = 0; h < H; h++) memset(out + h * tile, 0, (size_t)dh * sizeof *out);
+            continue;
+        }
+        const float *restrict in = src.p + b * src.bs + i * src.rs;
+        for (int64_t h = 0; h < H; h++) copy_row(out + h * tile, in + h * dh, dh);
     }
 }
 
-// The weights of chunks u0 .. u0+g-1 in place of their scores sc (g, c, kw):
-// row r of chunk u is query i = row0 + r, its column j key row0 - w + j,
-// and it sees the keys s2s_attn_mask_keys gives (a range for local and
-// block); a row past S, none.
+// The weights of chunks u0 .. u0+g-1 in place of their scores sc (g, H, c,
+// kw): row r of chunk u (sentence u / nc, first row t*c) is query i =
+// t*c + r, its column j key t*c - w + j, and in every head it sees the
+// keys s2s_attn_mask_keys gives (a range for local and block, the same in
+// every head: each head follows the pattern); a row past S, none. Rows go
+// to the softmax ROWS_A_CALL at a time, every head's.
+enum { ROWS_A_CALL = 64 };
 static void tile_weights(float *sc, const s2s_attn_shape *s, const tiles *t, int64_t u0,
                          int64_t g) {
+    int64_t H = s->heads, c = t->c, kw = t->kw;
+    s2s_key_span keys[ROWS_A_CALL];
     for (int64_t u = u0; u < u0 + g; u++) {
-        tile_at at = tile_of(t, s, u);
-        for (int64_t r = 0; r < t->c; r++) {
-            float *x = sc + ((u - u0) * t->c + r) * t->kw;
-            int64_t i = at.row0 + r, base = at.row0 - t->w, lo = 0, hi = 0;
-            if (i < s->tk) {
-                s2s_key_range k = s2s_attn_mask_keys(&s->mask, s->tk, at.b, at.h, i);
-                lo = min64(max64(k.lo - base, 0), t->kw), hi = min64(max64(k.hi - base, 0), t->kw);
+        int64_t b = u / t->nc, row0 = u % t->nc * c, base = row0 - t->w;
+        for (int64_t r0 = 0; r0 < c; r0 += ROWS_A_CALL) {
+            int64_t n = min64(ROWS_A_CALL, c - r0);
+            for (int64_t r = 0; r < n; r++) {
+                int64_t i = row0 + r0 + r, lo = 0, hi = 0;
+                if (i < s->tk) {
+                    s2s_key_range k = s2s_attn_mask_keys(&s->mask, s->tk, b, 0, i);
+                    lo = min64(max64(k.lo - base, 0), kw), hi = min64(max64(k.hi - base, 0), kw);
+                }
+                keys[r] = (s2s_key_span){lo, hi};
             }
-            s2s_softmax_row(x, lo, hi, t->kw);
+            for (int64_t h = 0; h < H; h++)
+                s2s_softmax_rows(sc + (((u - u0) * H + h) * c + r0) * kw, n, kw, keys);
         }
     }
 }
@@ -234,10 +253,25 @@ static s2s_status items_product(float *c, const float *a, const float *b, int64_
     return s2s_mm(c, a, b, &args);
 }
 
+// The context of chunks u0 .. u0+g-1, o (g, H, c, Dh), into ctx (B, S, D)
+// at each head's columns: rows past S are a chunk's padding.
+static void tile_context(float *restrict ctx, const float *restrict o, const s2s_attn_shape *s,
+                         const tiles *t, int64_t u0, int64_t g) {
+    int64_t H = s->heads, dh = s->head_dim, d = H * dh, S = s->tk, c = t->c;
+    for (int64_t u = u0; u < u0 + g; u++) {
+        int64_t b = u / t->nc, row0 = u % t->nc * c;
+        const float *restrict in = o + (u - u0) * H * c * dh;
+        for (int64_t r = 0; r < c && row0 + r < S; r++) {
+            float *restrict out = ctx + (b * S + row0 + r) * d;
+            for (int64_t h = 0; h < H; h++) copy_row(out + h * dh, in + (h * c + r) * dh, dh);
+        }
+    }
+}
+
 static s2s_status tiled(float *ctx, float *scratch, s2s_view q, s2s_view k, s2s_view v,
                         const s2s_attn_shape *s) {
     tiles t = tiles_of(s);
-    int64_t c = t.c, kw = t.kw, dh = s->head_dim, d = s->heads * dh, S = s->tk;
+    int64_t c = t.c, kw = t.kw, dh = s->head_dim, H = s->heads;
     size_t part[5];
     tiles_floats(s, &t, part);
     float *qt = scratch, *kt = qt + part[0], *vt = kt + part[1], *sc = vt + part[2];
@@ -246,23 +280,17 @@ static s2s_status tiled(float *ctx, float *scratch, s2s_view q, s2s_view k, s2s_
     for (int64_t u0 = 0; u0 < t.n; u0 += t.g) {
         int64_t g = min64(t.g, t.n - u0);
         for (int64_t u = u0; u < u0 + g; u++) {
-            tile_at at = tile_of(&t, s, u);
-            int64_t j = u - u0;
-            tile_rows(qt + j * c * dh, q, s, at, at.row0, c);
-            tile_rows(kt + j * kw * dh, k, s, at, at.row0 - t.w, kw);
-            tile_rows(vt + j * kw * dh, v, s, at, at.row0 - t.w, kw);
+            int64_t b = u / t.nc, row0 = u % t.nc * c, j = (u - u0) * H;
+            tile_rows(qt + j * c * dh, c * dh, q, s, b, row0, c);
+            tile_rows(kt + j * kw * dh, kw * dh, k, s, b, row0 - t.w, kw);
+            tile_rows(vt + j * kw * dh, kw * dh, v, s, b, row0 - t.w, kw);
         }
         bool fixed = t.fixed && g == t.g;  // the full groups: one shape, one primitive
-        // scores (g, c, kw) = queries (g, c, Dh) · keys^T; weights; context (g, c, Dh)
-        S2S_TRY(items_product(sc, qt, kt, g, c, dh, kw, /*b_t=*/true, alpha, fixed, s->bf16));
+        // scores (gH, c, kw) = queries (gH, c, Dh) · keys^T; weights; context (gH, c, Dh)
+        S2S_TRY(items_product(sc, qt, kt, g * H, c, dh, kw, /*b_t=*/true, alpha, fixed, s->bf16));
         tile_weights(sc, s, &t, u0, g);
-        S2S_TRY(items_product(o, sc, vt, g, c, kw, dh, /*b_t=*/false, 1.0f, fixed, s->bf16));
-        for (int64_t u = u0; u < u0 + g; u++) {
-            tile_at at = tile_of(&t, s, u);
-            for (int64_t r = 0; r < c && at.row0 + r < S; r++)
-                memcpy(ctx + (at.b * S + at.row0 + r) * d + at.h * dh,
-                       o + ((u - u0) * c + r) * dh, (size_t)dh * sizeof *o);
-        }
+        S2S_TRY(items_product(o, sc, vt, g * H, c, kw, dh, /*b_t=*/false, 1.0f, fixed, s->bf16));
+        tile_context(ctx, o, s, &t, u0, g);
     }
     return S2S_OK;
 }

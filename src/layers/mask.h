@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "config/arch.h"
+#include "ops/ops.h"
 
 typedef struct s2s_attn_mask {
     s2s_attn_pattern pattern;  // the layer's, from the network's description
@@ -26,9 +27,8 @@ typedef struct s2s_attn_mask {
                                // keys sit at 0..Tk-1
 } s2s_attn_mask;
 
-typedef struct s2s_key_range {
-    int64_t lo, hi;  // keys lo..hi-1; empty when lo >= hi
-} s2s_key_range;
+// Keys lo..hi-1; empty when lo >= hi (the softmax's s2s_key_span).
+typedef s2s_key_span s2s_key_range;
 
 // Keys that query row i of head h of sentence b may see, of tk held: all
 // it sees, and when s2s_attn_mask_exact, only those.

@@ -126,11 +126,12 @@ static inline float exp_sum(float *y, const float *x, float shift, int64_t n, bo
 
 // Zeroes x outside [lo, hi).
 static void zero_outside(float *x, int64_t lo, int64_t hi, int64_t n) {
-    for (int64_t j = 0; j < lo && j < n; j++) x[j] = 0.0f;
-    for (int64_t j = hi > lo ? hi : lo; j < n; j++) x[j] = 0.0f;
+    int64_t head = lo < n ? lo : n, tail = hi > lo ? hi : lo;
+    if (head > 0) memset(x, 0, (size_t)head * sizeof *x);
+    if (tail < n) memset(x + tail, 0, (size_t)(n - tail) * sizeof *x);
 }
 
-VECTOR_CLONES void s2s_softmax_row(float *x, int64_t lo, int64_t hi, int64_t n) {
+static inline void softmax_row(float *x, int64_t lo, int64_t hi, int64_t n) {
     zero_outside(x, lo, hi, n);
     if (lo >= hi) return;
     float *y = x + lo;
@@ -142,6 +143,14 @@ VECTOR_CLONES void s2s_softmax_row(float *x, int64_t lo, int64_t hi, int64_t n) 
     }
     float inv = 1.0f / exp_sum(y, y, mx, len, true);
     for (int64_t j = 0; j < len; j++) y[j] *= inv;
+}
+
+VECTOR_CLONES void s2s_softmax_row(float *x, int64_t lo, int64_t hi, int64_t n) {
+    softmax_row(x, lo, hi, n);
+}
+
+VECTOR_CLONES void s2s_softmax_rows(float *x, int64_t rows, int64_t n, const s2s_key_span *keys) {
+    for (int64_t r = 0; r < rows; r++) softmax_row(x + r * n, keys[r].lo, keys[r].hi, n);
 }
 
 VECTOR_CLONES float s2s_exp_shift_row(float *x, int64_t n, float shift) {

@@ -20,6 +20,15 @@
 // zeros, never NaN. 0 <= lo, hi <= n.
 void s2s_softmax_row(float *x, int64_t lo, int64_t hi, int64_t n);
 
+// The same for `rows` rows of length n one after another, row r over
+// keys[r].lo .. keys[r].hi - 1: one call for many short rows (the
+// encoder's local and block fast paths: layers/attention_sparse.c), the
+// same values as a call of s2s_softmax_row per row.
+typedef struct s2s_key_span {
+    int64_t lo, hi;
+} s2s_key_span;
+void s2s_softmax_rows(float *x, int64_t rows, int64_t n, const s2s_key_span *keys);
+
 // The two halves of a softmax whose keys are not one range (the encoder's
 // strided fast path, layers/attention_sparse.c): the largest x[j] (-inf when n is
 // 0), and in place x[j] = exp(x[j] - shift) (0 where x[j] is -inf),

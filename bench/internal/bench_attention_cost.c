@@ -3,21 +3,26 @@
 // target tokens, and the process's peak resident memory. One measurement
 // per process, so that the peak is that measurement's:
 // bench/attention_cost.py runs it for every variant and length,
-// interleaved, and prints the table (docs/attention.md).
+// interleaved, and prints the tables (docs/attention.md). Internal API
+// (the encoder stack alone), so it lives in bench/internal/.
 //
+//   bench_attention_cost -m MODEL --encoder S [--min-time SEC]
 //   bench_attention_cost -m MODEL --encode S [--min-time SEC]
 //   bench_attention_cost -m MODEL --decode T [--src S] [--min-time SEC]
 //
-// --encode: S rows (S - 1 random source tokens and </s>) through
-// s2s_score with an empty target, which runs the encoder, every decoder
-// layer's cross-attention K/V and one decoder row: the public API's
-// nearest to an encoder pass. --decode: greedy s2s_translate of an S-row
-// source (default 16) forced to exactly T target tokens, without
-// replace_unknowns. Both at 1 thread; after one untimed call (oneDNN's
-// kernels, the state's buffers), calls are timed until --min-time seconds
-// (default 1) have passed, at least one. Prints one line of key=value: the median seconds per call,
-// wall and the process's CPU time, the calls, and getrusage's peak RSS
-// after loading the model and at the end, in KiB.
+// --encoder: S rows (S - 1 random source tokens and </s>) through the
+// encoder stack alone (s2s_encode_stack: the embedding, the layers and
+// the final LayerNorm), what the encoder target names. --encode:
+// the same rows through s2s_score with an empty target, which runs the
+// encoder, every decoder layer's cross-attention K/V and one decoder
+// row: the public API's nearest to an encoder pass. --decode: greedy
+// s2s_translate of an S-row source (default 16) forced to exactly T
+// target tokens, without replace_unknowns. All at 1 thread; after one
+// untimed call (oneDNN's kernels, the state's buffers), calls are timed
+// until --min-time seconds (default 1) have passed, at least one. Prints
+// one line of key=value: the median seconds per call, wall and the
+// process's CPU time, the calls, and getrusage's peak RSS after loading
+// the model and at the end, in KiB.
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +30,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "decoding/state.h"
 #include "s2s/s2s.h"
 
 static int cmp_double(const void *a, const void *b) {
@@ -58,15 +64,27 @@ static long peak_rss_kib(void) {
     return u.ru_maxrss;
 }
 
-// One call: an encoder pass (T == 0) or a forced greedy decode of T tokens.
-static void call(s2s_state *st, const s2s_decode_params *p, const int *src, int n, int T) {
+typedef enum mode { ENCODER, ENCODE, DECODE } mode;
+
+// One call: the encoder stack (ENCODER), an encoder pass through
+// s2s_score (ENCODE) or a forced greedy decode of T tokens (DECODE).
+static void call(s2s_state *st, const s2s_decode_params *p, const int *src, int n, mode how,
+                 int T) {
+    if (how == ENCODER) {
+        if (s2s_state_reserve(st, 1, 1, n + 1, 1, 1, false) != S2S_OK) die("reserve");
+        memcpy(st->ids, src, (size_t)n * sizeof *src);
+        st->ids[n] = S2S_EOS;
+        st->src_len[0] = n + 1;
+        if (s2s_encode_stack(st, 1, n + 1, false) != S2S_OK) die("encoder");
+        return;
+    }
     s2s_hypothesis h;
     const int *srcs[1] = {src}, *tgts[1] = {src};
     int lens[1] = {n}, tgt_len[1] = {0};
-    s2s_status s = T ? s2s_translate(st, p, srcs, lens, 1, &h)
-                     : s2s_score(st, p, srcs, lens, tgts, tgt_len, 1, &h);
-    if (s != S2S_OK) die(T ? "translate" : "score");
-    if (T && h.n_out != T) {
+    s2s_status s = how == DECODE ? s2s_translate(st, p, srcs, lens, 1, &h)
+                                 : s2s_score(st, p, srcs, lens, tgts, tgt_len, 1, &h);
+    if (s != S2S_OK) die(how == DECODE ? "translate" : "score");
+    if (how == DECODE && h.n_out != T) {
         fprintf(stderr, "bench_attention_cost: decoded %d tokens, not %d\n", h.n_out, T);
         exit(1);
     }
@@ -75,18 +93,22 @@ static void call(s2s_state *st, const s2s_decode_params *p, const int *src, int 
 
 int main(int argc, char **argv) {
     const char *model = NULL;
-    int enc_rows = 0, dec_tokens = 0, src_rows = 16;
+    static const char *const names[] = {"encoder", "encode", "decode"};
+    mode how = ENCODER;
+    int size = 0, modes = 0, src_rows = 16;
     double min_time = 1.0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "-m")) model = argv[i + 1];
-        else if (!strcmp(argv[i], "--encode")) enc_rows = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--decode")) dec_tokens = atoi(argv[i + 1]);
+        for (mode k = ENCODER; k <= DECODE; k++)
+            if (argv[i][0] == '-' && argv[i][1] == '-' && !strcmp(argv[i] + 2, names[k]))
+                how = k, size = atoi(argv[i + 1]), modes++;
+        if (!strcmp(argv[i], "--src")) src_rows = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--src")) src_rows = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--min-time")) min_time = atof(argv[i + 1]);
     }
-    if (!model || (enc_rows > 0) == (dec_tokens > 0) || src_rows < 1) {
-        fprintf(stderr, "usage: bench_attention_cost -m MODEL (--encode S | --decode T [--src S])"
-                        " [--min-time SEC]\n");
+    if (!model || modes != 1 || size < 1 || src_rows < 1) {
+        fprintf(stderr, "usage: bench_attention_cost -m MODEL (--encoder S | --encode S |"
+                        " --decode T [--src S]) [--min-time SEC]\n");
         return 2;
     }
     s2s_set_threads(1);
@@ -96,7 +118,8 @@ int main(int argc, char **argv) {
     long rss_model = peak_rss_kib();
     if (s2s_state_new(&st, m) != S2S_OK) die("state");
 
-    int rows = enc_rows ? enc_rows : src_rows, n = rows - 1;  // + </s>
+    int dec_tokens = how == DECODE ? size : 0;
+    int rows = how == DECODE ? src_rows : size, n = rows - 1;  // + </s>
     int V = s2s_vocab_size(s2s_model_src_vocab(m));
     int *src = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
     uint64_t x = 88172645463325252ULL;
@@ -116,19 +139,19 @@ int main(int argc, char **argv) {
     // alone is measured, whatever tokens each variant's model happens to pick.
     p.decode.replace_unknowns = false;
 
-    call(st, &p, src, n, dec_tokens);  // untimed: kernels and buffers
+    call(st, &p, src, n, how, dec_tokens);  // untimed: kernels and buffers
     int cap = 1024, calls = 0;
     double *t = malloc(sizeof(double) * (size_t)cap), *cpu = malloc(sizeof(double) * (size_t)cap);
     double start = now();
     while (calls < cap && (calls == 0 || now() - start < min_time)) {
         double t0 = now(), c0 = cpu_now();
-        call(st, &p, src, n, dec_tokens);
+        call(st, &p, src, n, how, dec_tokens);
         cpu[calls] = cpu_now() - c0;
         t[calls++] = now() - t0;
     }
     printf("%s=%d rows=%d seconds=%.6g cpu_seconds=%.6g calls=%d rss_model_kib=%ld "
            "rss_peak_kib=%ld\n",
-           enc_rows ? "encode" : "decode", enc_rows ? enc_rows : dec_tokens, rows,
+           names[how], size, rows,
            median(t, calls), median(cpu, calls), calls, rss_model, peak_rss_kib());
     free(t);
     free(cpu);
