@@ -8,12 +8,7 @@
 const fs = require('fs');
 const [pptrPath, chromium, profile, casesPath, url, shotDir] = process.argv.slice(2);
 const puppeteer = require(pptrPath);
-const {launch} = require('./browser_lib.js');
-let passed = 0, failed = 0;
-function check(name, ok, detail) {
-  if (ok) passed++;
-  else { failed++; console.log('FAIL: ' + name + (detail !== undefined ? ' ' + JSON.stringify(detail).slice(0, 600) : '')); }
-}
+const {check, runChecks} = require('./browser_lib.js');
 
 // The layers and heads of a model, read from its file (the safetensors
 // header: the config s2s stores, and the tensor names), not from a page.
@@ -200,17 +195,8 @@ async function serve(browser, shape) {
   check('serve page: no console errors', !errors.length, errors);
 }
 
-(async () => {
-  const browser = await launch(puppeteer, chromium, profile);
-  try {
-    const cases = JSON.parse(fs.readFileSync(casesPath, 'utf8'));
-    await reports(browser, cases);
-    await serve(browser, modelShape(cases[0].model));
-  } catch (e) {
-    check('no exception: ' + e.stack, false);
-  } finally {
-    await browser.close();
-  }
-  console.log(`attention_grid: ${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
-})();
+runChecks('attention_grid', puppeteer, chromium, profile, async browser => {
+  const cases = JSON.parse(fs.readFileSync(casesPath, 'utf8'));
+  await reports(browser, cases);
+  await serve(browser, modelShape(cases[0].model));
+});

@@ -9,13 +9,8 @@
 const fs = require('fs'), path = require('path'), {pathToFileURL} = require('url');
 const [pptrPath, markedPath, chromium, profile, mdPath, htmlPath, layers, heads, screenshot] = process.argv.slice(2);
 const puppeteer = require(pptrPath);
-const {launch} = require('./browser_lib.js');
+const {check, runChecks} = require('./browser_lib.js');
 const {marked} = require(markedPath);
-let passed = 0, failed = 0;
-function check(name, ok, detail) {
-  if (ok) passed++;
-  else { failed++; console.log('FAIL: ' + name + (detail !== undefined ? ' ' + JSON.stringify(detail).slice(0, 600) : '')); }
-}
 
 // The Markdown's lines outside fenced code, and what they ask for.
 function expected(md) {
@@ -106,7 +101,7 @@ async function visit(browser, want) {
   await page.close();
 }
 
-(async () => {
+runChecks('lab_page', puppeteer, chromium, profile, async browser => {
   const md = fs.readFileSync(mdPath, 'utf8');
   const docs = pathToFileURL(path.dirname(path.resolve(mdPath))).href + '/';
   fs.writeFileSync(htmlPath, '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n' +
@@ -115,15 +110,5 @@ async function visit(browser, want) {
     'pre{background:#f6f8fa;padding:8px;overflow:auto;font:12px/1.3 monospace}img{max-width:100%}' +
     'table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}</style>\n' +
     '</head><body>\n' + marked.parse(md) + '</body></html>\n');
-  const browser = await launch(puppeteer, chromium, profile);
-  try {
-    await visit(browser, expected(md));
-  } catch (e) {
-    failed++;
-    console.log('FAIL: ' + (e && e.stack || e));
-  } finally {
-    await browser.close();
-  }
-  console.log('lab_page: ' + passed + ' passed, ' + failed + ' failed');
-  process.exit(failed ? 1 : 0);
-})();
+  await visit(browser, expected(md));
+});

@@ -8,12 +8,7 @@
 const fs = require('fs');
 const [pptrPath, chromium, profile, svg, html, screenshot, ...logs] = process.argv.slice(2);
 const puppeteer = require(pptrPath);
-const {launch} = require('./browser_lib.js');
-let passed = 0, failed = 0;
-function check(name, ok, detail) {
-  if (ok) passed++;
-  else { failed++; console.log('FAIL: ' + name + (detail !== undefined ? ' ' + JSON.stringify(detail) : '')); }
-}
+const {check, runChecks} = require('./browser_lib.js');
 
 // What the logs should give: panels (5 quantities + one per sublayer with
 // grad_norms) and series (a run's quantity with a value; a run's matrix).
@@ -67,18 +62,8 @@ async function visit(browser, file, want, shot) {
   await page.close();
 }
 
-(async () => {
-  const browser = await launch(puppeteer, chromium, profile);
-  try {
-    const want = expected();
-    await visit(browser, svg, want, screenshot);
-    await visit(browser, html, want, '');
-  } catch (e) {
-    failed++;
-    console.log('FAIL: ' + (e && e.stack || e));
-  } finally {
-    await browser.close();
-  }
-  console.log('plot_browser: ' + passed + ' passed, ' + failed + ' failed');
-  process.exit(failed ? 1 : 0);
-})();
+runChecks('plot_browser', puppeteer, chromium, profile, async browser => {
+  const want = expected();
+  await visit(browser, svg, want, screenshot);
+  await visit(browser, html, want, '');
+});
