@@ -10,12 +10,13 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 s2s=$(cd "$1" && pwd)/s2s
 rounds=${2:-3}
 steps=${3:-20}
+# shellcheck source=bench/median.sh
+. "$root/bench/median.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 common=(train "$root/configs/en-zh.yaml" --set train.max_steps="$steps" --set train.valid_every=0
         --set train.save_every=0 --allow-outside --log-every 1000000)
-rate() { sed -n 's/.*(\([0-9]*\) tok\/s).*/\1/p' "$1"; }
 for r in $(seq 1 "$rounds"); do
   "$s2s" "${common[@]}" -o a.safetensors --threads 2 2>a.err
   mpirun --allow-run-as-root -np 2 "$s2s" "${common[@]}" -o b.safetensors --threads 1 2>b.err
@@ -23,8 +24,8 @@ for r in $(seq 1 "$rounds"); do
   ar=$(python3 -c "
 import json, statistics
 print(round(statistics.median(json.loads(l)['allreduce_ms'] for l in open('b.train.log')), 2))")
-  echo "round $r: 1x2 $(rate a.err) tok/s  2x1 $(rate b.err) tok/s (allreduce median $ar ms)" \
-       " 1x1 $(rate c.err) tok/s" | tee -a runs.txt
+  echo "round $r: 1x2 $(run_tok_s a.err) tok/s  2x1 $(run_tok_s b.err) tok/s (allreduce median $ar ms)" \
+       " 1x1 $(run_tok_s c.err) tok/s" | tee -a runs.txt
   rm -f ./*.train.log
 done
 python3 - runs.txt "$steps" <<'PY'

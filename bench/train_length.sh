@@ -18,6 +18,8 @@ LENS=("$@")
 CONFIG=${CONFIG:-configs/bench.yaml}
 VARIANTS=("plain=" "chunk64=train.attention_chunk=64" "layer=train.checkpoint_activations=layer"
           "both=train.attention_chunk=64,train.checkpoint_activations=layer")
+# shellcheck source=bench/median.sh
+. "$(dirname "$0")/median.sh"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -57,7 +59,7 @@ for r in $(seq "$ROUNDS"); do
             /usr/bin/time -f "rss %M" -o "$TMP/time" "$BUILD/s2s" train "$CONFIG" --threads 1 \
                 "${SETS[@]}" -o "$TMP/m.safetensors" > /dev/null 2> "$TMP/err" || {
                 cat "$TMP/err" >&2; exit 1; }
-            tok=$(sed -n 's/.*(\([0-9]*\) tok\/s).*/\1/p' "$TMP/err" | tail -1)
+            tok=$(run_tok_s "$TMP/err")
             per_step=$(tail -1 "$TMP/m.train.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["tokens"])')
             RSS[$len,$name]="${RSS[$len,$name]:-} $(awk '/^rss/ {print $2}' "$TMP/time")"
             MS[$len,$name]="${MS[$len,$name]:-} $(echo "1000 * $per_step / $tok" | bc -l)"
@@ -65,8 +67,6 @@ for r in $(seq "$ROUNDS"); do
         done
     done
 done
-# shellcheck source=bench/median.sh
-. "$(dirname "$0")/median.sh"
 echo "| length | variant | plan total (MB) | plan attention (MB) | peak RSS (MB) | RSS: plain / this | step (ms) | step: this / plain |"
 echo "|---:|---|---:|---:|---:|---:|---:|---:|"
 for len in "${LENS[@]}"; do

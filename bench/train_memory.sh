@@ -13,6 +13,8 @@ shift $(( $# < 3 ? $# : 3 ))
 VARIANTS=("$@")
 [ ${#VARIANTS[@]} -gt 0 ] || VARIANTS=("plain=" "layer=train.checkpoint_activations=layer")
 CONFIG=${CONFIG:-configs/zh-en.yaml}
+# shellcheck source=bench/median.sh
+. "$(dirname "$0")/median.sh"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 declare -A TOKS RSS
@@ -26,7 +28,7 @@ for r in $(seq "$ROUNDS"); do
             --set train.max_steps="$STEPS" --set train.valid_every=0 --set train.save_every=0 \
             "${sets[@]}" -o "$TMP/$name.safetensors" > /dev/null 2> "$TMP/err" || {
             cat "$TMP/err" >&2; exit 1; }
-        tok=$(sed -n 's/.*(\([0-9]*\) tok\/s).*/\1/p' "$TMP/err" | tail -1)
+        tok=$(run_tok_s "$TMP/err")
         rss=$(awk '/^rss/ {print $2}' "$TMP/time")
         TOKS[$name]="${TOKS[$name]:-} $tok"
         RSS[$name]="${RSS[$name]:-} $rss"

@@ -25,6 +25,8 @@ else
     echo "bench/train_speed.sh: no torch for $PY: the PyTorch peer is left out" \
          "(Debian: apt-get install python3-torch)" >&2
 fi
+# shellcheck source=bench/median.sh
+. "$(dirname "$0")/median.sh"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 S2S_SETS=(--set train.max_steps="$STEPS" --set train.valid_every=0 --set train.save_every=0
@@ -40,7 +42,7 @@ for r in $(seq "$ROUNDS"); do
                 "$BUILD/s2s" train "$CONFIG" --threads "$t" "${S2S_SETS[@]}" \
                     --set train.compute_type="${v#s2s-}" -o "$TMP/m.safetensors" \
                     > /dev/null 2> "$TMP/err" || { cat "$TMP/err" >&2; exit 1; }
-                tok=$(sed -n 's/.*(\([0-9]*\) tok\/s).*/\1/p' "$TMP/err" | tail -1)
+                tok=$(run_tok_s "$TMP/err")
                 rm -f "$TMP"/m.* ;;
             torch-*)
                 tok=$("$PY" "$HERE/torch_train.py" "$CONFIG" --steps "$STEPS" --threads "$t" \
@@ -50,8 +52,6 @@ for r in $(seq "$ROUNDS"); do
         done
     done
 done
-# shellcheck source=bench/median.sh
-. "$(dirname "$0")/median.sh"
 echo "| threads | variant | tokens/s (rounds) | median | vs s2s fp32 | vs torch fp32 |"
 echo "|---:|---|---|---:|---:|---:|"
 for t in "${THREADS[@]}"; do
