@@ -88,6 +88,7 @@ class ZhRender:
     def zh_clause(self, c, tense, q):
         subj = self.zh_np(c["subj"])
         time = [T(c["time"].zh, c["timeid"])] if c.get("time") else []
+        bu = [T("不", c["negid"])] if c.get("neg") else []  # the negation of all but vp
         t = c["t"]
         if t == "vp":
             head = c["mv"] or c["v"]
@@ -123,15 +124,11 @@ class ZhRender:
             if c["la"]:
                 out += self.zh_loc(c["la"])
         elif t == "adj":
-            out = subj + time
+            out = subj + time + bu
             a = c["adj"]
             if a.get("pred") == "color":
-                if c["neg"]:
-                    out.append(T("不", c["negid"]))
                 out += [T("是", c["beid"]), T(a.zh, c["aid"]), T("的")]
             else:
-                if c["neg"]:
-                    out.append(T("不", c["negid"]))
                 if c["deg"]:
                     out.append(T(c["deg"], c["degid"]))
                 out.append(T(a.zh, c["aid"]))
@@ -142,28 +139,20 @@ class ZhRender:
             if c["deg"] == "太":
                 out.append(T("了"))
         elif t == "locpred":
-            out = subj + time
-            if c["neg"]:
-                out.append(T("不", c["negid"]))
+            out = subj + time + bu
             out += self.zh_loc(c["loc"])
         elif t == "cop":
-            out = subj + time
-            if c["neg"]:
-                out.append(T("不", c["negid"]))
+            out = subj + time + bu
             out.append(T("是", c["beid"]))
             out += self.zh_pred(c)
         elif t == "posspred":
             # 那辆车是他的 = that car is his; 这本书是医生的 = the book is the doctor's
-            out = subj + time
-            if c["neg"]:
-                out.append(T("不", c["negid"]))
+            out = subj + time + bu
             out.append(T("是", c["beid"]))
             out += self.zh_poss(c["pred"])
         elif t == "comp":
             # 他知道我很累 = he knows i am very tired: the object is a clause
-            out = subj + time
-            if c["neg"]:
-                out.append(T("不", c["negid"]))
+            out = subj + time + bu
             out.append(T(c["v"].zh, c["vid"]))
             out += self.zh_clause(c["comp"], tense, False)
         else:
