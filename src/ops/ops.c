@@ -163,6 +163,8 @@ VECTOR_CLONES void s2s_elu1_row(float *x, int64_t n) {
 
 float s2s_max_row(const float *x, int64_t n) { return n > 0 ? lane_max(x, n) : -INFINITY; }
 
+VECTOR_CLONES float s2s_sum_row(const float *x, int64_t n) { return lane_sum(x, 0.0f, 1, n); }
+
 void s2s_softmax_backward_row(float *dx, const float *dy, const float *y, int64_t lo, int64_t hi,
                               int64_t n) {
     float dot = 0.0f;

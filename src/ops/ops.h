@@ -35,6 +35,8 @@ void s2s_softmax_rows(float *x, int64_t rows, int64_t n, const s2s_key_span *key
 // returning their sum. shift >= every x[j].
 float s2s_max_row(const float *x, int64_t n);
 float s2s_exp_shift_row(float *x, int64_t n, float shift);
+// sum of x[j], in LANES float partial sums (the training loss's mean logit)
+float s2s_sum_row(const float *x, int64_t n);
 
 // Backward of s2s_softmax_row given its output y: dx (n) = y * (dy -
 // sum(y * dy)) over [lo, hi), 0 elsewhere. dx may alias dy.

@@ -954,15 +954,19 @@ static s2s_status forward(pass *p) {
 
 // ---- loss ----
 
-// Label-smoothed cross-entropy over the real target rows, in double:
-//   (1-eps) (lse - x[gold]) + eps (lse - mean_v x[v]),  lse = log sum exp x.
+// Label-smoothed cross-entropy over the real target rows:
+//   (1-eps) (lse - x[gold]) + eps (lse - mean_v x[v]),  lse = log sum exp x,
+// each row's exp in float, vectorised and once per logit (s2s_exp_shift_row;
+// the row's terms summed in float lanes), the rows' terms summed in double.
 // With want_grad, logits become d(mean loss)/d logits =
 // (softmax - (1-eps) onehot - eps/V) / n_tokens, and 0 on pad rows;
 // n_tokens is p->norm_tokens (the global batch's, for a share of one).
+// Without want_grad the logits are left holding exp(x - max x).
 static void loss(pass *p, float eps, bool want_grad, s2s_loss_stats *st) {
     const s2s_batch *b = p->b;
     int64_t V = p->V;
     double sum = 0.0, nll_sum = 0.0, inv_n = 1.0 / (double)p->norm_tokens;
+    float off = (float)(eps / (double)V * inv_n), gold_off = (float)((1.0 - eps) * inv_n);
     int correct = 0;
     for (int64_t s = 0; s < p->N; s++) {
         for (int64_t i = 0; i < p->T; i++) {
@@ -975,24 +979,20 @@ static void loss(pass *p, float eps, bool want_grad, s2s_loss_stats *st) {
                 continue;
             }
             int gold = b->tgt_out[s * p->T + i];
-            int64_t best = 0;
-            for (int64_t v = 1; v < V; v++)
-                if (x[v] > x[best]) best = v;
-            double mx = x[best], se = 0.0, sx = 0.0;
-            for (int64_t v = 0; v < V; v++) {
-                se += exp((double)x[v] - mx);
-                sx += x[v];
-            }
-            double lse = mx + log(se);
-            double nll = lse - x[gold];
+            float mx = s2s_max_row(x, V), xg = x[gold];
+            int64_t best = 0;  // the first largest, as a strict > scan finds
+            while (best < V - 1 && !(x[best] >= mx)) best++;
+            double sx = s2s_sum_row(x, V);
+            float se = s2s_exp_shift_row(x, V, mx);  // x[v] = exp(x[v] - mx)
+            double lse = mx + log((double)se);
+            double nll = lse - xg;
             sum += (1.0 - eps) * nll + eps * (lse - sx / (double)V);
             nll_sum += nll;
             correct += best == gold;
             if (want_grad) {
-                double off = eps / (double)V;
-                for (int64_t v = 0; v < V; v++)
-                    x[v] = (float)((exp((double)x[v] - lse) - off) * inv_n);
-                x[gold] = (float)((double)x[gold] - (1.0 - eps) * inv_n);
+                float scale = (float)(inv_n / se);
+                for (int64_t v = 0; v < V; v++) x[v] = x[v] * scale - off;
+                x[gold] -= gold_off;
                 if (x16) s2s_to_bf16(x16, x, (size_t)V);
             }
         }
