@@ -1,9 +1,8 @@
 // Time per call of training's matrix products in fp32 and in bf16, at 1
 // thread, for the shapes of one step of a model: each linear layer's
 // forward product x · W^T and its two backward products dy · W and
-// dy^T · x over R rows, and an attention's per-head products (scores
-// Q · K^T read from a fused Q|K|V, context P · V) over B sentences of T
-// rows. bf16 gets its operands rounded already, as training hands them to
+// dy^T · x over R rows, and an attention's three kinds of per-head
+// product over B sentences of T rows. bf16 gets its operands rounded already, as training hands them to
 // s2s_mm (train/graph.c): the figures are the products alone. Best of 7
 // timed loops, in ms. The default shapes are configs/zh-en.yaml's (d 128,
 // FFN 256, 579 target words, 4 heads) at about one batch of its 4,096
@@ -77,22 +76,56 @@ static void linear_rows(const operands *o, int64_t r, int64_t k, int64_t n) {
                             .accumulate = true}, o, 0);
 }
 
-// An attention's scores and context over bs sentences of t rows, h heads.
+// A per-head product as training runs it (layers/attention.c): fixed
+// shapes, FIXED_BATCH = 16 sentences a call, the last call overlapping.
+static void fixed_row(const char *what, s2s_mm_args p, const operands *o, int64_t bs) {
+    int64_t sa = p.sa[0], sb = p.sb[0], sc = p.sc[0];
+    p.fixed = true;
+    p.b0 = bs < 16 ? bs : 16;
+    double t[2];
+    for (int bf16 = 0; bf16 < 2; bf16++) {
+        double sum = 0;
+        for (int64_t first = 0; first < bs; first += p.b0) {
+            int64_t at = first + p.b0 > bs ? bs - p.b0 : first;
+            sum += bf16 ? time_mm(p, true, o->c + at * sc, o->a16 + at * sa, o->b16 + at * sb)
+                        : time_mm(p, false, o->c + at * sc, o->a + at * sa, o->b + at * sb);
+        }
+        t[bf16] = sum;
+    }
+    sum32 += t[0];
+    sum16 += t[1];
+    printf("| %s | %.3f | %.3f | %.2fx |\n", what, t[0], t[1], t[0] / t[1]);
+}
+
+// An attention's per-head products over bs sentences of t rows, h heads,
+// as training runs them: Q, K, V and the context's gradient dO each a
+// (bs, t, D) block (train/graph.c), the weights P (bs, h, t, t) dense.
+// Beside them, not summed: the scores read in place from rows of a fused
+// Q|K|V at run-time shapes, as training did before.
 static void attention_rows(const operands *o, int64_t bs, int64_t t, int64_t h, int64_t dh) {
     int64_t d = h * dh;
-    char what[96];
-    snprintf(what, sizeof what, "%lld x %lld heads, %lld rows: Q · K^T", (long long)bs,
-             (long long)h, (long long)t);
-    s2s_mm_args sc = {.b0 = bs, .b1 = h, .m = t, .k = dh, .n = t,
-                      .sa = {t * 3 * d, dh, 3 * d, 1}, .sb = {t * 3 * d, dh, 1, 3 * d},
-                      .sc = {h * t * t, t * t, t, 1}, .alpha = 1.0f};
-    row(what, sc, o, (size_t)d);
-    snprintf(what, sizeof what, "%lld x %lld heads, %lld rows: P · V", (long long)bs,
-             (long long)h, (long long)t);
-    s2s_mm_args cx = {.b0 = bs, .b1 = h, .m = t, .k = t, .n = dh,
-                      .sa = {h * t * t, t * t, t, 1}, .sb = {t * 3 * d, dh, 3 * d, 1},
-                      .sc = {t * d, dh, d, 1}, .alpha = 1.0f};
-    row(what, cx, o, (size_t)(2 * d));
+    char what[128];
+    snprintf(what, sizeof what, "%lld x %lld heads, %lld rows: Q · K^T (and dO · V^T)",
+             (long long)bs, (long long)h, (long long)t);
+    fixed_row(what, (s2s_mm_args){.b1 = h, .m = t, .k = dh, .n = t, .sa = {t * d, dh, d, 1},
+                                  .sb = {t * d, dh, 1, d}, .sc = {h * t * t, t * t, t, 1},
+                                  .alpha = 1.0f}, o, bs);
+    snprintf(what, sizeof what, "%lld x %lld heads, %lld rows: P · V (and dS · K)",
+             (long long)bs, (long long)h, (long long)t);
+    fixed_row(what, (s2s_mm_args){.b1 = h, .m = t, .k = t, .n = dh,
+                                  .sa = {h * t * t, t * t, t, 1}, .sb = {t * d, dh, d, 1},
+                                  .sc = {t * d, dh, d, 1}, .alpha = 1.0f}, o, bs);
+    snprintf(what, sizeof what, "%lld x %lld heads, %lld rows: P^T · dO (and dS^T · Q)",
+             (long long)bs, (long long)h, (long long)t);
+    fixed_row(what, (s2s_mm_args){.b1 = h, .m = t, .k = t, .n = dh,
+                                  .sa = {h * t * t, t * t, 1, t}, .sb = {t * d, dh, d, 1},
+                                  .sc = {t * d, dh, d, 1}, .alpha = 1.0f}, o, bs);
+    double s32 = sum32, s16 = sum16;
+    snprintf(what, sizeof what, "(before: Q · K^T from rows of Q|K|V, run-time shape)");
+    row(what, (s2s_mm_args){.b0 = bs, .b1 = h, .m = t, .k = dh, .n = t,
+                            .sa = {t * 3 * d, dh, 3 * d, 1}, .sb = {t * 3 * d, dh, 1, 3 * d},
+                            .sc = {h * t * t, t * t, t, 1}, .alpha = 1.0f}, o, (size_t)d);
+    sum32 = s32, sum16 = s16;
 }
 
 int main(int argc, char **argv) {

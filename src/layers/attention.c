@@ -46,8 +46,36 @@ static strides weights_t(const s2s_attn_shape *s) {
 // Which operands of a bf16 product are in bf16 already (uint16_t).
 enum { IN_F32 = 0, A_BF16 = 1, B_BF16 = 2 };
 
+// Whether a (B, H, R, C) operand of strides st has no gaps: its strides,
+// ordered, are those of a dense tensor of its sizes (dims of size 1 aside).
+static bool gap_free(strides st, int64_t b, int64_t h, int64_t r, int64_t c) {
+    int64_t size[4] = {b, h, r, c}, want = 1;
+    bool done[4] = {false};
+    for (int n = 0; n < 4; n++) {
+        int at = -1;  // the smallest stride not yet taken
+        for (int i = 0; i < 4; i++)
+            if (!done[i] && size[i] > 1 && (at < 0 || st.s[i] < st.s[at])) at = i;
+        if (at < 0) break;
+        if (st.s[at] != want) return false;
+        want *= size[at];
+        done[at] = true;
+    }
+    return true;
+}
+
+// Sentences per call of a fixed-shape product: a batch's go in calls of
+// FIXED_BATCH, the last overlapping the one before so that every call has
+// the same shape (it writes some sentences' results twice, the same values:
+// no product here accumulates, and none writes what it reads). So the
+// primitives of a (Tq, Tk) serve every batch of more sentences, however
+// many: about 100 KB each (oneDNN's kernels for that shape), they would
+// otherwise be made anew for every number of sentences a batch has.
+enum { FIXED_BATCH = 16 };
+
 // c (B, H, M, N) = alpha a (B, H, M, K) · b (B, H, K, N); with bf16, `in`
-// says which of a and b hold bf16 values already.
+// says which of a and b hold bf16 values already. Fixed shapes with
+// s->fixed where the operands have no gaps (a bf16 copy s2s_mm makes of
+// an fp32 operand has none).
 static s2s_status per_head_in(float *c, strides sc, const void *a, strides sa, const void *b,
                               strides sb, const s2s_attn_shape *s, int64_t m, int64_t k,
                               int64_t n, float alpha, bool bf16, int in) {
@@ -59,7 +87,20 @@ static s2s_status per_head_in(float *c, strides sc, const void *a, strides sa, c
     memcpy(args.sa, sa.s, sizeof sa.s);
     memcpy(args.sb, sb.s, sizeof sb.s);
     memcpy(args.sc, sc.s, sizeof sc.s);
-    return s2s_mm(c, a, b, &args);
+    int64_t B = s->batch, H = s->heads;
+    args.fixed = s->fixed && (args.a_is_bf16 || !bf16 ? gap_free(sa, B, H, m, k) : true) &&
+                 (args.b_is_bf16 || !bf16 ? gap_free(sb, B, H, k, n) : true) &&
+                 gap_free(sc, B, H, m, n);
+    if (!args.fixed || B <= FIXED_BATCH) return s2s_mm(c, a, b, &args);
+    size_t ea = args.a_is_bf16 ? sizeof(uint16_t) : sizeof(float);
+    size_t eb = args.b_is_bf16 ? sizeof(uint16_t) : sizeof(float);
+    args.b0 = FIXED_BATCH;
+    for (int64_t first = 0; first < B; first += FIXED_BATCH) {
+        int64_t at = first + FIXED_BATCH > B ? B - FIXED_BATCH : first;
+        S2S_TRY(s2s_mm(c + at * sc.s[0], (const void *)((const char *)a + at * sa.s[0] * ea),
+                       (const void *)((const char *)b + at * sb.s[0] * eb), &args));
+    }
+    return S2S_OK;
 }
 
 // v's rows as a product reads them: their bf16 copy where there is one
@@ -71,9 +112,11 @@ static const void *rows_of(s2s_view v, const s2s_attn_shape *s, int flag, int *i
 }
 
 // A layer with linear heads scales its softmax heads' queries instead
-// (s2s_attention_features).
+// (s2s_attention_features), and training every layer's (q_scaled).
 static float scale_of(const s2s_attn_shape *s) {
-    return s2s_pattern_linear(&s->mask.pattern) ? 1.0f : 1.0f / sqrtf((float)s->head_dim);
+    return s2s_pattern_linear(&s->mask.pattern) || s->q_scaled
+               ? 1.0f
+               : 1.0f / sqrtf((float)s->head_dim);
 }
 
 // ---- linear heads' features ----

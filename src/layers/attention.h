@@ -55,6 +55,18 @@ typedef struct s2s_attn_shape {
     // as 1 / (sum + 1e-6) (s2s_normalize_row); training keeps it for the
     // backward pass.
     float *norms;
+    // The per-head products on primitives of fixed shapes
+    // (s2s_mm_args.fixed) where every operand is a permutation of a dense
+    // tensor (no gaps between its rows; oneDNN 2.6 takes its brgemm kernels
+    // only then): training's Q, K and V blocks (train/graph.c), whose batch
+    // shapes recur from step to step. Not for shapes that follow the input.
+    bool fixed;
+    // The queries come divided by sqrt(Dh) already (training's: so every
+    // per-head product has alpha 1, and the few products of a batch shape
+    // share their fixed-shape primitives): the score product scales nothing.
+    // A layer with linear heads scales nothing there either
+    // (s2s_attention_features).
+    bool q_scaled;
 } s2s_attn_shape;
 
 // Linear attention's feature map phi(x) = elu(x) + 1, in place on queries

@@ -38,8 +38,9 @@
     } while (0)
 
 #define RT DNNL_RUNTIME_DIM_VAL
-#define MAX_PRIMS 80
-#define MAX_FIXED 16  // of them, primitives of fixed shapes (s2s_mm_args.fixed)
+#define MAX_PRIMS 80   // of run-time shapes: one per combination of extras
+#define MAX_FIXED 1024 // of fixed shapes (s2s_mm_args.fixed), in a hash table
+#define FIXED_SLOTS (2 * MAX_FIXED)
 
 // ---- primitive cache ----
 
@@ -64,6 +65,7 @@ typedef struct prim_key {
 typedef struct prim_entry {
     prim_key key;
     dnnl_primitive_t prim;
+    size_t pad;  // bytes of scratchpad its calls take (the caller's: thread_cache.pad)
 } prim_entry;
 
 struct thread_cache;
@@ -72,6 +74,7 @@ static struct {
     pthread_mutex_t lock;
     dnnl_engine_t engine;
     prim_entry prims[MAX_PRIMS];
+    prim_entry *fixed;  // (FIXED_SLOTS) open addressing; prim NULL: empty
     int n_prims, n_fixed;
     struct thread_cache *threads;  // every thread's stream and memory objects
 } be = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -114,7 +117,11 @@ static dnnl_status_t operand_md(dnnl_memory_desc_t *md, const prim_key *key, int
     return dnnl_memory_desc_init_by_strides(md, nd, d + 4 - nd, dt, s + 4 - nd);
 }
 
-static s2s_status create_prim(dnnl_primitive_t *out, const prim_key *key) {
+// Every primitive takes its scratchpad from the caller (this thread's
+// thread_cache.pad), rather than keeping one of its own: with hundreds of
+// fixed shapes (training's per-head products) their own scratchpads were
+// tens of MB.
+static s2s_status create_prim(prim_entry *out, const prim_key *key) {
     s2s_status st = S2S_OK;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t ops = NULL;
@@ -132,6 +139,7 @@ static s2s_status create_prim(dnnl_primitive_t *out, const prim_key *key) {
     DNNL_CHECK(dnnl_memory_desc_init_by_strides(&bias, 2, d, dnnl_f32, s));
 
     DNNL_CHECK(dnnl_primitive_attr_create(&attr));
+    DNNL_CHECK(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));
     if (key->alpha != 1.0f) {
         float scale = key->alpha;
         DNNL_CHECK(dnnl_primitive_attr_set_output_scales(attr, 1, 0, &scale));
@@ -147,7 +155,9 @@ static s2s_status create_prim(dnnl_primitive_t *out, const prim_key *key) {
     dnnl_matmul_desc_t md;
     DNNL_CHECK(dnnl_matmul_desc_init(&md, &a, &b, key->bias ? &bias : NULL, &c));
     DNNL_CHECK(dnnl_primitive_desc_create(&pd, &md, attr, be.engine, NULL));
-    DNNL_CHECK(dnnl_primitive_create(out, pd));
+    DNNL_CHECK(dnnl_primitive_create(&out->prim, pd));
+    out->key = *key;
+    out->pad = dnnl_memory_desc_get_size(dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0));
 done:
     if (pd) dnnl_primitive_desc_destroy(pd);
     if (ops) dnnl_post_ops_destroy(ops);
@@ -155,30 +165,64 @@ done:
     return st;
 }
 
+// A fixed key's hash, field by field (never the struct's bytes, whose
+// padding is not set).
+static uint64_t key_hash(const prim_key *k) {
+    uint32_t alpha;
+    memcpy(&alpha, &k->alpha, sizeof alpha);
+    uint64_t fields[] = {(uint64_t)k->ndims, k->a_trans, k->b_trans, k->bias, k->accumulate,
+                         (uint64_t)k->act, alpha, (uint64_t)k->src, (uint64_t)k->wei,
+                         (uint64_t)k->dst, (uint64_t)k->threads};
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) h = s2s_fnv1a_word(h, fields[i]);
+    const int64_t *sh = &k->shape[0][0][0];
+    for (size_t i = 0; i < sizeof k->shape / sizeof *sh; i++) h = s2s_fnv1a_word(h, (uint64_t)sh[i]);
+    return h ^ (h >> 29);
+}
+
+// The slot of fixed key k in be.fixed: its own, or the empty one where it
+// would go.
+static prim_entry *fixed_slot(const prim_key *k) {
+    size_t i = key_hash(k) % FIXED_SLOTS;
+    while (be.fixed[i].prim && !key_eq(&be.fixed[i].key, k)) i = (i + 1) % FIXED_SLOTS;
+    return &be.fixed[i];
+}
+
 // The primitive for key, created on first use; a fixed key becomes a
-// run-time one once MAX_FIXED fixed shapes are made. Thread-safe.
-static s2s_status get_prim(dnnl_primitive_t *out, prim_key *key) {
+// run-time one once MAX_FIXED fixed shapes are made (or their table
+// cannot be had). Thread-safe.
+static s2s_status get_prim(prim_entry *out, prim_key *key) {
     s2s_status st = S2S_OK;
     pthread_mutex_lock(&be.lock);
     if (!be.engine) DNNL_CHECK(dnnl_engine_create(&be.engine, dnnl_cpu, 0));
-    for (;;) {
-        for (int i = 0; i < be.n_prims; i++) {
-            if (key_eq(&be.prims[i].key, key)) {
-                *out = be.prims[i].prim;
-                goto done;
-            }
+    if (key->fixed && !be.fixed) be.fixed = calloc(FIXED_SLOTS, sizeof *be.fixed);
+    if (key->fixed && be.fixed) {
+        prim_entry *e = fixed_slot(key);
+        if (e->prim) {
+            *out = *e;
+            goto done;
         }
-        if (!key->fixed || be.n_fixed < MAX_FIXED) break;
-        // no room for another fixed shape: this one's sizes come at run time
-        key->fixed = false;
-        memset(key->shape, 0, sizeof key->shape);
+        if (be.n_fixed < MAX_FIXED) {
+            st = create_prim(out, key);
+            if (st == S2S_OK) {
+                *e = *out;
+                be.n_fixed++;
+            }
+            goto done;
+        }
+    }
+    // no room for another fixed shape: this one's sizes come at run time
+    key->fixed = false;
+    memset(key->shape, 0, sizeof key->shape);
+    for (int i = 0; i < be.n_prims; i++) {
+        if (key_eq(&be.prims[i].key, key)) {
+            *out = be.prims[i];
+            goto done;
+        }
     }
     S2S_ASSERT(be.n_prims < MAX_PRIMS);
     st = create_prim(out, key);
-    if (st == S2S_OK) {
-        be.prims[be.n_prims++] = (prim_entry){*key, *out};
-        be.n_fixed += key->fixed;
-    }
+    if (st == S2S_OK) be.prims[be.n_prims++] = *out;
 done:
     pthread_mutex_unlock(&be.lock);
     return st;
@@ -186,13 +230,14 @@ done:
 
 // ---- execution ----
 
-// Memory objects are cached per thread and argument slot (A, B, C, bias)
+// Memory objects are cached per thread and argument slot (A, B, C, bias,
+// scratchpad)
 // by dims and strides: a decoding step repeats the shapes of the step
 // before, so most calls only swap data pointers instead of creating and
 // destroying descriptors (a miss costs about as much as a small product).
 // One table per slot, so that a call never evicts the object another of
 // its arguments is using; each is 4-way set-associative with LRU order.
-#define MEM_SLOTS 4
+#define MEM_SLOTS 5
 #define MEM_SETS 128
 #define MEM_WAYS 4
 
@@ -215,6 +260,8 @@ typedef struct thread_cache {
     size_t scratch_size;
     void *operands;        // s2s_bf16_scratch's, kept apart from scratch
     size_t operands_size;
+    void *pad;             // the primitives' scratchpad (create_prim)
+    size_t pad_size;
     struct thread_cache *prev, *next;
 } thread_cache;
 
@@ -239,6 +286,9 @@ static void release_thread_cache(thread_cache *c) {
     free(c->operands);
     c->operands = NULL;
     c->operands_size = 0;
+    free(c->pad);
+    c->pad = NULL;
+    c->pad_size = 0;
 }
 
 static void thread_exit(void *p) {
@@ -331,6 +381,16 @@ static void operand_shape(int64_t shape[2][4], int64_t d0, int64_t d1, int64_t d
             shape[1][i] = shape[1][i + 1] * (shape[0][i + 1] > 0 ? shape[0][i + 1] : 1);
 }
 
+// *buf, grown to at least `bytes` (contents not kept), or NULL.
+static void *grow(void **buf, size_t *size, size_t bytes) {
+    if (*size < bytes) {
+        free(*buf);
+        *buf = malloc(bytes);
+        *size = *buf ? bytes : 0;
+    }
+    return *buf;
+}
+
 typedef struct mm_types {
     dnnl_data_type_t src, wei, dst;
 } mm_types;
@@ -367,7 +427,7 @@ static s2s_status mm_typed(void *c, const void *a, const void *b, const s2s_mm_a
     S2S_ASSERT(key.ndims == 2 || !key.bias);
     S2S_ASSERT((p->sa[3] == 1 || p->sa[2] == 1) && p->sc[3] == 1 &&
                (p->sb[3] == 1 || p->sb[2] == 1));
-    dnnl_primitive_t prim;
+    prim_entry prim;
     S2S_TRY(get_prim(&prim, &key));
     if (!thread_cache_get()) return s2s_fail(S2S_ERR_NOMEM, "out of memory (oneDNN stream)");
     if (!tl->stream)
@@ -379,16 +439,25 @@ static s2s_status mm_typed(void *c, const void *a, const void *b, const s2s_mm_a
     S2S_TRY(get_mem(&ma, 0, nd, t.src, shape[0][0], shape[0][1], a));
     S2S_TRY(get_mem(&mb, 1, nd, t.wei, shape[1][0], shape[1][1], b));
     S2S_TRY(get_mem(&mc, 2, nd, t.dst, shape[2][0], shape[2][1], c));
-    dnnl_exec_arg_t args[4] = {
-        {DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_BIAS, NULL}};
+    dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
     int n_args = 3;
     if (p->bias) {
         md_dims(d, 1, 1, 1, p->n);
         md_dims(s, p->n, p->n, p->n, 1);
         S2S_TRY(get_mem(&mbias, 3, 2, dnnl_f32, d, s, p->bias));
-        args[n_args++].memory = mbias;
+        args[n_args++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, mbias};
     }
-    DNNL_CHECK(dnnl_primitive_execute(prim, tl->stream, n_args, args));
+    if (prim.pad > 0) {
+        void *pad = grow(&tl->pad, &tl->pad_size, prim.pad);
+        if (!pad) return s2s_fail(S2S_ERR_NOMEM, "out of memory (oneDNN scratchpad)");
+        dnnl_memory_t mpad;
+        int64_t n = (int64_t)prim.pad;
+        md_dims(d, 1, 1, 1, n);
+        md_dims(s, n, n, n, 1);
+        S2S_TRY(get_mem(&mpad, 4, 1, dnnl_u8, d, s, pad));
+        args[n_args++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, mpad};
+    }
+    DNNL_CHECK(dnnl_primitive_execute(prim.prim, tl->stream, n_args, args));
 done:
     return st;
 }
@@ -406,16 +475,6 @@ static void pack_bf16(uint16_t *dst, const float *src, int64_t b0, int64_t b1, i
                 s2s_to_bf16(dst, src + i * s[0] + j * s[1] + k * step, (size_t)len);
     int64_t dense[4] = {b1 * r * c, r * c, rows ? c : 1, rows ? 1 : r};
     memcpy(d, dense, sizeof dense);
-}
-
-// *buf, grown to at least `bytes` (contents not kept), or NULL.
-static void *grow(void **buf, size_t *size, size_t bytes) {
-    if (*size < bytes) {
-        free(*buf);
-        *buf = malloc(bytes);
-        *size = *buf ? bytes : 0;
-    }
-    return *buf;
 }
 
 // This thread's scratch, at least `bytes` long (contents not kept).
@@ -608,6 +667,10 @@ void s2s_shutdown(void) {
     // Threads keep their (now empty) cache: tl still points at it.
     for (thread_cache *c = be.threads; c; c = c->next) release_thread_cache(c);
     for (int i = 0; i < be.n_prims; i++) dnnl_primitive_destroy(be.prims[i].prim);
+    for (int i = 0; be.fixed && i < FIXED_SLOTS; i++)
+        if (be.fixed[i].prim) dnnl_primitive_destroy(be.fixed[i].prim);
+    free(be.fixed);
+    be.fixed = NULL;
     be.n_prims = be.n_fixed = 0;
     if (be.engine) dnnl_engine_destroy(be.engine);
     be.engine = NULL;

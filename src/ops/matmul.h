@@ -34,12 +34,14 @@ typedef struct s2s_mm_args {
     bool a_is_bf16;     // with bf16: A holds bf16 values already (uint16_t), read in place
     bool b_is_bf16;     // with bf16: B holds bf16 values already, read in place
     // The sizes and strides are made into the primitive (one per shape, made
-    // on first use, about 1.3 ms each, at most 16 shapes a process; past
-    // that the product runs as if not fixed): where every operand is dense,
-    // oneDNN then runs many small products in one call on its brgemm
-    // kernels, two to three times as fast as the run-time shapes' gemm per
-    // product (the local attention's chunks: layers/attention_sparse.c).
-    // For a few shapes that recur, not for shapes that follow the input.
+    // on first use, about 1.3 ms each, at most 1,024 shapes a process; past
+    // that the product runs as if not fixed): where every operand is a
+    // permutation of a dense tensor, oneDNN then runs many small products
+    // in one call on its brgemm kernels, two to three times as fast as the
+    // run-time shapes' gemm per product (the local attention's chunks:
+    // layers/attention_sparse.c; training's per-head products:
+    // s2s_attn_shape.fixed). For shapes that recur, not for shapes that
+    // follow the input.
     bool fixed;
 } s2s_mm_args;
 

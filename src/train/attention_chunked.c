@@ -83,7 +83,9 @@ static s2s_status mm(float *c, const int64_t sc[4], const float *a, const int64_
     return s2s_mm(c, a, b, &args);
 }
 
-static float alpha_of(const s2s_attn_shape *s) { return 1.0f / sqrtf((float)s->head_dim); }
+static float alpha_of(const s2s_attn_shape *s) {
+    return s->q_scaled ? 1.0f : 1.0f / sqrtf((float)s->head_dim);
+}
 
 // w->s (B, H, M, C) = alpha Q[qlo..qhi) K[j0..j1)^T.
 static s2s_status block_scores(const s2s_attn_shape *s, const s2s_chunk_scratch *w, block k,

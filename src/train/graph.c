@@ -11,12 +11,12 @@
 //   pre:  x = x + drop(Sub(LN(x)))      post: x = LN(x + drop(Sub(x)))
 //   attention weights: drop(softmax(mask(Q K^T / sqrt(Dh))))
 //   logits = h · W^T + b,  W = generator.weight or tgt_embed.weight (tied)
-// Shared with decoding, from src/layers: the Q/K/V views of the fused
-// projections, the cross-attention K/V slice of the fused weight and the
-// pre/post-norm choice (layers/recipe.h; the gradients take the same layout),
-// the cross K/V product itself (s2s_cross_kv), and the two attention
-// halves (layers/attention.h). Training's own: keeping the activations,
-// dropout, the loss and the backward pass.
+// Shared with decoding, from src/layers: the fused weight [W_q; W_k; W_v]
+// and its cross-attention K/V slice, the pre/post-norm choice
+// (layers/recipe.h) and the two attention halves (layers/attention.h).
+// Training's own: keeping the activations, dropout, the loss and the
+// backward pass, and where Q, K and V sit: each in a (R, D) block of its
+// own (qkv_blocks), where decoding keeps rows of one fused projection.
 // Guided alignment (optional) adds a cross-entropy between gold alignment
 // rows and one cross-attention head's weights before dropout; its gradient
 // joins that head's softmax backward (s2s_attention_backward_head). Guided
@@ -195,7 +195,7 @@ static void plan_sub(arena *a, sub_acts *s, s2s_sub_kind kind, bool pre, bool ad
         s->act = take(a, R * f);
         return;
     }
-    s->q = take(a, R * (kind == S2S_SUB_SELF_ATTN ? 3 * d : d));
+    s->q = take(a, R * (kind == S2S_SUB_SELF_ATTN ? 3 * d : d));  // qkv_blocks
     if (kind == S2S_SUB_CROSS_ATTN) s->kv = take(a, Rs * 2 * d);
     if (bf16) {
         s->q16 = take16(a, R * (kind == S2S_SUB_SELF_ATTN ? 3 * d : d));
@@ -768,18 +768,72 @@ static s2s_status attn_tail(pass *p, sub_acts *a, const s2s_attn_weights *w,
 // The shape of an attention of Tq query rows over Tk keys per sentence.
 static s2s_attn_shape shape_of(const pass *p, int64_t tq, int64_t tk, s2s_attn_mask mask) {
     return (s2s_attn_shape){.batch = p->N, .heads = p->H, .head_dim = p->d / p->H, .tq = tq,
-                            .tk = tk, .mask = mask, .bf16 = p->bf16};
+                            .tk = tk, .mask = mask, .bf16 = p->bf16, .fixed = true,
+                            .q_scaled = true};
+}
+
+// The queries' scale 1/sqrt(Dh) (s2s_attn_shape.q_scaled) on the (N*Tq,
+// D) block q of a layer without linear heads: in the forward pass on Q,
+// in the backward pass on dQ.
+static void scale_queries(const pass *p, float *q, const s2s_attn_shape *sh) {
+    if (s2s_pattern_linear(&sh->mask.pattern)) return;  // s2s_attention_features's
+    float scale = 1.0f / sqrtf((float)sh->head_dim);
+    for (int64_t i = 0; i < p->N * sh->tq * p->d; i++) q[i] *= scale;
 }
 
 // Linear heads' features (s2s_attention_features), in place on the
 // queries of v in base, and on its keys when they are there too
-// (self-attention; s2s_cross_kv makes cross-attention's).
+// (self-attention; cross-attention's in cross_attn_fwd); else the
+// queries' scale.
 static void features_fwd(const pass *p, float *base, s2s_qkv v, const s2s_attn_shape *sh,
                          bool keys) {
     const s2s_attn_pattern *pt = &sh->mask.pattern;
     int64_t dh = p->d / p->H;
+    scale_queries(p, base + (v.q.p - base), sh);
     s2s_attention_features(grad_of(base, base, v.q), p->N, sh->tq, pt, p->H, dh, true);
     if (keys) s2s_attention_features(grad_of(base, base, v.k), p->N, sh->tk, pt, p->H, dh, false);
+}
+
+// Q, K and V as training keeps them: Q (of R = N*Tq rows) a (R, D) block
+// at q, K and V (of Rk = N*Tk rows) the (Rk, D) blocks k_blocks[0] and
+// [1] after it at kv (self-attention: kv = q + R*D), not rows of one fused
+// projection as decoding has them (layers/recipe.h). So every head's
+// operand is a permutation of a dense tensor, the per-head products run on
+// oneDNN's fixed-shape brgemm kernels (s2s_attn_shape.fixed: two to three
+// times as fast as its run-time-shape gemm at these sizes,
+// build/bench_train_products), and each block's projection is a product
+// of its own D rows of the fused weight (project_blocks). The gradients
+// (g->dq, g->dkv) take the same layout.
+static s2s_qkv qkv_blocks(const float *q, int64_t tq, const float *kv, int64_t tk, int64_t N,
+                          int64_t d) {
+    return (s2s_qkv){.q = {.p = q, .bs = tq * d, .rs = d},
+                     .k = {.p = kv, .bs = tk * d, .rs = d},
+                     .v = {.p = kv + N * tk * d, .bs = tk * d, .rs = d}};
+}
+
+// y's `parts` (R, D) blocks = x (R, D) · W_j^T + b_j for the D-row slices
+// W_j of w and b_j of bias (Q|K|V, or K|V).
+static s2s_status project_blocks(const pass *p, float *y, const float *x, const uint16_t *x16,
+                                 const float *w, const float *bias, int parts, int64_t R) {
+    int64_t d = p->d;
+    for (int j = 0; j < parts; j++)
+        S2S_TRY(linear(p, y + j * R * d, x, x16, w + j * d * d, bias + j * d, R, d, d));
+    return S2S_OK;
+}
+
+// Its backward: dx (R, D) (+)= sum_j dy_j · W_j, and each slice's weight
+// and bias gradients.
+static s2s_status project_blocks_bwd(const pass *p, float *dx, const float *dy, const float *x,
+                                     const uint16_t *x16, const float *w, const float *bias,
+                                     int parts, int64_t R, bool accumulate) {
+    int64_t d = p->d;
+    for (int j = 0; j < parts; j++) {
+        const float *wj = w + j * d * d;
+        S2S_TRY(s2s_linear_backward(dx, G(p, wj), G(p, bias + j * d), dy + j * R * d, x, wj,
+                                    ops16(p, &(s2s_bf16_operands){0}, wj, x16), R, d, d,
+                                    accumulate || j > 0));
+    }
+    return S2S_OK;
 }
 
 // v with the bf16 copies of its rows: the queries' in q16 (a copy of the
@@ -801,10 +855,10 @@ static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw,
     const s2s_norm_weights *n = &sw->norm;
     int64_t d = p->d, R = p->N * T;
     sub_in(p, a, n, R);
-    S2S_TRY(linear(p, a->q, a->h, round16(p, a->h16, a->h, R * d), w->w_qkv, w->b_qkv, R, d,
-                   3 * d));
+    S2S_TRY(project_blocks(p, a->q, a->h, round16(p, a->h16, a->h, R * d), w->w_qkv, w->b_qkv,
+                           3, R));
     s2s_attn_shape sh = shape_of(p, T, T, mask);
-    s2s_qkv v = s2s_recipe_self_qkv(a->q, T, d);
+    s2s_qkv v = qkv_blocks(a->q, T, a->q + R * d, T, p->N, d);
     features_fwd(p, a->q, v, &sh, true);
     round16(p, a->q16, a->q, R * 3 * d);  // Q|K|V once for both passes' products
     return attn_tail(p, a, w, n, qkv16(v, a->q, a->q16, a->q, a->q16), &sh, R, gd);
@@ -819,16 +873,14 @@ static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw
     S2S_TRY(linear(p, a->q, a->h, round16(p, a->h16, a->h, R * d), w->w_qkv, w->b_qkv, R, d,
                    d));
     s2s_attn_shape sh = shape_of(p, T, S, mask);
-    if (p->bf16) {
-        // s2s_cross_kv's product in bf16, then the keys' features
-        S2S_TRY(linear(p, a->kv, p->g->memory, p->g->memory16, s2s_recipe_kv_weight(w->w_qkv, d),
-                       s2s_recipe_kv_bias(w->b_qkv, d), p->N * S, d, 2 * d));
-        s2s_attention_features((s2s_rows){.p = a->kv, .rs = 2 * d}, 1, p->N * S,
-                               &mask.pattern, p->H, d / p->H, false);
-    } else {
-        S2S_TRY(s2s_cross_kv(a->kv, p->g->memory, p->m, l, w, p->N, S));  // keys' features too
-    }
-    s2s_qkv v = s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d);
+    // the keys and values of the encoder output (decoding's s2s_cross_kv,
+    // as blocks), then the keys' features
+    S2S_TRY(project_blocks(p, a->kv, p->g->memory, p->g->memory16,
+                           s2s_recipe_kv_weight(w->w_qkv, d), s2s_recipe_kv_bias(w->b_qkv, d), 2,
+                           p->N * S));
+    s2s_attention_features((s2s_rows){.p = a->kv, .rs = d}, 1, p->N * S, &mask.pattern, p->H,
+                           d / p->H, false);
+    s2s_qkv v = qkv_blocks(a->q, T, a->kv, S, p->N, d);
     features_fwd(p, a->q, v, &sh, false);
     round16(p, a->q16, a->q, R * d);
     round16(p, a->kv16, a->kv, p->N * S * 2 * d);
@@ -1080,19 +1132,21 @@ static s2s_status heads_bwd(pass *p, sub_acts *a, s2s_qkv v, s2s_rows dq, s2s_ro
         s2s_chunk_saved c = {.q = v.q, .k = v.k, .v = v.v, .ctx = a->ctx, .lse = a->lse,
                              .p = p->adrop, .key = a->akey, .dhead = gd ? gd->dhead : NULL,
                              .phead = gd ? gd->probs : NULL, .head = gd ? gd->head : 0};
-        return s2s_chunked_attention_bwd(dq, dk, dv, p->g->dctx, &c, sh, &p->g->chunk);
+        S2S_TRY(s2s_chunked_attention_bwd(dq, dk, dv, p->g->dctx, &c, sh, &p->g->chunk));
+    } else {
+        s2s_attn_saved f = {.q = v.q, .k = v.k, .v = v.v, .probs = a->probs,
+                            .pdrop = used_probs(p, a), .keep = a->akeep, .p = p->adrop,
+                            .norms = a->norms};
+        s2s_attn_shape with16 = *sh;
+        with16.w16 = a->w16;
+        S2S_TRY(s2s_attention_backward(dq, dk, dv, p->g->dprobs, p->g->dctx, &f, &with16,
+                                       gd ? gd->dhead : NULL, gd ? gd->head : 0));
     }
-    s2s_attn_saved f = {.q = v.q, .k = v.k, .v = v.v, .probs = a->probs,
-                        .pdrop = used_probs(p, a), .keep = a->akeep, .p = p->adrop,
-                        .norms = a->norms};
-    s2s_attn_shape with16 = *sh;
-    with16.w16 = a->w16;
-    S2S_TRY(s2s_attention_backward(dq, dk, dv, p->g->dprobs, p->g->dctx, &f, &with16,
-                                   gd ? gd->dhead : NULL, gd ? gd->head : 0));
     const s2s_attn_pattern *pt = &sh->mask.pattern;
     int64_t dh = p->d / p->H;
     s2s_attention_features_backward(dq, v.q, p->N, sh->tq, pt, p->H, dh, true);
     s2s_attention_features_backward(dk, v.k, p->N, sh->tk, pt, p->H, dh, false);
+    scale_queries(p, dq.p, sh);
     return S2S_OK;
 }
 
@@ -1108,12 +1162,11 @@ static s2s_status self_attn_bwd(pass *p, sub_acts *a, const s2s_sub_weights *sw,
                                 w->w_out, ops16(p, &(s2s_bf16_operands){0}, w->w_out, a->ctx16), R,
                                 d, d, false));
     s2s_attn_shape sh = shape_of(p, T, T, mask);
-    s2s_qkv v = qkv16(s2s_recipe_self_qkv(a->q, T, d), a->q, a->q16, a->q, a->q16);
+    s2s_qkv v = qkv16(qkv_blocks(a->q, T, a->q + R * d, T, p->N, d), a->q, a->q16, a->q,
+                      a->q16);
     S2S_TRY(heads_bwd(p, a, v, grad_of(g->dq, a->q, v.q), grad_of(g->dq, a->q, v.k),
                       grad_of(g->dq, a->q, v.v), &sh, gd));
-    S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv,
-                                ops16(p, &(s2s_bf16_operands){0}, w->w_qkv, a->h16), R, d, 3 * d,
-                                acc));
+    S2S_TRY(project_blocks_bwd(p, din, g->dq, a->h, a->h16, w->w_qkv, w->b_qkv, 3, R, acc));
     sub_bwd_end(p, a, &sw->norm, dx, R);
     return S2S_OK;
 }
@@ -1131,17 +1184,14 @@ static s2s_status cross_attn_bwd(pass *p, sub_acts *a, const s2s_sub_weights *sw
                                 w->w_out, ops16(p, &(s2s_bf16_operands){0}, w->w_out, a->ctx16), R,
                                 d, d, false));
     s2s_attn_shape sh = shape_of(p, T, S, mask);
-    s2s_qkv v = qkv16(s2s_recipe_cached_qkv(a->q, 1, T, a->kv, S, d), a->q, a->q16, a->kv,
-                      a->kv16);
+    s2s_qkv v = qkv16(qkv_blocks(a->q, T, a->kv, S, p->N, d), a->q, a->q16, a->kv, a->kv16);
     S2S_TRY(heads_bwd(p, a, v, grad_of(g->dq, a->q, v.q), grad_of(g->dkv, a->kv, v.k),
                       grad_of(g->dkv, a->kv, v.v), &sh, gd));
     S2S_TRY(s2s_linear_backward(din, G(p, w->w_qkv), G(p, w->b_qkv), g->dq, a->h, w->w_qkv,
                                 ops16(p, &(s2s_bf16_operands){0}, w->w_qkv, a->h16), R, d, d, acc));
-    const float *w_kv = s2s_recipe_kv_weight(w->w_qkv, d);
-    S2S_TRY(s2s_linear_backward(g->dsrc, G(p, w_kv), G(p, s2s_recipe_kv_bias(w->b_qkv, d)),
-                                g->dkv, g->memory, w_kv,
-                                ops16(p, &(s2s_bf16_operands){0}, w_kv, g->memory16), p->N * S, d,
-                                2 * d, /*accumulate_dx=*/true));
+    S2S_TRY(project_blocks_bwd(p, g->dsrc, g->dkv, g->memory, g->memory16,
+                               s2s_recipe_kv_weight(w->w_qkv, d), s2s_recipe_kv_bias(w->b_qkv, d),
+                               2, p->N * S, /*accumulate=*/true));
     sub_bwd_end(p, a, &sw->norm, dx, R);
     return S2S_OK;
 }
