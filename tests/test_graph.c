@@ -211,8 +211,9 @@ Test(graph, dropout_keeps_one_minus_p_scaled_and_is_reproducible) {
     free(x), free(x2), free(keep), free(keep2), free(dx);
 }
 
-// s2s_dropout compares draws in integers: its masks, values and the
-// generator after it are the plain loop's (uniform >= p in double).
+// s2s_dropout compares in integers: its masks and values are the plain
+// loop's over s2s_dropout_keeps (uniform >= p in double) for one draw of
+// the generator, the key.
 Test(graph, dropout_masks_are_the_plain_loops) {
     enum { N = 4099 };
     const float ps[] = {0.1f, 0.25f, 0.5f, 0.3f, 1e-7f, 0.999f};
@@ -225,8 +226,9 @@ Test(graph, dropout_masks_are_the_plain_loops) {
         ref = r;
         for (int i = 0; i < N; i++) x[i] = want[i] = (float)(i % 13) - 6.5f;
         s2s_dropout(x, keep, N, p, &r);
+        uint64_t key = s2s_rng_next(&ref);
         for (int i = 0; i < N; i++) {
-            want_keep[i] = s2s_rng_uniform(&ref) >= (double)p;
+            want_keep[i] = s2s_dropout_keeps(key, (uint64_t)i, p);
             want[i] = want_keep[i] ? want[i] * scale : 0.0f;
         }
         cr_assert(memcmp(keep, want_keep, N) == 0, "p %g", (double)p);

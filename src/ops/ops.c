@@ -190,28 +190,21 @@ void s2s_normalize_backward_row(float *dx, const float *dy, const float *y, floa
     zero_outside(dx, lo, hi, n);
 }
 
-// The mask first, then the scaling (a loop the compiler vectorises).
-// s2s_rng_uniform(rng) >= p in integers: (u >> 11) * 2^-53 >= p holds
-// exactly when u >> 11 >= ceil(p * 2^53) (both sides exact in double),
-// so the masks are the same draws' as ever.
 void s2s_dropout(float *x, uint8_t *keep, int64_t n, float p, s2s_rng *rng) {
     if (p == 0.0f) return;
-    float scale = 1.0f / (1.0f - p);
-    uint64_t min = (uint64_t)ceil((double)p * 0x1.0p53);
-    s2s_rng r = *rng;
-    for (int64_t i = 0; i < n; i++) keep[i] = (s2s_rng_next(&r) >> 11) >= min;
-    *rng = r;
-    for (int64_t i = 0; i < n; i++) x[i] = keep[i] ? x[i] * scale : 0.0f;
+    s2s_dropout_keyed(x, keep, n, p, s2s_rng_next(rng), 0);
 }
 
+// The mask first, in integers (a loop the compiler vectorises), then the
+// scaling. s2s_dropout_keeps in integers: bits * 2^-53 >= p holds exactly
+// when bits >= ceil(p * 2^53) (both sides exact in double).
 void s2s_dropout_keyed(float *x, uint8_t *keep, int64_t n, float p, uint64_t key,
                        uint64_t first) {
     if (p == 0.0f) return;
     float scale = 1.0f / (1.0f - p);
-    for (int64_t i = 0; i < n; i++) {
-        keep[i] = s2s_dropout_keeps(key, first + (uint64_t)i, p);
-        x[i] = keep[i] ? x[i] * scale : 0.0f;
-    }
+    uint64_t min = (uint64_t)ceil((double)p * 0x1.0p53);
+    for (int64_t i = 0; i < n; i++) keep[i] = s2s_dropout_bits(key, first + (uint64_t)i) >= min;
+    for (int64_t i = 0; i < n; i++) x[i] = keep[i] ? x[i] * scale : 0.0f;
 }
 
 void s2s_dropout_backward(float *dx, const float *dy, const uint8_t *keep, int64_t n, float p) {

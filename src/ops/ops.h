@@ -59,24 +59,29 @@ void s2s_normalize_backward_row(float *dx, const float *dy, const float *y, floa
 void s2s_elu1_row(float *x, int64_t n);
 
 // Inverted dropout in place: keep[i] = (uniform >= p), x[i] = keep ?
-// x[i] / (1 - p) : 0. One rng draw per element, in order. p == 0 leaves x
-// and keep alone and does not touch rng. 0 <= p < 1.
+// x[i] / (1 - p) : 0, with the mask of s2s_dropout_keeps(key, i, p) for
+// one rng draw key (s2s_dropout_keyed). p == 0 leaves x and keep alone and
+// does not touch rng. 0 <= p < 1.
 void s2s_dropout(float *x, uint8_t *keep, int64_t n, float p, s2s_rng *rng);
 // dx = keep ? dy / (1 - p) : 0 (dx = dy when p == 0). dx may alias dy.
 void s2s_dropout_backward(float *dx, const float *dy, const uint8_t *keep, int64_t n, float p);
 
-// Attention dropout's mask as a function of a key and an element's index
+// Dropout's mask as a function of a key and an element's index
 // (counter-based: splitmix64's finaliser of key + index * golden ratio,
 // whose top 53 bits make the uniform), so that a pass can replay any part
-// of it without storing it: element idx is kept when its uniform >= p.
-// The key is one rng draw per attention (s2s_attention_train, train/
-// attention_chunked.c); idx is the element's place in (B, H, Tq, Tk).
-static inline bool s2s_dropout_keeps(uint64_t key, uint64_t idx, float p) {
+// of it without storing it (attention_chunk), and so that the loop making
+// a mask vectorises: element idx is kept when its uniform >= p. The key
+// is one rng draw per mask (s2s_dropout; s2s_attention_train, train/
+// attention_chunked.c); idx is the element's place in it, for attention
+// (B, H, Tq, Tk).
+static inline uint64_t s2s_dropout_bits(uint64_t key, uint64_t idx) {
     uint64_t z = key + idx * 0x9e3779b97f4a7c15ULL;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1.0p-53 >= (double)p;
+    return (z ^ (z >> 31)) >> 11;
+}
+static inline bool s2s_dropout_keeps(uint64_t key, uint64_t idx, float p) {
+    return (double)s2s_dropout_bits(key, idx) * 0x1.0p-53 >= (double)p;
 }
 // s2s_dropout with the mask of s2s_dropout_keeps(key, first + i, p).
 void s2s_dropout_keyed(float *x, uint8_t *keep, int64_t n, float p, uint64_t key,
