@@ -113,6 +113,61 @@ ParameterizedTest(case_ *c, attention, matches_reference) {
     free(block), free(block_ctx);
 }
 
+// Training's layout (train/graph.c): Q, K and V each a (B, T, D) block,
+// the queries scaled already, the per-head products on fixed shapes in
+// calls of 16 sentences, the last overlapping (B = 37: two whole calls and
+// one that starts at sentence 21). The forward pass against the plain
+// loop; the backward pass against the same pass on run-time shapes (other
+// oneDNN kernels, one call), in fp32 and bf16.
+Test(attention, fixed_shapes_in_calls_of_sixteen_match) {
+    enum { B = 37, H = 4, DH = 8, D = H * DH, TQ = 5, TK = 7 };
+    float *q = malloc(sizeof(float) * B * TQ * D), *qs = malloc(sizeof(float) * B * TQ * D);
+    float *k = malloc(sizeof(float) * B * TK * D), *v = malloc(sizeof(float) * B * TK * D);
+    float *ctx = malloc(sizeof(float) * B * TQ * D), *probs = malloc(sizeof(float) * B * H * TQ * TK);
+    float *want_ctx = malloc(sizeof(float) * TQ * D), *want_p = malloc(sizeof(float) * H * TQ * TK);
+    float *dctx = malloc(sizeof(float) * B * TQ * D), *dprobs = malloc(sizeof(float) * B * H * TQ * TK);
+    float *grads[2];  // dq | dk | dv, fixed and run-time
+    int klen[B];
+    for (int i = 0; i < B; i++) klen[i] = TK - i % 3;
+    ref_fill(q, B * TQ * D, 3, 2.0f);
+    ref_fill(k, B * TK * D, 4, 2.0f);
+    ref_fill(v, B * TK * D, 5, 2.0f);
+    ref_fill(dctx, B * TQ * D, 6, 1.0f);
+    for (int i = 0; i < B * TQ * D; i++) qs[i] = q[i] / sqrtf((float)DH);
+    for (int bf16 = 0; bf16 < 2; bf16++) {
+        for (int fixed = 1; fixed >= 0; fixed--) {
+            s2s_attn_shape s = {
+                .batch = B, .heads = H, .head_dim = DH, .tq = TQ, .tk = TK,
+                .mask = {.pattern = {.kind = S2S_ATTN_FULL}, .k_len = klen, .q_pos0 = -1},
+                .bf16 = bf16, .fixed = fixed, .q_scaled = true,
+            };
+            s2s_view qv = {.p = qs, .bs = TQ * D, .rs = D}, kv = {.p = k, .bs = TK * D, .rs = D},
+                     vv = {.p = v, .bs = TK * D, .rs = D};
+            cr_assert_eq(s2s_attention(ctx, probs, qv, kv, vv, &s), S2S_OK);
+            for (int64_t b = 0; b < B && fixed; b++) {
+                ref_attention(want_ctx, want_p, q + b * TQ * D, D, k + b * TK * D,
+                              v + b * TK * D, D, H, DH, TQ, TK, &s.mask, b);
+                float tol = bf16 ? 0.05f : 1e-5f;
+                cr_assert_lt(ref_max_diff(ctx + b * TQ * D, want_ctx, TQ * D), tol, "b=%lld",
+                             (long long)b);
+                cr_assert_lt(ref_max_diff(probs + b * H * TQ * TK, want_p, H * TQ * TK), tol);
+            }
+            float *g = grads[fixed] = malloc(sizeof(float) * B * (TQ + 2 * TK) * D);
+            s2s_attn_saved f = {.q = qv, .k = kv, .v = vv, .probs = probs};
+            cr_assert_eq(s2s_attention_backward((s2s_rows){g, TQ * D, D},
+                                                (s2s_rows){g + B * TQ * D, TK * D, D},
+                                                (s2s_rows){g + B * (TQ + TK) * D, TK * D, D},
+                                                dprobs, dctx, &f, &s, NULL, 0),
+                         S2S_OK);
+        }
+        float diff = ref_max_diff(grads[1], grads[0], B * (TQ + 2 * TK) * D);
+        cr_assert_lt(diff, bf16 ? 1e-3f : 1e-5f, "bf16 %d: %g", bf16, (double)diff);
+        free(grads[0]), free(grads[1]);
+    }
+    free(q), free(qs), free(k), free(v), free(ctx), free(probs), free(want_ctx), free(want_p),
+        free(dctx), free(dprobs);
+}
+
 // ---- encoder layer: permutation equivariance ----
 
 // Self-attention sees its keys as a set and every other part of the layer

@@ -2,13 +2,15 @@
 // decoding (layers/transformer.c) and training (train/graph.c) must make
 // the same way, kept here once so the two cannot drift apart.
 //
-//   - where Q, K and V sit: one fused projection (rows, 3D) holds Q|K|V
-//     of self-attention, a (rows, 2D) buffer K|V of cross-attention (and
-//     the decoder's self-attention cache); head j reads columns
-//     [j*Dh, (j+1)*Dh) of each part through strided views;
-//   - the cross-attention K/V slice: its keys and values come from rows
-//     D..3D of the fused weight [W_q; W_k; W_v] (3D, D) and its bias, its
-//     queries from rows 0..D;
+//   - the fused weight [W_q; W_k; W_v] (3D, D) and its bias, of which
+//     cross-attention's keys and values come from rows D..3D, its queries
+//     from rows 0..D;
+//   - where decoding's Q, K and V sit: one fused projection (rows, 3D)
+//     holds Q|K|V of self-attention, a (rows, 2D) buffer K|V of
+//     cross-attention (and the decoder's self-attention cache); head j
+//     reads columns [j*Dh, (j+1)*Dh) of each part through strided views.
+//     (Training keeps each of Q, K and V in a block of its own, which its
+//     per-head products need: train/graph.c qkv_blocks.)
 //   - the norm placement: pre-norm x = x + Sub(LN(x)) with a final
 //     LayerNorm after each stack; post-norm x = LN(x + Sub(x)), no final
 //     LayerNorm.

@@ -789,15 +789,15 @@ static void features_fwd(const pass *p, float *base, s2s_qkv v, const s2s_attn_s
                          bool keys) {
     const s2s_attn_pattern *pt = &sh->mask.pattern;
     int64_t dh = p->d / p->H;
-    scale_queries(p, base + (v.q.p - base), sh);
+    scale_queries(p, grad_of(base, base, v.q).p, sh);
     s2s_attention_features(grad_of(base, base, v.q), p->N, sh->tq, pt, p->H, dh, true);
     if (keys) s2s_attention_features(grad_of(base, base, v.k), p->N, sh->tk, pt, p->H, dh, false);
 }
 
 // Q, K and V as training keeps them: Q (of R = N*Tq rows) a (R, D) block
-// at q, K and V (of Rk = N*Tk rows) the (Rk, D) blocks k_blocks[0] and
-// [1] after it at kv (self-attention: kv = q + R*D), not rows of one fused
-// projection as decoding has them (layers/recipe.h). So every head's
+// at q, K and V (of Rk = N*Tk rows) the (Rk, D) blocks at kv and kv +
+// Rk*D (self-attention: kv = q + R*D), not rows of one fused projection
+// as decoding has them (layers/recipe.h). So every head's
 // operand is a permutation of a dense tensor, the per-head products run on
 // oneDNN's fixed-shape brgemm kernels (s2s_attn_shape.fixed: two to three
 // times as fast as its run-time-shape gemm at these sizes,
@@ -865,7 +865,7 @@ static s2s_status self_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw,
 }
 
 // Cross-attention of the T target rows over the S source rows.
-static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw, int l,
+static s2s_status cross_attn_fwd(pass *p, sub_acts *a, const s2s_sub_weights *sw,
                                  s2s_attn_mask mask, const struct guide *gd) {
     const s2s_attn_weights *w = &sw->attn;
     int64_t d = p->d, T = p->T, S = p->S, R = p->N * T;
@@ -928,7 +928,7 @@ static s2s_status layer_fwd(pass *p, const s2s_stack *st, sub_acts *la,
         if (sub->kind == S2S_SUB_SELF_ATTN)
             S2S_TRY(self_attn_fwd(p, a, &w[l].sub[i], T, mask_of(p, sub, l, k_len), gd));
         else if (sub->kind == S2S_SUB_CROSS_ATTN)
-            S2S_TRY(cross_attn_fwd(p, a, &w[l].sub[i], l, mask_of(p, sub, l, k_len), gd));
+            S2S_TRY(cross_attn_fwd(p, a, &w[l].sub[i], mask_of(p, sub, l, k_len), gd));
         else
             S2S_TRY(ffn_fwd(p, a, &w[l].sub[i].ffn, &w[l].sub[i].norm, p->N * T));
         x = a->out;
