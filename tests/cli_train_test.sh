@@ -13,11 +13,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 data=$here/data/train
 . "$here/lib.sh"
 json_lines() {  # every line of $1 is a JSON object with step, loss, lr, tokens
+  # (lr >= 0: a cosine schedule ends at 0, and a resumed run may end there)
   python3 - "$1" <<'PY'
 import json, sys
 for i, line in enumerate(open(sys.argv[1]), 1):
     o = json.loads(line)
-    assert o["step"] == i and o["tokens"] > 0 and o["lr"] > 0 and o["loss"] > 0, line
+    assert o["step"] == i and o["tokens"] > 0 and o["lr"] >= 0 and o["loss"] > 0, line
 PY
 }
 

@@ -117,10 +117,10 @@ static dnnl_status_t operand_md(dnnl_memory_desc_t *md, const prim_key *key, int
     return dnnl_memory_desc_init_by_strides(md, nd, d + 4 - nd, dt, s + 4 - nd);
 }
 
-// Every primitive takes its scratchpad from the caller (this thread's
-// thread_cache.pad), rather than keeping one of its own: with hundreds of
-// fixed shapes (training's per-head products) their own scratchpads were
-// tens of MB.
+// The scratchpad a primitive's kernels need comes from its caller (this
+// thread's thread_cache.pad, grown to the largest asked for): one buffer
+// a thread, however many primitives (training makes hundreds of fixed
+// shapes).
 static s2s_status create_prim(prim_entry *out, const prim_key *key) {
     s2s_status st = S2S_OK;
     dnnl_primitive_attr_t attr = NULL;
@@ -157,7 +157,8 @@ static s2s_status create_prim(prim_entry *out, const prim_key *key) {
     DNNL_CHECK(dnnl_primitive_desc_create(&pd, &md, attr, be.engine, NULL));
     DNNL_CHECK(dnnl_primitive_create(&out->prim, pd));
     out->key = *key;
-    out->pad = dnnl_memory_desc_get_size(dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0));
+    out->pad =
+        dnnl_memory_desc_get_size(dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0));
 done:
     if (pd) dnnl_primitive_desc_destroy(pd);
     if (ops) dnnl_post_ops_destroy(ops);
@@ -211,7 +212,7 @@ static s2s_status get_prim(prim_entry *out, prim_key *key) {
             goto done;
         }
     }
-    // no room for another fixed shape: this one's sizes come at run time
+    // a run-time key, or a fixed one with no room left: sizes at run time
     key->fixed = false;
     memset(key->shape, 0, sizeof key->shape);
     for (int i = 0; i < be.n_prims; i++) {
