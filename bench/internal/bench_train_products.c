@@ -49,13 +49,17 @@ typedef struct operands {
 
 static double sum32, sum16;
 
-// One row of the table: the product p in both types.
-static void row(const char *what, s2s_mm_args p, const operands *o, size_t b_offset) {
-    double f = time_mm(p, false, o->c, o->a, o->b + b_offset);
-    double h = time_mm(p, true, o->c, o->a16, o->b16 + b_offset);
+// Prints one row of the table, ms in fp32 and bf16, and adds them to the sums.
+static void report(const char *what, double f, double h) {
     sum32 += f;
     sum16 += h;
     printf("| %s | %.3f | %.3f | %.2fx |\n", what, f, h, f / h);
+}
+
+// One row of the table: the product p in both types.
+static void row(const char *what, s2s_mm_args p, const operands *o, size_t b_offset) {
+    report(what, time_mm(p, false, o->c, o->a, o->b + b_offset),
+           time_mm(p, true, o->c, o->a16, o->b16 + b_offset));
 }
 
 // A linear layer y (R, N) = x (R, K) · W^T: forward, dx, dW.
@@ -92,9 +96,7 @@ static void fixed_row(const char *what, s2s_mm_args p, const operands *o, int64_
         }
         t[bf16] = sum;
     }
-    sum32 += t[0];
-    sum16 += t[1];
-    printf("| %s | %.3f | %.3f | %.2fx |\n", what, t[0], t[1], t[0] / t[1]);
+    report(what, t[0], t[1]);
 }
 
 // An attention's per-head products over bs sentences of t rows, h heads,

@@ -74,8 +74,8 @@ enum { FIXED_BATCH = 16 };
 
 // c (B, H, M, N) = alpha a (B, H, M, K) · b (B, H, K, N); with bf16, `in`
 // says which of a and b hold bf16 values already. Fixed shapes with
-// s->fixed where the operands have no gaps (a bf16 copy s2s_mm makes of
-// an fp32 operand has none).
+// s->fixed where the operands have no gaps (the dense bf16 copy s2s_mm
+// packs of an fp32 operand has none).
 static s2s_status per_head_in(float *c, strides sc, const void *a, strides sa, const void *b,
                               strides sb, const s2s_attn_shape *s, int64_t m, int64_t k,
                               int64_t n, float alpha, bool bf16, int in) {
@@ -88,9 +88,9 @@ static s2s_status per_head_in(float *c, strides sc, const void *a, strides sa, c
     memcpy(args.sb, sb.s, sizeof sb.s);
     memcpy(args.sc, sc.s, sizeof sc.s);
     int64_t B = s->batch, H = s->heads;
-    args.fixed = s->fixed && (args.a_is_bf16 || !bf16 ? gap_free(sa, B, H, m, k) : true) &&
-                 (args.b_is_bf16 || !bf16 ? gap_free(sb, B, H, k, n) : true) &&
-                 gap_free(sc, B, H, m, n);
+    bool pack_a = bf16 && !args.a_is_bf16, pack_b = bf16 && !args.b_is_bf16;
+    args.fixed = s->fixed && (pack_a || gap_free(sa, B, H, m, k)) &&
+                 (pack_b || gap_free(sb, B, H, k, n)) && gap_free(sc, B, H, m, n);
     if (!args.fixed || B <= FIXED_BATCH) return s2s_mm(c, a, b, &args);
     size_t ea = args.a_is_bf16 ? sizeof(uint16_t) : sizeof(float);
     size_t eb = args.b_is_bf16 ? sizeof(uint16_t) : sizeof(float);
@@ -111,9 +111,7 @@ static const void *rows_of(s2s_view v, const s2s_attn_shape *s, int flag, int *i
     return v.p16;
 }
 
-// A layer with linear heads scales its softmax heads' queries instead
-// (s2s_attention_features), and training every layer's (q_scaled).
-static float scale_of(const s2s_attn_shape *s) {
+float s2s_attention_scale(const s2s_attn_shape *s) {
     return s2s_pattern_linear(&s->mask.pattern) || s->q_scaled
                ? 1.0f
                : 1.0f / sqrtf((float)s->head_dim);
@@ -230,7 +228,7 @@ s2s_status s2s_attention_probs(float *probs, s2s_view q, s2s_view k, const s2s_a
         s2s_mm_args one = {
             .b0 = B, .b1 = 1, .m = H, .k = d, .n = tk,
             .sa = {H * d, 0, d, 1}, .sb = {k.bs, 0, 1, k.rs}, .sc = {H * tk, 0, tk, 1},
-            .alpha = scale_of(s), .bf16 = s->bf16,
+            .alpha = s2s_attention_scale(s), .bf16 = s->bf16,
         };
         block_queries(s, q);
         S2S_TRY(s2s_mm(probs, s->block, k.p, &one));
@@ -239,7 +237,7 @@ s2s_status s2s_attention_probs(float *probs, s2s_view q, s2s_view k, const s2s_a
         int in = IN_F32;
         const void *qa = rows_of(q, s, A_BF16, &in), *kb = rows_of(k, s, B_BF16, &in);
         S2S_TRY(per_head_in(probs, weights_of(s), qa, heads_of(q.bs, q.rs, s), kb,
-                            heads_t(k.bs, k.rs, s), s, tq, dh, tk, scale_of(s), s->bf16, in));
+                            heads_t(k.bs, k.rs, s), s, tq, dh, tk, s2s_attention_scale(s), s->bf16, in));
     }
     weigh(probs, s);
     return S2S_OK;
@@ -392,10 +390,10 @@ s2s_status s2s_attention_backward(s2s_rows dq, s2s_rows dk, s2s_rows dv, float *
     in = A_BF16;
     const void *kb = rows_of(f->k, s, B_BF16, &in);
     S2S_TRY(per_head_in(dq.p, heads_of(dq.bs, dq.rs, s), dS, weights_of(s), kb,
-                        heads_of(f->k.bs, f->k.rs, s), s, tq, tk, dh, scale_of(s), s->bf16, in));
+                        heads_of(f->k.bs, f->k.rs, s), s, tq, tk, dh, s2s_attention_scale(s), s->bf16, in));
     // dK (B, H, Tk, Dh) = alpha dS^T · Q
     in = A_BF16;
     const void *qb = rows_of(f->q, s, B_BF16, &in);
     return per_head_in(dk.p, heads_of(dk.bs, dk.rs, s), dS, weights_t(s), qb,
-                       heads_of(f->q.bs, f->q.rs, s), s, tk, tq, dh, scale_of(s), s->bf16, in);
+                       heads_of(f->q.bs, f->q.rs, s), s, tk, tq, dh, s2s_attention_scale(s), s->bf16, in);
 }

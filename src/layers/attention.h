@@ -69,6 +69,11 @@ typedef struct s2s_attn_shape {
     bool q_scaled;
 } s2s_attn_shape;
 
+// The alpha of the score product Q · K^T: 1/sqrt(Dh), or 1 where the
+// queries come scaled already (q_scaled) or the layer has linear heads,
+// whose softmax heads' queries s2s_attention_features scales.
+float s2s_attention_scale(const s2s_attn_shape *s);
+
 // Linear attention's feature map phi(x) = elu(x) + 1, in place on queries
 // or keys as they are projected: in a layer with linear heads
 // (s2s_pattern_linear), those heads' queries and keys become phi(q) and

@@ -174,7 +174,7 @@ static uint64_t key_hash(const prim_key *k) {
     uint64_t fields[] = {(uint64_t)k->ndims, k->a_trans, k->b_trans, k->bias, k->accumulate,
                          (uint64_t)k->act, alpha, (uint64_t)k->src, (uint64_t)k->wei,
                          (uint64_t)k->dst, (uint64_t)k->threads};
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = S2S_FNV1A_INIT;
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) h = s2s_fnv1a_word(h, fields[i]);
     const int64_t *sh = &k->shape[0][0][0];
     for (size_t i = 0; i < sizeof k->shape / sizeof *sh; i++) h = s2s_fnv1a_word(h, (uint64_t)sh[i]);

@@ -83,10 +83,6 @@ static s2s_status mm(float *c, const int64_t sc[4], const float *a, const int64_
     return s2s_mm(c, a, b, &args);
 }
 
-static float alpha_of(const s2s_attn_shape *s) {
-    return s->q_scaled ? 1.0f : 1.0f / sqrtf((float)s->head_dim);
-}
-
 // w->s (B, H, M, C) = alpha Q[qlo..qhi) K[j0..j1)^T.
 static s2s_status block_scores(const s2s_attn_shape *s, const s2s_chunk_scratch *w, block k,
                                s2s_view q, s2s_view kv) {
@@ -95,7 +91,7 @@ static s2s_status block_scores(const s2s_attn_shape *s, const s2s_chunk_scratch 
     view_strides(sa, q.bs, q.rs, s, false);
     view_strides(sb, kv.bs, kv.rs, s, true);
     return mm(w->s, sc, q.p + k.qlo * q.rs, sa, kv.p + k.j0 * kv.rs, sb, s, k.qhi - k.qlo,
-              s->head_dim, k.j1 - k.j0, alpha_of(s), false);
+              s->head_dim, k.j1 - k.j0, s2s_attention_scale(s), false);
 }
 
 // Row i of head h of sentence b in the block: x its scores (C), the part
@@ -207,7 +203,7 @@ s2s_status s2s_chunked_attention_head(float *probs, const float *lse, s2s_view q
     s2s_mm_args a = {
         .b0 = s->batch, .b1 = 1, .m = tq, .k = dh, .n = tk,
         .sa = {q.bs, 0, q.rs, 1}, .sb = {k.bs, 0, 1, k.rs}, .sc = {tq * tk, 0, tk, 1},
-        .alpha = alpha_of(s), .bf16 = s->bf16,
+        .alpha = s2s_attention_scale(s), .bf16 = s->bf16,
     };
     S2S_TRY(s2s_mm(probs, q.p + head * dh, k.p + head * dh, &a));
     block all = {.j0 = 0, .j1 = tk};
@@ -298,7 +294,7 @@ static s2s_status bwd_block(s2s_rows dq, s2s_rows dk, s2s_rows dv, const float *
     int64_t d = s->heads * s->head_dim, dh = s->head_dim, m = k.qhi - k.qlo, n = k.j1 - k.j0;
     int64_t so[4] = {s->tq * d, dh, d, 1}, sw[4], swt[4], sx[4], sy[4];
     const float *o = dctx + k.qlo * d;
-    float al = alpha_of(s);
+    float al = s2s_attention_scale(s);
     scratch_strides(sw, s, w->chunk, false);
     scratch_strides(swt, s, w->chunk, true);
     S2S_TRY(block_scores(s, w, k, f->q, f->k));
